@@ -1,0 +1,27 @@
+"""README.md opens with the two set-up commands, and CI runs exactly the second one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _code_blocks(text: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"```(?:bash)?\n(.*?)```", text, flags=re.S)]
+
+
+def test_readme_starts_with_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    first, second = _code_blocks(text)[:2]
+    before_first = text[: text.index("```")]
+    assert before_first.count("\n") < 6, "the commands must come first"
+    assert first.endswith(".venv/bin/accelscope") and "packaging/setup.sh" in first
+    assert "pytest" in second and "--test" in second
+
+
+def test_ci_runs_the_readme_test_command():
+    second = _code_blocks((ROOT / "README.md").read_text())[1]
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert second in ci_lines
