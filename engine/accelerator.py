@@ -1,0 +1,100 @@
+"""What an accelerator is, as the engine sees it. Values are SI (bytes, B/s, FLOP/s, W, s)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .sourced import Sourced
+
+# The first paper's five classes (Sharma, Sec. III) plus the reconfigurable dataflow unit
+# of the second paper (Brunetta et al., Sec. II-B), which fits none of the five.
+ARCHITECTURE_CLASSES: tuple[str, ...] = (
+    "gpu-simt",
+    "systolic",
+    "many-core-sram",
+    "wafer-scale",
+    "deterministic-pipeline",
+    "dataflow-rdu",
+)
+
+# Memory levels, fastest first. A device has at most one tier per level.
+#   on-chip: SRAM or cache on the die or wafer
+#   device:  HBM / LPDDR attached to the package
+#   far:     host DRAM, CXL or SambaNova's DDR, reached over a link (PCIe, C2C, ...)
+MEMORY_LEVELS: tuple[str, ...] = ("on-chip", "device", "far")
+MEMORY_KINDS: tuple[str, ...] = ("sram", "cache", "hbm", "lpddr", "ddr", "host", "cxl")
+
+POWER_SCOPES: tuple[str, ...] = ("device", "system")
+
+
+@dataclass(frozen=True)
+class MemoryTier:
+    """One level of memory.
+
+    ``placement`` says whether weights and KV cache can be placed there by software: true for
+    the SRAM of Groq, Cerebras or Graphcore and for HBM, false for a hardware-managed cache
+    such as a GPU's L2 (it speeds up re-use but holds no model).
+    """
+
+    kind: str
+    level: str
+    capacity_bytes: Sourced
+    bandwidth_Bps: Sourced | None  # may be unpublished for a hardware cache (placement false)
+    placement: bool
+    link_bandwidth_Bps: Sourced | None = None  # far tiers: the link that reaches them
+    name: str = ""
+
+    @property
+    def effective_bandwidth_Bps(self) -> float:
+        """What a device can stream from this tier: the memory or the link, whichever is slower."""
+        if self.bandwidth_Bps is None:
+            return 0.0
+        bandwidth = float(self.bandwidth_Bps)
+        if self.link_bandwidth_Bps is not None:
+            bandwidth = min(bandwidth, float(self.link_bandwidth_Bps))
+        return bandwidth
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """A device-to-device network: per device, per direction, with one hop's latency."""
+
+    name: str
+    bandwidth_per_direction_Bps: Sourced
+    latency_s: Sourced
+    domain_size: Sourced  # devices reachable at this bandwidth (NVLink domain, pod, ...)
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    id: str
+    name: str
+    vendor: str
+    architecture_class: str
+    year: Sourced
+    process_node: Sourced
+    peak_flops: dict[str, Sourced]  # dense FLOP/s (OP/s for integer) by precision key
+    memory: tuple[MemoryTier, ...]  # fastest first
+    interconnect: Interconnect
+    tdp_W: Sourced
+    idle_W: Sourced
+    power_scope: str  # "device": one chip or board; "system": a whole chassis (CS-3)
+    software_efficiency: Sourced  # maturity of the serving stack, 1.0 = the reference stack
+    scale_out: Interconnect | None = None  # network beyond the scale-up domain
+    notes: str = ""
+    source_file: str = ""
+    extra: dict[str, Sourced] = field(default_factory=dict)
+
+    def peak(self, key: str) -> float:
+        """Dense peak for a catalog precision key, 0.0 where the device has none."""
+        value = self.peak_flops.get(key)
+        return float(value) if value is not None else 0.0
+
+    def peaks(self) -> dict[str, float]:
+        return {key: float(value) for key, value in self.peak_flops.items()}
+
+    def tier(self, level: str) -> MemoryTier | None:
+        for tier in self.memory:
+            if tier.level == level:
+                return tier
+        return None

@@ -1,0 +1,428 @@
+"""The accelerator catalog: bundled files, their sources and conflicts, and the loader's checks."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from accelscope.engine.accelerator import ARCHITECTURE_CLASSES, Accelerator
+from accelscope.engine.accelerator_catalog import (
+    BUNDLED_ORDER,
+    bundled_accelerator_files,
+    load_accelerator_file,
+    load_bundled_accelerators,
+)
+from accelscope.engine.errors import CatalogError
+from accelscope.engine.sourced import Sourced
+
+README = Path(__file__).resolve().parents[1] / "resources" / "accelerators" / "README.md"
+
+
+@pytest.fixture(scope="module")
+def catalog() -> dict[str, Accelerator]:
+    return load_bundled_accelerators()
+
+
+def sourced_fields(accelerator: Accelerator) -> dict[str, Sourced]:
+    """Every sourced value of an accelerator by dotted field name."""
+    fields = {
+        "year": accelerator.year,
+        "process_node": accelerator.process_node,
+        "tdp_W": accelerator.tdp_W,
+        "idle_W": accelerator.idle_W,
+        "software_efficiency": accelerator.software_efficiency,
+    }
+    fields.update({f"peak_flops.{key}": value for key, value in accelerator.peak_flops.items()})
+    for index, tier in enumerate(accelerator.memory):
+        for name in ("capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps"):
+            value = getattr(tier, name)
+            if value is not None:
+                fields[f"memory[{index}].{name}"] = value
+    networks = {"interconnect": accelerator.interconnect, "scale_out": accelerator.scale_out}
+    for prefix, network in networks.items():
+        if network is not None:
+            for name in ("bandwidth_per_direction_Bps", "latency_s", "domain_size"):
+                fields[f"{prefix}.{name}"] = getattr(network, name)
+    return fields
+
+
+def hbm(accelerator: Accelerator):
+    tier = accelerator.tier("device")
+    assert tier is not None
+    return tier
+
+
+# ---- the bundled catalog -------------------------------------------------------------
+
+
+def test_all_bundled_accelerators_load_in_order(catalog):
+    assert tuple(catalog) == BUNDLED_ORDER
+    assert len(catalog) == 19
+
+
+def test_bundled_files_are_named_after_their_id():
+    files = bundled_accelerator_files()
+    assert files == sorted(files)
+    assert {path.stem for path in files} == set(BUNDLED_ORDER)
+    for path in files:
+        assert load_accelerator_file(path).id == path.stem
+
+
+def test_every_value_and_alternative_has_a_source(catalog):
+    for accelerator in catalog.values():
+        for field, value in sourced_fields(accelerator).items():
+            assert value.source.strip(), f"{accelerator.id}: {field} has no source"
+            for alternative in value.alternatives:
+                assert alternative.source.strip(), f"{accelerator.id}: {field} alternative has no source"
+                assert alternative.note.strip(), (
+                    f"{accelerator.id}: {field} alternative does not say why it was not used"
+                )
+
+
+def test_bundled_values_are_physical(catalog):
+    for accelerator in catalog.values():
+        assert accelerator.architecture_class in ARCHITECTURE_CLASSES
+        assert 0 <= float(accelerator.idle_W) < float(accelerator.tdp_W)
+        assert any(tier.placement for tier in accelerator.memory)
+        assert accelerator.peak("bf16") > 0, f"{accelerator.id} needs a BF16/FP16 peak for 16-bit models"
+        for tier in accelerator.memory:
+            if tier.placement:
+                assert tier.effective_bandwidth_Bps > 0
+
+
+# Each known conflict between the papers (DESIGN.md section 6 and the catalog brief): the
+# field where it lives and a value among its alternatives.
+KNOWN_CONFLICTS = [
+    ("gaudi3", "peak_flops.bf16", 400e12),
+    ("groq-lpu", "tdp_W", 75),
+    ("b200", "peak_flops.bf16", 4.5e15),
+    ("b200", "memory[0].capacity_bytes", 90e6),
+    ("sn40l", "memory[2].capacity_bytes", 786e9),
+    ("sn40l", "memory[2].capacity_bytes", 1.5e12),
+    ("wse-3", "memory[0].bandwidth_Bps", 220e12),
+    ("wse-3", "peak_flops.bf16", 125e15),
+    ("wse-3", "tdp_W", 23000),
+    ("mi300x", "tdp_W", 700),
+    ("mi250", "memory[1].capacity_bytes", 64 * 2**30),
+    ("gh200", "tdp_W", 450),
+    ("gh200", "memory[2].capacity_bytes", 480e9),
+    ("tpu-v7", "memory[0].bandwidth_Bps", 7.2e12),
+    ("gc200", "memory[0].bandwidth_Bps", 45e12),
+]
+
+
+@pytest.mark.parametrize(("accelerator_id", "field", "alternative"), KNOWN_CONFLICTS)
+def test_known_conflicts_keep_the_other_value(catalog, accelerator_id, field, alternative):
+    value = sourced_fields(catalog[accelerator_id])[field]
+    assert value.note.strip(), "the note must explain the choice"
+    assert any(alt.value == pytest.approx(alternative) for alt in value.alternatives)
+
+
+@pytest.mark.parametrize(
+    ("accelerator_id", "field", "expected"),
+    [
+        ("h100-sxm", "peak_flops.bf16", 989.4e12),
+        ("h100-sxm", "peak_flops.fp8", 1978.9e12),
+        ("h100-sxm", "memory[1].bandwidth_Bps", 3.35e12),
+        ("h100-sxm", "memory[1].capacity_bytes", 80 * 2**30),
+        ("h100-sxm", "tdp_W", 700),
+        ("a100-80gb", "peak_flops.bf16", 312e12),
+        ("a100-80gb", "memory[1].bandwidth_Bps", 2.039e12),
+        ("h200", "memory[1].bandwidth_Bps", 4.8e12),
+        ("mi300x", "peak_flops.bf16", 1307.4e12),
+        ("mi300x", "memory[1].bandwidth_Bps", 5.3e12),
+        ("mi300x", "memory[1].capacity_bytes", 192 * 2**30),
+        ("mi300x", "tdp_W", 750),
+        ("mi250", "memory[1].capacity_bytes", 128 * 2**30),
+        ("mi250", "tdp_W", 560),
+        ("gaudi3", "peak_flops.bf16", 1835e12),
+        ("b200", "peak_flops.bf16", 2.25e15),
+        ("tpu-v7", "peak_flops.fp8", 4.614e15),
+        ("wse-3", "memory[0].capacity_bytes", 44e9),
+        ("wse-3", "memory[0].bandwidth_Bps", 21e15),
+        ("groq-lpu", "memory[0].capacity_bytes", 230e6),
+        ("groq-lpu", "tdp_W", 215),
+        ("sn40l", "memory[2].capacity_bytes", 768e9),
+    ],
+)
+def test_spot_checks(catalog, accelerator_id, field, expected):
+    assert float(sourced_fields(catalog[accelerator_id])[field]) == pytest.approx(expected, rel=0.01)
+
+
+def test_devices_without_fp8_units_have_no_fp8_peak(catalog):
+    for accelerator_id in ("a100-40gb", "a100-80gb", "mi250", "max-1550"):
+        assert catalog[accelerator_id].peak("fp8") == 0.0
+
+
+def test_stack_factor_is_below_reference_for_amd_and_intel_gpus(catalog):
+    for accelerator in catalog.values():
+        factor = float(accelerator.software_efficiency)
+        if accelerator.vendor in ("AMD", "Intel") and accelerator.architecture_class == "gpu-simt":
+            assert factor == pytest.approx(0.8)
+            assert "Sec. IV-A" in accelerator.software_efficiency.source
+        else:
+            assert factor == 1.0
+
+
+def test_system_scope_power(catalog):
+    cs3 = catalog["wse-3"]
+    assert cs3.power_scope == "system"
+    assert float(cs3.tdp_W) - float(cs3.idle_W) == pytest.approx(4500)
+    assert catalog["h100-sxm"].power_scope == "device"
+
+
+def test_far_tiers_are_reached_over_their_link(catalog):
+    gh200_far = catalog["gh200"].tier("far")
+    assert gh200_far.link_bandwidth_Bps is not None
+    assert gh200_far.effective_bandwidth_Bps == pytest.approx(450e9)
+    assert catalog["h100-sxm"].tier("far").effective_bandwidth_Bps == pytest.approx(64e9)
+
+
+def test_readme_example_loads(tmp_path):
+    text = README.read_text(encoding="utf-8")
+    example = text.split("## A complete example", 1)[1]
+    block = re.search(r"```toml\n(.*?)```", example, re.DOTALL).group(1)
+    path = tmp_path / "my-gpu.toml"
+    path.write_text(block, encoding="utf-8")
+    accelerator = load_accelerator_file(path)
+    assert accelerator.id == "my-gpu"
+    assert accelerator.tier("far").effective_bandwidth_Bps == 32e9
+
+
+# ---- malformed files -----------------------------------------------------------------
+
+VALID = """\
+id = "test-gpu"
+name = "Test GPU"
+vendor = "Test"
+architecture_class = "gpu-simt"
+power_scope = "device"
+
+year = { value = 2024, source = "Test datasheet (2024)" }
+process_node = { value = "TSMC N5", source = "Test datasheet (2024)" }
+tdp_W = { value = 700, source = "Test datasheet (2024)" }
+idle_W = { value = 70, source = "Estimate" }
+software_efficiency = { value = 1.0, source = "Reference" }
+
+[peak_flops]
+bf16 = { value = 989.4e12, source = "Test datasheet (2024)" }
+
+[[memory]]
+kind = "cache"
+level = "on-chip"
+name = "L2"
+placement = false
+capacity_bytes = { value = 50e6, source = "Test datasheet (2024)" }
+
+[[memory]]
+kind = "hbm"
+level = "device"
+name = "HBM3"
+placement = true
+capacity_bytes = { value = 85_899_345_920, source = "Test datasheet (2024)" }
+bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }
+
+[[memory]]
+kind = "host"
+level = "far"
+name = "Host DDR5"
+placement = true
+capacity_bytes = { value = 250e9, source = "Estimate" }
+bandwidth_Bps = { value = 76.8e9, source = "Estimate" }
+link_bandwidth_Bps = { value = 64e9, source = "PCIe 5.0" }
+
+[interconnect]
+name = "NVLink 4"
+bandwidth_per_direction_Bps = { value = 450e9, source = "Test datasheet (2024)" }
+latency_s = { value = 1e-6, source = "Estimate" }
+domain_size = { value = 8, source = "Test datasheet (2024)" }
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "test-gpu.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def replace_once(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def test_the_valid_fixture_loads(tmp_path):
+    accelerator = load_accelerator_file(write(tmp_path, VALID))
+    assert accelerator.peak("bf16") == 989.4e12
+    assert accelerator.source_file.endswith("test-gpu.toml")
+
+
+@pytest.mark.parametrize(
+    ("case", "old", "new", "field"),
+    [
+        (
+            "missing source",
+            'bf16 = { value = 989.4e12, source = "Test datasheet (2024)" }',
+            "bf16 = { value = 989.4e12 }",
+            "peak_flops.bf16.source",
+        ),
+        (
+            "empty source",
+            'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+            'tdp_W = { value = 700, source = "  " }',
+            "tdp_W.source",
+        ),
+        (
+            "negative bandwidth",
+            "bandwidth_Bps = { value = 3.35e12,",
+            "bandwidth_Bps = { value = -3.35e12,",
+            "memory[1].bandwidth_Bps.value",
+        ),
+        (
+            "unknown class",
+            'architecture_class = "gpu-simt"',
+            'architecture_class = "quantum"',
+            "architecture_class",
+        ),
+        (
+            "unknown top-level key",
+            'vendor = "Test"',
+            'vendor = "Test"\ncolour = "green"',
+            "colour",
+        ),
+        (
+            "unknown key in a tier",
+            "bandwidth_Bps = { value = 3.35e12,",
+            "bandwith_Bps = { value = 3.35e12,",
+            "memory[1].bandwith_Bps",
+        ),
+        (
+            "unknown precision key",
+            'bf16 = { value = 989.4e12, source = "Test datasheet (2024)" }',
+            'fp16 = { value = 989.4e12, source = "Test datasheet (2024)" }',
+            "peak_flops.fp16",
+        ),
+        ("NaN", "latency_s = { value = 1e-6,", "latency_s = { value = nan,", "interconnect.latency_s.value"),
+        ("infinity", "tdp_W = { value = 700,", "tdp_W = { value = inf,", "tdp_W.value"),
+        ("text for a number", "tdp_W = { value = 700,", 'tdp_W = { value = "700 W",', "tdp_W.value"),
+        (
+            "bare number for a sourced value",
+            'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+            "tdp_W = 700",
+            "tdp_W",
+        ),
+        (
+            "boolean for a number",
+            "domain_size = { value = 8,",
+            "domain_size = { value = true,",
+            "interconnect.domain_size.value",
+        ),
+        (
+            "fractional device count",
+            "domain_size = { value = 8,",
+            "domain_size = { value = 7.5,",
+            "interconnect.domain_size.value",
+        ),
+        (
+            "text for placement",
+            "placement = true\ncapacity_bytes = { value = 85",
+            'placement = "yes"\ncapacity_bytes = { value = 85',
+            "memory[1].placement",
+        ),
+        ("idle above tdp", "idle_W = { value = 70,", "idle_W = { value = 800,", "idle_W.value"),
+        ("negative idle", "idle_W = { value = 70,", "idle_W = { value = -1,", "idle_W.value"),
+        (
+            "stack factor too high",
+            "software_efficiency = { value = 1.0,",
+            "software_efficiency = { value = 2.0,",
+            "software_efficiency.value",
+        ),
+        (
+            "zero stack factor",
+            "software_efficiency = { value = 1.0,",
+            "software_efficiency = { value = 0,",
+            "software_efficiency.value",
+        ),
+        ("bad id", 'id = "test-gpu"', 'id = "Test GPU"', "id"),
+        ("unknown memory kind", 'kind = "hbm"', 'kind = "gddr6"', "memory[1].kind"),
+        ("repeated level", 'level = "device"', 'level = "on-chip"', "memory[1].level"),
+        (
+            "far tier without link",
+            'link_bandwidth_Bps = { value = 64e9, source = "PCIe 5.0" }\n',
+            "",
+            "memory[2].link_bandwidth_Bps",
+        ),
+        (
+            "alternative without source",
+            'idle_W = { value = 70, source = "Estimate" }',
+            'idle_W = { value = 70, source = "Estimate", alternatives = [{ value = 60 }] }',
+            "idle_W.alternatives[0].source",
+        ),
+        (
+            "alternative of the wrong type",
+            'idle_W = { value = 70, source = "Estimate" }',
+            'idle_W = { value = 70, source = "Estimate", alternatives = [{ value = "sixty", source = "x" }] }',
+            "idle_W.alternatives[0].value",
+        ),
+    ],
+)
+def test_malformed_file_names_file_and_field(tmp_path, case, old, new, field):
+    path = write(tmp_path, replace_once(VALID, old, new))
+    with pytest.raises(CatalogError) as caught:
+        load_accelerator_file(path)
+    message = str(caught.value)
+    assert "test-gpu.toml" in message, case
+    assert caught.value.field == field, case
+    assert f": {field}: " in message, case
+
+
+def test_missing_required_field(tmp_path):
+    path = write(tmp_path, replace_once(VALID, 'vendor = "Test"\n', ""))
+    with pytest.raises(CatalogError, match=r"test-gpu\.toml: vendor: required"):
+        load_accelerator_file(path)
+
+
+def test_bandwidth_may_be_omitted_only_for_a_cache(tmp_path):
+    path = write(
+        tmp_path, replace_once(VALID, 'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }\n', "")
+    )
+    with pytest.raises(CatalogError, match=r"memory\[1\]\.bandwidth_Bps: required where placement = true"):
+        load_accelerator_file(path)
+
+
+def test_needs_a_placement_tier(tmp_path):
+    text = VALID.replace("placement = true", "placement = false")
+    with pytest.raises(CatalogError, match=r"test-gpu\.toml: memory: needs at least one tier with placement = true"):
+        load_accelerator_file(write(tmp_path, text))
+
+
+def test_bad_toml_syntax_names_file_and_line(tmp_path):
+    path = write(tmp_path, replace_once(VALID, 'name = "Test GPU"', 'name = "Test GPU'))
+    with pytest.raises(CatalogError) as caught:
+        load_accelerator_file(path)
+    message = str(caught.value)
+    assert "test-gpu.toml" in message
+    assert "not valid TOML" in message
+    assert "line 2" in message
+
+
+def test_unreadable_file_is_a_catalog_error(tmp_path):
+    with pytest.raises(CatalogError, match="missing.toml"):
+        load_accelerator_file(tmp_path / "missing.toml")
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b'id = "\xff\xfe"\n')
+    with pytest.raises(CatalogError, match="binary.toml.*UTF-8"):
+        load_accelerator_file(binary)
+
+
+def test_loader_does_not_require_the_file_name_to_match_the_id(tmp_path):
+    accelerator = load_accelerator_file(write(tmp_path, VALID, name="my copy.toml"))
+    assert accelerator.id == "test-gpu"
+
+
+def test_memory_written_as_one_table_is_explained(tmp_path):
+    head, _, _ = VALID.partition("[[memory]]")
+    _, _, tail = VALID.partition("[interconnect]")
+    single_tier = '[memory]\nkind = "hbm"\nlevel = "device"\nname = "HBM3"\nplacement = true\n\n'
+    with pytest.raises(CatalogError, match=r"test-gpu\.toml: memory: .*\[\[memory\]\]"):
+        load_accelerator_file(write(tmp_path, head + single_tier + "[interconnect]" + tail))

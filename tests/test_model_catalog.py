@@ -1,0 +1,380 @@
+"""The bundled model catalog: every file loads, derived sizes match the model cards, and the
+loader rejects malformed files with a message naming the file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from accelscope.engine.errors import CatalogError
+from accelscope.engine.model_catalog import (
+    BUNDLED_ORDER,
+    bundled_model_files,
+    load_bundled_models,
+    load_model_file,
+)
+
+NOMINAL_TOLERANCE = 0.03
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_bundled_models()
+
+
+def test_bundled_files_are_exactly_the_ordered_ids(catalog):
+    stems = [entry.name.removesuffix(".toml") for entry in bundled_model_files()]
+    assert stems == list(BUNDLED_ORDER)
+    assert list(catalog) == list(BUNDLED_ORDER)
+    assert len(BUNDLED_ORDER) == 15
+
+
+@pytest.mark.parametrize("model_id", BUNDLED_ORDER)
+def test_bundled_model_loads_and_matches_its_nominal_size(catalog, model_id):
+    model = catalog[model_id]
+    assert model.id == Path(model.source_file).stem == model_id
+    assert model.name and model.family and model.source and model.nominal_source
+    assert model.total_params == pytest.approx(model.nominal_total_params, rel=NOMINAL_TOLERANCE)
+    assert model.active_params == pytest.approx(model.nominal_active_params, rel=NOMINAL_TOLERANCE)
+    assert model.active_params <= model.total_params
+    assert model.max_context > 0
+
+
+# ---- counts checked by hand -----------------------------------------------------------
+
+
+def test_llama_3_1_8b_total_by_hand(catalog):
+    model = catalog["llama-3.1-8b"]
+    embeddings = 128256 * 4096  # 525,336,576, and the same again for the untied LM head
+    attention = 4096 * 4096 * 2 + 2 * 4096 * (8 * 128)  # q, o + k, v = 41,943,040
+    ffn = 3 * 4096 * 14336  # gate, up, down = 176,160,768
+    norms_per_layer = 2 * 4096
+    per_layer = attention + ffn + norms_per_layer  # 218,112,000
+    total = 2 * embeddings + 32 * per_layer + 4096  # + final norm
+    assert total == 8_030_261_248
+    assert model.total_params == total
+    assert model.active_params == total
+
+
+def test_mixtral_8x7b_counts_by_hand(catalog):
+    model = catalog["mixtral-8x7b"]
+    embeddings = 32000 * 4096  # 131,072,000 (x2: untied)
+    attention = 4096 * 4096 * 2 + 2 * 4096 * 1024  # 41,943,040
+    expert = 3 * 4096 * 14336  # 176,160,768
+    router = 4096 * 8
+    norms = 2 * 4096
+    fixed_per_layer = attention + router + norms  # 41,983,808
+    total = 2 * embeddings + 32 * (fixed_per_layer + 8 * expert) + 4096
+    active = 2 * embeddings + 32 * (fixed_per_layer + 2 * expert) + 4096
+    assert total == 46_702_792_704  # ~46.7B
+    assert active == 12_879_925_248  # ~12.9B
+    assert model.total_params == total
+    assert model.active_params == active
+
+
+def test_deepseek_r1_by_hand(catalog):
+    model = catalog["deepseek-r1"]
+    # MLA keeps one 512-wide latent plus the 64-wide shared RoPE key per token per layer.
+    assert model.kv_elements_per_token_per_layer == 512 + 64 == 576
+    assert model.kv_shards == 1
+    q = 7168 * 1536 + 1536 + 1536 * 128 * (128 + 64)  # down, norm, up = 48,760,320
+    kv = 7168 * (512 + 64) + 512 + 512 * 128 * (128 + 128)  # down, norm, up = 20,906,496
+    out = 128 * 128 * 7168  # 117,440,512
+    assert model.attention_params == q + kv + out == 187_107_328
+    assert model.n_moe_layers == 58  # 61 layers, first 3 dense
+    assert model.total_params == 671_026_404_352  # nominal 671B, MTP module excluded
+    assert model.moe.n_routed_experts + model.moe.n_shared_experts == 257  # Table II: "257E"
+
+
+# ---- architecture features represented -------------------------------------------------
+
+
+def test_llama_4_scout_layout(catalog):
+    model = catalog["llama-4-scout-17b-16e"]
+    assert model.n_moe_layers == 48
+    assert model.moe.n_shared_experts == 1 and model.moe.experts_per_token == 1
+    assert model.n_full_attention_layers == 12  # every 4th layer is global (NoPE)
+    assert model.n_chunked_attention_layers == 36  # 8192-token chunks
+    assert model.n_window_attention_layers == 0
+    assert model.attention_chunk == 8192 and model.sliding_window == 0
+    assert [model.attention_kind(layer) for layer in range(4)] == ["chunked", "chunked", "chunked", "full"]
+    assert model.layer_moe == ()
+    assert model.total_params == pytest.approx(107.7e9, rel=0.002)  # text model; 109B with vision
+
+
+def test_ministral_interleaves_sliding_window(catalog):
+    model = catalog["ministral-8b"]
+    assert model.n_full_attention_layers == 9
+    assert model.n_window_attention_layers == 27
+    assert model.sliding_window == 32768
+
+
+def test_nemotron_is_heterogeneous(catalog):
+    model = catalog["nemotron-super-49b"]
+    kinds = set(model.layer_attention)
+    assert {"full", "none", "linear"} <= kinds
+    assert len(set(model.layer_intermediate_sizes)) > 1
+    assert model.total_params == pytest.approx(49.9e9, rel=NOMINAL_TOLERANCE)
+
+
+def test_qwen_attention_details(catalog):
+    assert catalog["qwen2.5-72b"].qkv_bias
+    for model_id in ("qwen3-8b", "qwen3-14b", "qwen3-32b", "qwen3-235b-a22b"):
+        model = catalog[model_id]
+        assert model.qk_norm and model.head_dim == 128 and not model.tied_embeddings
+    assert catalog["qwen3-235b-a22b"].kv_elements_per_token_per_layer == 2 * 4 * 128
+
+
+# ---- the loader's checks ---------------------------------------------------------------
+
+MINIMAL = """\
+id = "tiny"
+name = "Tiny"
+family = "Test"
+source = "hand-written for a test"
+max_context = 4096
+
+[nominal]
+total_params = 1.0e6
+active_params = 1.0e6
+source = "none"
+
+[architecture]
+n_layers = 2
+hidden_size = 64
+n_heads = 4
+n_kv_heads = 2
+head_dim = 16
+intermediate_size = 128
+vocab_size = 1000
+tied_embeddings = true
+"""
+
+MOE = """
+[moe]
+n_routed_experts = 4
+experts_per_token = 2
+expert_intermediate_size = 32
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "tiny.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_minimal_file_loads(tmp_path):
+    model = load_model_file(write(tmp_path, MINIMAL))
+    assert model.id == "tiny" and model.n_layers == 2 and model.moe is None
+    assert model.layer_attention == ()
+
+
+def test_sliding_window_alone_applies_to_every_layer(tmp_path):
+    text = MINIMAL.replace("tied_embeddings = true", "tied_embeddings = true\nsliding_window = 512")
+    model = load_model_file(write(tmp_path, text))
+    assert model.n_window_attention_layers == 2 and model.sliding_window == 512
+
+
+def test_attention_chunk_alone_applies_to_every_layer(tmp_path):
+    text = MINIMAL.replace("tied_embeddings = true", "tied_embeddings = true\nattention_chunk = 256")
+    model = load_model_file(write(tmp_path, text))
+    assert model.layer_attention == ("chunked", "chunked")
+    assert model.n_chunked_attention_layers == 2 and model.attention_chunk == 256
+    assert model.sliding_window == 0
+
+
+def test_chunked_layers_load_beside_window_and_full(tmp_path):
+    text = MINIMAL.replace("n_layers = 2", "n_layers = 3").replace(
+        "tied_embeddings = true",
+        "tied_embeddings = true\nsliding_window = 512\nattention_chunk = 256\n"
+        'layer_attention = ["chunked", "window", "full"]',
+    )
+    model = load_model_file(write(tmp_path, text))
+    assert [model.attention_kind(layer) for layer in range(3)] == ["chunked", "window", "full"]
+    counts = (model.n_chunked_attention_layers, model.n_window_attention_layers, model.n_full_attention_layers)
+    assert counts == (1, 1, 1)
+    assert (model.attention_chunk, model.sliding_window) == (256, 512)
+    # A chunked layer has the weights of any other attention layer.
+    assert model.attention_block_params(0) == model.attention_block_params(2) == model.attention_params
+
+
+def test_moe_and_mla_tables_load(tmp_path):
+    text = MINIMAL + MOE + "n_dense_layers = 1\n\n[mla]\nkv_lora_rank = 32\nqk_nope_head_dim = 16\n"
+    text += "qk_rope_head_dim = 8\nv_head_dim = 16\n"
+    model = load_model_file(write(tmp_path, text))
+    assert model.n_moe_layers == 1
+    assert model.mla.q_lora_rank == 0 and model.kv_elements_per_token_per_layer == 40
+
+
+BAD_FILES = [
+    # (what is wrong, edit to the minimal file, field the message must name)
+    ("missing key", ("n_layers = 2\n", ""), "architecture.n_layers"),
+    ("unknown top key", ("max_context = 4096", "max_context = 4096\ncolour = 'red'"), "colour"),
+    ("unknown architecture key", ("vocab_size = 1000", "vocab_size = 1000\nn_layer = 3"), "architecture.n_layer"),
+    ("wrong type", ("hidden_size = 64", 'hidden_size = "64"'), "architecture.hidden_size"),
+    ("bool for int", ("hidden_size = 64", "hidden_size = true"), "architecture.hidden_size"),
+    ("float for int", ("hidden_size = 64", "hidden_size = 64.0"), "architecture.hidden_size"),
+    ("zero", ("n_layers = 2", "n_layers = 0"), "architecture.n_layers"),
+    ("negative", ("vocab_size = 1000", "vocab_size = -5"), "architecture.vocab_size"),
+    ("absurd", ("n_layers = 2", "n_layers = 1000000"), "architecture.n_layers"),
+    ("heads not divisible", ("n_kv_heads = 2", "n_kv_heads = 3"), "architecture.n_kv_heads"),
+    ("bad id", ('id = "tiny"', 'id = "Tiny Model"'), "id"),
+    ("active above total", ("active_params = 1.0e6", "active_params = 2.0e6"), "nominal.active_params"),
+    ("non-positive nominal", ("total_params = 1.0e6", "total_params = 0.0"), "nominal.total_params"),
+    (
+        "layer list too short",
+        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full"]'),
+        "architecture.layer_attention",
+    ),
+    (
+        "unknown layer kind",
+        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full", "sparse"]'),
+        "architecture.layer_attention[1]",
+    ),
+    (
+        "window without size",
+        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full", "window"]'),
+        "architecture.sliding_window",
+    ),
+    (
+        "chunked without size",
+        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full", "chunked"]'),
+        "architecture.attention_chunk",
+    ),
+    (
+        "zero chunk for chunked layers",
+        (
+            "tied_embeddings = true",
+            'tied_embeddings = true\nattention_chunk = 0\nlayer_attention = ["chunked", "full"]',
+        ),
+        "architecture.attention_chunk",
+    ),
+    (
+        "negative chunk",
+        ("tied_embeddings = true", "tied_embeddings = true\nattention_chunk = -1"),
+        "architecture.attention_chunk",
+    ),
+    (
+        "absurd chunk",
+        ("tied_embeddings = true", "tied_embeddings = true\nattention_chunk = 2000000000"),
+        "architecture.attention_chunk",
+    ),
+    (
+        "chunk not an integer",
+        ("tied_embeddings = true", 'tied_embeddings = true\nattention_chunk = "8k"'),
+        "architecture.attention_chunk",
+    ),
+    (
+        "window and chunk without layer list",
+        ("tied_embeddings = true", "tied_embeddings = true\nsliding_window = 512\nattention_chunk = 256"),
+        "architecture.layer_attention",
+    ),
+    (
+        "layer_moe without moe table",
+        ("tied_embeddings = true", "tied_embeddings = true\nlayer_moe = [true, false]"),
+        "architecture.layer_moe",
+    ),
+    (
+        "negative layer width",
+        ("tied_embeddings = true", "tied_embeddings = true\nlayer_intermediate_sizes = [128, -1]"),
+        "architecture.layer_intermediate_sizes[1]",
+    ),
+]
+
+
+@pytest.mark.parametrize(("problem", "edit", "field"), BAD_FILES, ids=[case[0] for case in BAD_FILES])
+def test_bad_file_names_file_and_field(tmp_path, problem, edit, field):
+    old, new = edit
+    assert old in MINIMAL
+    path = write(tmp_path, MINIMAL.replace(old, new, 1))
+    with pytest.raises(CatalogError) as raised:
+        load_model_file(path)
+    assert raised.value.field == field
+    assert str(path) in str(raised.value) and field in str(raised.value)
+
+
+def test_table_expected(tmp_path):
+    nominal_table = '[nominal]\ntotal_params = 1.0e6\nactive_params = 1.0e6\nsource = "none"\n'
+    assert nominal_table in MINIMAL
+    text = MINIMAL.replace(nominal_table, "").replace("max_context = 4096", "max_context = 4096\nnominal = 3")
+    path = write(tmp_path, text)
+    with pytest.raises(CatalogError, match="must be a table") as raised:
+        load_model_file(path)
+    assert raised.value.field == "nominal"
+
+
+BAD_MOE = [
+    ("experts_per_token = 2", "experts_per_token = 5", "moe.experts_per_token"),
+    (
+        "expert_intermediate_size = 32",
+        "expert_intermediate_size = 32\nn_shared_experts = 1",
+        "moe.shared_expert_intermediate_size",
+    ),
+    ("expert_intermediate_size = 32", "expert_intermediate_size = 32\nn_dense_layers = 2", "moe.n_dense_layers"),
+    ("expert_intermediate_size = 32", "expert_intermediate_size = 32\ntop_k = 2", "moe.top_k"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "field"), BAD_MOE, ids=[case[2] for case in BAD_MOE])
+def test_bad_moe_table(tmp_path, old, new, field):
+    path = write(tmp_path, MINIMAL + MOE.replace(old, new))
+    with pytest.raises(CatalogError) as raised:
+        load_model_file(path)
+    assert raised.value.field == field
+    assert str(path) in str(raised.value)
+
+
+def test_layer_moe_lists_moe_layers(tmp_path):
+    model = load_model_file(write(tmp_path, MINIMAL + MOE + "layer_moe = [true, false]\n"))
+    assert model.layer_moe == (True, False)
+    assert model.is_moe_layer(0) and not model.is_moe_layer(1)
+    assert model.n_moe_layers == 1
+    assert model.dense_ffn_size(1) == 128 and model.dense_ffn_size(0) == 0
+    # The same layout the other way round matches the compact form (one dense layer first).
+    flipped = load_model_file(write(tmp_path, MINIMAL + MOE + "layer_moe = [false, true]\n"))
+    compact = load_model_file(write(tmp_path, MINIMAL + MOE + "n_dense_layers = 1\n"))
+    assert [flipped.is_moe_layer(layer) for layer in range(2)] == [compact.is_moe_layer(layer) for layer in range(2)]
+    assert flipped.total_params == compact.total_params == model.total_params
+    assert flipped.active_params == compact.active_params
+
+
+BAD_LAYER_MOE = [
+    # (what is wrong, line added to the [moe] table, field the message must name)
+    ("too short", "layer_moe = [true]", "moe.layer_moe"),
+    ("too long", "layer_moe = [true, false, true]", "moe.layer_moe"),
+    ("not a list", "layer_moe = true", "moe.layer_moe"),
+    ("integer entry", "layer_moe = [true, 1]", "moe.layer_moe[1]"),
+    ("string entry", 'layer_moe = ["yes", true]', "moe.layer_moe[0]"),
+    ("no moe layer", "layer_moe = [false, false]", "moe.layer_moe"),
+    ("with n_dense_layers", "layer_moe = [false, true]\nn_dense_layers = 1", "moe.n_dense_layers"),
+    ("with moe_layer_step", "layer_moe = [false, true]\nmoe_layer_step = 2", "moe.moe_layer_step"),
+]
+
+
+@pytest.mark.parametrize(("problem", "line", "field"), BAD_LAYER_MOE, ids=[case[0] for case in BAD_LAYER_MOE])
+def test_bad_layer_moe(tmp_path, problem, line, field):
+    path = write(tmp_path, MINIMAL + MOE + line + "\n")
+    with pytest.raises(CatalogError) as raised:
+        load_model_file(path)
+    assert raised.value.field == field
+    assert str(path) in str(raised.value) and field in str(raised.value)
+
+
+def test_not_toml(tmp_path):
+    path = write(tmp_path, "id = \n")
+    with pytest.raises(CatalogError, match="not valid TOML") as raised:
+        load_model_file(path)
+    assert str(path) in str(raised.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(CatalogError, match="cannot read"):
+        load_model_file(tmp_path / "absent.toml")
+
+
+def test_oversized_file(tmp_path):
+    path = tmp_path / "huge.toml"
+    path.write_bytes(b"#" * (10 * 1024 * 1024 + 1))
+    with pytest.raises(CatalogError, match="larger than 10 MB"):
+        load_model_file(path)
