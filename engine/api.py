@@ -1,0 +1,170 @@
+"""The engine's front door: scenarios in, typed results out, computed by the kernels.
+
+``Engine.evaluate`` runs many scenarios in one kernel call and returns the raw output table
+(what the app plots); ``Engine.predict`` returns a typed :class:`~reference.Result` for one
+scenario (what the CLI prints); ``Engine.reference`` computes the same with the reference
+model, for checking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import codes
+from . import kernels as k
+from .catalog import Catalog
+from .efficiency import Constants, load_constants
+from .model import ModelArch
+from .pack import (
+    fallback_table,
+    pack_accelerators,
+    pack_constants,
+    pack_models,
+    pack_scenarios,
+)
+from .precision import PRECISIONS
+from .reference import MemoryResult, PhaseResult, ReferenceModel, Result
+from .scenario import Scenario
+
+
+class Engine:
+    def __init__(self, catalog: Catalog | None = None, constants: Constants | None = None) -> None:
+        self.catalog = catalog or Catalog.load()
+        self.constants = constants or load_constants()
+        self._models: list[ModelArch] = list(self.catalog.models.values())
+        self._model_index = {m.id: i for i, m in enumerate(self._models)}
+        accelerators = list(self.catalog.accelerators.values())
+        self._accelerator_index = {a.id: i for i, a in enumerate(accelerators)}
+        self._accelerator_table, self._peaks = pack_accelerators(accelerators, self.constants)
+        self._model_table = pack_models(self._models)
+        self._fallback = fallback_table()
+        self._constant_vector = pack_constants(self.constants)
+
+    def add_model(self, model: ModelArch) -> None:
+        """Make a model (e.g. one imported from a config.json) available by its id."""
+        if model.id in self._model_index:
+            self._models[self._model_index[model.id]] = model
+        else:
+            self._model_index[model.id] = len(self._models)
+            self._models.append(model)
+        self._model_table = pack_models(self._models)
+
+    def model(self, model_id: str) -> ModelArch:
+        if model_id in self._model_index:
+            return self._models[self._model_index[model_id]]
+        return self.catalog.model(model_id)
+
+    def resolve(self, scenario: Scenario) -> Scenario:
+        """Check ids and values; a model given as a file path is loaded and registered."""
+        scenario.validate()
+        self.catalog.accelerator(scenario.accelerator)
+        if scenario.model not in self._model_index:
+            model = self.catalog.model(scenario.model)
+            self.add_model(model)
+            scenario = scenario.with_changes(model=model.id)
+        return scenario
+
+    def warm_up(self) -> None:
+        """Compile (or load from the on-disk cache) the kernels; idempotent."""
+        first_model = self._models[0].id
+        first_accelerator = next(iter(self._accelerator_index))
+        self.evaluate([Scenario(first_model, first_accelerator)])
+
+    def evaluate(self, scenarios: Sequence[Scenario]) -> np.ndarray:
+        """Kernel outputs, one column per scenario (rows: ``kernels.O_*``). Scenarios must be
+        resolved (known ids, valid values)."""
+        table = pack_scenarios(scenarios, self._model_index, self._accelerator_index)
+        return self.evaluate_table(table)
+
+    def evaluate_table(self, scenario_table: np.ndarray) -> np.ndarray:
+        out = np.empty((k.N_OUTPUT_ROWS, scenario_table.shape[1]))
+        k.evaluate_many(
+            scenario_table,
+            self._model_table,
+            self._accelerator_table,
+            self._peaks,
+            self._fallback,
+            self._constant_vector,
+            out,
+        )
+        return out
+
+    def predict(self, scenario: Scenario) -> Result:
+        scenario = self.resolve(scenario)
+        return result_from_column(self.evaluate([scenario]), 0, scenario)
+
+    def reference(self, scenario: Scenario) -> Result:
+        scenario = self.resolve(scenario)
+        model = self.model(scenario.model)
+        accelerator = self.catalog.accelerator(scenario.accelerator)
+        return ReferenceModel(model, accelerator, self.constants).evaluate(scenario)
+
+    @property
+    def model_index(self) -> dict[str, int]:
+        return dict(self._model_index)
+
+    @property
+    def accelerator_index(self) -> dict[str, int]:
+        return dict(self._accelerator_index)
+
+
+def result_from_column(out: np.ndarray, j: int, scenario: Scenario) -> Result:
+    """The typed result of one kernel output column."""
+
+    def phase(prefix: str) -> PhaseResult:
+        row = {
+            "pre": (k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME, k.O_PRE_T_COMPUTE, k.O_PRE_T_MEMORY,
+                    k.O_PRE_T_COMM, k.O_PRE_T_OVERHEAD, k.O_PRE_BOUND, k.O_PRE_POWER),
+            "dec": (k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME, k.O_DEC_T_COMPUTE, k.O_DEC_T_MEMORY,
+                    k.O_DEC_T_COMM, k.O_DEC_T_OVERHEAD, k.O_DEC_BOUND, k.O_DEC_POWER),
+        }[prefix]
+        return PhaseResult(
+            flops_per_device=float(out[row[0], j]),
+            bytes_per_device=float(out[row[1], j]),
+            time_s=float(out[row[2], j]),
+            compute_time_s=float(out[row[3], j]),
+            memory_time_s=float(out[row[4], j]),
+            communication_time_s=float(out[row[5], j]),
+            overhead_time_s=float(out[row[6], j]),
+            bound=codes.BOUNDS[int(out[row[7], j])],
+            power_per_device_W=float(out[row[8], j]),
+        )
+
+    memory = MemoryResult(
+        weights_bytes=float(out[k.O_WEIGHTS, j]),
+        weights_far_bytes=float(out[k.O_WEIGHTS_FAR, j]),
+        kv_cache_bytes=float(out[k.O_KV, j]),
+        activation_bytes=float(out[k.O_ACTIVATIONS, j]),
+        overhead_bytes=float(out[k.O_OVERHEAD, j]),
+        usable_bytes=float(out[k.O_USABLE, j]),
+        capacity_bytes=float(out[k.O_CAPACITY, j]),
+        far_usable_bytes=float(out[k.O_FAR_USABLE, j]),
+        max_batch=int(out[k.O_MAX_BATCH, j]),
+        resident_batch=int(out[k.O_RESIDENT, j]),
+    )
+    return Result(
+        scenario=scenario,
+        devices=int(out[k.O_DEVICES, j]),
+        fits=bool(out[k.O_FITS, j]),
+        fit_code=int(out[k.O_FIT_CODE, j]),
+        warning_bits=int(out[k.O_WARNINGS, j]),
+        compute_precision=PRECISIONS[int(out[k.O_COMPUTE_PRECISION, j])],
+        waves=int(out[k.O_WAVES, j]),
+        prefill=phase("pre"),
+        decode=phase("dec"),
+        memory=memory,
+        ttft_s=float(out[k.O_TTFT, j]),
+        itl_s=float(out[k.O_ITL, j]),
+        e2e_latency_s=float(out[k.O_E2E, j]),
+        throughput_output_tok_s=float(out[k.O_THROUGHPUT_OUTPUT, j]),
+        throughput_total_tok_s=float(out[k.O_THROUGHPUT_TOTAL, j]),
+        power_W=float(out[k.O_POWER, j]),
+        energy_J=float(out[k.O_ENERGY, j]),
+        tokens_per_joule=float(out[k.O_TOKENS_PER_J, j]),
+        output_tokens_per_joule=float(out[k.O_OUTPUT_TOKENS_PER_J, j]),
+        tp_needed=int(out[k.O_TP_NEEDED, j]),
+        offload_needed=float(out[k.O_OFFLOAD_NEEDED, j]),
+        ridge_point=float(out[k.O_RIDGE, j]),
+    )

@@ -1,0 +1,767 @@
+"""numba kernels: the reference model (reference.py) over struct-of-arrays inputs.
+
+One call evaluates many scenarios: each scenario picks a model column and an accelerator
+column from tables packed by ``pack.py`` and writes one column of outputs. The arithmetic
+follows reference.py step by step, in the same order, so the two agree to rounding; the tests
+hold them equal to 1e-9. Kernels do no validation, no I/O and read no globals but the
+column numbers below, which live in this file so that numba's cache sees any change to them.
+
+Units: bytes, seconds, FLOP, B/s, FLOP/s, W, J.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import codes
+from .jit import jit
+
+# ---- model table rows (one column per model) -------------------------------------------
+M_LAYERS = 0
+M_HIDDEN = 1
+M_VOCAB = 2
+M_HEADS = 3
+M_KV_HEADS = 4
+M_IS_MLA = 5
+M_KV_SHARDS = 6
+M_KV_ELEMENTS = 7  # per token per attention layer
+M_ATTN_FLOPS_DECODE = 8  # per token per layer per context position
+M_ATTN_FLOPS_PREFILL = 9
+M_N_FULL = 10
+M_N_WINDOW = 11
+M_WINDOW = 12
+M_BLOCK_FIXED = 13  # block linear params every token uses (incl. routers, shared experts)
+M_ROUTER = 14
+M_EXPERT = 15  # params of one routed expert
+M_N_MOE = 16
+M_EXPERTS = 17  # routed experts (0 for dense)
+M_TOP_K = 18
+M_EMBEDDING = 19
+M_UNTIED_HEAD = 20  # LM head params stored apart from the embedding (0 if tied)
+M_NORMS = 21
+M_FFN_WIDTH = 22  # mean FFN width a token passes through
+M_ATTN_ACT_WIDTH = 23
+M_MAX_CONTEXT = 24
+M_IS_MOE = 25
+M_N_CHUNKED = 26
+M_ATTN_CHUNK = 27
+N_MODEL_ROWS = 28
+
+# ---- accelerator table rows ------------------------------------------------------------
+A_N_NEAR = 0  # placeable on-chip/device tiers, 1 or 2, fastest first
+A_NEAR0_CAPACITY = 1
+A_NEAR0_BANDWIDTH = 2  # effective (memory or link, whichever is slower)
+A_NEAR0_ENERGY = 3  # J/byte
+A_NEAR1_CAPACITY = 4
+A_NEAR1_BANDWIDTH = 5
+A_NEAR1_ENERGY = 6
+A_HAS_FAR = 7
+A_FAR_CAPACITY = 8
+A_FAR_BANDWIDTH = 9
+A_FAR_ENERGY = 10
+A_IC_BANDWIDTH = 11  # scale-up, per direction
+A_IC_LATENCY = 12
+A_IC_DOMAIN = 13
+A_HAS_SCALE_OUT = 14
+A_SO_BANDWIDTH = 15
+A_SO_LATENCY = 16
+A_TDP = 17
+A_IDLE = 18
+A_STACK = 19  # software efficiency
+A_ETA_COMPUTE = 20
+A_ETA_MEMORY = 21
+A_ETA_LINK = 22
+A_ETA_INTERCONNECT = 23
+A_LAYER_OVERHEAD = 24
+A_USABLE_FRACTION = 25
+A_RUNTIME_OVERHEAD = 26
+A_RIDGE_BANDWIDTH = 27  # device-tier bandwidth for the ridge point
+N_ACCEL_ROWS = 28
+
+# ---- precision codes (index into the peak table rows and BYTES) --------------------------
+# Same order as precision.PRECISIONS; the peak table has one row per catalog peak key.
+P_FP32 = 0
+P_BF16 = 1
+P_FP16 = 2
+P_FP8 = 3
+P_INT8 = 4
+P_INT4 = 5
+P_FP4 = 6
+N_PRECISIONS = 7
+
+# ---- constants vector ------------------------------------------------------------------
+K_CHUNK = 0
+K_LOGITS_BYTES = 1
+K_STARVATION = 2
+K_LINK_ENERGY = 3
+N_CONSTANTS = 4
+
+# ---- scenario rows (float64 table, one column per scenario) ----------------------------
+S_MODEL = 0
+S_ACCEL = 1
+S_BATCH = 2
+S_INPUT = 3
+S_OUTPUT = 4
+S_P_WEIGHT = 5
+S_P_ACT = 6
+S_P_KV = 7
+S_TP = 8
+S_PP = 9
+S_EP = 10
+S_DP = 11
+S_OFFLOAD = 12
+N_SCENARIO_ROWS = 13
+
+# ---- output rows -----------------------------------------------------------------------
+O_FITS = 0
+O_FIT_CODE = 1
+O_WARNINGS = 2
+O_COMPUTE_PRECISION = 3  # precision code of the units used
+O_WAVES = 4
+O_DEVICES = 5
+O_TTFT = 6
+O_ITL = 7
+O_E2E = 8
+O_THROUGHPUT_OUTPUT = 9
+O_THROUGHPUT_TOTAL = 10
+O_POWER = 11
+O_ENERGY = 12
+O_TOKENS_PER_J = 13
+O_OUTPUT_TOKENS_PER_J = 14
+O_TP_NEEDED = 15
+O_OFFLOAD_NEEDED = 16
+O_RIDGE = 17
+O_WEIGHTS = 18
+O_WEIGHTS_FAR = 19
+O_KV = 20
+O_ACTIVATIONS = 21
+O_OVERHEAD = 22
+O_USABLE = 23
+O_CAPACITY = 24
+O_FAR_USABLE = 25
+O_MAX_BATCH = 26
+O_RESIDENT = 27
+O_PRE_FLOPS = 28
+O_PRE_BYTES = 29
+O_PRE_TIME = 30
+O_PRE_T_COMPUTE = 31
+O_PRE_T_MEMORY = 32
+O_PRE_T_COMM = 33
+O_PRE_T_OVERHEAD = 34
+O_PRE_BOUND = 35
+O_PRE_POWER = 36
+O_DEC_FLOPS = 37
+O_DEC_BYTES = 38
+O_DEC_TIME = 39
+O_DEC_T_COMPUTE = 40
+O_DEC_T_MEMORY = 41
+O_DEC_T_COMM = 42
+O_DEC_T_OVERHEAD = 43
+O_DEC_BOUND = 44
+O_DEC_POWER = 45
+N_OUTPUT_ROWS = 46
+
+BYTES = np.array([4.0, 2.0, 2.0, 1.0, 1.0, 0.5, 0.5])  # by precision code
+UNQUANTISED_BYTES = 2.0
+MAX_BATCH_REPORTED = 1e15
+POWER_CAP_WARNING_RATIO = 1.05
+MAX_TP_SEARCH = 65536
+
+
+# ---- small formulas (as in reference.py) -------------------------------------------------
+
+
+@jit
+def inverse_normal_cdf(p):
+    """Φ⁻¹(p): Acklam's rational approximation refined by one Halley step (~1e-15)."""
+    a1, a2, a3 = -3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02
+    a4, a5, a6 = 1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00
+    b1, b2, b3 = -5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02
+    b4, b5 = 6.680131188771972e01, -1.328068155288572e01
+    c1, c2, c3 = -7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00
+    c4, c5, c6 = -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00
+    d1, d2, d3, d4 = 7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00
+    low = 0.02425
+    if p < low:
+        q = math.sqrt(-2.0 * math.log(p))
+        x = (((((c1 * q + c2) * q + c3) * q + c4) * q + c5) * q + c6) / ((((d1 * q + d2) * q + d3) * q + d4) * q + 1.0)
+    elif p <= 1.0 - low:
+        q = p - 0.5
+        r = q * q
+        x = (((((a1 * r + a2) * r + a3) * r + a4) * r + a5) * r + a6) * q / (
+            ((((b1 * r + b2) * r + b3) * r + b4) * r + b5) * r + 1.0
+        )
+    else:
+        q = math.sqrt(-2.0 * math.log(1.0 - p))
+        x = -(((((c1 * q + c2) * q + c3) * q + c4) * q + c5) * q + c6) / ((((d1 * q + d2) * q + d3) * q + d4) * q + 1.0)
+    error = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p
+    u = error * math.sqrt(2.0 * math.pi) * math.exp(x * x / 2.0)
+    return x - u / (1.0 + x * u / 2.0)
+
+
+@jit
+def expected_max_standard_normal(n):
+    if n <= 1:
+        return 0.0
+    return inverse_normal_cdf((n - 0.375) / (n + 0.25))
+
+
+@jit
+def token_imbalance(assignments, ep):
+    if ep <= 1 or assignments <= 0.0:
+        return 1.0
+    imbalance = 1.0 + expected_max_standard_normal(ep) * math.sqrt((ep - 1) / assignments)
+    return min(imbalance, float(ep))
+
+
+@jit
+def experts_touched_busiest_device(experts_per_device, touch_probability, ep):
+    mean = experts_per_device * touch_probability
+    if ep <= 1:
+        return mean
+    spread = math.sqrt(experts_per_device * touch_probability * (1.0 - touch_probability))
+    return min(float(experts_per_device), mean + expected_max_standard_normal(ep) * spread)
+
+
+@jit
+def causal_positions(tokens, window):
+    if window <= 0 or tokens <= window:
+        return tokens * (tokens + 1) / 2.0
+    return window * (window + 1) / 2.0 + (tokens - window) * float(window)
+
+
+@jit
+def chunk_reread_positions(tokens, chunk, window):
+    n_chunks = math.ceil(tokens / chunk)
+    if n_chunks <= 1:
+        return 0.0
+    if window <= 0:
+        return chunk * n_chunks * (n_chunks - 1) / 2.0
+    below_window = min(n_chunks, math.ceil(window / chunk))
+    return chunk * below_window * (below_window - 1) / 2.0 + (n_chunks - below_window) * float(window)
+
+
+@jit
+def ring_all_reduce_time(message_bytes, group, bandwidth, latency):
+    if group <= 1:
+        return 0.0
+    return 2.0 * (group - 1) / group * message_bytes / bandwidth + 2.0 * (group - 1) * latency
+
+
+@jit
+def all_to_all_time(sent_bytes, group, bandwidth, latency):
+    if group <= 1:
+        return 0.0
+    return sent_bytes / bandwidth + (group - 1) * latency
+
+
+@jit
+def chunked_causal_positions(tokens, chunk):
+    full_chunks = tokens // chunk
+    rest = tokens - full_chunks * chunk
+    return full_chunks * chunk * (chunk + 1) / 2.0 + rest * (rest + 1) / 2.0
+
+
+@jit
+def stored_positions(model, mi, context):
+    """KV entries a sequence keeps, summed over layers (reference._sizes.stored_positions)."""
+    positions = model[M_N_FULL, mi] * context
+    if model[M_N_WINDOW, mi] != 0.0:
+        positions += model[M_N_WINDOW, mi] * min(context, model[M_WINDOW, mi])
+    if model[M_N_CHUNKED, mi] != 0.0:
+        positions += model[M_N_CHUNKED, mi] * min(context, model[M_ATTN_CHUNK, mi])
+    return positions
+
+
+@jit
+def attended_positions(model, mi, context):
+    """KV entries a new token reads, summed over layers (reference._sizes.attended_positions)."""
+    positions = model[M_N_FULL, mi] * context
+    if model[M_N_WINDOW, mi] != 0.0:
+        positions += model[M_N_WINDOW, mi] * min(context, model[M_WINDOW, mi])
+    if model[M_N_CHUNKED, mi] != 0.0:
+        chunk = model[M_ATTN_CHUNK, mi]
+        positions += model[M_N_CHUNKED, mi] * (context if context <= chunk else (chunk + 1) / 2.0)
+    return positions
+
+
+@jit
+def network(accel, a, group, efficiency):
+    """(bandwidth, latency, crosses the scale-up domain) for a group of devices."""
+    domain = accel[A_IC_DOMAIN, a]
+    if group <= domain or accel[A_HAS_SCALE_OUT, a] == 0.0:
+        return accel[A_IC_BANDWIDTH, a] * efficiency, accel[A_IC_LATENCY, a], group > domain
+    return accel[A_SO_BANDWIDTH, a] * efficiency, accel[A_SO_LATENCY, a], True
+
+
+@jit
+def weight_sizes(model, mi, p_w, tp, pp, ep):
+    """(weights, dense read, experts per device, one expert shard's bytes) per device."""
+    p_hi = max(p_w, UNQUANTISED_BYTES)
+    router = model[M_ROUTER, mi]
+    fixed_quantised = model[M_BLOCK_FIXED, mi] - router
+    fixed_bytes = (fixed_quantised * p_w + router * p_hi) / (tp * pp)
+    vocab_bytes = (model[M_EMBEDDING, mi] + model[M_UNTIED_HEAD, mi]) * p_hi / (tp * pp)
+    norm_bytes = model[M_NORMS, mi] * p_hi / pp
+    if model[M_IS_MOE, mi] != 0.0:
+        experts_per_device = math.ceil(model[M_EXPERTS, mi] / ep)
+        expert_bytes_each = model[M_EXPERT, mi] * p_w / (tp / ep)
+    else:
+        experts_per_device = 0
+        expert_bytes_each = 0.0
+    expert_bytes = model[M_N_MOE, mi] / pp * experts_per_device * expert_bytes_each
+    weights = fixed_bytes + vocab_bytes + norm_bytes + expert_bytes
+    dense_read = fixed_bytes + norm_bytes + model[M_VOCAB, mi] * model[M_HIDDEN, mi] * p_hi / (tp * pp)
+    return weights, dense_read, experts_per_device, expert_bytes_each
+
+
+@jit
+def sequence_sizes(model, mi, accel, a, constants, p_a, p_kv, tp, pp, input_len, output_len):
+    """(KV bytes per token per layer, activation bytes per token, logits per sequence, fixed
+    memory of one full-context sequence beside the weights)."""
+    kv_fraction = math.ceil(model[M_KV_SHARDS, mi] / tp) / model[M_KV_SHARDS, mi]
+    kv_per_token_layer = p_kv * model[M_KV_ELEMENTS, mi] * kv_fraction
+    activation_per_token = p_a * (
+        2 * model[M_HIDDEN, mi] + (model[M_ATTN_ACT_WIDTH, mi] + 2 * model[M_FFN_WIDTH, mi]) / tp
+    )
+    logits_per_sequence = model[M_VOCAB, mi] * constants[K_LOGITS_BYTES] / tp
+    context = input_len + output_len
+    positions = stored_positions(model, mi, context)
+    one_sequence = (
+        accel[A_RUNTIME_OVERHEAD, a]
+        + min(input_len, constants[K_CHUNK]) * activation_per_token
+        + logits_per_sequence
+        + kv_per_token_layer * positions / pp
+    )
+    return kv_per_token_layer, activation_per_token, logits_per_sequence, one_sequence
+
+
+@jit
+def usable_near(accel, a):
+    usable = accel[A_NEAR0_CAPACITY, a] * accel[A_USABLE_FRACTION, a]
+    if accel[A_N_NEAR, a] > 1:
+        usable = usable + accel[A_NEAR1_CAPACITY, a] * accel[A_USABLE_FRACTION, a]
+    return usable
+
+
+@jit
+def compute_precision_code(peaks, fallback, a, requested):
+    """First format in the fallback chain of ``requested`` the device has units for."""
+    for position in range(fallback.shape[1]):
+        candidate = fallback[requested, position]
+        if candidate < 0:
+            break
+        if peaks[candidate, a] > 0.0:
+            return candidate
+    return P_FP32
+
+
+@jit
+def fill_tiers(free0, free1, n_near, amount):
+    """Place ``amount`` fastest first; (share0, share1, free0, free1) as reference._fill."""
+    share0 = 0.0
+    share1 = 0.0
+    if amount <= 0.0:
+        if n_near > 1:
+            share1 = 1.0
+        else:
+            share0 = 1.0
+        return share0, share1, free0, free1
+    left = amount
+    taken = min(max(free0, 0.0), left)
+    share0 = taken / amount
+    free0 = free0 - taken
+    left = left - taken
+    if n_near > 1:
+        taken = min(max(free1, 0.0), left)
+        share1 = taken / amount
+        free1 = free1 - taken
+        left = left - taken
+        if left > 0.0:
+            share1 = share1 + left / amount
+    elif left > 0.0:
+        share0 = share0 + left / amount
+    return share0, share1, free0, free1
+
+
+# ---- one scenario --------------------------------------------------------------------------
+
+
+@jit
+def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
+    mi = int(scenarios[S_MODEL, j])
+    a = int(scenarios[S_ACCEL, j])
+    batch = int(scenarios[S_BATCH, j])
+    input_len = int(scenarios[S_INPUT, j])
+    output_len = int(scenarios[S_OUTPUT, j])
+    w_code = int(scenarios[S_P_WEIGHT, j])
+    a_code = int(scenarios[S_P_ACT, j])
+    kv_code = int(scenarios[S_P_KV, j])
+    tp = int(scenarios[S_TP, j])
+    pp = int(scenarios[S_PP, j])
+    ep = int(scenarios[S_EP, j])
+    dp = int(scenarios[S_DP, j])
+    requested_offload = scenarios[S_OFFLOAD, j]
+    warnings = 0
+
+    p_w = BYTES[w_code]
+    p_a = BYTES[a_code]
+    p_kv = BYTES[kv_code]
+
+    requested = a_code if p_a >= p_w else w_code
+    compute_code = compute_precision_code(peaks, fallback, a, requested)
+    natural = P_BF16 if requested == P_FP16 else requested
+    if compute_code != natural:
+        warnings |= codes.WARN_COMPUTE_FALLBACK
+    peak = peaks[compute_code, a]
+
+    d = model[M_HIDDEN, mi]
+    vocab = model[M_VOCAB, mi]
+    layers = model[M_LAYERS, mi]
+    layers_per_stage = layers / pp
+    n_moe = model[M_N_MOE, mi]
+    moe_fraction = n_moe / layers
+    is_moe = model[M_IS_MOE, mi] != 0.0
+    experts = int(model[M_EXPERTS, mi])
+    top_k = model[M_TOP_K, mi]
+    n_full = model[M_N_FULL, mi]
+    n_window = model[M_N_WINDOW, mi]
+    n_chunked = model[M_N_CHUNKED, mi]
+    window = int(model[M_WINDOW, mi])
+    attention_chunk = int(model[M_ATTN_CHUNK, mi])
+    n_kv_layers = n_full + n_window + n_chunked
+    n_heads = int(model[M_HEADS, mi])
+
+    head_fraction = math.ceil(n_heads / tp) / n_heads
+    if n_heads % tp:
+        warnings |= codes.WARN_TP_UNEVEN_HEADS
+    if model[M_IS_MLA, mi] == 0.0 and tp > model[M_KV_HEADS, mi]:
+        warnings |= codes.WARN_KV_HEADS_REPLICATED
+
+    has_far = accel[A_HAS_FAR, a] != 0.0
+    fit_code = codes.FIT_OK
+    if not is_moe and ep > 1:
+        fit_code = codes.FIT_EP_ON_DENSE_MODEL
+    elif tp % ep:
+        fit_code = codes.FIT_EP_NOT_DIVIDING_TP
+    elif is_moe and ep > experts:
+        fit_code = codes.FIT_EP_EXCEEDS_EXPERTS
+    elif pp > layers:
+        fit_code = codes.FIT_PP_EXCEEDS_LAYERS
+    elif requested_offload > 0.0 and not has_far:
+        fit_code = codes.FIT_OFFLOAD_WITHOUT_FAR_TIER
+    effective_ep = ep if is_moe else 1
+    if is_moe and experts % effective_ep:
+        warnings |= codes.WARN_EP_UNEVEN_EXPERTS
+
+    weights, dense_read, experts_per_device, expert_bytes_each = weight_sizes(model, mi, p_w, tp, pp, effective_ep)
+    kv_per_token_layer, activation_per_token, logits_per_sequence, one_sequence = sequence_sizes(
+        model, mi, accel, a, constants, p_a, p_kv, tp, pp, input_len, output_len
+    )
+    ffn_width = model[M_FFN_WIDTH, mi]
+    chunk = constants[K_CHUNK]
+
+    overhead = accel[A_RUNTIME_OVERHEAD, a]
+    n_near = int(accel[A_N_NEAR, a])
+    usable_fraction = accel[A_USABLE_FRACTION, a]
+    usable0 = accel[A_NEAR0_CAPACITY, a] * usable_fraction
+    usable1 = accel[A_NEAR1_CAPACITY, a] * usable_fraction if n_near > 1 else 0.0
+    usable = usable_near(accel, a)
+    capacity = accel[A_NEAR0_CAPACITY, a]
+    if n_near > 1:
+        capacity = capacity + accel[A_NEAR1_CAPACITY, a]
+    far_usable = accel[A_FAR_CAPACITY, a] * usable_fraction if has_far else 0.0
+
+    max_context = input_len + output_len
+    if max_context > model[M_MAX_CONTEXT, mi]:
+        warnings |= codes.WARN_CONTEXT_EXCEEDS_MODEL
+    kv_sequence = kv_per_token_layer * stored_positions(model, mi, max_context) / pp
+
+    offload = requested_offload if has_far else 0.0
+    weights_far = weights * offload
+    weights_near = weights - weights_far
+
+    available = usable - weights_near - overhead
+    max_batch = 0.0
+    if available > 0.0:
+        per_sequence = kv_sequence + logits_per_sequence
+        switch = chunk / input_len
+        unchunked = math.floor(available / (per_sequence + input_len * activation_per_token))
+        max_batch = min(unchunked, math.floor(switch))
+        chunked = math.floor((available - chunk * activation_per_token) / per_sequence)
+        if chunked >= switch:
+            max_batch = max(max_batch, chunked)
+        max_batch = min(max(max_batch, 0.0), MAX_BATCH_REPORTED)
+
+    def activation_bytes(count):
+        return min(count * input_len, chunk) * activation_per_token + count * logits_per_sequence
+
+    if fit_code == codes.FIT_OK:
+        if weights_near + overhead + activation_bytes(1) > usable:
+            fit_code = codes.FIT_WEIGHTS_DO_NOT_FIT
+        elif max_batch < 1:
+            fit_code = codes.FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE
+        elif weights_far > far_usable:
+            fit_code = codes.FIT_FAR_TIER_TOO_SMALL
+    fits = fit_code == codes.FIT_OK
+    if weights_near > constants[K_STARVATION] * usable:
+        warnings |= codes.WARN_KV_STARVED
+
+    waves = 1
+    resident = batch
+    if fits and batch > max_batch:
+        waves = int(math.ceil(batch / max_batch))
+        resident = int(math.ceil(batch / waves))
+        warnings |= codes.WARN_KV_WAVES
+
+    # What would fit one sequence.
+    tp_needed = 0
+    trial_tp = tp
+    while trial_tp <= MAX_TP_SEARCH:
+        trial_weights, _, _, _ = weight_sizes(model, mi, p_w, trial_tp, pp, effective_ep)
+        _, _, _, trial_one = sequence_sizes(
+            model, mi, accel, a, constants, p_a, p_kv, trial_tp, pp, input_len, output_len
+        )
+        if trial_weights * (1.0 - offload) <= usable - trial_one:
+            tp_needed = trial_tp
+            break
+        trial_tp *= 2
+    room_for_weights = usable - one_sequence
+    offload_needed = -1.0
+    if has_far and room_for_weights > 0.0:
+        offload_needed = max(0.0, 1.0 - room_for_weights / weights)
+        if offload_needed * weights > far_usable:
+            offload_needed = -1.0
+
+    # Placement: workspace in the slowest near tier, then weights and KV fastest first.
+    free0 = usable0
+    free1 = usable1
+    reserve = overhead + activation_bytes(resident)
+    if n_near > 1:
+        taken = min(free1, reserve)
+        free1 = free1 - taken
+        reserve = reserve - taken
+    taken = min(free0, reserve)
+    free0 = free0 - taken
+    reserve = reserve - taken
+    w_share0, w_share1, free0, free1 = fill_tiers(free0, free1, n_near, weights_near)
+    kv_share0, kv_share1, free0, free1 = fill_tiers(free0, free1, n_near, resident * kv_sequence)
+
+    stack = accel[A_STACK, a]
+    eta_memory = accel[A_ETA_MEMORY, a]
+    bandwidth0 = accel[A_NEAR0_BANDWIDTH, a] * eta_memory * stack
+    bandwidth1 = accel[A_NEAR1_BANDWIDTH, a] * eta_memory * stack
+    far_bandwidth = accel[A_FAR_BANDWIDTH, a] * accel[A_ETA_LINK, a] * stack if has_far else 1.0
+    energy0 = accel[A_NEAR0_ENERGY, a]
+    energy1 = accel[A_NEAR1_ENERGY, a]
+    far_energy = accel[A_FAR_ENERGY, a] if has_far else 0.0
+
+    ic_eff = accel[A_ETA_INTERCONNECT, a]
+    tp_bandwidth, tp_latency, tp_crosses = network(accel, a, tp, ic_eff)
+    ep_bandwidth, ep_latency, _ = network(accel, a, effective_ep, ic_eff)
+    pp_bandwidth, pp_latency, pp_crosses = network(accel, a, tp * pp, ic_eff)
+    if (tp > 1 and tp_crosses) or (pp > 1 and pp_crosses):
+        warnings |= codes.WARN_CROSSES_SCALE_UP_DOMAIN
+
+    compute_rate = peak * accel[A_ETA_COMPUTE, a] * stack
+    overhead_time = layers_per_stage * accel[A_LAYER_OVERHEAD, a]
+    tdp = accel[A_TDP, a]
+    idle = accel[A_IDLE, a]
+    e_flop = (tdp - idle) / (accel[A_ETA_COMPUTE, a] * peak)
+    e_link = constants[K_LINK_ENERGY]
+
+    def stage_pass(tokens, sequences, attention_flops, kv_read):
+        """(flops, bytes, compute, memory, communication times, dynamic energy)."""
+        expert_flops = 0.0
+        expert_read = 0.0
+        if is_moe:
+            touch = 1.0 - (1.0 - top_k / experts) ** tokens
+            touched = experts_touched_busiest_device(experts_per_device, touch, effective_ep)
+            expert_flops = (
+                2.0 * tokens * top_k * n_moe * model[M_EXPERT, mi] / (tp * pp)
+                * token_imbalance(tokens * top_k, effective_ep)
+            )
+            expert_read = n_moe / pp * touched * expert_bytes_each
+        flops = (
+            2.0 * tokens * model[M_BLOCK_FIXED, mi] / (tp * pp)
+            + 2.0 * sequences * vocab * d / (tp * pp)
+            + expert_flops
+            + attention_flops
+        )
+        kv_write = tokens * kv_per_token_layer * n_kv_layers / pp
+        weight_bytes = dense_read + expert_read
+        kv_bytes = kv_read + kv_write
+        traffic = tokens * layers_per_stage * p_a * (4.0 * d + 2.0 * ffn_width / tp)
+        near0 = weight_bytes * (1.0 - offload) * w_share0 + kv_bytes * kv_share0
+        near1 = weight_bytes * (1.0 - offload) * w_share1 + kv_bytes * kv_share1
+        if n_near > 1:
+            near1 = near1 + traffic
+        else:
+            near0 = near0 + traffic
+        far = weight_bytes * offload
+        if n_near > 1:
+            memory_time = near0 / bandwidth0 + near1 / bandwidth1 + far / far_bandwidth
+            memory_energy = near0 * energy0 + near1 * energy1 + far * far_energy
+            total_bytes = near0 + near1 + far
+        else:
+            memory_time = near0 / bandwidth0 + far / far_bandwidth
+            memory_energy = near0 * energy0 + far * far_energy
+            total_bytes = near0 + far
+
+        message = tokens * d * p_a
+        all_reduce = ring_all_reduce_time(message, tp, tp_bandwidth, tp_latency)
+        all_reduce_sent = 2.0 * (tp - 1) / tp * message
+        dense_layer_time = 2.0 * all_reduce
+        dense_layer_sent = 2.0 * all_reduce_sent
+        if effective_ep > 1:
+            dispatched = (
+                tokens * top_k * d * p_a * (effective_ep - 1) / effective_ep
+                * token_imbalance(tokens * top_k, effective_ep)
+            )
+            a2a = all_to_all_time(dispatched, effective_ep, ep_bandwidth, ep_latency)
+            moe_layer_time = all_reduce + 2.0 * a2a
+            moe_layer_sent = all_reduce_sent + 2.0 * dispatched
+        else:
+            moe_layer_time = dense_layer_time
+            moe_layer_sent = dense_layer_sent
+        comm_time = layers_per_stage * ((1.0 - moe_fraction) * dense_layer_time + moe_fraction * moe_layer_time)
+        comm_sent = layers_per_stage * ((1.0 - moe_fraction) * dense_layer_sent + moe_fraction * moe_layer_sent)
+
+        compute_time = flops / compute_rate
+        energy = flops * e_flop + memory_energy + comm_sent * e_link
+        return flops, total_bytes, compute_time, memory_time, comm_time, energy
+
+    def point_to_point(tokens):
+        if pp <= 1:
+            return 0.0
+        return tokens * d * p_a / pp_bandwidth + pp_latency
+
+    # -- prefill
+    prompt_tokens = resident * input_len
+    n_chunks = math.ceil(prompt_tokens / chunk)
+    chunk_tokens = prompt_tokens / n_chunks
+    window_causal = n_window * causal_positions(input_len, window) if n_window != 0.0 else 0.0
+    chunked_causal = n_chunked * chunked_causal_positions(input_len, attention_chunk) if n_chunked != 0.0 else 0.0
+    attention_prefill = (
+        resident * model[M_ATTN_FLOPS_PREFILL, mi] * head_fraction / pp
+        * (n_full * causal_positions(input_len, 0) + window_causal + chunked_causal)
+    )
+    window_reread = n_window * chunk_reread_positions(input_len, chunk, window) if n_window != 0.0 else 0.0
+    chunked_reread = (
+        n_chunked * chunk_reread_positions(input_len, chunk, attention_chunk) if n_chunked != 0.0 else 0.0
+    )
+    reread_prefill = (
+        resident * kv_per_token_layer / pp
+        * (n_full * chunk_reread_positions(input_len, chunk, 0) + window_reread + chunked_reread)
+    )
+    pre_flops, pre_bytes, pre_tc, pre_tm, pre_tcomm, pre_energy = stage_pass(
+        chunk_tokens, resident / n_chunks, attention_prefill / n_chunks, reread_prefill / n_chunks
+    )
+    pre_time = max(pre_tc, pre_tm) + pre_tcomm + overhead_time
+    ttft_wave = (n_chunks + pp - 1) * pre_time + (pp - 1) * point_to_point(chunk_tokens)
+    prefill_dynamic = n_chunks * pre_energy
+    prefill_power = min(tdp, idle + prefill_dynamic / ttft_wave)
+    if idle + prefill_dynamic / ttft_wave > POWER_CAP_WARNING_RATIO * tdp:
+        warnings |= codes.WARN_POWER_CAPPED
+
+    # -- decode
+    micro_batches = min(resident, pp)
+    micro_batch = resident / micro_batches
+    mean_context = input_len + output_len / 2.0
+    attention_decode = (
+        micro_batch * model[M_ATTN_FLOPS_DECODE, mi] * head_fraction / pp
+        * attended_positions(model, mi, mean_context)
+    )
+    kv_read_decode = micro_batch * (kv_per_token_layer * attended_positions(model, mi, mean_context) / pp)
+    dec_flops, dec_bytes, dec_tc, dec_tm, dec_tcomm, dec_energy = stage_pass(
+        micro_batch, micro_batch, attention_decode, kv_read_decode
+    )
+    dec_time = max(dec_tc, dec_tm) + dec_tcomm + overhead_time
+    itl = pp * dec_time + (pp - 1) * point_to_point(micro_batch)
+    decode_dynamic = micro_batches * dec_energy
+    decode_power = min(tdp, idle + decode_dynamic / itl)
+    decode_steps = output_len - 1
+    if decode_steps > 0 and idle + decode_dynamic / itl > POWER_CAP_WARNING_RATIO * tdp:
+        warnings |= codes.WARN_POWER_CAPPED
+
+    # -- whole run
+    wave_time = ttft_wave + decode_steps * itl
+    makespan = waves * wave_time
+    ttft = ttft_wave + (waves - 1) / 2.0 * wave_time
+    devices = tp * pp * dp
+    energy_per_device = waves * (prefill_power * ttft_wave + decode_power * decode_steps * itl)
+    energy = energy_per_device * devices
+    total_tokens = dp * batch * (input_len + output_len)
+    output_tokens = dp * batch * output_len
+
+    out[O_FITS, j] = 1.0 if fits else 0.0
+    out[O_FIT_CODE, j] = fit_code
+    out[O_WARNINGS, j] = warnings
+    out[O_COMPUTE_PRECISION, j] = compute_code
+    out[O_WAVES, j] = waves
+    out[O_DEVICES, j] = devices
+    out[O_TTFT, j] = ttft
+    out[O_ITL, j] = itl
+    out[O_E2E, j] = makespan
+    out[O_THROUGHPUT_OUTPUT, j] = output_tokens / makespan
+    out[O_THROUGHPUT_TOTAL, j] = total_tokens / makespan
+    out[O_POWER, j] = energy / makespan
+    out[O_ENERGY, j] = energy
+    out[O_TOKENS_PER_J, j] = total_tokens / energy
+    out[O_OUTPUT_TOKENS_PER_J, j] = output_tokens / energy
+    out[O_TP_NEEDED, j] = tp_needed
+    out[O_OFFLOAD_NEEDED, j] = offload_needed
+    out[O_RIDGE, j] = peak / accel[A_RIDGE_BANDWIDTH, a]
+    out[O_WEIGHTS, j] = weights
+    out[O_WEIGHTS_FAR, j] = weights_far
+    out[O_KV, j] = batch * kv_sequence
+    out[O_ACTIVATIONS, j] = activation_bytes(batch)
+    out[O_OVERHEAD, j] = overhead
+    out[O_USABLE, j] = usable
+    out[O_CAPACITY, j] = capacity
+    out[O_FAR_USABLE, j] = far_usable
+    out[O_MAX_BATCH, j] = max_batch
+    out[O_RESIDENT, j] = resident
+    out[O_PRE_FLOPS, j] = n_chunks * pre_flops
+    out[O_PRE_BYTES, j] = n_chunks * pre_bytes
+    out[O_PRE_TIME, j] = ttft_wave
+    out[O_PRE_T_COMPUTE, j] = pre_tc
+    out[O_PRE_T_MEMORY, j] = pre_tm
+    out[O_PRE_T_COMM, j] = pre_tcomm
+    out[O_PRE_T_OVERHEAD, j] = overhead_time
+    out[O_PRE_BOUND, j] = bound_of(pre_tc, pre_tm, pre_tcomm, overhead_time)
+    out[O_PRE_POWER, j] = prefill_power
+    out[O_DEC_FLOPS, j] = micro_batches * dec_flops
+    out[O_DEC_BYTES, j] = micro_batches * dec_bytes
+    out[O_DEC_TIME, j] = itl
+    out[O_DEC_T_COMPUTE, j] = dec_tc
+    out[O_DEC_T_MEMORY, j] = dec_tm
+    out[O_DEC_T_COMM, j] = dec_tcomm
+    out[O_DEC_T_OVERHEAD, j] = overhead_time
+    out[O_DEC_BOUND, j] = bound_of(dec_tc, dec_tm, dec_tcomm, overhead_time)
+    out[O_DEC_POWER, j] = decode_power
+
+
+@jit
+def bound_of(compute_time, memory_time, communication_time, overhead_time):
+    """Index of the largest term; ties go to the earlier one (compute, memory, comm, overhead)."""
+    best = codes.BOUND_COMPUTE
+    largest = compute_time
+    if memory_time > largest:
+        best = codes.BOUND_MEMORY
+        largest = memory_time
+    if communication_time > largest:
+        best = codes.BOUND_COMMUNICATION
+        largest = communication_time
+    if overhead_time > largest:
+        best = codes.BOUND_OVERHEAD
+    return best
+
+
+@jit
+def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
+    """Evaluate every column of ``scenarios`` into the same column of ``out``."""
+    for j in range(scenarios.shape[1]):
+        evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out)

@@ -1,0 +1,146 @@
+"""The numba kernels equal the reference model to 1e-9 on randomly drawn scenarios, over
+every catalog model and accelerator, including layouts that do not fit or do not divide."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from accelscope.engine import kernels
+from accelscope.engine.api import result_from_column
+from accelscope.engine.precision import PRECISIONS
+from accelscope.engine.scenario import Scenario
+
+RELATIVE = 1e-9
+
+
+def _flatten(value: object, prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for field in dataclasses.fields(value):
+        if field.name == "scenario":
+            continue
+        item = getattr(value, field.name)
+        if dataclasses.is_dataclass(item):
+            flat.update(_flatten(item, f"{prefix}{field.name}."))
+        else:
+            flat[prefix + field.name] = item
+    return flat
+
+
+def assert_same(reference, kernel, scenario) -> None:
+    expected, actual = _flatten(reference), _flatten(kernel)
+    assert expected.keys() == actual.keys()
+    for key, want in expected.items():
+        got = actual[key]
+        if isinstance(want, str | bool):
+            assert got == want, f"{key}: kernel {got!r} != reference {want!r} for {scenario}"
+        else:
+            scale = max(abs(want), abs(got), 1e-300)
+            assert abs(want - got) <= RELATIVE * scale, f"{key}: kernel {got!r} != reference {want!r} for {scenario}"
+
+
+def random_scenarios(engine, count: int, seed: int) -> list[Scenario]:
+    rng = random.Random(seed)
+    models = list(engine.catalog.models.values())
+    accelerators = list(engine.catalog.accelerators)
+    scenarios = []
+    for _ in range(count):
+        model = rng.choice(models)
+        tp = rng.choice([1, 1, 2, 3, 4, 8, 16, 64, 256])
+        ep = rng.choice([1, 1, 2, 4, tp]) if model.moe else rng.choice([1, 1, 1, 2])
+        scenarios.append(
+            Scenario(
+                model=model.id,
+                accelerator=rng.choice(accelerators),
+                batch=rng.choice([1, 2, 7, 64, 256, 1024, rng.randint(1, 100_000)]),
+                input_len=rng.choice([1, 128, 1000, 8192, 32768, 131072, rng.randint(1, 2_000_000)]),
+                output_len=rng.choice([1, 2, 256, 4096, rng.randint(1, 100_000)]),
+                weight_precision=rng.choice(PRECISIONS),
+                activation_precision=rng.choice(PRECISIONS),
+                kv_precision=rng.choice(PRECISIONS),
+                tp=tp,
+                pp=rng.choice([1, 1, 2, 3, 4, 8, 200]),
+                ep=ep,
+                dp=rng.choice([1, 1, 4]),
+                offload=rng.choice([0.0, 0.0, 0.25, 0.9, 1.0]),
+            )
+        )
+    return scenarios
+
+
+def test_kernels_equal_reference_on_random_scenarios(engine):
+    scenarios = random_scenarios(engine, 3000, seed=20261122)
+    out = engine.evaluate(scenarios)
+    assert np.isfinite(out).all()
+    for column, scenario in enumerate(scenarios):
+        assert_same(engine.reference(scenario), result_from_column(out, column, scenario), scenario)
+
+
+def test_every_model_on_every_accelerator_answers_finitely(engine):
+    """The issue's "done when": every pair answers with finite numbers or a reason."""
+    for model in engine.catalog.models:
+        for accelerator in engine.catalog.accelerators:
+            result = engine.predict(Scenario(model, accelerator, batch=8))
+            numbers = [v for v in _flatten(result).values() if isinstance(v, float | int)]
+            assert all(math.isfinite(v) for v in numbers), (model, accelerator)
+            assert result.itl_s > 0 and result.ttft_s > 0 and result.tokens_per_joule > 0
+            if not result.fits:
+                assert result.fit_reason and result.fit_reason != "fits"
+
+
+def test_sweep_in_one_call_matches_single_calls(engine):
+    """One kernel call over a batch sweep gives what separate calls give."""
+    sweep = [Scenario("qwen3-32b", "mi300x", batch=b) for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)]
+    together = engine.evaluate(sweep)
+    for column, scenario in enumerate(sweep):
+        alone = engine.evaluate([scenario])
+        np.testing.assert_array_equal(together[:, column], alone[:, 0])
+
+
+def test_kernels_with_jit_disabled_match(engine, tmp_path):
+    """The kernel source run as plain Python (NUMBA_DISABLE_JIT=1) gives the same numbers."""
+    scenarios = random_scenarios(engine, 40, seed=7)
+    expected = engine.evaluate(scenarios)
+    payload = tmp_path / "scenarios.json"
+    payload.write_text(json.dumps([dataclasses.asdict(s) for s in scenarios]))
+    code = (
+        "import json, sys, numpy\n"
+        "from accelscope.engine.api import Engine\n"
+        "from accelscope.engine.scenario import Scenario\n"
+        "scenarios = [Scenario(**item) for item in json.load(open(sys.argv[1]))]\n"
+        "numpy.save(sys.argv[2], Engine().evaluate(scenarios))\n"
+    )
+    result_file = tmp_path / "out.npy"
+    environment = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    subprocess.run([sys.executable, "-c", code, str(payload), str(result_file)], check=True, env=environment)
+    np.testing.assert_allclose(np.load(result_file), expected, rtol=RELATIVE, atol=0)
+
+
+def test_output_rows_are_distinct_and_complete():
+    rows = [value for name, value in vars(kernels).items() if name.startswith("O_") and isinstance(value, int)]
+    assert sorted(rows) == list(range(kernels.N_OUTPUT_ROWS))
+    model_rows = [value for name, value in vars(kernels).items() if name.startswith("M_") and isinstance(value, int)]
+    assert sorted(model_rows) == list(range(kernels.N_MODEL_ROWS))
+    accel_rows = [value for name, value in vars(kernels).items() if name.startswith("A_") and isinstance(value, int)]
+    assert sorted(accel_rows) == list(range(kernels.N_ACCEL_ROWS))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_scenario_table_round_trip(engine, seed):
+    """Packing keeps every scenario field where the kernel reads it."""
+    from accelscope.engine.pack import PRECISION_CODE, pack_scenarios
+
+    scenarios = random_scenarios(engine, 20, seed)
+    table = pack_scenarios(scenarios, engine.model_index, engine.accelerator_index)
+    for column, s in enumerate(scenarios):
+        assert table[kernels.S_BATCH, column] == s.batch
+        assert table[kernels.S_P_KV, column] == PRECISION_CODE[s.kv_precision]
+        assert table[kernels.S_OFFLOAD, column] == s.offload
+        assert table[kernels.S_MODEL, column] == engine.model_index[s.model]

@@ -1,0 +1,257 @@
+"""The reference model against numbers worked out by hand, with the arithmetic written here.
+
+Constants used below (resources/efficiency.toml, class gpu-simt): compute efficiency 0.70,
+memory efficiency 0.85, per-layer overhead 10 µs, usable memory 0.90, runtime 1.5 GB,
+interconnect efficiency 0.80. H100 SXM (catalog): 989.4 TFLOP/s dense BF16, 3.35 TB/s HBM3,
+80 GiB. If a catalog value or constant changes, these tests say so first.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from accelscope.engine import codes
+from accelscope.engine.reference import (
+    causal_positions,
+    chunk_reread_positions,
+    expected_max_standard_normal,
+    experts_touched_busiest_device,
+    ring_all_reduce_time,
+    token_imbalance,
+)
+from accelscope.engine.scenario import Scenario
+
+REL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def h100(catalog):
+    accelerator = catalog.accelerators["h100-sxm"]
+    assert accelerator.peak("bf16") == pytest.approx(989.4e12)
+    assert float(accelerator.tier("device").bandwidth_Bps) == pytest.approx(3.35e12)
+    return accelerator
+
+
+def test_constants_are_those_the_hand_cases_use(engine):
+    gpu = engine.constants.for_class("gpu-simt")
+    assert (gpu.compute_efficiency, gpu.memory_efficiency, gpu.per_layer_overhead_s) == (0.70, 0.85, 10e-6)
+    assert (gpu.usable_memory_fraction, gpu.runtime_overhead_bytes, gpu.interconnect_efficiency) == (0.90, 1.5e9, 0.80)
+    assert engine.constants.prefill_chunk_tokens == 8192
+
+
+def test_llama_8b_bf16_decode_batch_1_on_h100(engine, h100):
+    """Llama-3.1-8B (32 layers, d=4096, 32 heads / 8 KV heads of 128, FFN 14336, vocab 128256).
+
+    Per layer: q 4096·4096 + k,v 2·4096·1024 + o 4096·4096 = 41,943,040; FFN 3·4096·14336
+    = 176,160,768; so blocks 32·218,103,808 = 6,979,321,856. Norms (2·32+1)·4096 = 266,240.
+    LM head 128256·4096 = 525,336,576.
+
+    Bytes read per decode step, BF16 (2 bytes):
+      weights  (6,979,321,856 + 266,240 + 525,336,576)·2  = 15,009,849,344
+      KV read  mean context 1024 + 256/2 = 1152 tokens · 32 layers · 2·8·128 · 2 B = 150,994,944
+      KV write one token: 32 · 4096 B                     =        131,072
+      activations 32 layers · 2 B · (4·4096 + 2·14336)     =      2,883,584
+      total                                               = 15,163,858,944
+    FLOPs: 2·6,979,321,856 + 2·4096·128256 (LM head) + 1152 positions · 32 layers · 4·32·128
+    (attention) = 13,958,643,712 + 1,050,673,152 + 603,979,776 = 15,613,296,640.
+    Memory time 15,163,858,944 / (3.35e12 · 0.85) = 5.3253 ms; compute 15.61e9 / (989.4e12 · 0.7)
+    = 0.0225 ms: memory-bound. ITL = 5.3253 + 32 · 10 µs = 5.6453 ms. OI = 1.03 FLOP/byte, close
+    to 2B/p = 1 with B = 1 and p = 2 bytes (attention adds the rest).
+    """
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=1024, output_len=256))
+    bytes_per_step = 15_009_849_344 + 150_994_944 + 131_072 + 2_883_584
+    flops_per_step = 2 * 6_979_321_856 + 2 * 4096 * 128256 + 1152 * 32 * 4 * 32 * 128
+    assert bytes_per_step == 15_163_858_944 and flops_per_step == 15_613_296_640
+    decode = result.decode
+    assert decode.bytes_per_device == pytest.approx(bytes_per_step, rel=REL)
+    assert decode.flops_per_device == pytest.approx(flops_per_step, rel=REL)
+    memory_time = bytes_per_step / (3.35e12 * 0.85)
+    assert decode.memory_time_s == pytest.approx(memory_time, rel=REL)
+    assert decode.compute_time_s == pytest.approx(flops_per_step / (989.4e12 * 0.70), rel=REL)
+    assert decode.bound == "memory"
+    assert result.itl_s == pytest.approx(memory_time + 32 * 10e-6, rel=REL)
+    assert result.itl_s == pytest.approx(5.6453e-3, rel=1e-4)
+    assert decode.operational_intensity == pytest.approx(flops_per_step / bytes_per_step, rel=REL)
+    assert result.ridge_point == pytest.approx(989.4e12 / 3.35e12, rel=REL)  # ≈ 295 FLOP/byte
+
+
+def test_llama_8b_memory_fit_on_h100(engine):
+    """Weights 8,030,261,248 params · 2 B = 16,060,522,496 B per device (all of them, input
+    embedding included). KV per token 131,072 B; at the full context 1024 + 256 = 1280 tokens a
+    sequence holds 167,772,160 B. Usable 0.9 · 80 GiB = 77,309,411,328 B; minus runtime
+    1.5e9 B and weights leaves 59,748,888,832 B.
+
+    Activation workspace: per prompt token 2 B · (2·4096 + (32+16)·128 + 2·14336) = 86,016 B,
+    up to one 8192-token chunk; FP32 logits 128256 · 4 = 513,024 B per sequence.
+    Beyond 8192/1024 = 8 sequences the chunk is full: 59,748,888,832 − 8192 · 86,016
+    = 59,044,245,504 B for (167,772,160 + 513,024) B per sequence → 350 sequences.
+    """
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=1024, output_len=256))
+    memory = result.memory
+    assert memory.weights_bytes == pytest.approx(16_060_522_496, rel=REL)
+    assert memory.kv_cache_bytes == pytest.approx(167_772_160, rel=REL)
+    assert memory.usable_bytes == pytest.approx(0.9 * 80 * 2**30, rel=REL)
+    available = 0.9 * 80 * 2**30 - 1.5e9 - 16_060_522_496
+    per_sequence = 167_772_160 + 128256 * 4
+    assert memory.max_batch == math.floor((available - 8192 * 86_016) / per_sequence) == 350
+    assert result.fits and result.fit_code == codes.FIT_OK and result.waves == 1
+
+
+def test_llama_70b_needs_two_h100s(engine):
+    """Llama-3.3-70B in BF16: ~70.6e9 params · 2 B ≈ 141 GB > 77.3 GB usable on one H100, so
+    it does not fit; at TP=2 each device holds ≈ 70.6 GB, which fits beside one sequence."""
+    result = engine.reference(Scenario("llama-3.3-70b", "h100-sxm", batch=1))
+    assert not result.fits
+    assert result.fit_code == codes.FIT_WEIGHTS_DO_NOT_FIT
+    assert result.memory.weights_bytes == pytest.approx(2 * engine.model("llama-3.3-70b").total_params, rel=REL)
+    assert result.tp_needed == 2
+    # The far tier (host memory over PCIe) can take the excess: ≈ 1 − (77.3 − 1.5 − ...)/141.
+    assert 0.4 < result.offload_needed < 0.5
+    at_tp2 = engine.reference(Scenario("llama-3.3-70b", "h100-sxm", batch=1, tp=2))
+    assert at_tp2.fits
+    # The second paper's guideline: weights above 80% of memory starve the KV cache.
+    assert at_tp2.warning_bits & codes.WARN_KV_STARVED
+
+
+def test_tensor_parallel_all_reduce_on_decode(engine, h100):
+    """TP=2: two ring all-reduces per layer of B·d·2 bytes = 8192 B at batch 1. Each takes
+    2·(1/2)·8192 / (bw · 0.8) + 2·1·latency; 32 layers → 64 all-reduces per step."""
+    bandwidth = float(h100.interconnect.bandwidth_per_direction_Bps) * 0.8
+    latency = float(h100.interconnect.latency_s)
+    one = 2 * (2 - 1) / 2 * 8192 / bandwidth + 2 * (2 - 1) * latency
+    assert ring_all_reduce_time(8192, 2, bandwidth, latency) == pytest.approx(one, rel=REL)
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1, tp=2))
+    assert result.decode.communication_time_s == pytest.approx(64 * one, rel=REL)
+
+
+def test_moe_expert_traffic_grows_with_batch(engine):
+    """Mixtral-8x7B: 8 experts, top-2. At batch 1 a step touches 1 − (1 − 2/8)^1 = 1/4 of the
+    8 experts = 2 per layer; at batch 16, 8·(1 − 0.75^16) = 7.92 of them. Expert weights read
+    grow by 7.92/2 ≈ 3.96× while the expert FLOPs grow 16×."""
+    model = engine.model("mixtral-8x7b")
+    expert_bytes = model.expert_params * 2 * model.n_moe_layers
+
+    def expert_read(batch: int) -> float:
+        result = engine.reference(Scenario("mixtral-8x7b", "h100-sxm", batch=batch, tp=2))
+        return result
+
+    one = engine.reference(Scenario("mixtral-8x7b", "mi300x", batch=1))
+    sixteen = engine.reference(Scenario("mixtral-8x7b", "mi300x", batch=16))
+    touched_1 = 8 * (1 - 0.75**1)
+    touched_16 = 8 * (1 - 0.75**16)
+    assert touched_1 == pytest.approx(2.0)
+    # Difference of bytes between the two steps: experts + batch-proportional KV/activations.
+    grow = sixteen.decode.bytes_per_device - one.decode.bytes_per_device
+    expert_part = (touched_16 - touched_1) * expert_bytes
+    assert grow > expert_part
+    assert grow < expert_part * 1.2  # the rest is KV and activations of 15 more sequences
+    assert expert_read(1).fits is False or True  # a TP=2 layout evaluates without error
+
+
+def test_deepseek_mla_kv_cache_is_the_latent(engine):
+    """DeepSeek-R1 keeps 512 (latent) + 64 (RoPE key) = 576 elements per token per layer, over
+    61 layers: 576 · 61 · 2 B = 70,272 B per token in BF16 — versus 2·128·128·61·2 B ≈ 4 MB for
+    the same heads without MLA. Tensor parallelism does not split it."""
+    model = engine.model("deepseek-r1")
+    assert model.kv_elements_per_token_per_layer == 576
+    one = engine.reference(Scenario("deepseek-r1", "mi300x", batch=1, input_len=1000, output_len=24, tp=8))
+    assert one.memory.kv_cache_bytes == pytest.approx(576 * 61 * 2 * 1024, rel=REL)
+
+
+def test_offload_charges_the_link(engine):
+    """Half the weights of Llama-3.1-8B in host memory: 7.5e9 bytes read per step over the
+    host link (PCIe or C2C) at link efficiency 0.85 dominate the step."""
+    base = engine.reference(Scenario("llama-3.1-8b", "h100-sxm"))
+    half = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", offload=0.5))
+    host = engine.catalog.accelerators["h100-sxm"].tier("far")
+    link = host.effective_bandwidth_Bps * 0.85
+    read = 15_009_849_344 * 0.5
+    assert half.decode.memory_time_s - base.decode.memory_time_s == pytest.approx(
+        read / link - read / (3.35e12 * 0.85), rel=1e-6
+    )
+    assert half.memory.weights_far_bytes == pytest.approx(0.5 * 16_060_522_496, rel=REL)
+
+
+def test_pipeline_decode_sums_stages(engine):
+    """PP=2 at batch 1: one micro-batch; each stage has 16 layers, the step passes both stages
+    and one activation transfer of 4096·2 B."""
+    one = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", pp=2))
+    stage = (
+        max(one.decode.compute_time_s, one.decode.memory_time_s)
+        + one.decode.communication_time_s
+        + one.decode.overhead_time_s
+    )
+    assert one.decode.overhead_time_s == pytest.approx(16 * 10e-6, rel=REL)
+    accelerator = engine.catalog.accelerators["h100-sxm"]
+    hop = 8192 / (float(accelerator.interconnect.bandwidth_per_direction_Bps) * 0.8) + float(
+        accelerator.interconnect.latency_s
+    )
+    assert one.itl_s == pytest.approx(2 * stage + hop, rel=REL)
+
+
+def test_kv_waves_when_the_batch_does_not_fit(engine):
+    """A batch above the largest that fits runs in waves of at most that size: 1000 sequences
+    with room for 350 → 3 waves of 334, and the run takes 3 waves' time."""
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1000))
+    assert result.fits and result.memory.max_batch == 350
+    assert result.waves == 3 and result.memory.resident_batch == 334
+    assert result.warning_bits & codes.WARN_KV_WAVES
+    wave = result.prefill.time_s + 255 * result.itl_s
+    assert result.e2e_latency_s == pytest.approx(3 * wave, rel=REL)
+    assert result.throughput_output_tok_s == pytest.approx(1000 * 256 / (3 * wave), rel=REL)
+
+
+def test_throughput_and_energy_count_what_they_say(engine):
+    """Output tokens/s = B·O / e2e; total counts B·(I + O); tokens/J counts input + output."""
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=8, dp=2))
+    e2e = result.e2e_latency_s
+    assert result.throughput_output_tok_s == pytest.approx(2 * 8 * 256 / e2e, rel=REL)
+    assert result.throughput_total_tok_s == pytest.approx(2 * 8 * 1280 / e2e, rel=REL)
+    assert result.tokens_per_joule == pytest.approx(2 * 8 * 1280 / result.energy_J, rel=REL)
+    assert result.power_W == pytest.approx(result.energy_J / e2e, rel=REL)
+    accelerator = engine.catalog.accelerators["h100-sxm"]
+    assert float(accelerator.idle_W) * 2 <= result.power_W <= float(accelerator.tdp_W) * 2
+
+
+def test_layout_problems_are_reported_not_raised(engine):
+    dense_ep = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", ep=2))
+    assert not dense_ep.fits and dense_ep.fit_code == codes.FIT_EP_ON_DENSE_MODEL
+    ep_tp = engine.reference(Scenario("mixtral-8x7b", "mi300x", tp=2, ep=4))
+    assert ep_tp.fit_code == codes.FIT_EP_NOT_DIVIDING_TP
+    uneven = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", tp=3))
+    assert uneven.fits and uneven.warning_bits & codes.WARN_TP_UNEVEN_HEADS
+    for result in (dense_ep, ep_tp, uneven):
+        assert math.isfinite(result.itl_s) and result.itl_s > 0
+
+
+# ---- the small formulas ---------------------------------------------------------------
+
+
+def test_expected_maximum_of_normals():
+    """Blom's approximation against the exact expected maxima (tables of order statistics):
+    n = 2: 0.5642 (1/√π), 4: 1.0294, 8: 1.4236, 16: 1.7660. Blom is 4.5% high at n = 2, 2% at
+    n = 4 and under 1% from n = 8."""
+    for n, exact, tolerance in ((2, 0.5642, 0.05), (4, 1.0294, 0.02), (8, 1.4236, 0.01), (16, 1.7660, 0.01)):
+        assert expected_max_standard_normal(n) == pytest.approx(exact, rel=tolerance)
+    assert expected_max_standard_normal(1) == 0.0
+
+
+def test_routing_imbalance_and_touched_experts():
+    assert token_imbalance(64, 1) == 1.0
+    # 64 assignments over 4 devices: 1 + 1.0294·sqrt(3/64) ≈ 1.2229
+    assert token_imbalance(64, 4) == pytest.approx(1 + expected_max_standard_normal(4) * math.sqrt(3 / 64))
+    assert token_imbalance(1, 8) <= 8
+    # ep = 1 is DESIGN.md's E·(1 − (1 − k/E)^B)
+    q = 1 - (1 - 8 / 256) ** 16
+    assert experts_touched_busiest_device(256, q, 1) == pytest.approx(256 * q)
+    assert experts_touched_busiest_device(2, 0.5, 4) <= 2
+
+
+def test_causal_and_chunked_positions():
+    assert causal_positions(4, 0) == 10  # 1 + 2 + 3 + 4
+    assert causal_positions(10, 4) == 10 + 6 * 4  # capped at the window after 4 tokens
+    assert chunk_reread_positions(1000, 8192, 0) == 0
+    # 3 chunks of 100: the 2nd reads 100 earlier positions, the 3rd 200.
+    assert chunk_reread_positions(300, 100, 0) == 300
+    assert chunk_reread_positions(300, 100, 150) == 100 + 150
