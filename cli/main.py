@@ -1,0 +1,269 @@
+"""The ``accelscope`` command: the desktop app with no arguments, or a CLI sub-command.
+
+    accelscope                      open the app
+    accelscope catalog [--json]     accelerators and models with their key figures
+    accelscope predict ...          one static-batch scenario (or many with --jsonl)
+
+Bad arguments give one line on stderr naming the problem and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from typing import NoReturn, TextIO
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but an error is one line on stderr (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from accelscope.engine.precision import PRECISIONS
+
+    parser = _Parser(prog="accelscope", description="Explore LLM inference across AI accelerators.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    catalog = commands.add_parser("catalog", help="list accelerators and models with their key figures")
+    catalog.add_argument("--json", action="store_true", help="print one JSON object")
+
+    predict = commands.add_parser(
+        "predict",
+        help="predict one static batch: B prompts of I tokens prefilled together, then O tokens decoded for each",
+    )
+    predict.add_argument("--model", help="catalog model id, or a path to a config.json or model .toml")
+    predict.add_argument("--accelerator", help="catalog accelerator id")
+    predict.add_argument("--batch", type=_positive_int, default=1, help="concurrent sequences per replica")
+    predict.add_argument("--input-len", type=_positive_int, default=1024, help="prompt tokens per sequence")
+    predict.add_argument("--output-len", type=_positive_int, default=256, help="generated tokens per sequence")
+    predict.add_argument("--precision", choices=PRECISIONS, default="bf16",
+                         help="activation (compute) precision; also weights and KV cache unless given")
+    predict.add_argument("--weight-precision", choices=PRECISIONS, help="weight precision (default: --precision)")
+    predict.add_argument("--kv-precision", choices=PRECISIONS, help="KV-cache precision (default: --precision)")
+    predict.add_argument("--tp", type=_positive_int, default=1, help="tensor-parallel devices per stage")
+    predict.add_argument("--pp", type=_positive_int, default=1, help="pipeline stages")
+    predict.add_argument("--ep", type=_positive_int, default=1, help="expert-parallel degree (divides --tp)")
+    predict.add_argument("--dp", type=_positive_int, default=1, help="data-parallel replicas")
+    predict.add_argument("--offload", type=_fraction, default=0.0, help="fraction of weights kept in far memory")
+    predict.add_argument("--jsonl", metavar="FILE",
+                         help="read one scenario object per line from FILE ('-' for stdin), print one result per line")
+    predict.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        from accelscope.gui.app import run
+
+        return run()
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            raise UsageError("accelscope: give a command (catalog, predict) or none to open the app")
+        if args.command == "catalog":
+            return _catalog(args, sys.stdout)
+        return _predict(args, sys.stdout)
+    except UsageError as error:
+        print(str(error), file=sys.stderr)
+        return USAGE_ERROR
+    except BrokenPipeError:
+        return 0
+
+
+# ---- catalog ------------------------------------------------------------------------------
+
+
+def _catalog(args: argparse.Namespace, out: TextIO) -> int:
+    from accelscope.engine.catalog import Catalog
+    from accelscope.engine.errors import AccelscopeError
+
+    from .report import accelerator_summary, model_summary
+
+    try:
+        catalog = Catalog.load()
+    except AccelscopeError as error:
+        raise UsageError(f"accelscope catalog: {error}") from None
+    accelerators = [accelerator_summary(a) for a in catalog.accelerators.values()]
+    models = [model_summary(m) for m in catalog.models.values()]
+    if args.json:
+        json.dump({"accelerators": accelerators, "models": models, "problems": catalog.problems},
+                  out, indent=2, allow_nan=False)
+        out.write("\n")
+        return 0
+    out.write(f"{'accelerator':<14} {'class':<23} {'BF16 TFLOP/s':>12} {'memory GB':>10} {'TB/s':>7} {'TDP W':>7}  name\n")
+    for a in accelerators:
+        out.write(
+            f"{a['id']:<14} {a['architecture_class']:<23} {a['peak_flops'].get('bf16', 0) / 1e12:>12.0f} "
+            f"{a['memory_gb']:>10.1f} {a['memory_bandwidth_Bps'] / 1e12:>7.2f} {a['tdp_w']:>7.0f}  {a['name']}\n"
+        )
+    out.write(f"\n{'model':<24} {'total B':>8} {'active B':>9} {'layers':>6} {'attention':>9} {'KV KB/token':>12}  name\n")
+    for m in models:
+        out.write(
+            f"{m['id']:<24} {m['total_params'] / 1e9:>8.1f} {m['active_params'] / 1e9:>9.1f} {m['n_layers']:>6} "
+            f"{m['attention']:>9} {m['kv_cache_bytes_per_token_bf16'] / 1e3:>12.1f}  {m['name']}\n"
+        )
+    for problem in catalog.problems:
+        out.write(f"warning: {problem}\n")
+    return 0
+
+
+# ---- predict ------------------------------------------------------------------------------
+
+JSONL_KEYS = {
+    "model", "accelerator", "batch", "input_len", "output_len", "precision", "weight_precision",
+    "activation_precision", "kv_precision", "tp", "pp", "ep", "dp", "offload",
+}
+
+
+def _predict(args: argparse.Namespace, out: TextIO) -> int:
+    from accelscope.engine.api import Engine
+    from accelscope.engine.errors import AccelscopeError
+    from accelscope.engine.scenario import Scenario
+
+    from .report import result_to_dict, result_to_text
+
+    if args.jsonl is not None:
+        return _predict_jsonl(args, out)
+    if not args.model or not args.accelerator:
+        raise UsageError("accelscope predict: --model and --accelerator are required (or --jsonl FILE)")
+    try:
+        engine = Engine()
+        scenario = Scenario(
+            model=args.model,
+            accelerator=args.accelerator,
+            batch=args.batch,
+            input_len=args.input_len,
+            output_len=args.output_len,
+            weight_precision=args.weight_precision or args.precision,
+            activation_precision=args.precision,
+            kv_precision=args.kv_precision or args.precision,
+            tp=args.tp,
+            pp=args.pp,
+            ep=args.ep,
+            dp=args.dp,
+            offload=args.offload,
+        )
+        result = engine.predict(scenario)
+    except AccelscopeError as error:
+        raise UsageError(f"accelscope predict: {error}") from None
+    model = engine.model(result.scenario.model)
+    accelerator = engine.catalog.accelerator(result.scenario.accelerator)
+    if args.json:
+        json.dump(result_to_dict(result, model, accelerator, engine.constants), out, indent=2, allow_nan=False)
+        out.write("\n")
+    else:
+        out.write(result_to_text(result, model, accelerator))
+    return 0
+
+
+def scenario_from_object(data: object) -> dict[str, object]:
+    """Scenario fields from one JSONL object, with the CLI's defaults and names."""
+    if not isinstance(data, dict):
+        raise ValueError("each line must be a JSON object")
+    unknown = sorted(set(data) - JSONL_KEYS)
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(JSONL_KEYS))}")
+    for required in ("model", "accelerator"):
+        if not isinstance(data.get(required), str):
+            raise ValueError(f"{required!r} must be given as a string")
+    precision = data.get("precision", "bf16")
+    fields: dict[str, object] = {
+        "model": data["model"],
+        "accelerator": data["accelerator"],
+        "batch": data.get("batch", 1),
+        "input_len": data.get("input_len", 1024),
+        "output_len": data.get("output_len", 256),
+        "activation_precision": data.get("activation_precision", precision),
+        "weight_precision": data.get("weight_precision", precision),
+        "kv_precision": data.get("kv_precision", precision),
+        "tp": data.get("tp", 1),
+        "pp": data.get("pp", 1),
+        "ep": data.get("ep", 1),
+        "dp": data.get("dp", 1),
+        "offload": data.get("offload", 0.0),
+    }
+    return fields
+
+
+def _read_lines(name: str) -> Iterable[str]:
+    if name == "-":
+        return sys.stdin
+    try:
+        with open(name, encoding="utf-8") as handle:
+            return handle.read().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"accelscope predict: cannot read {name}: {error}") from None
+
+
+def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
+    """Every valid line is evaluated in one kernel call; results keep the input order. A bad
+    line yields ``{"line": n, "error": ...}`` in its place and the exit status is 2."""
+    from accelscope.engine.api import Engine, result_from_column
+    from accelscope.engine.errors import AccelscopeError
+    from accelscope.engine.scenario import Scenario
+
+    from .report import result_to_dict
+
+    engine = Engine()
+    entries: list[Scenario | str] = []
+    for number, line in enumerate(_read_lines(args.jsonl), start=1):
+        if not line.strip():
+            continue
+        try:
+            scenario = Scenario(**scenario_from_object(json.loads(line)))  # type: ignore[arg-type]
+            entries.append(engine.resolve(scenario))
+        except (ValueError, TypeError, AccelscopeError) as error:
+            entries.append(f"line {number}: {error}")
+    scenarios = [entry for entry in entries if isinstance(entry, Scenario)]
+    table = engine.evaluate(scenarios) if scenarios else None
+    column = 0
+    failed = False
+    for entry in entries:
+        if isinstance(entry, str):
+            failed = True
+            print(f"accelscope predict: {entry}", file=sys.stderr)
+            out.write(json.dumps({"error": entry}) + "\n")
+            continue
+        result = result_from_column(table, column, entry)
+        column += 1
+        model = engine.model(entry.model)
+        accelerator = engine.catalog.accelerator(entry.accelerator)
+        out.write(json.dumps(result_to_dict(result, model, accelerator, engine.constants), allow_nan=False) + "\n")
+    return USAGE_ERROR if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
