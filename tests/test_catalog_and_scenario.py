@@ -1,0 +1,87 @@
+"""The combined catalog (bundled + user folder), the constants file, and scenario checks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from accelscope.engine.catalog import Catalog, user_data_dir
+from accelscope.engine.efficiency import load_constants
+from accelscope.engine.errors import CatalogError, ScenarioError
+from accelscope.engine.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_tests_never_use_the_real_user_folder():
+    assert "accelscope-test-data-" in str(user_data_dir())
+
+
+def test_user_files_join_the_catalog_and_bad_ones_are_listed(tmp_path):
+    accelerators = tmp_path / "accelerators"
+    models = tmp_path / "models"
+    accelerators.mkdir()
+    models.mkdir()
+    text = (ROOT / "resources" / "accelerators" / "h100-sxm.toml").read_text()
+    (accelerators / "my-h100.toml").write_text(text.replace('id = "h100-sxm"', 'id = "my-h100"'))
+    (accelerators / "broken.toml").write_text('id = "broken"\nname = 3\n')
+    shutil.copy(ROOT / "tests" / "fixtures" / "hf" / "qwen3-8b" / "config.json", models / "my-qwen.json")
+    (models / "bad.json").write_text("[1, 2]")
+    (models / "notes.txt").write_text("ignored: not a model file")
+
+    catalog = Catalog.load(user_dir=tmp_path)
+    assert "my-h100" in catalog.accelerators and "h100-sxm" in catalog.accelerators
+    assert "my-qwen" in catalog.models
+    assert len(catalog.problems) == 2
+    assert any("broken.toml" in problem for problem in catalog.problems)
+    assert any("bad.json" in problem for problem in catalog.problems)
+    assert len(catalog.models) == 16 and len(catalog.accelerators) == 20
+
+
+def test_unknown_ids_suggest_close_ones():
+    catalog = Catalog.load(include_user=False)
+    with pytest.raises(ScenarioError, match="did you mean h100-sxm"):
+        catalog.accelerator("h100-smx")
+    with pytest.raises(ScenarioError, match="model file not found"):
+        catalog.model("/nowhere/config.json")
+
+
+def test_constants_file_errors_name_the_field(tmp_path):
+    text = (ROOT / "resources" / "efficiency.toml").read_text()
+    bad = tmp_path / "efficiency.toml"
+    bad.write_text(text.replace("compute_efficiency = { value = 0.70", "compute_efficiency = { value = 1.70", 1))
+    with pytest.raises(CatalogError, match=r"efficiency.toml: classes.gpu-simt.compute_efficiency.value: 1.7 is outside"):
+        load_constants(bad)
+    bad.write_text(text.replace('per_layer_overhead_s = { value = 10e-6, basis = "', 'per_layer_overhead_s = { value = 10e-6, basis = "" , x = "', 1))
+    with pytest.raises(CatalogError, match="per_layer_overhead_s.basis"):
+        load_constants(bad)
+    bad.write_text("not toml [")
+    with pytest.raises(CatalogError, match="efficiency.toml"):
+        load_constants(bad)
+
+
+def test_every_constant_has_a_basis():
+    constants = load_constants()
+    for cls in constants.classes.values():
+        assert all(len(text) > 40 for text in cls.basis.values()), cls.architecture_class
+    assert all(len(text) > 40 for text in constants.basis.values())
+
+
+@pytest.mark.parametrize(
+    "changes, fragment",
+    [
+        ({"batch": 0}, "batch"),
+        ({"batch": True}, "batch must be a whole number"),
+        ({"input_len": 2.5}, "input_len must be a whole number"),
+        ({"output_len": 10**9}, "output_len must be between"),
+        ({"tp": -1}, "tp"),
+        ({"offload": 1.5}, "offload"),
+        ({"offload": float("nan")}, "offload"),
+        ({"weight_precision": "fp6"}, "weight_precision must be one of"),
+    ],
+)
+def test_scenario_validation(changes, fragment):
+    with pytest.raises(ScenarioError, match=fragment):
+        Scenario("llama-3.1-8b", "h100-sxm").with_changes(**changes).validate()
