@@ -116,13 +116,17 @@ def result_from_column(out: np.ndarray, j: int, scenario: Scenario) -> Result:
     def phase(prefix: str) -> PhaseResult:
         row = {
             "pre": (k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME, k.O_PRE_T_COMPUTE, k.O_PRE_T_MEMORY,
-                    k.O_PRE_T_COMM, k.O_PRE_T_OVERHEAD, k.O_PRE_BOUND, k.O_PRE_POWER),
+                    k.O_PRE_T_COMM, k.O_PRE_T_OVERHEAD, k.O_PRE_BOUND, k.O_PRE_POWER,
+                    k.O_PRE_WEIGHT_BYTES, k.O_PRE_KV_BYTES),
             "dec": (k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME, k.O_DEC_T_COMPUTE, k.O_DEC_T_MEMORY,
-                    k.O_DEC_T_COMM, k.O_DEC_T_OVERHEAD, k.O_DEC_BOUND, k.O_DEC_POWER),
+                    k.O_DEC_T_COMM, k.O_DEC_T_OVERHEAD, k.O_DEC_BOUND, k.O_DEC_POWER,
+                    k.O_DEC_WEIGHT_BYTES, k.O_DEC_KV_BYTES),
         }[prefix]
         return PhaseResult(
             flops_per_device=float(out[row[0], j]),
             bytes_per_device=float(out[row[1], j]),
+            weight_bytes_per_device=float(out[row[9], j]),
+            kv_bytes_per_device=float(out[row[10], j]),
             time_s=float(out[row[2], j]),
             compute_time_s=float(out[row[3], j]),
             memory_time_s=float(out[row[4], j]),

@@ -161,7 +161,11 @@ O_DEC_T_COMM = 42
 O_DEC_T_OVERHEAD = 43
 O_DEC_BOUND = 44
 O_DEC_POWER = 45
-N_OUTPUT_ROWS = 46
+O_PRE_WEIGHT_BYTES = 46
+O_PRE_KV_BYTES = 47
+O_DEC_WEIGHT_BYTES = 48
+O_DEC_KV_BYTES = 49
+N_OUTPUT_ROWS = 50
 
 BYTES = np.array([4.0, 2.0, 2.0, 1.0, 1.0, 0.5, 0.5])  # by precision code
 UNQUANTISED_BYTES = 2.0
@@ -573,7 +577,8 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     e_link = constants[K_LINK_ENERGY]
 
     def stage_pass(tokens, sequences, attention_flops, kv_read):
-        """(flops, bytes, compute, memory, communication times, dynamic energy)."""
+        """(flops, bytes, weight bytes, KV bytes, compute, memory, communication times,
+        dynamic energy)."""
         expert_flops = 0.0
         expert_read = 0.0
         if is_moe:
@@ -631,7 +636,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
 
         compute_time = flops / compute_rate
         energy = flops * e_flop + memory_energy + comm_sent * e_link
-        return flops, total_bytes, compute_time, memory_time, comm_time, energy
+        return flops, total_bytes, weight_bytes, kv_bytes, compute_time, memory_time, comm_time, energy
 
     def point_to_point(tokens):
         if pp <= 1:
@@ -656,7 +661,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         resident * kv_per_token_layer / pp
         * (n_full * chunk_reread_positions(input_len, chunk, 0) + window_reread + chunked_reread)
     )
-    pre_flops, pre_bytes, pre_tc, pre_tm, pre_tcomm, pre_energy = stage_pass(
+    pre_flops, pre_bytes, pre_weights, pre_kv, pre_tc, pre_tm, pre_tcomm, pre_energy = stage_pass(
         chunk_tokens, resident / n_chunks, attention_prefill / n_chunks, reread_prefill / n_chunks
     )
     pre_time = max(pre_tc, pre_tm) + pre_tcomm + overhead_time
@@ -675,7 +680,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         * attended_positions(model, mi, mean_context)
     )
     kv_read_decode = micro_batch * (kv_per_token_layer * attended_positions(model, mi, mean_context) / pp)
-    dec_flops, dec_bytes, dec_tc, dec_tm, dec_tcomm, dec_energy = stage_pass(
+    dec_flops, dec_bytes, dec_weights, dec_kv, dec_tc, dec_tm, dec_tcomm, dec_energy = stage_pass(
         micro_batch, micro_batch, attention_decode, kv_read_decode
     )
     dec_time = max(dec_tc, dec_tm) + dec_tcomm + overhead_time
@@ -742,6 +747,10 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     out[O_DEC_T_OVERHEAD, j] = overhead_time
     out[O_DEC_BOUND, j] = bound_of(dec_tc, dec_tm, dec_tcomm, overhead_time)
     out[O_DEC_POWER, j] = decode_power
+    out[O_PRE_WEIGHT_BYTES, j] = n_chunks * pre_weights
+    out[O_PRE_KV_BYTES, j] = n_chunks * pre_kv
+    out[O_DEC_WEIGHT_BYTES, j] = micro_batches * dec_weights
+    out[O_DEC_KV_BYTES, j] = micro_batches * dec_kv
 
 
 @jit

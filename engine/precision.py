@@ -56,6 +56,14 @@ def bytes_per_element(precision: str) -> float:
         ) from None
 
 
+def requested_compute_format(weight_precision: str, activation_precision: str) -> str:
+    """Matrix products run in the wider of the weight and activation formats: W8A16 and
+    W4A16 multiply in 16 bits (the weights are dequantised), W8A8 in 8 bits."""
+    if bytes_per_element(activation_precision) >= bytes_per_element(weight_precision):
+        return activation_precision
+    return weight_precision
+
+
 def compute_precision(activation_precision: str, peaks: dict[str, float]) -> str:
     """The catalog peak key a device uses for matrix products at ``activation_precision``."""
     for candidate in FALLBACK[activation_precision]:

@@ -30,7 +30,13 @@ from . import codes
 from .accelerator import Accelerator, MemoryTier
 from .efficiency import Constants
 from .model import ModelArch
-from .precision import PEAK_KEY, UNQUANTISED_BYTES, bytes_per_element, compute_precision
+from .precision import (
+    PEAK_KEY,
+    UNQUANTISED_BYTES,
+    bytes_per_element,
+    compute_precision,
+    requested_compute_format,
+)
 from .scenario import Scenario
 
 _STANDARD_NORMAL = NormalDist()
@@ -125,6 +131,8 @@ class PhaseResult:
 
     flops_per_device: float
     bytes_per_device: float
+    weight_bytes_per_device: float  # of bytes_per_device: weights read
+    kv_bytes_per_device: float  # of bytes_per_device: KV cache read and written
     time_s: float
     compute_time_s: float  # of one stage pass (chunk or micro-batch)
     memory_time_s: float
@@ -215,6 +223,8 @@ def _network(accelerator: Accelerator, group: int, efficiency: float) -> _Networ
 class _StagePass:
     flops: float
     bytes_by_tier: tuple[float, ...]  # near tiers in order, then far
+    weight_bytes: float  # of which weights (dense part and routed experts)
+    kv_bytes: float  # of which KV cache read and written
     link_bytes: float
     compute_time: float
     memory_time: float
@@ -280,9 +290,9 @@ class ReferenceModel:
         p_w = bytes_per_element(s.weight_precision)
         p_a = bytes_per_element(s.activation_precision)
 
-        # Products run in the wider of the weight and activation formats (W8A16 multiplies in
-        # 16 bits), on the device's units for it or the next wider ones it has.
-        requested = s.activation_precision if p_a >= p_w else s.weight_precision
+        # Products run in the wider of the weight and activation formats, on the device's
+        # units for it or, where it has none, in 16 bits.
+        requested = requested_compute_format(s.weight_precision, s.activation_precision)
         compute_key = compute_precision(requested, a.peaks())
         if compute_key != PEAK_KEY[requested]:
             warnings |= codes.WARN_COMPUTE_FALLBACK
@@ -489,11 +499,15 @@ class ReferenceModel:
                 + attention_flops
             )
             kv_write = tokens * kv_per_token_layer * n_kv_layers / pp
-            by_tier = split_reads(dense_read + expert_read, kv_read + kv_write, activation_traffic(tokens))
+            weight_bytes = dense_read + expert_read
+            kv_bytes = kv_read + kv_write
+            by_tier = split_reads(weight_bytes, kv_bytes, activation_traffic(tokens))
             comm_time, comm_sent = communication(tokens)
             return _StagePass(
                 flops=flops,
                 bytes_by_tier=by_tier,
+                weight_bytes=weight_bytes,
+                kv_bytes=kv_bytes,
                 link_bytes=comm_sent,
                 compute_time=flops / compute_rate,
                 memory_time=memory_time(by_tier),
@@ -568,6 +582,8 @@ class ReferenceModel:
         prefill = PhaseResult(
             flops_per_device=n_chunks * prefill_pass.flops,
             bytes_per_device=n_chunks * prefill_pass.bytes,
+            weight_bytes_per_device=n_chunks * prefill_pass.weight_bytes,
+            kv_bytes_per_device=n_chunks * prefill_pass.kv_bytes,
             time_s=ttft_wave,
             compute_time_s=prefill_pass.compute_time,
             memory_time_s=prefill_pass.memory_time,
@@ -579,6 +595,8 @@ class ReferenceModel:
         decode = PhaseResult(
             flops_per_device=micro_batches * decode_pass.flops,
             bytes_per_device=micro_batches * decode_pass.bytes,
+            weight_bytes_per_device=micro_batches * decode_pass.weight_bytes,
+            kv_bytes_per_device=micro_batches * decode_pass.kv_bytes,
             time_s=itl,
             compute_time_s=decode_pass.compute_time,
             memory_time_s=decode_pass.memory_time,

@@ -66,6 +66,8 @@ def test_llama_8b_bf16_decode_batch_1_on_h100(engine, h100):
     decode = result.decode
     assert decode.bytes_per_device == pytest.approx(bytes_per_step, rel=REL)
     assert decode.flops_per_device == pytest.approx(flops_per_step, rel=REL)
+    assert decode.weight_bytes_per_device == pytest.approx(15_009_849_344, rel=REL)
+    assert decode.kv_bytes_per_device == pytest.approx(150_994_944 + 131_072, rel=REL)
     memory_time = bytes_per_step / (3.35e12 * 0.85)
     assert decode.memory_time_s == pytest.approx(memory_time, rel=REL)
     assert decode.compute_time_s == pytest.approx(flops_per_step / (989.4e12 * 0.70), rel=REL)
@@ -255,3 +257,24 @@ def test_causal_and_chunked_positions():
     # 3 chunks of 100: the 2nd reads 100 earlier positions, the 3rd 200.
     assert chunk_reread_positions(300, 100, 0) == 300
     assert chunk_reread_positions(300, 100, 150) == 100 + 150
+
+
+def test_roofline_of_h100(engine, h100):
+    """BF16 ceiling 989.4 TFLOP/s; HBM3 slope 3.35 TB/s meets it at 295.3 FLOP/byte; FP8 doubles
+    the ceiling and the ridge; an A100 asked for FP8 has no FP8 units and stays on BF16."""
+    from accelscope.engine.roofline import roofline
+
+    bf16 = roofline(h100, "bf16", "bf16", engine.constants)
+    assert bf16.compute_precision == "bf16" and bf16.peak_flops == pytest.approx(989.4e12)
+    assert bf16.ridge_point == pytest.approx(989.4e12 / 3.35e12)
+    assert bf16.sustained_flops == pytest.approx(989.4e12 * 0.70)
+    assert bf16.attainable(1.0) == pytest.approx(3.35e12)
+    assert bf16.attainable(1e4) == pytest.approx(989.4e12)
+    assert [s.level for s in bf16.slopes] == ["device", "far"]  # the L2's bandwidth is unpublished
+    fp8 = roofline(h100, "fp8", "fp8", engine.constants)
+    assert fp8.ridge_point == pytest.approx(2 * bf16.ridge_point, rel=1e-3)  # 1978.9 vs 2 x 989.4
+    a100 = roofline(engine.catalog.accelerators["a100-80gb"], "fp8", "fp8", engine.constants)
+    assert a100.compute_precision == "bf16"
+    # The engine's ridge point is the roofline's.
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", weight_precision="fp8", activation_precision="fp8"))
+    assert result.ridge_point == pytest.approx(fp8.ridge_point, rel=REL)
