@@ -32,7 +32,11 @@ class Roofline:
 
     @property
     def main_slope(self) -> RooflineSlope:
-        return next((s for s in self.slopes if s.level == "device"), self.slopes[-1])
+        """The tier that holds the model: device memory (HBM, LPDDR), or on an SRAM machine
+        the on-chip SRAM (never a far tier such as host memory or MemoryX)."""
+        device = [s for s in self.slopes if s.level == "device"]
+        near = device or [s for s in self.slopes if s.level == "on-chip"]
+        return near[-1]
 
     @property
     def ridge_point(self) -> float:

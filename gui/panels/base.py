@@ -1,0 +1,39 @@
+"""The base of every plot panel: a view of the latest Frame that can select an accelerator."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
+
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.frame import Frame
+
+
+class Panel(QWidget):
+    """A tab of the main window.
+
+    Subclasses create their plot items once and update them with ``setData`` in
+    :meth:`update_frame`; they emit :attr:`accelerator_selected` when the user clicks an
+    accelerator's bar or point, and highlight the selected one in :meth:`set_selected`.
+    :meth:`plotted` returns what is currently drawn (read back from the plot items, in display
+    units), so tests can compare it with the engine.
+    """
+
+    title: str = ""
+    accelerator_selected = Signal(str)
+
+    def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.catalog = catalog
+        self.frame: Frame | None = None
+        self.selected: str | None = None
+
+    def update_frame(self, frame: Frame) -> None:
+        raise NotImplementedError
+
+    def set_selected(self, accelerator_id: str | None) -> None:
+        self.selected = accelerator_id
+
+    def plotted(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
