@@ -1,0 +1,281 @@
+"""The explain panel: sentences that carry the engine's own numbers, formatted for people.
+
+Engine tests need no Qt; the last test shows an explanation in the panel (offscreen).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from accelscope.engine.explain import (
+    decode_crossover_batch,
+    explain,
+    format_bandwidth,
+    format_bytes,
+    format_flops,
+    format_time,
+    significant,
+)
+from accelscope.engine.scenario import Scenario
+
+LLAMA_8B_H100 = Scenario("llama-3.1-8b", "h100-sxm", batch=1)
+# A short context keeps each sequence's KV cache small, so batching can turn decode
+# compute-bound before memory runs out (at 1,024 in / 256 out it never does, see below).
+LLAMA_8B_H100_SHORT = Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=128, output_len=32)
+
+
+def only(sentences: tuple[str, ...], *needles: str) -> str:
+    """The one sentence that contains every needle."""
+    found = [s for s in sentences if all(n in s for n in needles)]
+    assert len(found) == 1, (needles, sentences)
+    return found[0]
+
+
+# ---- formatting ----------------------------------------------------------------------------
+
+
+def test_numbers_are_formatted_to_three_significant_figures():
+    assert significant(5.3253) == "5.33"
+    assert significant(0.022543) == "0.0225"
+    assert significant(9.996) == "10.0"
+    assert significant(989.4) == "989"
+    assert significant(1978.9) == "1,979"
+    assert format_bytes(15.0098e9) == "15.0 GB"
+    assert format_bytes(151.1e6) == "151 MB"
+    assert format_bytes(999.7e6) == "1.00 GB"
+    assert format_bandwidth(3.35e12) == "3.35 TB/s"
+    assert format_bandwidth(5.3e12, trim=True) == "5.3 TB/s"
+    assert format_flops(15.61e9) == "15.6 GFLOP"
+    assert format_time(5.3253e-3) == "5.33 ms"
+    assert format_time(22.54e-6) == "22.5 µs"
+    assert format_time(10e-6, trim=True) == "10 µs"
+    assert format_time(334.0) == "5.57 min"
+
+
+# ---- decode ----------------------------------------------------------------------------------
+
+
+def test_decode_sentence_plugs_the_engine_numbers_into_the_formula(engine):
+    result = engine.predict(LLAMA_8B_H100)
+    decode = explain(engine, LLAMA_8B_H100).section("Decode")
+    sentence = only(decode, "— memory-bound")
+    assert format_bytes(result.decode.weight_bytes_per_device) == "15.0 GB"
+    assert "reads 15.0 GB of weights" in sentence
+    assert f"{format_bytes(result.decode.kv_bytes_per_device)} of KV cache" in sentence
+    assert format_time(result.decode.memory_time_s) == "5.33 ms"
+    assert "at 3.35 TB/s × 0.85 that takes 5.33 ms" in sentence
+    assert (
+        f"its {format_flops(result.decode.flops_per_device)} would take "
+        f"{format_time(result.decode.compute_time_s)} at 989 TFLOP/s × 0.7" in sentence
+    )
+    # Per-layer overhead and the ITL the engine computed.
+    itl = only(decode, "ITL")
+    assert "32 layers × 10 µs = 320 µs" in itl
+    assert itl.endswith(f"= {format_time(result.itl_s)}.")
+    assert format_time(result.itl_s) == "5.65 ms"
+
+
+def test_kv_cache_keeps_8b_decode_memory_bound_at_the_default_context(engine):
+    """At 1,024 in / 256 out each sequence reads 151 MB of KV cache per step, which costs more
+    memory time than its FLOPs cost compute time: no batch makes decode compute-bound."""
+    assert decode_crossover_batch(engine, LLAMA_8B_H100) is None
+    result = engine.predict(LLAMA_8B_H100)
+    largest = engine.predict(LLAMA_8B_H100.with_changes(batch=result.memory.max_batch))
+    assert largest.decode.compute_time_s < largest.decode.memory_time_s
+    sentence = only(explain(engine, LLAMA_8B_H100).section("Decode"), "does not make decode compute-bound")
+    assert "its own KV cache" in sentence
+    assert f"caps the batch at {result.memory.max_batch:,}" in sentence
+
+
+def test_crossover_batch_is_where_compute_first_reaches_memory(engine):
+    n = decode_crossover_batch(engine, LLAMA_8B_H100_SHORT)
+    assert n is not None and 100 <= n <= 600
+    at = engine.predict(LLAMA_8B_H100_SHORT.with_changes(batch=n))
+    below = engine.predict(LLAMA_8B_H100_SHORT.with_changes(batch=n - 1))
+    assert at.decode.compute_time_s >= at.decode.memory_time_s
+    assert below.decode.compute_time_s < below.decode.memory_time_s
+    assert n <= at.memory.max_batch  # computed without waves
+    sentence = only(explain(engine, LLAMA_8B_H100_SHORT).section("Decode"), "Batching amortises")
+    assert f"until batch ≈ {n:,}" in sentence
+
+
+def test_compute_bound_decode_past_the_crossover(engine):
+    scenario = LLAMA_8B_H100_SHORT.with_changes(batch=512)
+    result = engine.predict(scenario)
+    assert result.decode.bound == "compute"
+    decode = explain(engine, scenario).section("Decode")
+    only(decode, "compute-bound", format_time(result.decode.compute_time_s))
+    only(decode, "turned compute-bound at batch ≈")
+
+
+def test_overhead_bound_decode_on_a_wafer(engine):
+    scenario = Scenario("llama-3.1-8b", "wse-3")
+    result = engine.predict(scenario)
+    assert result.decode.bound == "overhead"
+    sentence = only(explain(engine, scenario).section("Decode"), "overhead-bound")
+    assert "21 PB/s × 0.5" in sentence
+
+
+# ---- prefill ---------------------------------------------------------------------------------
+
+
+def test_prefill_is_compute_bound_with_its_chunks_and_ttft(engine):
+    result = engine.predict(LLAMA_8B_H100)
+    prefill = explain(engine, LLAMA_8B_H100).section("Prefill")
+    sentence = only(prefill, "compute-bound")
+    assert f"{format_time(result.prefill.compute_time_s)} at 989 TFLOP/s × 0.7" in sentence
+    assert f"that takes {format_time(result.prefill.memory_time_s)}" in sentence
+    only(prefill, "one chunk of 1,024 tokens")
+    assert only(prefill, "TTFT").endswith(f"= {format_time(result.ttft_s)}.")
+
+
+def test_chunked_prefill_multiplies_the_chunk_time(engine):
+    scenario = Scenario("qwen3-32b", "mi300x", batch=64, tp=2)
+    result = engine.predict(scenario)
+    prefill = explain(engine, scenario).section("Prefill")
+    only(prefill, "8 chunks of 8,192 tokens")
+    assert only(prefill, "TTFT").endswith(f"= {format_time(result.prefill.time_s)}.")
+    # The MI300X's serving stack factor is part of every rate.
+    only(prefill, "5.3 TB/s × 0.85 × 0.8", "1,307 TFLOP/s × 0.7 × 0.8")
+
+
+# ---- memory ----------------------------------------------------------------------------------
+
+
+def test_fitting_memory_lists_the_parts_and_the_largest_batch(engine):
+    result = engine.predict(LLAMA_8B_H100)
+    memory = explain(engine, LLAMA_8B_H100).section("Memory")
+    sentence = only(memory, "Fits")
+    for size in (result.memory.weights_bytes, result.memory.kv_cache_bytes, result.memory.usable_bytes):
+        assert format_bytes(size) in sentence
+    only(memory, f"largest batch that fits is {result.memory.max_batch:,}")
+
+
+def test_weights_that_do_not_fit_say_what_would(engine):
+    scenario = Scenario("llama-3.3-70b", "h100-sxm")
+    result = engine.predict(scenario)
+    assert not result.fits and result.tp_needed == 2
+    memory = explain(engine, scenario).section("Memory")
+    only(memory, "Does not fit", "the weights need 141 GB", "77.3 GB usable")
+    only(memory, "TP=2 (2 devices)", "offloading 47% of the weights")
+    only(memory, "hypothetical")
+    # With the crossover too: the sweep of a scenario that does not fit runs without waves.
+    only(explain(engine, scenario).section("Decode"), "hypothetical")
+
+
+def test_kv_waves_are_explained(engine):
+    scenario = LLAMA_8B_H100.with_changes(batch=1000)
+    result = engine.predict(scenario)
+    assert result.waves == 3
+    memory = explain(engine, scenario).section("Memory")
+    only(memory, "3 waves", f"largest batch that fits is {result.memory.max_batch:,}")
+
+
+def test_offloaded_weights_are_read_over_the_host_link(engine):
+    scenario = Scenario("llama-3.3-70b", "h100-sxm", offload=0.5)
+    result = engine.predict(scenario)
+    decode = explain(engine, scenario).section("Decode")
+    sentence = only(decode, "Host DDR5 over PCIe Gen5 x16", "64 GB/s × 0.85")
+    assert f"{format_time(result.decode.memory_time_s)} of memory time" in sentence
+    assert f"{format_bytes(result.decode.weight_bytes_per_device * 0.5)} of the weights" in sentence
+
+
+# ---- parallelism and MoE ---------------------------------------------------------------------
+
+
+def test_tensor_parallelism_names_the_all_reduce_time(engine):
+    scenario = Scenario("qwen3-32b", "mi300x", batch=64, tp=2)
+    result = engine.predict(scenario)
+    assert result.decode.communication_time_s > 0
+    decode = explain(engine, scenario).section("Decode")
+    only(decode, "all-reduce", f"{format_time(result.decode.communication_time_s)} of communication per step")
+    only(explain(engine, scenario).section("Memory"), "its 1/2 share")
+
+
+def test_moe_names_its_experts(engine):
+    scenario = Scenario(
+        "deepseek-r1", "h200", batch=16, tp=8, weight_precision="fp8", activation_precision="fp8"
+    )
+    explanation = explain(engine, scenario)
+    decode = explanation.section("Decode")
+    only(decode, "mixture of experts", "8 of 256 routed experts")
+    only(decode, "distinct experts per MoE layer")
+    only(explanation.section("Memory"), "latent")
+    only(explanation.section("Prefill"), "1,979 TFLOP/s × 0.7")  # FP8 units
+
+
+def test_expert_parallelism_names_the_all_to_alls(engine):
+    scenario = Scenario("mixtral-8x7b", "h100-sxm", batch=32, tp=2, ep=2)
+    decode = explain(engine, scenario).section("Decode")
+    only(decode, "all-to-alls", "all-reduces")
+    only(decode, "with EP 2 each device holds 4")
+
+
+def test_pipeline_stages_and_micro_batches(engine):
+    scenario = Scenario("llama-3.3-70b", "h100-sxm", batch=8, tp=2, pp=2)
+    result = engine.predict(scenario)
+    decode = explain(engine, scenario).section("Decode")
+    only(decode, "2 micro-batches of 4 sequences")
+    only(decode, "40 layers per stage × 10 µs", f"(ITL) is {format_time(result.itl_s)}")
+
+
+# ---- throughput and energy -------------------------------------------------------------------
+
+
+def test_power_scope_is_named(engine):
+    wafer = explain(engine, Scenario("llama-3.1-8b", "wse-3")).section("Throughput and energy")
+    only(wafer, "system-level")
+    gpu = explain(engine, LLAMA_8B_H100).section("Throughput and energy")
+    only(gpu, "device-level")
+    result = engine.predict(LLAMA_8B_H100)
+    only(gpu, f"{significant(result.tokens_per_joule)} input+output tokens per joule")
+    only(gpu, f"{significant(result.throughput_output_tok_s)} output tokens/s")
+
+
+def test_warnings_section_carries_the_engine_warnings(engine):
+    scenario = Scenario("llama-3.3-70b", "h100-sxm")
+    warnings = explain(engine, scenario).section("Warnings")
+    assert any("starved" in w for w in warnings)
+    assert explain(engine, LLAMA_8B_H100).section("Warnings") == ()
+
+
+@pytest.mark.parametrize("accelerator", ["sn40l", "gc200", "groq-lpu", "tpu-v7", "mtia-v2", "gaudi3"])
+def test_every_class_of_machine_is_explained(engine, accelerator):
+    text = explain(engine, Scenario("llama-3.1-8b", accelerator, batch=4)).plain_text()
+    for heading in ("Memory", "Prefill", "Decode", "Throughput and energy"):
+        assert f"\n{heading}\n" in text
+    assert "nan" not in text and "inf" not in text
+
+
+def test_explain_module_imports_no_qt():
+    code = (
+        "import sys, accelscope.engine.explain; "
+        "print(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+# ---- the panel -------------------------------------------------------------------------------
+
+
+def test_panel_shows_the_explanation(qtbot, engine):
+    from accelscope.gui.panels.explain import ExplainPanel
+
+    panel = ExplainPanel()
+    qtbot.addWidget(panel)
+    assert panel.text() == ""
+    explanation = explain(engine, LLAMA_8B_H100)
+    panel.show_explanation(explanation)
+    text = panel.text()
+    assert explanation.title in text
+    for heading, sentences in explanation.sections:
+        assert heading in text
+        for sentence in sentences:
+            assert sentence in text
+    assert "at 3.35 TB/s × 0.85 that takes 5.33 ms" in text
+    assert panel.browser.font().pointSize() >= 11
+    assert panel.browser.isReadOnly()
