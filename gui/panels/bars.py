@@ -1,0 +1,545 @@
+"""Horizontal bar charts with one row per accelerator: the pieces the memory, latency and
+energy panels share.
+
+Rows run top to bottom in the frame's accelerator order (row i at y = i on an inverted y
+axis). Values spanning orders of magnitude are drawn as log10(value) bars from a common base
+on a :class:`LogValueAxis`, because ``BarGraphItem`` has no log mode. ``BarGraphItem`` has no
+tooltips or click signal either, so :class:`RowPicker` maps the scene's mouse moves and clicks
+to the row under the cursor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QPointF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
+
+from ..style import PLOT_FONT_POINTS, plot_font, style_plot
+
+BAR_HEIGHT = 0.7  # of a row
+OUTLINE_WIDTH = 1.5
+SELECTED_OUTLINE = "#000000"
+SELECTED_OUTLINE_WIDTH = 3.5
+SELECTION_BAND = (255, 196, 0, 55)  # light amber behind the selected row
+MAX_TEXT_SHARE = 0.6  # of a plot's width, at most, for the value written beside a bar
+TEXT_GAP_PX = 3.0  # between a bar and its text (which has a margin of its own)
+FALLBACK_VIEW_PX = 300.0  # before the first layout
+VALUE_FONT_POINTS = PLOT_FONT_POINTS
+NO_FIT_PATTERN = Qt.BrushStyle.BDiagPattern  # hatching for scenarios that do not fit
+NO_FIT_PATTERN_LIGHT = Qt.BrushStyle.FDiagPattern  # the same, on a lighter second bar of a row
+ROW_LABEL_SLACK_PX = 8  # room beside a row label so the bold (selected) one is not clipped
+
+
+def compact(value: float) -> str:
+    """Three significant digits, k and M above ten thousand: readable at a glance."""
+    if not math.isfinite(value):
+        return "—"
+    magnitude = abs(value)
+    if magnitude >= 1e9:
+        return f"{value:.2e}"
+    if magnitude >= 1e6:
+        return f"{value / 1e6:.3g} M"
+    if magnitude >= 1e4:
+        return f"{value / 1e3:.3g} k"
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
+def count(value: float) -> str:
+    """A whole number with thousands separators, compact from a million."""
+    return compact(value) if abs(value) >= 1e6 else f"{int(value):,}"
+
+
+def hatched(colour: str) -> QBrush:
+    return QBrush(QColor(colour), NO_FIT_PATTERN)
+
+
+def solid(colour: str, alpha: int = 255) -> QBrush:
+    c = QColor(colour)
+    c.setAlpha(alpha)
+    return QBrush(c)
+
+
+def outline(colour: str, selected: bool) -> QPen:
+    if selected:
+        return pg.mkPen(SELECTED_OUTLINE, width=SELECTED_OUTLINE_WIDTH)
+    return pg.mkPen(colour, width=OUTLINE_WIDTH)
+
+
+def set_bars(item: pg.BarGraphItem, x0: np.ndarray, width: np.ndarray, y: np.ndarray, *,
+             height: float = BAR_HEIGHT, brushes: Sequence[QBrush] | None = None,
+             pens: Sequence[QPen] | None = None) -> None:
+    """Update a bar item in place. Empty rows pass no per-bar pens or brushes, which
+    ``BarGraphItem`` cannot take as empty lists."""
+    opts: dict[str, object] = {"x0": np.asarray(x0, float), "width": np.asarray(width, float),
+                               "y": np.asarray(y, float), "height": height}
+    if len(opts["x0"]):  # type: ignore[arg-type]
+        if brushes is not None:
+            opts["brushes"] = list(brushes)
+        if pens is not None:
+            opts["pens"] = list(pens)
+    else:
+        if brushes is not None:
+            opts["brushes"] = None
+        if pens is not None:
+            opts["pens"] = None
+    item.setOpts(**opts)
+
+
+def bar_ends(item: pg.BarGraphItem) -> np.ndarray:
+    """Right ends of the drawn bars, in view coordinates."""
+    return np.asarray(item.opts["x0"], float) + np.asarray(item.opts["width"], float)
+
+
+def bar_widths(item: pg.BarGraphItem) -> np.ndarray:
+    return np.asarray(item.opts["width"], float)
+
+
+# ---- axes ----------------------------------------------------------------------------------
+
+
+class RowAxis(pg.AxisItem):
+    """An axis naming one row per tick: the accelerators on the left, or a status text per
+    row on the right. Each row can have its own colour; the selected row is bold."""
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self._labels: list[str] = []
+        self._ids: list[str] = []
+        self._colours: list[QColor] = []
+        self._bold_row: int | None = None
+        self.setStyle(tickLength=0)
+        self.setTickFont(plot_font())
+        self.setPen(pg.mkPen("k", width=1))
+        self.setTextPen(pg.mkPen("k"))
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self._labels)
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._ids)
+
+    @property
+    def bold_row(self) -> int | None:
+        return self._bold_row
+
+    def set_rows(self, labels: Sequence[str], colours: Sequence[str] | None = None,
+                 max_width: float | None = None, ids: Sequence[str] | None = None) -> None:
+        """One label per row; labels wider than ``max_width`` pixels are cut with an ellipsis
+        (hover shows them whole). ``ids``: what each row stands for, if not its label."""
+        self._ids = list(ids) if ids is not None else list(labels)
+        if max_width is not None:
+            metrics = QFontMetricsF(self._bold_font())
+            labels = [metrics.elidedText(text, Qt.TextElideMode.ElideRight, max_width) for text in labels]
+        self._labels = list(labels)
+        self._colours = [QColor(c) for c in colours] if colours is not None else []
+        self.setTicks([[(float(i), text) for i, text in enumerate(self._labels)], []])
+        self._fit_width()
+
+    def set_bold_row(self, row: int | None) -> None:
+        if row != self._bold_row:
+            self._bold_row = row
+            self.picture = None
+            self.update()
+
+    def _bold_font(self) -> QFont:
+        font = QFont(self.style["tickFont"] or plot_font())
+        font.setBold(True)
+        return font
+
+    def _fit_width(self) -> None:
+        # A fixed width measured in bold, so selecting a row neither clips its label nor
+        # shifts the plots sideways.
+        metrics = QFontMetricsF(self._bold_font())
+        widest = max((metrics.horizontalAdvance(text) for text in self._labels), default=0.0)
+        offset = self.style["tickTextOffset"][0]
+        self.setWidth(math.ceil(widest) + offset + ROW_LABEL_SLACK_PX)
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        view = self.linkedView()
+        normal = QFont(self.style["tickFont"] or plot_font())
+        bold = QFont(normal)
+        bold.setBold(True)
+        default_pen = self.textPen()
+        for rect, flags, text in textSpecs:
+            row = None
+            if view is not None:
+                row = round(view.mapSceneToView(self.mapToScene(rect.center())).y())
+            p.setFont(bold if row is not None and row == self._bold_row else normal)
+            if row is not None and 0 <= row < len(self._colours):
+                p.setPen(QPen(self._colours[row]))
+            else:
+                p.setPen(default_pen)
+            if self.orientation == "left":  # right-aligned: grow leftwards for bold text
+                rect = rect.adjusted(-ROW_LABEL_SLACK_PX * 4, 0, 0, 0)
+            else:
+                rect = rect.adjusted(0, 0, ROW_LABEL_SLACK_PX * 4, 0)
+            p.drawText(rect, int(flags), text)
+
+
+def _log_tick_label(exponent: float) -> str:
+    value = float(f"{10.0 ** exponent:.3g}")
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    if value >= 1e4:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+class LogValueAxis(pg.AxisItem):
+    """A bottom axis for bars drawn at log10(value): ticks at 1, 2, 5 × 10^k labelled with
+    the value itself (0.1, 1, 10, 100, 1000, 10k, 1M)."""
+
+    def __init__(self, orientation: str = "bottom") -> None:
+        super().__init__(orientation)
+        self.setStyle(maxTextLevel=1)
+
+    def tickValues(self, minVal, maxVal, size):
+        if not (math.isfinite(minVal) and math.isfinite(maxVal)) or maxVal <= minVal:
+            return []
+        low, high = math.floor(minVal), math.ceil(maxVal)
+        decades = [float(k) for k in range(low, high + 1) if minVal <= k <= maxVal]
+        twos_fives = [k + math.log10(m) for k in range(low, high) for m in (2, 5)
+                      if minVal <= k + math.log10(m) <= maxVal]
+        others = [k + math.log10(m) for k in range(low, high) for m in (3, 4, 6, 7, 8, 9)
+                  if minVal <= k + math.log10(m) <= maxVal]
+        return [(1.0, decades), (0.5, twos_fives), (0.1, others)]
+
+    def tickStrings(self, values, scale, spacing):
+        if spacing == 0.1:
+            return ["" for _ in values]
+        return [_log_tick_label(v) for v in values]
+
+
+def log_base(values: np.ndarray) -> tuple[float, float]:
+    """Base and top (log10) of a log bar axis: the base is a whole decade at least 0.3 of a
+    decade below the smallest value, so every bar shows; the top is the largest value, at
+    least a decade above the base."""
+    positive = values[np.isfinite(values) & (values > 0)]
+    if positive.size == 0:
+        return 0.0, 1.0
+    lowest, highest = math.log10(float(positive.min())), math.log10(float(positive.max()))
+    base = float(math.floor(lowest - 0.3))
+    return base, max(highest, base + 1.0)
+
+
+def right_end_for_texts(base: float, ends: np.ndarray, text_px: np.ndarray, view_px: float) -> float:
+    """The right end of the axis that leaves each row room for its text (``text_px`` wide,
+    gap included) beside its bar ending at ``ends``: (end_i − base)/(right − base)·W + t_i ≤ W
+    for every row. Texts may take at most 60% of the plot."""
+    room = np.maximum(view_px - np.minimum(text_px, MAX_TEXT_SHARE * view_px), 1.0)
+    spans = (ends - base) * view_px / room
+    return base + float(max(np.max(spans, initial=0.0), 1.0))
+
+
+def log_bar_widths(values: np.ndarray, base: float) -> np.ndarray:
+    """Length of each bar from ``base`` to log10(value); zero where there is no value."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log10(values)
+    return np.where(np.isfinite(logs) & (values > 0), np.maximum(logs - base, 0.0), 0.0)
+
+
+# ---- plots ---------------------------------------------------------------------------------
+
+
+def row_plot(layout: pg.GraphicsLayout, row: int, col: int, *, title: str | None, x_label: str,
+             x_unit: str | None, log_x: bool, row_labels: bool, status_axis: bool = False) -> pg.PlotItem:
+    """A plot with one row per accelerator, y inverted so the first is at the top; fixed
+    ranges (set by the panel), no mouse panning or zooming, no context menu."""
+    axes: dict[str, pg.AxisItem] = {"left": RowAxis("left")}
+    if log_x:
+        axes["bottom"] = LogValueAxis("bottom")
+    if status_axis:
+        axes["right"] = RowAxis("right")
+    plot = layout.addPlot(row=row, col=col, axisItems=axes)
+    style_plot(plot, title=title, x_label=x_label, x_unit=x_unit, y_label="", y_unit=None)
+    plot.getAxis("bottom").enableAutoSIPrefix(False)
+    left = plot.getAxis("left")
+    left.showLabel(False)
+    left.setGrid(False)  # rows need no horizontal rules; the bars line up with their labels
+    if not row_labels:
+        left.setStyle(showValues=False)
+        left.setWidth(1)
+    if status_axis:
+        plot.showAxis("right")
+        plot.getAxis("right").showLabel(False)
+        plot.getAxis("right").setGrid(False)
+    plot.invertY(True)
+    plot.setMouseEnabled(x=False, y=False)
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    plot.vb.disableAutoRange()
+    return plot
+
+
+def set_row_range(plot: pg.PlotItem, rows: int, head_room: float = 0.0) -> None:
+    """Show rows 0..rows−1, with ``head_room`` rows of free space above the first."""
+    plot.setYRange(-0.5 - head_room, max(rows, 1) - 0.5, padding=0.0)
+
+
+def subtitle_label(html: str) -> QLabel:
+    label = QLabel(html)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    font = label.font()
+    font.setPointSize(PLOT_FONT_POINTS)
+    label.setFont(font)
+    label.setContentsMargins(8, 4, 8, 2)
+    return label
+
+
+def swatch(colour: str, text: str, *, hatch: bool = False, glyph: str | None = None) -> str:
+    """A legend entry as rich text: a coloured block (or ``glyph``) and its meaning."""
+    glyph = glyph or ("▨" if hatch else "■")
+    return (f'<span style="white-space:nowrap"><span style="color:{colour}; font-size:{PLOT_FONT_POINTS + 5}pt">'
+            f"{glyph}</span>&nbsp;{text}</span>")
+
+
+class SelectionBand:
+    """A light band behind the selected row of a plot: one bar wider than any view range of
+    the panels (percent, or decades on a log axis)."""
+
+    HALF_SPAN = 1e4
+
+    def __init__(self, plot: pg.PlotItem) -> None:
+        self.item = pg.BarGraphItem(x0=[-self.HALF_SPAN], width=[2 * self.HALF_SPAN], y=[0.0], height=1.0,
+                                    brush=SELECTION_BAND, pen=pg.mkPen(None))
+        self.item.setZValue(-100)
+        self.item.setVisible(False)
+        plot.addItem(self.item, ignoreBounds=True)
+
+    def show_row(self, row: int | None) -> None:
+        if row is None:
+            self.item.setVisible(False)
+            return
+        self.item.setOpts(y=[float(row)])
+        self.item.setVisible(True)
+
+
+class TextPool:
+    """Text labels in a plot, one per row: items are created when more rows appear and hidden,
+    not deleted, when rows go, so a new frame only changes their text and place."""
+
+    def __init__(self, plot: pg.PlotItem, anchor: tuple[float, float] = (0.0, 0.5),
+                 points: int = VALUE_FONT_POINTS) -> None:
+        self.plot = plot
+        self.anchor = anchor
+        self.font = plot_font()
+        self.font.setPointSize(points)
+        self.items: list[pg.TextItem] = []
+        self._shown = 0
+
+    def set(self, texts: Sequence[str], xs: Sequence[float], ys: Sequence[float],
+            colours: Sequence[str] | str = "k") -> None:
+        while len(self.items) < len(texts):
+            item = pg.TextItem("", anchor=self.anchor)
+            item.setFont(self.font)
+            self.plot.addItem(item, ignoreBounds=True)
+            self.items.append(item)
+        for i, item in enumerate(self.items):
+            if i < len(texts) and texts[i]:
+                colour = colours if isinstance(colours, str) else colours[i]
+                item.setText(texts[i], color=colour)
+                item.setPos(float(xs[i]), float(ys[i]))
+                item.setVisible(True)
+            else:
+                item.setVisible(False)
+        self._shown = len(texts)
+
+    def widths_px(self) -> np.ndarray:
+        """Width of each row's text on screen, margins included (0 where none is shown)."""
+        return np.array([item.boundingRect().width() if item.isVisible() else 0.0
+                         for item in self.items[: self._shown]])
+
+    def texts(self) -> list[str]:
+        """The text of each row ("" where none is shown)."""
+        return [item.toPlainText() if item.isVisible() else "" for item in self.items[: self._shown]]
+
+
+class RowPicker(QObject):
+    """Hover and click over the rows of plots that share one scene.
+
+    The row under the cursor (anywhere across its band, so even a short bar is easy to hit,
+    and over its label) gets a tooltip from ``tooltip(row)``; a left click calls
+    ``clicked(row)``.
+    """
+
+    def __init__(self, widget: pg.GraphicsView, plots: Sequence[pg.PlotItem], rows: Callable[[], int],
+                 tooltip: Callable[[int], str], clicked: Callable[[int], None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.widget = widget
+        self.plots = list(plots)
+        self.rows = rows
+        self.tooltip = tooltip
+        self.clicked = clicked
+        self.hover_text = ""
+        scene = widget.scene()
+        scene.sigMouseMoved.connect(self.hover)
+        scene.sigMouseClicked.connect(self._on_click)
+
+    def row_at(self, scene_pos: QPointF) -> int | None:
+        for plot in self.plots:
+            if not plot.sceneBoundingRect().contains(scene_pos):
+                continue
+            y = plot.vb.mapSceneToView(scene_pos).y()
+            row = round(y)
+            if 0 <= row < self.rows() and abs(y - row) <= 0.5:
+                return row
+        return None
+
+    def hover(self, scene_pos: QPointF) -> None:
+        row = self.row_at(scene_pos)
+        self.hover_text = self.tooltip(row) if row is not None else ""
+        if self.hover_text:
+            view_pos = self.widget.mapFromScene(scene_pos)
+            QToolTip.showText(self.widget.mapToGlobal(view_pos), self.hover_text, self.widget)
+        else:
+            QToolTip.hideText()
+
+    def _on_click(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        row = self.row_at(event.scenePos())
+        if row is not None:
+            self.clicked(row)
+
+
+def tooltip_html(title: str, lines: Sequence[str]) -> str:
+    body = "<br>".join(lines)
+    return f"<p style='white-space:pre'><b>{title}</b><br>{body}</p>"
+
+
+class RowCanvas(pg.GraphicsLayoutWidget):
+    """The panels' plot area. ``resized`` is emitted once the plots inside have their new
+    size, so texts can be refitted in pixels. (A ViewBox's own sigResized also fires while
+    the scene is being torn down, when touching its items crashes.)"""
+
+    resized = Signal()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event is not None:  # pyqtgraph calls it with None while it sets itself up
+            self.resized.emit()
+
+    def settle(self) -> None:
+        """Lay the plots out now, after an axis changed width, so their sizes are current."""
+        self.ci.layout.activate()
+
+
+def canvas() -> RowCanvas:
+    widget = RowCanvas()
+    widget.ci.setContentsMargins(6, 6, 6, 6)
+    return widget
+
+
+def panel_layout(panel: QWidget, header: QLabel, view: pg.GraphicsLayoutWidget) -> None:
+    layout = QVBoxLayout(panel)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(0)
+    layout.addWidget(header)
+    layout.addWidget(view, 1)
+
+
+class LogBarPlot:
+    """One log-scale bar plot of a row panel: one or more bar series per row (each at its own
+    offset within the row), drawn from a common base, with each row's value written beside
+    its bars. Scenarios that do not fit are hatched. The axis leaves room in pixels for the
+    texts, and is refitted when the plot is resized."""
+
+    def __init__(self, view: RowCanvas, col: int, *, title: str, x_label: str,
+                 x_unit: str | None, row_labels: bool,
+                 series: Sequence[tuple[str, float, float, int]] = (("value", 0.0, BAR_HEIGHT, 255),)) -> None:
+        """``series``: (key, y offset in the row, bar height, fill alpha) per bar of a row."""
+        self.plot = row_plot(view.ci, 0, col, title=title, x_label=x_label, x_unit=x_unit, log_x=True,
+                             row_labels=row_labels)
+        self.band = SelectionBand(self.plot)
+        self.series = tuple(series)
+        self.items: dict[str, pg.BarGraphItem] = {}
+        for key, _, height, _ in self.series:
+            item = pg.BarGraphItem(x0=[], width=[], y=[], height=height, brush="k", pen=pg.mkPen("k"))
+            self.plot.addItem(item)
+            self.items[key] = item
+        self.texts = TextPool(self.plot, anchor=(0.0, 0.5))
+        self._colours: list[str] = []
+        self._fits = np.zeros(0, bool)
+        self._selected_row: int | None = None
+        self._base = 0.0
+        self._ends = np.zeros(0)
+        self._labels: list[str] = []
+        view.resized.connect(self.fit_x_range)
+
+    @property
+    def row_axis(self) -> RowAxis:
+        return self.plot.getAxis("left")
+
+    def update(self, values: dict[str, np.ndarray], colours: Sequence[str], fits: np.ndarray,
+               texts: Sequence[str]) -> None:
+        self._colours = list(colours)
+        self._fits = np.asarray(fits, bool)
+        self._labels = list(texts)
+        n = len(self._colours)
+        rows = np.arange(n, dtype=float)
+        base, _ = log_base(np.concatenate([values[key] for key, *_ in self.series]))
+        ends = np.full(n, base)
+        for key, offset, height, alpha in self.series:
+            widths = log_bar_widths(values[key], base)
+            set_bars(self.items[key], np.full(n, base), widths, rows + offset, height=height,
+                     brushes=self._brushes(alpha), pens=self._pens())
+            ends = np.maximum(ends, base + widths)
+        self._base, self._ends = base, ends
+        self.fit_x_range()
+        set_row_range(self.plot, n)
+
+    def fit_x_range(self) -> None:
+        """Leave each row room, in pixels, for the value written beside its bars."""
+        view_px = self.plot.vb.width() or FALLBACK_VIEW_PX
+        rows = np.arange(len(self._labels), dtype=float)
+        self.texts.set(self._labels, self._ends, rows)
+        text_px = self.texts.widths_px() + TEXT_GAP_PX
+        right = right_end_for_texts(self._base, self._ends, text_px, view_px)
+        gap = TEXT_GAP_PX * (right - self._base) / view_px
+        self.texts.set(self._labels, self._ends + gap, rows)
+        self.plot.setXRange(self._base, right, padding=0.0)
+
+    def set_selected_row(self, row: int | None) -> None:
+        self._selected_row = row
+        self.band.show_row(row)
+        if self._colours:
+            for item in self.items.values():
+                item.setOpts(pens=self._pens())
+
+    def values(self, key: str) -> np.ndarray:
+        """The drawn values of a series (0 where there is no bar)."""
+        item = self.items[key]
+        widths = bar_widths(item)
+        return np.where(widths > 0, 10.0 ** bar_ends(item), 0.0)
+
+    def hatched_rows(self) -> np.ndarray:
+        brushes = self.items[self.series[0][0]].opts["brushes"] or []
+        return np.array([b.style() != Qt.BrushStyle.SolidPattern for b in brushes], bool)
+
+    def _brushes(self, alpha: int) -> list[QBrush]:
+        brushes = []
+        for colour, fits in zip(self._colours, self._fits, strict=True):
+            if fits:
+                brushes.append(solid(colour, alpha))
+            elif alpha < 255:  # a lighter second bar: hatched the other way
+                faded = QColor(colour)
+                faded.setAlpha(max(alpha, 120))
+                brushes.append(QBrush(faded, NO_FIT_PATTERN_LIGHT))
+            else:
+                brushes.append(hatched(colour))
+        return brushes
+
+    def _pens(self) -> list[QPen]:
+        return [outline(colour, i == self._selected_row) for i, colour in enumerate(self._colours)]

@@ -1,0 +1,140 @@
+"""Energy: mean power over the run and tokens per joule on every shown accelerator, each
+marked with what its power figure covers (a device, or a whole system)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtWidgets import QWidget
+
+from accelscope.engine import codes
+from accelscope.engine import kernels as k
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.frame import Frame
+
+from ..palette import colour_for
+from . import bars
+from .base import Panel
+
+SCOPE_WORDS = {
+    "device": "device-level: the accelerator board (GPU sensors)",
+    "system": "system-level: the whole chassis, with power delivery, cooling and I/O",
+}
+
+
+def watts(value: float) -> str:
+    if not np.isfinite(value):
+        return "—"
+    return f"{value / 1e3:.3g} kW" if abs(value) >= 1e3 else f"{value:.3g} W"
+
+
+def joules(value: float) -> str:
+    if not np.isfinite(value):
+        return "—"
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:.3g} MJ"
+    if abs(value) >= 1e3:
+        return f"{value / 1e3:.3g} kJ"
+    if abs(value) >= 1.0:
+        return f"{value:.3g} J"
+    return f"{value * 1e3:.3g} mJ"
+
+
+class EnergyPanel(Panel):
+    title = "Energy"
+
+    def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
+        super().__init__(catalog, parent)
+        self.header = bars.subtitle_label(
+            "Log scales. Device-level figures are accelerator board power (as GPU sensors report it); "
+            "accelerators marked <b>(system)</b> are system-level and include the chassis (power delivery, "
+            "cooling, I/O), as the papers measured them differently — compare those with care. "
+            + bars.swatch("#777777", "hatched: does not fit in memory", hatch=True)
+        )
+        self.canvas = bars.canvas()
+        bars.panel_layout(self, self.header, self.canvas)
+        self.power = bars.LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
+                                     x_label="power, log scale", x_unit="W", row_labels=True)
+        self.efficiency = bars.LogBarPlot(self.canvas, 1, title="Tokens per joule (input + output)",
+                                          x_label="tokens/J, log scale", x_unit=None, row_labels=False)
+        self.plots = (self.power, self.efficiency)
+        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
+                                     self._clicked, self)
+
+    # ---- Panel ---------------------------------------------------------------------------
+
+    def update_frame(self, frame: Frame) -> None:
+        self.frame = frame
+        ids = frame.accelerators
+        self.power.row_axis.set_rows([self._row_label(a) for a in ids], ids=ids)
+        self.canvas.settle()  # the plots' widths, for the texts beside the bars
+        colours = [colour_for(a) for a in ids]
+        fits = frame.values(k.O_FITS) != 0
+        power = frame.values(k.O_POWER)
+        tokens_per_joule = frame.values(k.O_TOKENS_PER_J)
+        self.power.update({"value": power}, colours, fits, [watts(v) for v in power])
+        self.efficiency.update({"value": tokens_per_joule}, colours, fits,
+                               [bars.compact(v) for v in tokens_per_joule])
+        self._apply_selection()
+
+    def set_selected(self, accelerator_id: str | None) -> None:
+        super().set_selected(accelerator_id)
+        self._apply_selection()
+
+    def plotted(self) -> dict[str, np.ndarray]:
+        return {
+            "power_W": self.power.values("value"),
+            "tokens_per_J": self.efficiency.values("value"),
+            "hatched": self.power.hatched_rows(),
+            "accelerators": np.array(self.power.row_axis.ids, dtype=object),
+            "rows": np.array(self.power.row_axis.labels, dtype=object),
+            "power_text": np.array(self.power.texts.texts(), dtype=object),
+        }
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    def _scope(self, accelerator_id: str) -> str:
+        accelerator = self.catalog.accelerators.get(accelerator_id)
+        return accelerator.power_scope if accelerator is not None else "device"
+
+    def _row_label(self, accelerator_id: str) -> str:
+        return f"{accelerator_id} (system)" if self._scope(accelerator_id) == "system" else accelerator_id
+
+    def _rows(self) -> int:
+        return len(self.frame.accelerators) if self.frame is not None else 0
+
+    def _apply_selection(self) -> None:
+        row = None
+        if self.frame is not None and self.selected in self.frame.accelerators:
+            row = self.frame.index(self.selected)
+        for plot in self.plots:
+            plot.set_selected_row(row)
+        self.power.row_axis.set_bold_row(row)
+
+    def _clicked(self, row: int) -> None:
+        if self.frame is not None:
+            self.accelerator_selected.emit(self.frame.accelerators[row])
+
+    def _tooltip(self, row: int) -> str:
+        frame = self.frame
+        if frame is None:
+            return ""
+        accelerator_id = frame.accelerators[row]
+        c = frame.current[:, row]
+        accelerator = self.catalog.accelerators.get(accelerator_id)
+        name = accelerator.name if accelerator is not None else accelerator_id
+        output_per_joule = c[k.O_OUTPUT_TOKENS_PER_J]
+        energy_per_token = 1.0 / output_per_joule if output_per_joule > 0 else float("nan")
+        lines = [f"power scope: {SCOPE_WORDS.get(self._scope(accelerator_id), self._scope(accelerator_id))}"]
+        if not c[k.O_FITS]:
+            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(c[k.O_FIT_CODE])]}")
+        lines += [
+            f"power, all {int(c[k.O_DEVICES])} device(s), mean over the run: {watts(c[k.O_POWER])}",
+            f"per device: prefill {watts(c[k.O_PRE_POWER])}, decode {watts(c[k.O_DEC_POWER])}",
+            f"tokens per joule (input + output): {bars.compact(c[k.O_TOKENS_PER_J])}",
+            f"output tokens per joule: {bars.compact(output_per_joule)}",
+            f"energy per output token: {joules(energy_per_token)}",
+            f"energy of the run: {joules(c[k.O_ENERGY])}",
+        ]
+        if int(c[k.O_WARNINGS]) & codes.WARN_POWER_CAPPED:
+            lines.append(f"⚠ {codes.WARNINGS[codes.WARN_POWER_CAPPED]}")
+        return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

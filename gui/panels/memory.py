@@ -1,0 +1,301 @@
+"""Memory fit: what each device holds (weights, KV cache, activations, runtime overhead) as a
+share of its usable memory, and whether the scenario fits."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QWidget
+
+from accelscope.engine import codes
+from accelscope.engine import kernels as k
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.frame import Frame
+
+from ..palette import colour_for
+from . import bars
+from .base import Panel
+
+# The four parts of a device's memory: fixed colours, distinct from one another, so the
+# accelerator's own colour is kept for the bar's outline.
+PARTS: tuple[tuple[str, str, str], ...] = (
+    ("weights", "weights", "#4C72B0"),
+    ("kv", "KV cache", "#DD8452"),
+    ("activations", "activations", "#55A868"),
+    ("overhead", "runtime overhead", "#9A9A9A"),
+)
+CLIP_PERCENT = 200.0  # bars longer than this stop here, with the real multiple written beside
+X_END_PERCENT = 232.0  # at least; more when the "×N" texts need it
+CLIP_MARK_PX = 14  # the "▶" at the cut, and a gap before its "×N"
+X_START_MARGIN = 3.0  # so the "0" tick label is not cut at the edge
+HEAD_ROOM_ROWS = 0.9  # free space above the first row for the "usable" label
+FITS_COLOUR = "#1B6E2E"
+WAVES_COLOUR = "#A14800"
+NO_FIT_COLOUR = "#B2182B"
+USABLE_LINE_COLOUR = "#333333"
+PHYSICAL_COLOUR = "#555555"
+PHYSICAL_MARK_WIDTH = 1.2  # percent
+STATUS_SHARE = 0.36  # of the panel's width, at most, for the text beside the bars
+LAYOUT_CODES = frozenset({
+    codes.FIT_EP_NOT_DIVIDING_TP,
+    codes.FIT_EP_ON_DENSE_MODEL,
+    codes.FIT_EP_EXCEEDS_EXPERTS,
+    codes.FIT_PP_EXCEEDS_LAYERS,
+    codes.FIT_OFFLOAD_WITHOUT_FAR_TIER,
+})
+MAX_TP_SEARCHED = 65536
+FAR_TIER_WORDS = {"host": "host memory", "cxl": "CXL memory"}  # else the tier's name, shortened
+
+
+def short_reason(reason: str) -> str:
+    """The first clause of a fit reason, to sit beside a bar (hover gives it whole)."""
+    for separator in (":", ";", " (", ", "):
+        reason = reason.split(separator)[0]
+    return reason
+
+
+def fit_status(column: np.ndarray) -> tuple[str, str]:
+    """The label beside a bar and its colour, from one kernel output column."""
+    if not column[k.O_FITS]:
+        code = int(column[k.O_FIT_CODE])
+        if code in LAYOUT_CODES:
+            return "does not fit — " + short_reason(codes.FIT_REASONS[code]), NO_FIT_COLOUR
+        remedies = []
+        tp_needed = int(column[k.O_TP_NEEDED])
+        offload_needed = float(column[k.O_OFFLOAD_NEEDED])
+        if tp_needed > 0:
+            remedies.append(f"TP={tp_needed}")
+        if offload_needed > 0:
+            remedies.append(f"{math.ceil(offload_needed * 100 - 1e-9):.0f}% offload")
+        if remedies:
+            return "does not fit — needs " + " or ".join(remedies), NO_FIT_COLOUR
+        return f"does not fit — not with TP up to {MAX_TP_SEARCHED} or offload", NO_FIT_COLOUR
+    waves = int(column[k.O_WAVES])
+    if waves > 1:
+        return f"KV cache overflows: runs in {waves} waves of {bars.count(column[k.O_RESIDENT])}", WAVES_COLOUR
+    return f"fits · max batch {bars.count(column[k.O_MAX_BATCH])}", FITS_COLOUR
+
+
+def _gb(bytes_: float) -> str:
+    return f"{bytes_ / 1e9:.2f} GB"
+
+
+class MemoryPanel(Panel):
+    title = "Memory fit"
+
+    def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
+        super().__init__(catalog, parent)
+        legend = " &nbsp; ".join(bars.swatch(colour, text) for _, text, colour in PARTS)
+        self.header = bars.subtitle_label(
+            "Per device, at the scenario's batch and full context, as a share of usable memory; outlines in"
+            f" the accelerator's colour. {legend} &nbsp; "
+            + bars.swatch(PHYSICAL_COLOUR, "physical memory", glyph="┃")
+            + " &nbsp; "
+            + bars.swatch("#000000", f"×N&nbsp;cut at {CLIP_PERCENT:.0f}%: N times the usable memory", glyph="▶")
+        )
+        self.canvas = bars.canvas()
+        bars.panel_layout(self, self.header, self.canvas)
+
+        self.plot = bars.row_plot(self.canvas.ci, 0, 0, title=None, x_label="share of usable memory per device",
+                                  x_unit="%", log_x=False, row_labels=True, status_axis=True)
+        self.canvas.resized.connect(self._fit_to_width)
+        self.plot.getAxis("bottom").setTicks([[(p, f"{p:.0f}") for p in (0, 50, 100, 150, 200)],
+                                              [(p, "") for p in (25, 75, 125, 175)]])
+        self.band = bars.SelectionBand(self.plot)
+        self.parts: list[pg.BarGraphItem] = []
+        for _, _, colour in PARTS:
+            item = pg.BarGraphItem(x0=[], width=[], y=[], height=bars.BAR_HEIGHT, brush=colour,
+                                   pen=pg.mkPen("w", width=1))
+            self.plot.addItem(item)
+            self.parts.append(item)
+        self.outline = pg.BarGraphItem(x0=[], width=[], y=[], height=bars.BAR_HEIGHT, brush=None,
+                                       pen=pg.mkPen("k"))
+        self.outline.setZValue(5)
+        self.plot.addItem(self.outline)
+        self.usable_line = pg.InfiniteLine(pos=100.0, angle=90, movable=False,
+                                           pen=pg.mkPen(USABLE_LINE_COLOUR, width=2,
+                                                        style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.usable_line.setZValue(6)
+        self.plot.addItem(self.usable_line, ignoreBounds=True)
+        self.usable_text = pg.TextItem("usable memory", color=USABLE_LINE_COLOUR, anchor=(0.5, 1.0),
+                                       fill=pg.mkBrush("w"))  # white behind, so the line does not cross it
+        self.usable_text.setFont(bars.plot_font())
+        self.usable_text.setZValue(8)
+        self.plot.addItem(self.usable_text, ignoreBounds=True)
+        # A thin bar per row (not a fixed-size symbol), so it keeps to its row at any height.
+        self.physical = pg.BarGraphItem(x=[], width=PHYSICAL_MARK_WIDTH, y=[], height=bars.BAR_HEIGHT + 0.15,
+                                        brush=PHYSICAL_COLOUR, pen=pg.mkPen(None))
+        self.physical.setZValue(7)
+        self.plot.addItem(self.physical)
+        self.clip_marks = pg.ScatterPlotItem(symbol="t2", size=CLIP_MARK_PX, pen=None, brush=pg.mkBrush("k"))
+        self.clip_marks.setZValue(7)
+        self.plot.addItem(self.clip_marks)
+        self.multiples = bars.TextPool(self.plot, anchor=(0.0, 0.5))
+        self.picker = bars.RowPicker(self.canvas, [self.plot], self._rows, self._tooltip, self._clicked, self)
+        self._status: list[str] = []
+        self._status_colours: list[str] = []
+        self._multiples: list[str] = []
+
+    # ---- Panel ---------------------------------------------------------------------------
+
+    def update_frame(self, frame: Frame) -> None:
+        self.frame = frame
+        ids = frame.accelerators
+        n = len(ids)
+        rows = np.arange(n, dtype=float)
+        usable = frame.values(k.O_USABLE)
+        sizes = (
+            frame.values(k.O_WEIGHTS) - frame.values(k.O_WEIGHTS_FAR),
+            frame.values(k.O_KV),
+            frame.values(k.O_ACTIVATIONS),
+            frame.values(k.O_OVERHEAD),
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            percents = [np.where(usable > 0, 100.0 * size / usable, np.inf) for size in sizes]
+            physical = np.where(usable > 0, 100.0 * frame.values(k.O_CAPACITY) / usable, np.nan)
+        start = np.zeros(n)
+        for item, percent in zip(self.parts, percents, strict=True):
+            end = start + percent
+            x0 = np.minimum(start, CLIP_PERCENT)
+            bars.set_bars(item, x0, np.minimum(end, CLIP_PERCENT) - x0, rows)
+            start = end
+        total = start
+        bars.set_bars(self.outline, np.zeros(n), np.minimum(total, CLIP_PERCENT), rows,
+                      pens=self._outline_pens(ids))
+        physical = np.nan_to_num(physical, nan=0.0)
+        bars.set_bars(self.physical, physical - PHYSICAL_MARK_WIDTH / 2, np.full(n, PHYSICAL_MARK_WIDTH), rows,
+                      height=bars.BAR_HEIGHT + 0.15)
+        clipped = total > CLIP_PERCENT
+        self.clip_marks.setData(x=np.full(int(clipped.sum()), CLIP_PERCENT), y=rows[clipped])
+        self._multiples = [f"×{bars.compact(t / 100.0)}" if c else "" for t, c in zip(total, clipped, strict=True)]
+
+        statuses = [fit_status(frame.current[:, j]) for j in range(n)]
+        far = frame.values(k.O_WEIGHTS_FAR)
+        self._status = [text + (f" · + {far[j] / 1e9:.1f} GB in {self._far_words(ids[j])}" if far[j] > 0 else "")
+                        for j, (text, _) in enumerate(statuses)]
+        self.plot.getAxis("left").set_rows(list(ids), colours=None)
+        self._status_colours = [c for _, c in statuses]
+        self._fit_to_width()
+        self.usable_text.setText(self._usable_words(frame), color=USABLE_LINE_COLOUR)
+        self.usable_text.setPos(100.0, -0.55)
+        bars.set_row_range(self.plot, n, HEAD_ROOM_ROWS)
+        self._apply_selection()
+
+    def set_selected(self, accelerator_id: str | None) -> None:
+        super().set_selected(accelerator_id)
+        self._apply_selection()
+
+    def plotted(self) -> dict[str, np.ndarray]:
+        drawn = {f"{name}_pct": bars.bar_widths(item) for (name, _, _), item in zip(PARTS, self.parts, strict=True)}
+        drawn["total_pct"] = bars.bar_widths(self.outline)
+        drawn["physical_pct"] = bars.bar_ends(self.physical) - PHYSICAL_MARK_WIDTH / 2
+        drawn["status"] = np.array(self.plot.getAxis("right").labels, dtype=object)
+        drawn["multiple"] = np.array(self.multiples.texts(), dtype=object)
+        drawn["accelerators"] = np.array(self.plot.getAxis("left").ids, dtype=object)
+        drawn["rows"] = np.array(self.plot.getAxis("left").labels, dtype=object)
+        return drawn
+
+    # ---- helpers -------------------------------------------------------------------------
+
+    def _fit_to_width(self) -> None:
+        self._fit_status_column()
+        self._fit_x_range()
+
+    def _fit_x_range(self) -> None:
+        """Leave room beyond the cut for the widest "×N" text, in pixels."""
+        view_px = self.plot.vb.width() or bars.FALLBACK_VIEW_PX
+        n = len(self._multiples)
+        rows = np.arange(n, dtype=float)
+        self.multiples.set(self._multiples, np.full(n, CLIP_PERCENT), rows)
+        text_px = float(np.max(self.multiples.widths_px(), initial=0.0))
+        right = bars.right_end_for_texts(-X_START_MARGIN, np.array([CLIP_PERCENT]),
+                                         np.array([text_px + CLIP_MARK_PX + bars.TEXT_GAP_PX]), view_px)
+        right = max(right, X_END_PERCENT)
+        offset = CLIP_MARK_PX * (right + X_START_MARGIN) / view_px
+        self.multiples.set(self._multiples, np.full(n, CLIP_PERCENT + offset), rows)
+        self.plot.setXRange(-X_START_MARGIN, right, padding=0.0)
+
+    def _fit_status_column(self) -> None:
+        self.plot.getAxis("right").set_rows(self._status, colours=self._status_colours,
+                                            max_width=STATUS_SHARE * max(self.canvas.width(), 1))
+        self.canvas.settle()
+
+    def _rows(self) -> int:
+        return len(self.frame.accelerators) if self.frame is not None else 0
+
+    def _selected_row(self) -> int | None:
+        if self.frame is None or self.selected not in self.frame.accelerators:
+            return None
+        return self.frame.index(self.selected)
+
+    def _outline_pens(self, ids: tuple[str, ...]) -> list:
+        return [bars.outline(colour_for(a), a == self.selected) for a in ids]
+
+    def _apply_selection(self) -> None:
+        row = self._selected_row()
+        self.band.show_row(row)
+        self.plot.getAxis("left").set_bold_row(row)
+        self.plot.getAxis("right").set_bold_row(row)
+        if self.frame is not None and len(self.frame.accelerators):
+            self.outline.setOpts(pens=self._outline_pens(self.frame.accelerators))
+
+    def _clicked(self, row: int) -> None:
+        if self.frame is not None:
+            self.accelerator_selected.emit(self.frame.accelerators[row])
+
+    def _far_words(self, accelerator_id: str) -> str:
+        accelerator = self.catalog.accelerators.get(accelerator_id)
+        tier = accelerator.tier("far") if accelerator is not None else None
+        if tier is None:
+            return "far memory"
+        if tier.kind in FAR_TIER_WORDS or not tier.name:
+            return FAR_TIER_WORDS.get(tier.kind, "far memory")
+        return tier.name.split(" over ")[0].split(" (")[0]  # "Grace LPDDR5X", "MemoryX"
+
+    @staticmethod
+    def _usable_words(frame: Frame) -> str:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fractions = frame.values(k.O_USABLE) / frame.values(k.O_CAPACITY)
+        fractions = fractions[np.isfinite(fractions)]
+        if fractions.size == 0:
+            return "usable memory"
+        low, high = round(100 * fractions.min()), round(100 * fractions.max())
+        share = f"{low}%" if low == high else f"{low}–{high}%"
+        return f"usable ({share} of memory)"
+
+    def _tooltip(self, row: int) -> str:
+        frame = self.frame
+        if frame is None:
+            return ""
+        accelerator_id = frame.accelerators[row]
+        column = frame.current[:, row]
+        accelerator = self.catalog.accelerators.get(accelerator_id)
+        name = accelerator.name if accelerator is not None else accelerator_id
+        scenario = frame.workspace.scenario
+        usable = column[k.O_USABLE]
+        weights_near = column[k.O_WEIGHTS] - column[k.O_WEIGHTS_FAR]
+        parts = (weights_near, column[k.O_KV], column[k.O_ACTIVATIONS], column[k.O_OVERHEAD])
+        total = sum(parts)
+
+        def share(size: float) -> str:
+            return f" ({100 * size / usable:.0f}% of usable)" if usable > 0 else ""
+
+        lines = [f"per device · batch {scenario.batch} · context {scenario.input_len + scenario.output_len} tokens"]
+        for (_, label, colour), size in zip(PARTS, parts, strict=True):
+            lines.append(f"<span style='color:{colour}'>■</span> {label}: {_gb(size)}{share(size)}")
+        if column[k.O_WEIGHTS_FAR] > 0:
+            tier = accelerator.tier("far") if accelerator is not None else None
+            where = tier.name if tier is not None and tier.name else "far memory"
+            lines.append(f"+ {_gb(column[k.O_WEIGHTS_FAR])} of weights offloaded to {where}")
+        lines.append(f"total in device memory: {_gb(total)}{share(total)}")
+        capacity = column[k.O_CAPACITY]
+        fraction = f"{100 * usable / capacity:.0f}% of " if capacity > 0 else ""
+        lines.append(f"usable: {_gb(usable)} ({fraction}{_gb(capacity)} physical)")
+        lines.append(f"largest batch that fits: {bars.count(column[k.O_MAX_BATCH])}")
+        if not column[k.O_FITS]:
+            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(column[k.O_FIT_CODE])]}")
+        lines.append(self._status[row] if row < len(self._status) else "")
+        lines.extend(f"⚠ {text}" for text in codes.warning_texts(int(column[k.O_WARNINGS])))
+        return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -1,0 +1,329 @@
+"""The bar-chart panels (memory fit, latency & throughput, energy): what they draw equals the
+engine's results, items are reused across frames, hover and click find the right row.
+
+The PNGs saved to /tmp/accelscope-shots/ show all 19 accelerators; a person looking at them
+should see one labelled row per accelerator (no overlapping labels), bars in each
+accelerator's colour (memory: four part colours with a coloured outline), hatched bars where a
+scenario does not fit, and legends above the plots, not over the data.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QImage
+
+from accelscope.engine import codes
+from accelscope.engine import kernels as k
+from accelscope.engine.frame import compute_frame
+from accelscope.engine.scenario import Scenario
+from accelscope.engine.workspace import Workspace
+from accelscope.gui.panels import bars
+from accelscope.gui.panels.energy import EnergyPanel
+from accelscope.gui.panels.latency import LatencyPanel
+from accelscope.gui.panels.memory import MemoryPanel, short_reason
+from accelscope.gui.style import configure_pyqtgraph
+
+SHOTS = Path("/tmp/accelscope-shots")
+SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
+PANELS = (MemoryPanel, LatencyPanel, EnergyPanel)
+
+# Hover shows a QToolTip; the offscreen platform cannot raise its window and says so once.
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support raise")
+
+
+@pytest.fixture(autouse=True)
+def _pyqtgraph_options():
+    configure_pyqtgraph()
+
+
+def frame_of(engine, shown=SHOWN, **scenario):
+    defaults = {"model": "llama-3.1-8b", "accelerator": shown[0] if shown else "h100-sxm", "batch": 16}
+    defaults.update(scenario)
+    return compute_frame(engine, Workspace(Scenario(**defaults), shown=tuple(shown)))
+
+
+def make_panel(qtbot, catalog, cls, frame=None, size=(1200, 800)):
+    panel = cls(catalog)
+    qtbot.addWidget(panel)
+    panel.resize(*size)
+    if frame is not None:
+        panel.update_frame(frame)
+    panel.grab()  # lays the widget out, so scene positions are final
+    return panel
+
+
+def predictions(engine, frame):
+    return {a: engine.predict(frame.workspace.scenario_on(a)) for a in frame.accelerators}
+
+
+def plot_items(panel) -> list:
+    plots = [panel.plot] if isinstance(panel, MemoryPanel) else [p.plot for p in panel.plots]
+    return [item for plot in plots for item in plot.items]
+
+
+def row_scene_pos(panel, row: int):
+    plot = panel.picker.plots[-1]
+    x_low, x_high = plot.vb.viewRange()[0]
+    return plot.vb.mapViewToScene(pg.Point(x_low + 0.1 * (x_high - x_low), row))
+
+
+# ---- memory --------------------------------------------------------------------------------
+
+
+def test_memory_bars_are_shares_of_usable_memory(qtbot, engine, catalog):
+    frame = frame_of(engine)
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    drawn = panel.plotted()
+    assert list(drawn["rows"]) == list(SHOWN)
+    for j, accelerator in enumerate(SHOWN):
+        result = predictions(engine, frame)[accelerator]
+        memory = result.memory
+        if not result.fits:  # groq-lpu: cut at 200%
+            continue
+        usable = memory.usable_bytes
+        near_weights = memory.weights_bytes - memory.weights_far_bytes
+        assert drawn["weights_pct"][j] == pytest.approx(near_weights / usable * 100, rel=1e-9)
+        assert drawn["kv_pct"][j] == pytest.approx(memory.kv_cache_bytes / usable * 100, rel=1e-9)
+        assert drawn["activations_pct"][j] == pytest.approx(memory.activation_bytes / usable * 100, rel=1e-9)
+        assert drawn["overhead_pct"][j] == pytest.approx(memory.overhead_bytes / usable * 100, rel=1e-9)
+        assert drawn["physical_pct"][j] == pytest.approx(memory.capacity_bytes / usable * 100, rel=1e-9)
+        assert drawn["status"][j] == f"fits · max batch {memory.max_batch:,}"
+    h100 = predictions(engine, frame)["h100-sxm"].memory
+    assert drawn["weights_pct"][0] == pytest.approx(h100.weights_bytes / h100.usable_bytes * 100, rel=1e-9)
+
+
+def test_memory_clips_long_bars_and_writes_the_multiple(qtbot, engine, catalog):
+    frame = frame_of(engine)
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    drawn = panel.plotted()
+    j = SHOWN.index("groq-lpu")
+    memory = predictions(engine, frame)["groq-lpu"].memory
+    total = (memory.weights_bytes - memory.weights_far_bytes + memory.kv_cache_bytes + memory.activation_bytes
+             + memory.overhead_bytes)
+    assert drawn["total_pct"][j] == pytest.approx(200.0)
+    assert drawn["multiple"][j] == f"×{bars.compact(total / memory.usable_bytes)}"
+    assert drawn["multiple"][SHOWN.index("h100-sxm")] == ""
+
+
+def test_memory_says_what_a_model_that_does_not_fit_needs(qtbot, engine, catalog):
+    frame = frame_of(engine, model="llama-3.3-70b", batch=1)
+    result = predictions(engine, frame)["h100-sxm"]
+    assert not result.fits and result.tp_needed == 2
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    status = panel.plotted()["status"][0]
+    assert status.startswith("does not fit — needs TP=2")
+    assert f"or {math.ceil(result.offload_needed * 100 - 1e-9)}% offload" in status
+
+
+def test_memory_warns_of_waves_when_the_kv_cache_overflows(qtbot, engine, catalog):
+    frame = frame_of(engine, batch=1024, input_len=8192)
+    result = predictions(engine, frame)["h100-sxm"]
+    assert result.waves > 1
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    status = panel.plotted()["status"][0]
+    assert status == f"KV cache overflows: runs in {result.waves} waves of {result.memory.resident_batch}"
+
+
+def test_memory_names_a_layout_problem(qtbot, engine, catalog):
+    frame = frame_of(engine, tp=2, ep=2)  # expert parallelism on a dense model
+    code = int(frame.value(k.O_FIT_CODE, "h100-sxm"))
+    assert code == codes.FIT_EP_ON_DENSE_MODEL
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame, size=(1600, 800))
+    assert panel.plotted()["status"][0] == "does not fit — " + short_reason(codes.FIT_REASONS[code])
+    panel.resize(900, 600)  # the text column narrows and cuts the label; hover gives it whole
+    panel.grab()
+    drawn = panel.plotted()["status"][0]
+    assert drawn.endswith("…") and short_reason(codes.FIT_REASONS[code]).startswith(drawn[15:-1])
+    panel.picker.hover(row_scene_pos(panel, 0))
+    assert codes.FIT_REASONS[code] in panel.picker.hover_text
+
+
+def test_memory_notes_offloaded_weights(qtbot, engine, catalog):
+    frame = frame_of(engine, shown=("h100-sxm",), model="llama-3.3-70b", batch=1, offload=0.5)
+    far = predictions(engine, frame)["h100-sxm"].memory.weights_far_bytes
+    assert far > 0
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    assert f"+ {far / 1e9:.1f} GB in host memory" in panel.plotted()["status"][0]
+    panel.picker.hover(row_scene_pos(panel, 0))
+    assert "offloaded to Host DDR5" in panel.picker.hover_text
+
+
+def test_memory_hover_gives_gigabytes_capacity_and_max_batch(qtbot, engine, catalog):
+    frame = frame_of(engine)
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    memory = predictions(engine, frame)["mi300x"].memory
+    panel.picker.hover(row_scene_pos(panel, SHOWN.index("mi300x")))
+    text = panel.picker.hover_text
+    assert "mi300x" in text
+    assert f"KV cache: {memory.kv_cache_bytes / 1e9:.2f} GB" in text
+    assert f"usable: {memory.usable_bytes / 1e9:.2f} GB" in text
+    assert f"{memory.capacity_bytes / 1e9:.2f} GB physical" in text
+    assert f"largest batch that fits: {memory.max_batch:,}" in text
+
+
+# ---- latency -------------------------------------------------------------------------------
+
+
+def test_latency_bars_match_the_engine(qtbot, engine, catalog):
+    frame = frame_of(engine, model="llama-3.3-70b", batch=8, tp=2)
+    panel = make_panel(qtbot, catalog, LatencyPanel, frame)
+    drawn = panel.plotted()
+    results = predictions(engine, frame)
+    for j, accelerator in enumerate(SHOWN):
+        result = results[accelerator]
+        assert drawn["ttft_ms"][j] == pytest.approx(result.ttft_s * 1e3, rel=1e-9)
+        assert drawn["itl_ms"][j] == pytest.approx(result.itl_s * 1e3, rel=1e-9)
+        assert drawn["throughput_system_tok_s"][j] == pytest.approx(result.throughput_output_tok_s, rel=1e-9)
+        assert drawn["throughput_device_tok_s"][j] == pytest.approx(
+            result.throughput_output_tok_s / result.devices, rel=1e-9)
+        assert drawn["hatched"][j] == (not result.fits)
+    assert results["h100-sxm"].devices == 2
+    assert drawn["throughput_text"][0].endswith("/dev")
+
+
+def test_latency_hover_says_does_not_fit(qtbot, engine, catalog):
+    frame = frame_of(engine)
+    panel = make_panel(qtbot, catalog, LatencyPanel, frame)
+    row = SHOWN.index("groq-lpu")
+    panel.picker.hover(row_scene_pos(panel, row))
+    assert "does not fit" in panel.picker.hover_text
+    itl_ms = predictions(engine, frame)["groq-lpu"].itl_s * 1e3
+    assert f"ITL: {bars.compact(itl_ms)} ms" in panel.picker.hover_text
+
+
+def test_log_axis_keeps_a_500x_range_readable(qtbot, engine, catalog):
+    values = np.array([0.2, 3.0, 100.0])
+    base, top = bars.log_base(values)
+    widths = bars.log_bar_widths(values, base)
+    assert base < math.log10(0.2) - 0.29
+    assert np.all(widths > 0.25)  # even the shortest bar is a quarter of a decade long
+    # Room for a 60 px text beside a bar in a 300 px plot: the longest bar ends 60 px short.
+    right = bars.right_end_for_texts(base, base + widths, np.full(3, 60.0), 300.0)
+    assert (top - base) / (right - base) * 300.0 == pytest.approx(240.0)
+    axis = bars.LogValueAxis()
+    decades = axis.tickValues(base, top, 400)[0][1]
+    assert [axis.tickStrings([d], 1.0, 1.0)[0] for d in decades] == ["0.1", "1", "10", "100"]
+
+
+# ---- energy --------------------------------------------------------------------------------
+
+
+def test_energy_bars_match_the_engine_and_name_the_power_scope(qtbot, engine, catalog):
+    shown = ("h100-sxm", "wse-3", "sn40l")
+    frame = frame_of(engine, shown=shown)
+    panel = make_panel(qtbot, catalog, EnergyPanel, frame)
+    drawn = panel.plotted()
+    results = predictions(engine, frame)
+    for j, accelerator in enumerate(shown):
+        assert drawn["power_W"][j] == pytest.approx(results[accelerator].power_W, rel=1e-9)
+        assert drawn["tokens_per_J"][j] == pytest.approx(results[accelerator].tokens_per_joule, rel=1e-9)
+    assert list(drawn["rows"]) == ["h100-sxm", "wse-3 (system)", "sn40l (system)"]
+    assert list(drawn["accelerators"]) == list(shown)
+    panel.picker.hover(row_scene_pos(panel, 1))
+    text = panel.picker.hover_text
+    assert "system-level" in text
+    wse = results["wse-3"]
+    assert f"prefill {wse.prefill.power_per_device_W / 1e3:.3g} kW" in text
+    assert "energy per output token" in text
+    panel.picker.hover(row_scene_pos(panel, 0))
+    assert "device-level" in panel.picker.hover_text
+
+
+# ---- all panels ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", PANELS)
+def test_a_new_frame_changes_the_data_of_the_same_items(qtbot, engine, catalog, cls):
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine, batch=1))
+    items = plot_items(panel)
+    before = panel.plotted()
+    panel.update_frame(frame_of(engine, batch=256))
+    after = panel.plotted()
+    assert [id(item) for item in plot_items(panel)] == [id(item) for item in items]
+    changed = [key for key in before if before[key].dtype != object and not np.allclose(before[key], after[key])]
+    assert changed
+
+
+@pytest.mark.parametrize("cls", PANELS)
+def test_clicking_a_row_selects_its_accelerator(qtbot, engine, catalog, cls):
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine))
+    row = SHOWN.index("mi300x")
+    scene_pos = row_scene_pos(panel, row)
+    assert panel.picker.row_at(scene_pos) == row
+    view_pos = panel.canvas.mapFromScene(scene_pos)
+    with qtbot.waitSignal(panel.accelerator_selected, timeout=1000) as signal:
+        qtbot.mouseClick(panel.canvas.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(view_pos.x(), view_pos.y()))
+    assert signal.args == ["mi300x"]
+
+
+@pytest.mark.parametrize("cls", PANELS)
+def test_selection_is_bold_and_outlined(qtbot, engine, catalog, cls):
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine))
+    panel.set_selected("wse-3")
+    row = SHOWN.index("wse-3")
+    plot = panel.picker.plots[0]
+    assert plot.getAxis("left").bold_row == row
+    item = panel.outline if isinstance(panel, MemoryPanel) else next(iter(panel.plots[0].items.values()))
+    widths = [pen.widthF() for pen in item.opts["pens"]]
+    assert widths[row] == bars.SELECTED_OUTLINE_WIDTH
+    assert max(w for i, w in enumerate(widths) if i != row) < bars.SELECTED_OUTLINE_WIDTH
+    panel.set_selected(None)
+    assert plot.getAxis("left").bold_row is None
+
+
+@pytest.mark.parametrize("cls", PANELS)
+def test_no_accelerators_shown(qtbot, engine, catalog, cls):
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine, shown=()))
+    assert all(len(values) == 0 for values in panel.plotted().values())
+    panel.update_frame(frame_of(engine))
+    assert list(panel.plotted()["accelerators"]) == list(SHOWN)
+
+
+@pytest.mark.parametrize("cls", PANELS)
+@pytest.mark.parametrize("size", [(1200, 800), (800, 600)])
+def test_texts_beside_bars_stay_inside_their_plot(qtbot, engine, catalog, cls, size):
+    """Values (and memory's "×N") are written beside the bars; the axis leaves them room in
+    pixels, also after the panel is resized."""
+    frame = frame_of(engine, shown=tuple(catalog.accelerators), model="llama-3.3-70b", batch=8, tp=2, dp=2)
+    panel = make_panel(qtbot, catalog, cls, frame, size=(1600, 900))
+    panel.resize(*size)
+    panel.grab()
+    pools = [panel.multiples] if isinstance(panel, MemoryPanel) else [p.texts for p in panel.plots]
+    checked = 0
+    for pool in pools:
+        view = pool.plot.vb.sceneBoundingRect()
+        for item in pool.items:
+            if item.isVisible():
+                assert item.sceneBoundingRect().right() <= view.right() + 1.0, item.toPlainText()
+                checked += 1
+    assert checked
+
+
+def _is_blank(image: QImage) -> bool:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    step = 7
+    colours = {image.pixel(x, y) for x in range(0, image.width(), step) for y in range(0, image.height(), step)}
+    return len(colours) < 8
+
+
+@pytest.mark.parametrize("cls", PANELS)
+def test_panels_render(qtbot, engine, catalog, tmp_path, cls):
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine))
+    path = tmp_path / f"{cls.__name__}.png"
+    assert panel.grab().save(str(path))
+    assert not _is_blank(QImage(str(path)))
+
+    every = tuple(catalog.accelerators)
+    assert len(every) >= 19
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine, shown=every, batch=64))
+    panel.set_selected("h100-sxm")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    image = panel.grab()
+    assert image.save(str(SHOTS / f"{cls.__name__.removesuffix('Panel').lower()}-19-accelerators.png"))
+    assert not _is_blank(image.toImage())
