@@ -58,10 +58,12 @@ def compute_frame(engine: Engine, workspace: Workspace) -> Frame:
     """Evaluate the workspace. Its scenario must be resolved (known model, valid values)."""
     started = time.perf_counter()
     shown = tuple(workspace.shown)
-    scenarios = [workspace.scenario_on(a) for a in shown]
     batches = SWEEP_BATCHES
-    sweep_scenarios = [s.with_changes(batch=int(b)) for s in scenarios for b in batches]
-    table = pack_scenarios(scenarios + sweep_scenarios, engine.model_index, engine.accelerator_index)
+    current_table = pack_scenarios([workspace.scenario_on(a) for a in shown], engine.model_index, engine.accelerator_index)
+    # The sweep repeats each accelerator's column once per batch, with only the batch changed.
+    sweep_table = np.repeat(current_table, len(batches), axis=1)
+    sweep_table[k.S_BATCH] = np.tile(batches, len(shown))
+    table = np.concatenate([current_table, sweep_table], axis=1)
     out = engine.evaluate_table(table) if table.shape[1] else np.empty((k.N_OUTPUT_ROWS, 0))
     current = out[:, : len(shown)]
     sweep = out[:, len(shown) :].reshape(k.N_OUTPUT_ROWS, len(shown), len(batches))

@@ -1,0 +1,125 @@
+"""Connectors between widgets and one field of the workspace.
+
+Each binding owns its widgets' mapping (a log-scaled slider's ticks ↔ the value), emits
+``changed`` only for changes the user made, and takes values from the state with its
+widgets' signals blocked, so no echo loop can form.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QObject, QSignalBlocker, Signal
+from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QSlider, QSpinBox
+
+
+class LogScale:
+    """Maps slider ticks 0 … ``ticks`` onto integers ``low`` … ``high`` on a log scale."""
+
+    def __init__(self, low: int, high: int, ticks: int = 1000) -> None:
+        if not 0 < low < high:
+            raise ValueError("a log scale needs 0 < low < high")
+        self.low, self.high, self.ticks = low, high, ticks
+        self._span = math.log(high / low)
+
+    def value(self, tick: int) -> int:
+        return int(round(self.low * math.exp(self._span * tick / self.ticks)))
+
+    def tick(self, value: float) -> int:
+        """The tick nearest ``value``; values outside the range pin to the ends."""
+        clamped = min(max(value, self.low), self.high)
+        return int(round(self.ticks * math.log(clamped / self.low) / self._span))
+
+
+class LinearScale:
+    def __init__(self, low: float, high: float, ticks: int = 100) -> None:
+        self.low, self.high, self.ticks = low, high, ticks
+
+    def value(self, tick: int) -> float:
+        return self.low + (self.high - self.low) * tick / self.ticks
+
+    def tick(self, value: float) -> int:
+        clamped = min(max(value, self.low), self.high)
+        return int(round(self.ticks * (clamped - self.low) / (self.high - self.low)))
+
+
+class SliderSpinBinding(QObject):
+    """A slider and a spin box showing one number. The slider covers ``scale``'s range; the
+    spin box may accept a wider one (typed values beyond the slider pin it to its end).
+
+    ``percent`` shows a fraction 0…1 as 0…100 in the spin box."""
+
+    changed = Signal(object)
+
+    def __init__(self, slider: QSlider, spin: QAbstractSpinBox, scale: LogScale | LinearScale,
+                 *, percent: bool = False, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.slider, self.spin, self.scale, self.percent = slider, spin, scale, percent
+        slider.setRange(0, scale.ticks)
+        slider.valueChanged.connect(self._from_slider)
+        spin.valueChanged.connect(self._from_spin)
+        self._value: float = scale.value(0)
+
+    @property
+    def value(self) -> float:
+        return self._value
+
+    def set_value(self, value: float) -> None:
+        """Show ``value`` without emitting ``changed``."""
+        self._value = value
+        with QSignalBlocker(self.slider), QSignalBlocker(self.spin):
+            self.slider.setValue(self.scale.tick(value))
+            self.spin.setValue(value * 100.0 if self.percent else value)
+
+    def _from_slider(self, tick: int) -> None:
+        value = self.scale.value(tick)
+        if value == self._value:
+            return
+        self._value = value
+        with QSignalBlocker(self.spin):
+            self.spin.setValue(value * 100.0 if self.percent else value)
+        self.changed.emit(value)
+
+    def _from_spin(self, shown: float) -> None:
+        value = shown / 100.0 if self.percent else shown
+        if value == self._value:
+            return
+        self._value = value
+        with QSignalBlocker(self.slider):
+            self.slider.setValue(self.scale.tick(value))
+        self.changed.emit(value)
+
+
+class SpinBinding(QObject):
+    changed = Signal(object)
+
+    def __init__(self, spin: QSpinBox, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.spin = spin
+        spin.valueChanged.connect(self.changed.emit)
+
+    def set_value(self, value: int) -> None:
+        with QSignalBlocker(self.spin):
+            self.spin.setValue(value)
+
+
+class ComboBinding(QObject):
+    """A combo box whose items carry values (``itemData``); the state stores values, never
+    indices."""
+
+    changed = Signal(object)
+
+    def __init__(self, combo: QComboBox, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.combo = combo
+        combo.currentIndexChanged.connect(self._from_combo)
+
+    def _from_combo(self, index: int) -> None:
+        if index >= 0:
+            self.changed.emit(self.combo.itemData(index))
+
+    def set_value(self, value: object) -> None:
+        index = self.combo.findData(value)
+        if index >= 0:
+            with QSignalBlocker(self.combo):
+                self.combo.setCurrentIndex(index)

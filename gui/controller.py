@@ -1,0 +1,144 @@
+"""Owns the workspace and turns its changes into frames, without ever queueing stale work.
+
+Every control change replaces the workspace and asks for an update. Updates are throttled:
+the first change answers at once, further changes within the interval collapse into one
+update that runs when it ends, so the last value always lands and a drag never builds a
+backlog. A full update (one kernel call and the repaint) takes a few milliseconds, so it
+runs on the GUI thread; only the first compilation of the kernels runs on a worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from accelscope.engine.api import Engine
+from accelscope.engine.errors import AccelscopeError
+from accelscope.engine.frame import Frame, compute_frame
+from accelscope.engine.workspace import Workspace
+
+UPDATE_INTERVAL_MS = 16  # one frame at 60 Hz
+
+
+class Throttle(QObject):
+    """Calls ``callback`` at most once per interval: at once when idle (leading edge), and
+    once more at the end of the interval if requests arrived meanwhile (trailing edge)."""
+
+    def __init__(self, interval_ms: int, callback: Callable[[], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._callback = callback
+        self._pending = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self._on_timeout)
+
+    def request(self) -> None:
+        if self._timer.isActive():
+            self._pending = True
+            return
+        self._timer.start()
+        self._callback()
+
+    def flush(self) -> None:
+        """Run a pending call now (tests, and before a preset is saved)."""
+        if self._pending:
+            self._pending = False
+            self._timer.stop()
+            self._callback()
+
+    @property
+    def pending(self) -> bool:
+        return self._pending
+
+    def _on_timeout(self) -> None:
+        if self._pending:
+            self._pending = False
+            self._timer.start()
+            self._callback()
+
+
+class Controller(QObject):
+    frame_ready = Signal(object)  # Frame
+    workspace_changed = Signal(object)  # Workspace
+    engine_ready = Signal()
+    failed = Signal(str)  # a message for the status bar
+    _warmed = Signal(object)  # from the warm-up thread: None or an error message
+
+    def __init__(self, engine: Engine, workspace: Workspace, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.engine = engine
+        self._workspace = workspace
+        self.ready = False
+        self.last_frame: Frame | None = None
+        self.throttle = Throttle(UPDATE_INTERVAL_MS, self.update_now, self)
+        self._warmed.connect(self._on_warmed)
+
+    @property
+    def workspace(self) -> Workspace:
+        return self._workspace
+
+    def set_workspace(self, workspace: Workspace) -> None:
+        if workspace == self._workspace:
+            return
+        self._workspace = workspace
+        self.workspace_changed.emit(workspace)
+        self.request_update()
+
+    def set_field(self, field: str, value: object) -> None:
+        self.set_workspace(self._workspace.with_scenario(**{field: value}))
+
+    def set_shown(self, shown: tuple[str, ...]) -> None:
+        selected = self._workspace.selected
+        if shown and selected not in shown:
+            selected = shown[0]
+        self.set_workspace(self._workspace.with_changes(shown=tuple(shown)).with_scenario(accelerator=selected))
+
+    def select(self, accelerator_id: str) -> None:
+        self.set_field("accelerator", accelerator_id)
+
+    def request_update(self) -> None:
+        if self.ready:
+            self.throttle.request()
+
+    def update_now(self) -> None:
+        try:
+            scenario = self.engine.resolve(self._workspace.scenario)
+        except AccelscopeError as error:
+            self.failed.emit(str(error))
+            return
+        frame = compute_frame(self.engine, self._workspace.with_changes(scenario=scenario))
+        self.last_frame = frame
+        self.frame_ready.emit(frame)
+
+    # -- first start -----------------------------------------------------------------------
+
+    def start(self, synchronous: bool = False) -> None:
+        """Compile (or load from the on-disk cache) the kernels off the GUI thread, then draw
+        the first frame. ``synchronous`` is for tests and the headless report."""
+        if synchronous:
+            self.engine.warm_up()
+            self._on_warmed(None)
+            return
+        threading.Thread(target=self._warm_up, name="accelscope-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        started = time.perf_counter()
+        try:
+            self.engine.warm_up()
+        except Exception as error:  # noqa: BLE001 — reported in the window, never a crash
+            self._warmed.emit(f"the engine failed to start: {error}")
+            return
+        self.warm_up_seconds = time.perf_counter() - started
+        self._warmed.emit(None)
+
+    def _on_warmed(self, problem: object) -> None:
+        if problem is not None:
+            self.failed.emit(str(problem))
+            return
+        self.ready = True
+        self.engine_ready.emit()
+        self.update_now()
