@@ -3,6 +3,7 @@
     accelscope                      open the app
     accelscope catalog [--json]     accelerators and models with their key figures
     accelscope predict ...          one static-batch scenario (or many with --jsonl)
+    accelscope presets [--json]     bundled and user presets, with what each one shows
 
 Bad arguments give one line on stderr naming the problem and exit status 2.
 """
@@ -59,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     catalog = commands.add_parser("catalog", help="list accelerators and models with their key figures")
     catalog.add_argument("--json", action="store_true", help="print one JSON object")
 
+    presets = commands.add_parser("presets", help="list the bundled and user presets with their descriptions")
+    presets.add_argument("--json", action="store_true", help="print one JSON object")
+
     predict = commands.add_parser(
         "predict",
         help="predict one static batch: B prompts of I tokens prefilled together, then O tokens decoded for each",
@@ -92,9 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
-            raise UsageError("accelscope: give a command (catalog, predict) or none to open the app")
+            raise UsageError("accelscope: give a command (catalog, predict, presets) or none to open the app")
         if args.command == "catalog":
             return _catalog(args, sys.stdout)
+        if args.command == "presets":
+            return _presets(args, sys.stdout)
         return _predict(args, sys.stdout)
     except UsageError as error:
         print(str(error), file=sys.stderr)
@@ -137,6 +143,49 @@ def _catalog(args: argparse.Namespace, out: TextIO) -> int:
         )
     for problem in catalog.problems:
         out.write(f"warning: {problem}\n")
+    return 0
+
+
+# ---- presets ------------------------------------------------------------------------------
+
+
+def _presets(args: argparse.Namespace, out: TextIO) -> int:
+    import textwrap
+
+    from accelscope.engine.catalog import Catalog
+    from accelscope.engine.errors import AccelscopeError
+    from accelscope.engine.presets import list_presets
+
+    try:
+        entries = list_presets(Catalog.load())
+    except AccelscopeError as error:
+        raise UsageError(f"accelscope presets: {error}") from None
+    rows = [
+        {
+            "name": entry.name,
+            "file": entry.path.name,
+            "path": str(entry.path),
+            "bundled": entry.bundled,
+            "description": entry.description,
+            "problem": entry.problem,
+        }
+        for entry in entries
+    ]
+    if args.json:
+        json.dump({"presets": rows}, out, indent=2)
+        out.write("\n")
+        return 0
+    width = max((len(row["file"]) for row in rows), default=4)
+    out.write(f"{'kind':<8} {'file':<{width}}  name\n")
+    for row in rows:
+        kind = "bundled" if row["bundled"] else "user"
+        name = row["name"] if row["problem"] is None else "(cannot be loaded)"
+        out.write(f"{kind:<8} {row['file']:<{width}}  {name}\n")
+        text = row["description"] if row["problem"] is None else f"problem: {row['problem']}"
+        if text:
+            indent = " " * 4
+            out.write(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False))
+            out.write("\n")
     return 0
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Mapping
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from typing import Any
 
 from .catalog_reading import (
     PathLike,
@@ -101,11 +103,17 @@ def load_model_file(path: PathLike) -> ModelArch:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(path, None, f"not valid TOML: {exc}") from exc
+    return model_from_table(document, path, source_file=str(path))
 
-    root = TableReader(path, document)
+
+def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = "", source_file: str = "") -> ModelArch:
+    """Check one already-parsed model table (a model file's TOML, or a model embedded in a
+    preset) and build the model. Errors name ``path`` and the field under ``prefix``
+    (``"model."`` gives ``model.architecture.n_layers``)."""
+    root = TableReader(path, table, prefix)
     root.reject_unknown(_TOP_KEYS)
     model_id = root.string("id")
-    if not MODEL_ID_PATTERN.match(model_id):
+    if not MODEL_ID_PATTERN.fullmatch(model_id):
         raise root.error("id", "must be lowercase letters, digits, '.', '_' or '-' (e.g. 'llama-3.1-8b')")
 
     nominal = root.sub("nominal")
@@ -156,7 +164,7 @@ def load_model_file(path: PathLike) -> ModelArch:
         moe=moe,
         mla=mla,
         notes=root.string("notes", ""),
-        source_file=str(path),
+        source_file=source_file,
     )
 
 
@@ -255,6 +263,81 @@ def _mla_spec(mla: TableReader | None) -> MLASpec | None:
         qk_rope_head_dim=mla.integer("qk_rope_head_dim", maximum=MAX_WIDTH),
         v_head_dim=mla.integer("v_head_dim", maximum=MAX_WIDTH),
     )
+
+
+def model_to_table(model: ModelArch) -> dict[str, Any]:
+    """The model as a table in the model-file format, which :func:`model_from_table` reads
+    back to an equal model (apart from ``source_file``, which records where it was read)."""
+    table: dict[str, Any] = {
+        "id": model.id,
+        "name": model.name,
+        "family": model.family,
+        "source": model.source,
+        "max_context": model.max_context,
+    }
+    if model.notes:
+        table["notes"] = model.notes
+    table["nominal"] = {
+        "total_params": model.nominal_total_params,
+        "active_params": model.nominal_active_params,
+        "source": model.nominal_source,
+    }
+    arch: dict[str, Any] = {
+        "n_layers": model.n_layers,
+        "hidden_size": model.hidden_size,
+        "n_heads": model.n_heads,
+        "n_kv_heads": model.n_kv_heads,
+        "head_dim": model.head_dim,
+        "intermediate_size": model.intermediate_size,
+        "vocab_size": model.vocab_size,
+        "tied_embeddings": model.tied_embeddings,
+    }
+    if model.qkv_bias:
+        arch["qkv_bias"] = True
+    if model.qk_norm:
+        arch["qk_norm"] = True
+    kinds = set(model.layer_attention)
+    if model.sliding_window and "window" in kinds:
+        arch["sliding_window"] = model.sliding_window
+    if model.attention_chunk and "chunked" in kinds:
+        arch["attention_chunk"] = model.attention_chunk
+    # The reader expands a lone window (or chunk) to every layer, so a uniform list can go.
+    if kinds and kinds not in ({"window"}, {"chunked"}):
+        arch["layer_attention"] = list(model.layer_attention)
+    if model.layer_intermediate_sizes:
+        arch["layer_intermediate_sizes"] = list(model.layer_intermediate_sizes)
+    table["architecture"] = arch
+    if model.moe is not None:
+        table["moe"] = _moe_table(model.moe, model.layer_moe)
+    if model.mla is not None:
+        m = model.mla
+        table["mla"] = {
+            "q_lora_rank": m.q_lora_rank,
+            "kv_lora_rank": m.kv_lora_rank,
+            "qk_nope_head_dim": m.qk_nope_head_dim,
+            "qk_rope_head_dim": m.qk_rope_head_dim,
+            "v_head_dim": m.v_head_dim,
+        }
+    return table
+
+
+def _moe_table(moe: MoESpec, layer_moe: tuple[bool, ...]) -> dict[str, Any]:
+    table: dict[str, Any] = {
+        "n_routed_experts": moe.n_routed_experts,
+        "experts_per_token": moe.experts_per_token,
+        "expert_intermediate_size": moe.expert_intermediate_size,
+    }
+    if moe.n_shared_experts:
+        table["n_shared_experts"] = moe.n_shared_experts
+        table["shared_expert_intermediate_size"] = moe.shared_expert_intermediate_size
+    if layer_moe:  # lists every layer, so the reader refuses the compact fields beside it
+        table["layer_moe"] = list(layer_moe)
+        return table
+    if moe.n_dense_layers:
+        table["n_dense_layers"] = moe.n_dense_layers
+    if moe.moe_layer_step != 1:
+        table["moe_layer_step"] = moe.moe_layer_step
+    return table
 
 
 # ---- the bundled catalog -------------------------------------------------------------
