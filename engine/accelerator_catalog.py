@@ -229,7 +229,7 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
     root = TableReader(path, document)
     root.reject_unknown(_TOP_KEYS)
     accelerator_id = _required_text(root, "id")
-    if not ACCELERATOR_ID_PATTERN.match(accelerator_id):
+    if not ACCELERATOR_ID_PATTERN.fullmatch(accelerator_id):
         raise root.error(
             "id", f"must be lowercase letters, digits and single '-' (e.g. 'h100-sxm'), got {accelerator_id!r}"
         )

@@ -209,7 +209,7 @@ def _identity(path: Path, root: TableReader, model_id: str | None) -> tuple[str,
         name = name_or_path.rstrip("/").split("/")[-1] if _slug(name_or_path) else "imported-model"
     if model_id is None:
         model_id = _slug(name)
-    elif not MODEL_ID_PATTERN.match(model_id):
+    elif not MODEL_ID_PATTERN.fullmatch(model_id):
         raise CatalogError(path, "id", f"{model_id!r} must be lowercase letters, digits, '.', '_' or '-'")
     return model_id, name
 

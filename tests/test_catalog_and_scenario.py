@@ -85,3 +85,14 @@ def test_every_constant_has_a_basis():
 def test_scenario_validation(changes, fragment):
     with pytest.raises(ScenarioError, match=fragment):
         Scenario("llama-3.1-8b", "h100-sxm").with_changes(**changes).validate()
+
+
+def test_ids_with_a_trailing_newline_are_refused(tmp_path):
+    """A regex anchored with $ would accept "my-id\\n"; ids must match in full."""
+    from accelscope.engine.accelerator_catalog import load_accelerator_file
+
+    text = (ROOT / "resources" / "accelerators" / "h100-sxm.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace('id = "h100-sxm"', 'id = "h100-sxm\\n"'))
+    with pytest.raises(CatalogError, match="bad.toml: id"):
+        load_accelerator_file(bad)
