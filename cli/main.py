@@ -51,6 +51,16 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 1 to 4, got {text!r}") from None
+    if not (math.isfinite(value) and 1.0 <= value <= 4.0):
+        raise argparse.ArgumentTypeError(f"must be from 1 to 4, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     from accelscope.engine.precision import PRECISIONS
 
@@ -62,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     presets = commands.add_parser("presets", help="list the bundled and user presets with their descriptions")
     presets.add_argument("--json", action="store_true", help="print one JSON object")
+
+    report = commands.add_parser(
+        "report", help="render every plot of a preset as PNG and SVG and every table as CSV, without a window"
+    )
+    report.add_argument("--preset", required=True, help="a preset name, file stem or path to a preset .json")
+    report.add_argument("--out", required=True, help="folder to write into (created if needed)")
+    report.add_argument("--scale", type=_scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
 
     predict = commands.add_parser(
         "predict",
@@ -99,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("accelscope: give a command (catalog, predict, presets) or none to open the app")
         if args.command == "catalog":
             return _catalog(args, sys.stdout)
+        if args.command == "report":
+            return _report(args, sys.stdout)
         if args.command == "presets":
             return _presets(args, sys.stdout)
         return _predict(args, sys.stdout)
@@ -186,6 +205,32 @@ def _presets(args: argparse.Namespace, out: TextIO) -> int:
             indent = " " * 4
             out.write(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False))
             out.write("\n")
+    return 0
+
+
+# ---- report -------------------------------------------------------------------------------
+
+
+def _report(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from accelscope.engine.api import Engine
+    from accelscope.engine.errors import AccelscopeError
+    from accelscope.engine.presets import find_preset
+
+    engine = Engine()
+    try:
+        preset = find_preset(args.preset, engine.catalog)
+    except AccelscopeError as error:
+        raise UsageError(f"accelscope report: {error}") from None
+    from accelscope.gui.report import write_report
+
+    try:
+        written = write_report(preset, Path(args.out), engine, scale=args.scale)
+    except (OSError, AccelscopeError) as error:
+        raise UsageError(f"accelscope report: cannot write {args.out}: {error}") from None
+    for path in written:
+        out.write(f"{path}\n")
     return 0
 
 

@@ -1,0 +1,150 @@
+"""Export plots as PNG (at a chosen scale) and SVG, and their data as CSV, each with the
+scenario beside it (a comment header in the CSV, a sidecar preset), so that any exported
+plot can be traced back to its inputs.
+
+A whole panel is rendered through QPainter — the plot and the legend and notes around it —
+into a QImage for PNG or a QSvgGenerator for SVG. Rendering the widget, rather than using
+pyqtgraph's SVGExporter, keeps the text beside the plot and avoids that exporter's crash with
+recent PySide6 releases (pyqtgraph issue 3495).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyqtgraph as pg
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QWidget
+
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.explain import Explanation
+from accelscope.engine.frame import Frame
+from accelscope.engine.presets import Preset, save_preset
+from accelscope.engine.tables import frame_tables, scenario_comments
+
+PNG_SCALES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)  # × the panel's size on screen
+DEFAULT_EXPORT_SIZE = QSize(1400, 900)
+
+
+@contextmanager
+def _export_mode(widget: QWidget) -> Iterator[None]:
+    """Tell pyqtgraph's items they are being exported, as its own exporters do: scatter
+    markers are then drawn as paths instead of from a cached pixmap atlas, which would be
+    blurred when scaled and come out broken in SVG."""
+    items = [
+        item
+        for view in widget.findChildren(pg.GraphicsView)
+        for item in view.scene().items()
+        if hasattr(item, "setExportMode")
+    ]
+    for item in items:
+        item.setExportMode(True, {"antialias": True, "resolutionScale": 1.0})
+    try:
+        yield
+    finally:
+        for item in items:
+            item.setExportMode(False)
+
+
+def render_png(widget: QWidget, path: Path, scale: float = 2.0) -> Path:
+    """The widget as it looks, at ``scale`` times its on-screen size (vector drawing is
+    re-rasterised at that resolution, so lines and text stay sharp)."""
+    size = widget.size()
+    image = QImage(round(size.width() * scale), round(size.height() * scale), QImage.Format.Format_ARGB32)
+    image.setDevicePixelRatio(scale)
+    image.fill(QColor(Qt.GlobalColor.white))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    with _export_mode(widget):
+        widget.render(painter, QPoint())
+    painter.end()
+    if not image.save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
+    return path
+
+
+def render_svg(widget: QWidget, path: Path, title: str) -> Path:
+    size = widget.size()
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(size)
+    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+    generator.setTitle(title)
+    generator.setDescription("Exported by accelscope; the sidecar preset holds the scenario.")
+    painter = QPainter(generator)
+    with _export_mode(widget):
+        widget.render(painter, QPoint())
+    if not painter.end():
+        raise OSError(f"could not write {path}")
+    return path
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "plot"
+
+
+def export_view(
+    view: str,
+    panel: QWidget,
+    frame: Frame,
+    catalog: Catalog,
+    base: Path,
+    *,
+    formats: tuple[str, ...] = ("png", "svg", "csv"),
+    scale: float = 2.0,
+    preset: Preset | None = None,
+) -> list[Path]:
+    """Write ``base``.png/.svg/.csv for one view (those in ``formats``)."""
+    written: list[Path] = []
+    title = getattr(panel, "title", view)
+    if "png" in formats:
+        written.append(render_png(panel, base.with_suffix(".png"), scale))
+    if "svg" in formats:
+        written.append(render_svg(panel, base.with_suffix(".svg"), title))
+    if "csv" in formats:
+        table = frame_tables(frame, catalog)[view]
+        comments = [f"{title}: the data behind the plot", *scenario_comments(frame, preset.name if preset else None)]
+        path = base.with_suffix(".csv")
+        path.write_text(table.to_csv(comments), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def export_all(
+    panels: dict[str, QWidget],
+    frame: Frame,
+    catalog: Catalog,
+    folder: Path,
+    preset: Preset,
+    explanation: Explanation | None,
+    *,
+    scale: float = 2.0,
+) -> list[Path]:
+    """Every plot as PNG and SVG, every table as CSV, the explanation as text and the
+    scenario as a sidecar preset, into ``folder``. Panels must already show ``frame``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for index, (view, panel) in enumerate(panels.items(), start=1):
+        written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale, preset=preset)
+    if explanation is not None:
+        path = folder / "explain.txt"
+        path.write_text(explanation.plain_text() + "\n", encoding="utf-8")
+        written.append(path)
+    sidecar = folder / "scenario.preset.json"
+    save_preset(preset, sidecar)
+    written.append(sidecar)
+    return written
+
+
+def write_sidecar(preset: Preset, exported: Path) -> Path:
+    """``plot.png`` → ``plot.preset.json`` beside it."""
+    path = exported.with_name(exported.stem + ".preset.json")
+    save_preset(preset, path)
+    return path

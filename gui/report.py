@@ -1,0 +1,76 @@
+"""The headless report: every plot of a preset as PNG and SVG, every table as CSV, without a
+window (Qt's offscreen platform), for handouts and CI."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from accelscope.engine.api import Engine
+from accelscope.engine.explain import explain
+from accelscope.engine.frame import compute_frame
+from accelscope.engine.presets import Preset
+
+REPORT_SIZE = (1400, 900)  # pixels of each panel before scaling
+# Qt's offscreen platform says this on every show(); it means nothing for a report.
+_OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints()"
+
+
+def _quiet_offscreen(mode, context, message: str) -> None:  # noqa: ANN001 — Qt's handler signature
+    if message != _OFFSCREEN_NOISE:
+        import sys
+
+        print(message, file=sys.stderr)
+
+
+def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale: float = 2.0) -> list[Path]:
+    """Render ``preset`` into ``out``; returns the files written."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a window, even with a display
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from PySide6.QtCore import qInstallMessageHandler
+
+    app = QApplication.instance() or QApplication(["accelscope-report"])
+    previous_handler = qInstallMessageHandler(_quiet_offscreen)
+    from .export import export_all
+    from .panels.energy import EnergyPanel
+    from .panels.latency import LatencyPanel
+    from .panels.memory import MemoryPanel
+    from .panels.roofline import RooflinePanel
+    from .panels.sweep import SweepPanel
+    from .style import configure_pyqtgraph
+
+    configure_pyqtgraph()
+    engine = engine or Engine()
+    if preset.model is not None:
+        engine.add_model(preset.model)
+    workspace = preset.workspace
+    workspace = workspace.with_changes(scenario=engine.resolve(workspace.scenario))
+    engine.warm_up()
+    frame = compute_frame(engine, workspace)
+    catalog = engine.catalog
+    panels = {
+        "roofline": RooflinePanel(catalog),
+        "memory": MemoryPanel(catalog),
+        "latency": LatencyPanel(catalog),
+        "sweep": SweepPanel(catalog),
+        "energy": EnergyPanel(catalog),
+    }
+    try:
+        for panel in panels.values():
+            # Laid out and painted like a shown window, but without one.
+            panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+            panel.resize(*REPORT_SIZE)
+            panel.show()
+            panel.update_frame(frame)
+            panel.set_selected(workspace.selected)
+        app.processEvents()
+        explanation = explain(engine, workspace.scenario) if workspace.shown else None
+        return export_all(panels, frame, catalog, out, preset, explanation, scale=scale)
+    finally:
+        for panel in panels.values():
+            panel.close()
+            panel.deleteLater()
+        app.processEvents()
+        qInstallMessageHandler(previous_handler)

@@ -1,0 +1,112 @@
+"""The headless report on every bundled preset: non-empty files, PNGs that are not blank,
+SVGs that Qt can render, CSVs that parse and hold the engine's numbers, and a sidecar preset
+that loads back to the same workspace."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+
+from accelscope.cli.main import main
+from accelscope.engine.api import Engine
+from accelscope.engine.presets import bundled_preset_files, load_preset
+
+VIEWS = ("roofline", "memory", "latency", "sweep", "energy")
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    comments = [line for line in lines if line.startswith("# ")]
+    rows = list(csv.DictReader(io.StringIO("\n".join(line for line in lines if not line.startswith("#")))))
+    return comments, rows
+
+
+def distinct_colours(path: Path) -> int:
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(path))
+    assert not image.isNull(), path
+    step = max(1, image.width() // 200)
+    return len({image.pixel(x, y) for x in range(0, image.width(), step) for y in range(0, image.height(), step)})
+
+
+@pytest.fixture(scope="module")
+def report_engine():
+    return Engine()
+
+
+@pytest.mark.parametrize("preset_file", bundled_preset_files(), ids=lambda f: Path(str(f)).stem)
+def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_file):
+    from accelscope.gui.report import write_report
+
+    preset = load_preset(preset_file, report_engine.catalog, bundled=True)
+    written = write_report(preset, tmp_path, report_engine, scale=1.0)
+    names = {path.name for path in written}
+    for index, view in enumerate(VIEWS, start=1):
+        assert {f"{index}-{view}.png", f"{index}-{view}.svg", f"{index}-{view}.csv"} <= names
+    assert {"explain.txt", "scenario.preset.json"} <= names
+    for path in written:
+        assert path.stat().st_size > 100, path
+
+    for index, view in enumerate(VIEWS, start=1):
+        assert distinct_colours(tmp_path / f"{index}-{view}.png") > 20  # a real plot, not a blank page
+        from PySide6.QtSvg import QSvgRenderer
+
+        svg = tmp_path / f"{index}-{view}.svg"
+        assert QSvgRenderer(str(svg)).isValid() and "<path" in svg.read_text()
+
+    # The CSVs carry the scenario and the engine's numbers.
+    workspace = preset.workspace
+    comments, rows = read_csv(tmp_path / "3-latency.csv")
+    assert any(f"model: {workspace.scenario.model}" in line for line in comments)
+    assert [row["accelerator"] for row in rows] == list(workspace.shown)
+    for row in rows:
+        result = report_engine.predict(workspace.scenario_on(row["accelerator"]))
+        assert float(row["itl [ms]"]) == pytest.approx(result.itl_s * 1e3, rel=1e-12)
+        assert float(row["ttft [ms]"]) == pytest.approx(result.ttft_s * 1e3, rel=1e-12)
+    _, memory = read_csv(tmp_path / "2-memory.csv")
+    for row in memory:
+        result = report_engine.predict(workspace.scenario_on(row["accelerator"]))
+        assert int(row["max_batch [sequences]"]) == result.memory.max_batch
+        assert row["fits"] == ("yes" if result.fits else "no")
+    _, sweep = read_csv(tmp_path / "4-sweep.csv")
+    assert len(sweep) == len(workspace.shown) * 28
+
+    sidecar = load_preset(tmp_path / "scenario.preset.json", report_engine.catalog)
+    assert sidecar.workspace == workspace
+
+
+def test_report_command_and_a_bad_preset(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema": "accelscope.preset/9"}')
+    assert main(["report", "--preset", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "bad.json" in err and "newer" in err
+    assert not (tmp_path / "out").exists()
+
+    assert main(["report", "--preset", "no-such-preset", "--out", str(tmp_path / "out")]) == 2
+    assert "no-such-preset" in capsys.readouterr().err
+
+    assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path / "ok"), "--scale", "1"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 17 and all(Path(line).exists() for line in printed)
+
+
+def test_png_scale_sets_the_resolution(qtbot, tmp_path):
+    from PySide6.QtGui import QImage
+
+    from accelscope.gui.export import render_png
+    from accelscope.gui.panels.memory import MemoryPanel
+    from accelscope.gui.style import configure_pyqtgraph
+
+    configure_pyqtgraph()
+    panel = MemoryPanel(Engine().catalog)
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    one = QImage(str(render_png(panel, tmp_path / "one.png", 1.0)))
+    three = QImage(str(render_png(panel, tmp_path / "three.png", 3.0)))
+    assert (one.width(), one.height()) == (700, 500)
+    assert (three.width(), three.height()) == (2100, 1500)
