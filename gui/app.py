@@ -18,6 +18,8 @@ def run(argv: list[str] | None = None) -> int:
     from .main_window import MainWindow
 
     window = MainWindow()
-    window.show()
+    # Fill the screen (also where no window manager honours "maximised", e.g. a virtual screen).
+    window.resize(app.primaryScreen().availableGeometry().size())
+    window.showMaximized()
     window.start()  # kernels compile (or load from cache) off the GUI thread
     return app.exec()

@@ -85,10 +85,12 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Wide enough for every control and its typed entry, beside a vertical scroll bar.
+        scroll.setMinimumWidth(self.controls.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.controls_dock = self._dock("Scenario", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.explain_panel = ExplainPanel()
         self.explain_dock = self._dock("Explain", self.explain_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.resizeDocks([self.controls_dock, self.explain_dock], [340, 400], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.explain_dock], [360], Qt.Orientation.Horizontal)
 
         self.summary_label = QLabel()
         self.timing_label = QLabel("Preparing the engine (the first start compiles its kernels)…")
