@@ -2,31 +2,50 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
     QDockWidget,
     QFileDialog,
+    QFormLayout,
+    QInputDialog,
     QLabel,
+    QLineEdit,
     QMainWindow,
+    QMenu,
     QMessageBox,
+    QPlainTextEdit,
     QScrollArea,
     QTabWidget,
     QWidget,
 )
 
 from accelscope.engine.api import Engine
-from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog import Catalog, user_data_dir
 from accelscope.engine.errors import AccelscopeError
 from accelscope.engine.explain import explain
 from accelscope.engine.frame import Frame
+from accelscope.engine.presets import (
+    Preset,
+    PresetEntry,
+    load_preset,
+    new_preset,
+    save_preset,
+    user_preset_path,
+    user_presets_dir,
+)
 from accelscope.engine.scenario import Scenario
 from accelscope.engine.workspace import VIEWS, Workspace
 
 from .controller import Controller, Throttle
 from .controls import ControlsPanel
+from .export import PNG_SCALES, export_all, export_view, write_sidecar
 from .panels.base import Panel
 from .panels.energy import EnergyPanel
 from .panels.explain import ExplainPanel
@@ -34,8 +53,11 @@ from .panels.latency import LatencyPanel
 from .panels.memory import MemoryPanel
 from .panels.roofline import RooflinePanel
 from .panels.sweep import SweepPanel
+from .presets_dock import PresetsPanel
 
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves
+RECENT_LIMIT = 8
+UNSAVED_NAME = "Unsaved scenario"
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_SELECTED = "h100-sxm"
 
@@ -47,6 +69,32 @@ def default_workspace(catalog: Catalog) -> Workspace:
     selected = DEFAULT_SELECTED if DEFAULT_SELECTED in gpus else (gpus or tuple(catalog.accelerators))[0]
     scenario = Scenario(model, selected, batch=1, input_len=1024, output_len=256)
     return Workspace(scenario, shown=gpus or (selected,))
+
+
+class _SaveDialog(QDialog):
+    """Name and description of a preset."""
+
+    def __init__(self, parent: QWidget, name: str, description: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Save preset as")
+        self.name = QLineEdit(name)
+        self.name.setPlaceholderText("e.g. Qwen3-32B on two MI300X")
+        self.description = QPlainTextEdit(description)
+        self.description.setPlaceholderText("What this scenario shows and what to look at.")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        layout = QFormLayout(self)
+        layout.addRow("Name", self.name)
+        layout.addRow("Description", self.description)
+        layout.addRow(buttons)
+
+    def _accept(self) -> None:
+        if self.name.text().strip():
+            self.accept()
+
+    def values(self) -> tuple[str, str]:
+        return self.name.text().strip(), self.description.toPlainText().strip()
 
 
 def _no_mnemonic(text: str) -> str:
@@ -88,6 +136,10 @@ class MainWindow(QMainWindow):
         # Wide enough for every control and its typed entry, beside a vertical scroll bar.
         scroll.setMinimumWidth(self.controls.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
         self.controls_dock = self._dock("Scenario", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.presets_panel = PresetsPanel(catalog)
+        self.presets_dock = self._dock("Presets", self.presets_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.tabifyDockWidget(self.controls_dock, self.presets_dock)
+        self.controls_dock.raise_()
         self.explain_panel = ExplainPanel()
         self.explain_dock = self._dock("Explain", self.explain_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.resizeDocks([self.explain_dock], [360], Qt.Orientation.Horizontal)
@@ -102,6 +154,8 @@ class MainWindow(QMainWindow):
         self.controls.scenario_changed.connect(self._field_changed)
         self.controls.shown_changed.connect(self.controller.set_shown)
         self.controls.import_requested.connect(self.import_config)
+        self.presets_panel.preset_chosen.connect(self._preset_chosen)
+        self.current_preset: Preset | None = None
         self.controller.frame_ready.connect(self.show_frame)
         self.controller.failed.connect(self._show_problem)
         self.explain_throttle = Throttle(EXPLAIN_INTERVAL_MS, self.update_explanation, self)
@@ -116,23 +170,37 @@ class MainWindow(QMainWindow):
         self.addDockWidget(area, dock)
         return dock
 
+    def _action(self, menu: QMenu, text: str, slot, shortcut: QKeySequence | str | None = None) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(lambda checked=False: slot())
+        menu.addAction(action)
+        return action
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
-        import_action = QAction("&Import config.json…", self)
-        import_action.setShortcut(QKeySequence("Ctrl+I"))
-        import_action.triggered.connect(self.import_config)
-        file_menu.addAction(import_action)
+        self._action(file_menu, "&New scenario", self.new_scenario, QKeySequence.StandardKey.New)
+        self._action(file_menu, "&Open preset…", self.open_preset_dialog, QKeySequence.StandardKey.Open)
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        self._action(file_menu, "&Save preset", self.save_preset_action, QKeySequence.StandardKey.Save)
+        self._action(file_menu, "Save preset &as…", self.save_preset_as_dialog, QKeySequence.StandardKey.SaveAs)
         file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
-        file_menu.addAction(quit_action)
+        self._action(file_menu, "&Import config.json…", self.import_config, "Ctrl+I")
+        file_menu.addSeparator()
+        self._action(file_menu, "&Export this plot…", self.export_plot_dialog, "Ctrl+E")
+        self._action(file_menu, "Export &all plots and tables…", self.export_all_dialog, "Ctrl+Shift+E")
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self._refresh_recent_menu()
         view_menu = self.menuBar().addMenu("&View")
         for index, panel in enumerate(self.panels.values()):
-            action = QAction(_no_mnemonic(panel.title), self)
-            action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
-            action.triggered.connect(lambda checked=False, index=index: self.tabs.setCurrentIndex(index))
-            view_menu.addAction(action)
+            self._action(view_menu, _no_mnemonic(panel.title), lambda index=index: self.tabs.setCurrentIndex(index),
+                         f"Ctrl+{index + 1}")
+        view_menu.addSeparator()
+        view_menu.addAction(self.controls_dock.toggleViewAction())
+        view_menu.addAction(self.presets_dock.toggleViewAction())
+        view_menu.addAction(self.explain_dock.toggleViewAction())
 
     def start(self, synchronous: bool = False) -> None:
         self.controller.start(synchronous=synchronous)
@@ -161,8 +229,10 @@ class MainWindow(QMainWindow):
     def set_workspace(self, workspace: Workspace) -> None:
         """Show a whole new workspace (a preset): every control at once, one recompute."""
         self.controls.set_workspace(workspace, self.engine.model(workspace.scenario.model))
-        self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
+        # The workspace first: the tab change that follows then finds its view already set,
+        # so the preset lands in one recompute, never as a half-applied state.
         self.controller.set_workspace(workspace)
+        self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
 
     def import_config(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -184,6 +254,190 @@ class MainWindow(QMainWindow):
         self.controller.set_workspace(workspace)
         self.statusBar().showMessage(f"Imported {model.name} from {path}", 5000)
         return True
+
+    # -- presets -----------------------------------------------------------------------------
+
+    def new_scenario(self) -> None:
+        self.current_preset = None
+        self.set_workspace(default_workspace(self.engine.catalog))
+        self._show_preset_name()
+
+    def open_preset_dialog(self) -> None:
+        folder = user_presets_dir()
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a preset", str(folder if folder.is_dir() else Path.home()), "Presets (*.json);;All files (*)"
+        )
+        if path:
+            self.open_preset_file(path)
+
+    def open_preset_file(self, path: str | Path, bundled: bool = False) -> bool:
+        """Load a preset and apply every field at once; on a bad file say why and change nothing."""
+        try:
+            preset = load_preset(Path(path), self.engine.catalog, bundled=bundled)
+        except AccelscopeError as error:
+            QMessageBox.warning(self, "Cannot open the preset", str(error))
+            return False
+        self.apply_preset(preset)
+        if not bundled:
+            self._remember_recent(Path(path))
+        return True
+
+    def apply_preset(self, preset: Preset) -> None:
+        if preset.model is not None:
+            self.engine.add_model(preset.model)
+            self.controls.add_model(preset.model)
+        self.current_preset = preset
+        self.set_workspace(preset.workspace)
+        self._show_preset_name()
+        self.presets_panel.select(preset.name)
+
+    def _preset_chosen(self, entry: PresetEntry) -> None:
+        self.open_preset_file(entry.path, bundled=entry.bundled)
+
+    def preset_of_workspace(self, name: str | None = None, description: str | None = None) -> Preset:
+        """The current workspace as a preset (embedding the model when it is not bundled)."""
+        current = self.current_preset
+        workspace = self.controller.workspace
+        return new_preset(
+            name or (current.name if current else UNSAVED_NAME),
+            description if description is not None else (current.description if current else ""),
+            workspace,
+            self.engine.model(workspace.scenario.model),
+        )
+
+    def save_preset_action(self) -> None:
+        current = self.current_preset
+        if current is None or current.bundled or current.source is None:
+            self.save_preset_as_dialog()
+            return
+        self.save_preset_to(current.source, current.name, current.description)
+
+    def save_preset_as_dialog(self) -> None:
+        current = self.current_preset
+        dialog = _SaveDialog(self, current.name if current and not current.bundled else "",
+                             current.description if current else "")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        name, description = dialog.values()
+        path = user_preset_path(name)
+        if path.exists() and QMessageBox.question(
+            self, "Replace the preset?", f"A preset file {path.name} exists. Replace it?"
+        ) != QMessageBox.StandardButton.Yes:
+            return
+        self.save_preset_to(path, name, description)
+
+    def save_preset_to(self, path: Path, name: str, description: str) -> bool:
+        self.controller.throttle.flush()
+        preset = self.preset_of_workspace(name, description)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            save_preset(preset, path)
+        except (OSError, AccelscopeError, ValueError) as error:
+            QMessageBox.warning(self, "Cannot save the preset", f"{path}: {error}")
+            return False
+        self.current_preset = load_preset(path, self.engine.catalog)
+        self._remember_recent(path)
+        self.presets_panel.refresh()
+        self.presets_panel.select(name)
+        self._show_preset_name()
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        return True
+
+    def _show_preset_name(self) -> None:
+        name = self.current_preset.name if self.current_preset else UNSAVED_NAME
+        self.presets_dock.setWindowTitle(f"Presets — {name}")
+
+    # -- recent presets (a small JSON list in the user data folder) ---------------------------
+
+    def recent_presets(self) -> list[Path]:
+        try:
+            paths = json.loads((user_data_dir() / "recent.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(paths, list):
+            return []
+        return [Path(p) for p in paths if isinstance(p, str) and Path(p).is_file()][:RECENT_LIMIT]
+
+    def _remember_recent(self, path: Path) -> None:
+        recent = [path.resolve()] + [p for p in self.recent_presets() if p.resolve() != path.resolve()]
+        folder = user_data_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            temporary = folder / "recent.json.tmp"
+            temporary.write_text(json.dumps([str(p) for p in recent[:RECENT_LIMIT]]), encoding="utf-8")
+            temporary.replace(folder / "recent.json")
+        except OSError:
+            return  # the list is a convenience; never fail a load or save over it
+        self._refresh_recent_menu()
+
+    def _refresh_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_presets()
+        for path in recent:
+            self._action(self.recent_menu, path.name, lambda path=path: self.open_preset_file(path))
+        self.recent_menu.setEnabled(bool(recent))
+
+    # -- export --------------------------------------------------------------------------------
+
+    def export_plot_dialog(self) -> None:
+        view = VIEWS[self.tabs.currentIndex()]
+        path, chosen = QFileDialog.getSaveFileName(
+            self, "Export this plot", str(Path.home() / f"accelscope-{view}.png"),
+            "PNG image (*.png);;SVG drawing (*.svg);;CSV table (*.csv)",
+        )
+        if not path:
+            return
+        scale = 2.0
+        if Path(path).suffix.lower() == ".png" or "PNG" in chosen:
+            labels = [f"{factor:g}× ({round(self.tabs.currentWidget().width() * factor)} px wide)" for factor in PNG_SCALES]
+            label, accepted = QInputDialog.getItem(self, "PNG resolution", "Resolution:", labels, 1, False)
+            if not accepted:
+                return
+            scale = PNG_SCALES[labels.index(label)]
+        self.export_plot(Path(path), scale)
+
+    def export_plot(self, path: Path, scale: float = 2.0) -> list[Path]:
+        """The current tab as PNG, SVG or CSV (by the file's suffix), with a sidecar preset."""
+        frame = self.controller.last_frame
+        view = VIEWS[self.tabs.currentIndex()]
+        suffix = path.suffix.lower().lstrip(".") or "png"
+        if frame is None or suffix not in ("png", "svg", "csv"):
+            QMessageBox.warning(self, "Cannot export", "Export to a .png, .svg or .csv file.")
+            return []
+        panel = self.refresh_panel(view)
+        preset = self.preset_of_workspace()
+        try:
+            written = export_view(view, panel, frame, self.engine.catalog, path.with_suffix(""),
+                                  formats=(suffix,), scale=scale, preset=preset)
+            written.append(write_sidecar(preset, written[0]))
+        except (OSError, AccelscopeError) as error:
+            QMessageBox.warning(self, "Cannot export", f"{path}: {error}")
+            return []
+        self.statusBar().showMessage(f"Exported {written[0]} (scenario in {written[-1].name})", 5000)
+        return written
+
+    def export_all_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export every plot and table into a folder", str(Path.home()))
+        if folder:
+            self.export_all_to(Path(folder))
+
+    def export_all_to(self, folder: Path, scale: float = 2.0) -> list[Path]:
+        frame = self.controller.last_frame
+        if frame is None:
+            return []
+        page_size = self.tabs.currentWidget().size()
+        for view in VIEWS:
+            # Hidden tabs may not have been laid out at the current size yet.
+            self.refresh_panel(view).resize(page_size)
+        explanation = explain(self.engine, frame.workspace.scenario) if frame.accelerators else None
+        try:
+            written = export_all(self.panels, frame, self.engine.catalog, folder, self.preset_of_workspace(),
+                                 explanation, scale=scale)
+        except (OSError, AccelscopeError) as error:
+            QMessageBox.warning(self, "Cannot export", f"{folder}: {error}")
+            return []
+        self.statusBar().showMessage(f"Exported {len(written)} files to {folder}", 5000)
+        return written
 
     # -- output ----------------------------------------------------------------------------
 

@@ -1,0 +1,146 @@
+"""Presets and export in the window: a preset applies every field at once (one recompute),
+saves round-trip exactly, a bad file changes nothing and says why, exports carry the scenario."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accelscope.engine.api import Engine
+from accelscope.engine.presets import list_presets, load_preset, user_presets_dir
+
+
+@pytest.fixture
+def window(qtbot, monkeypatch, tmp_path):
+    from accelscope.gui.main_window import MainWindow
+    from accelscope.gui.style import configure_pyqtgraph
+
+    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder per test
+    configure_pyqtgraph()
+    window = MainWindow(Engine())
+    qtbot.addWidget(window)
+    window.start(synchronous=True)
+    return window
+
+
+@pytest.fixture
+def warnings(monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda parent, title, text: shown.append(text))
+    return shown
+
+
+def frames_during(window, action) -> list:
+    frames: list = []
+    window.controller.frame_ready.connect(frames.append)
+    action()
+    window.controller.throttle.flush()
+    window.controller.frame_ready.disconnect(frames.append)
+    return frames
+
+
+def test_the_presets_list_shows_every_bundled_preset(window):
+    names = [entry.name for entry in window.presets_panel.entries()]
+    bundled = [entry.name for entry in list_presets(window.engine.catalog) if entry.bundled]
+    assert names == bundled and len(names) == 11
+
+
+def test_loading_a_preset_applies_every_field_at_once(window):
+    entry = next(e for e in window.presets_panel.entries() if "Fig. 4" in e.name or "fig4" in e.path.name)
+    preset = load_preset(entry.path, window.engine.catalog, bundled=True)
+    frames = frames_during(window, lambda: window.presets_panel.preset_chosen.emit(entry))
+    assert len(frames) == 1  # one recompute, never a half-applied state
+    assert frames[0].workspace == preset.workspace
+    assert window.controller.workspace == preset.workspace
+    s = preset.workspace.scenario
+    assert window.controls.batch_spin.value() == s.batch
+    assert window.controls.parallel_spins["tp"].value() == s.tp
+    assert window.controls.parallel_spins["dp"].value() == s.dp
+    assert window.controls.shown() == preset.workspace.shown
+    assert window.tabs.currentIndex() == ("roofline", "memory", "latency", "sweep", "energy").index(
+        preset.workspace.view
+    )
+
+
+def test_every_bundled_preset_loads_in_the_window(window):
+    for entry in window.presets_panel.entries():
+        assert window.open_preset_file(entry.path, bundled=True), entry.name
+        window.controller.throttle.flush()
+        frame = window.controller.last_frame
+        assert frame.workspace.scenario.model == load_preset(entry.path, window.engine.catalog).workspace.scenario.model
+
+
+def test_save_as_and_reload_round_trip(window):
+    window.controls.batch_spin.setValue(48)
+    window.controls.parallel_spins["tp"].setValue(2)
+    window.controller.throttle.flush()
+    path = user_presets_dir() / "my-scenario.json"
+    assert window.save_preset_to(path, "My scenario", "Batch 48 at TP 2.")
+    saved = window.controller.workspace
+    assert "My scenario" in [entry.name for entry in window.presets_panel.entries()]
+    window.new_scenario()
+    window.controller.throttle.flush()
+    assert window.controller.workspace != saved
+    assert window.open_preset_file(path)
+    assert window.controller.workspace == saved
+    assert window.recent_presets()[0] == path.resolve()
+
+
+def test_an_imported_model_is_embedded_in_the_preset(window):
+    config = Path(__file__).parent / "fixtures" / "hf" / "qwen3-8b" / "config.json"
+    assert window.import_model_file(str(config))
+    window.controller.throttle.flush()
+    path = user_presets_dir() / "imported.json"
+    assert window.save_preset_to(path, "Imported", "")
+    data = json.loads(path.read_text())
+    assert isinstance(data["model"], dict)  # the architecture travels with the preset
+    fresh = Engine()
+    preset = load_preset(path, fresh.catalog)
+    assert preset.model is not None and preset.workspace.scenario.model == preset.model.id
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("not json at all", "JSON"),
+        ('{"schema": "accelscope.preset/2", "name": "x"}', "newer"),
+        ("[1, 2, 3]", "object"),
+    ],
+)
+def test_a_bad_preset_changes_nothing(window, warnings, tmp_path, content, fragment):
+    bad = tmp_path / "broken-preset.json"
+    bad.write_text(content)
+    before = window.controller.workspace
+    assert not window.open_preset_file(bad)
+    assert len(warnings) == 1 and "broken-preset.json" in warnings[0] and fragment in warnings[0]
+    assert window.controller.workspace == before
+
+
+def test_export_this_plot_with_its_scenario(window, qtbot, tmp_path):
+    from PySide6.QtGui import QImage
+
+    window.show()
+    qtbot.waitExposed(window)
+    window.tabs.setCurrentIndex(1)  # memory
+    panel_size = window.tabs.currentWidget().size()
+    written = window.export_plot(tmp_path / "memory.png", scale=2.0)
+    png, sidecar = written
+    assert png.name == "memory.png" and sidecar.name == "memory.preset.json"
+    image = QImage(str(png))
+    assert (image.width(), image.height()) == (2 * panel_size.width(), 2 * panel_size.height())
+    assert load_preset(sidecar, window.engine.catalog).workspace == window.controller.workspace
+    csv_file = window.export_plot(tmp_path / "memory.csv")[0]
+    assert csv_file.read_text().startswith("# Memory fit")
+    svg = window.export_plot(tmp_path / "memory.svg")[0]
+    assert "<svg" in svg.read_text()
+
+
+def test_export_all(window, tmp_path):
+    written = window.export_all_to(tmp_path / "all", scale=1.0)
+    names = {path.name for path in written}
+    assert {"1-roofline.png", "4-sweep.svg", "5-energy.csv", "explain.txt", "scenario.preset.json"} <= names
+    assert all(path.stat().st_size > 0 for path in written)
