@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     presets = commands.add_parser("presets", help="list the bundled and user presets with their descriptions")
     presets.add_argument("--json", action="store_true", help="print one JSON object")
 
+    bench = commands.add_parser(
+        "bench", help="measure engine speed, control-to-repaint latency, start-up and memory on this machine"
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument("--quick", action="store_true", help="tiny sizes, to check the command works (figures are noise)")
+
     report = commands.add_parser(
         "report", help="render every plot of a preset as PNG and SVG and every table as CSV, without a window"
     )
@@ -116,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("accelscope: give a command (catalog, predict, presets) or none to open the app")
         if args.command == "catalog":
             return _catalog(args, sys.stdout)
+        if args.command == "bench":
+            return _bench(args, sys.stdout)
         if args.command == "report":
             return _report(args, sys.stdout)
         if args.command == "presets":
@@ -205,6 +213,21 @@ def _presets(args: argparse.Namespace, out: TextIO) -> int:
             indent = " " * 4
             out.write(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False))
             out.write("\n")
+    return 0
+
+
+# ---- bench --------------------------------------------------------------------------------
+
+
+def _bench(args: argparse.Namespace, out: TextIO) -> int:
+    from accelscope.gui.bench import format_result, run_bench
+
+    result = run_bench(quick=args.quick)
+    if args.json:
+        json.dump(result.to_dict(), out, indent=2, allow_nan=False)
+        out.write("\n")
+    else:
+        out.write(format_result(result))
     return 0
 
 

@@ -213,20 +213,22 @@ def expected_max_standard_normal(n):
 
 
 @jit
-def token_imbalance(assignments, ep):
+def token_imbalance(assignments, ep, z_ep):
+    """As reference.token_imbalance; ``z_ep`` = expected_max_standard_normal(ep), computed
+    once per scenario."""
     if ep <= 1 or assignments <= 0.0:
         return 1.0
-    imbalance = 1.0 + expected_max_standard_normal(ep) * math.sqrt((ep - 1) / assignments)
+    imbalance = 1.0 + z_ep * math.sqrt((ep - 1) / assignments)
     return min(imbalance, float(ep))
 
 
 @jit
-def experts_touched_busiest_device(experts_per_device, touch_probability, ep):
+def experts_touched_busiest_device(experts_per_device, touch_probability, ep, z_ep):
     mean = experts_per_device * touch_probability
     if ep <= 1:
         return mean
     spread = math.sqrt(experts_per_device * touch_probability * (1.0 - touch_probability))
-    return min(float(experts_per_device), mean + expected_max_standard_normal(ep) * spread)
+    return min(float(experts_per_device), mean + z_ep * spread)
 
 
 @jit
@@ -457,6 +459,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     elif requested_offload > 0.0 and not has_far:
         fit_code = codes.FIT_OFFLOAD_WITHOUT_FAR_TIER
     effective_ep = ep if is_moe else 1
+    z_ep = expected_max_standard_normal(effective_ep)
     if is_moe and experts % effective_ep:
         warnings |= codes.WARN_EP_UNEVEN_EXPERTS
 
@@ -583,10 +586,10 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         expert_read = 0.0
         if is_moe:
             touch = 1.0 - (1.0 - top_k / experts) ** tokens
-            touched = experts_touched_busiest_device(experts_per_device, touch, effective_ep)
+            touched = experts_touched_busiest_device(experts_per_device, touch, effective_ep, z_ep)
             expert_flops = (
                 2.0 * tokens * top_k * n_moe * model[M_EXPERT, mi] / (tp * pp)
-                * token_imbalance(tokens * top_k, effective_ep)
+                * token_imbalance(tokens * top_k, effective_ep, z_ep)
             )
             expert_read = n_moe / pp * touched * expert_bytes_each
         flops = (
@@ -623,7 +626,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         if effective_ep > 1:
             dispatched = (
                 tokens * top_k * d * p_a * (effective_ep - 1) / effective_ep
-                * token_imbalance(tokens * top_k, effective_ep)
+                * token_imbalance(tokens * top_k, effective_ep, z_ep)
             )
             a2a = all_to_all_time(dispatched, effective_ep, ep_bandwidth, ep_latency)
             moe_layer_time = all_reduce + 2.0 * a2a

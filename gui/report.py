@@ -12,28 +12,15 @@ from accelscope.engine.frame import compute_frame
 from accelscope.engine.presets import Preset
 
 REPORT_SIZE = (1400, 900)  # pixels of each panel before scaling
-# Qt's offscreen platform says this on every show(); it means nothing for a report.
-_OFFSCREEN_NOISE = "This plugin does not support propagateSizeHints()"
-
-
-def _quiet_offscreen(mode, context, message: str) -> None:  # noqa: ANN001 — Qt's handler signature
-    if message != _OFFSCREEN_NOISE:
-        import sys
-
-        print(message, file=sys.stderr)
-
-
 def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale: float = 2.0) -> list[Path]:
     """Render ``preset`` into ``out``; returns the files written."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a window, even with a display
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    from PySide6.QtCore import qInstallMessageHandler
-
     app = QApplication.instance() or QApplication(["accelscope-report"])
-    previous_handler = qInstallMessageHandler(_quiet_offscreen)
     from .export import export_all
+    from .headless import quiet_offscreen
     from .panels.energy import EnergyPanel
     from .panels.latency import LatencyPanel
     from .panels.memory import MemoryPanel
@@ -57,20 +44,20 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
         "sweep": SweepPanel(catalog),
         "energy": EnergyPanel(catalog),
     }
-    try:
-        for panel in panels.values():
-            # Laid out and painted like a shown window, but without one.
-            panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
-            panel.resize(*REPORT_SIZE)
-            panel.show()
-            panel.update_frame(frame)
-            panel.set_selected(workspace.selected)
-        app.processEvents()
-        explanation = explain(engine, workspace.scenario) if workspace.shown else None
-        return export_all(panels, frame, catalog, out, preset, explanation, scale=scale)
-    finally:
-        for panel in panels.values():
-            panel.close()
-            panel.deleteLater()
-        app.processEvents()
-        qInstallMessageHandler(previous_handler)
+    with quiet_offscreen():
+        try:
+            for panel in panels.values():
+                # Laid out and painted like a shown window, but without one.
+                panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+                panel.resize(*REPORT_SIZE)
+                panel.show()
+                panel.update_frame(frame)
+                panel.set_selected(workspace.selected)
+            app.processEvents()
+            explanation = explain(engine, workspace.scenario) if workspace.shown else None
+            return export_all(panels, frame, catalog, out, preset, explanation, scale=scale)
+        finally:
+            for panel in panels.values():
+                panel.close()
+                panel.deleteLater()
+            app.processEvents()

@@ -1,0 +1,245 @@
+"""Measurements behind ``accelscope bench``: the engine against the reference model, the time
+from a control change to the end of the repaint, start-up, and peak memory.
+
+These print figures; they are never asserted on in the test suite (timings depend on the
+machine), which only runs a tiny version to keep the command working.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    engine_evals_per_s: float
+    reference_evals_per_s: float
+    engine_speedup: float
+    update_ms_p50: float
+    update_ms_p95: float
+    update_ms_p99: float
+    update_ms_max: float
+    updates_measured: int
+    startup_warm_s: float  # process start to the first painted window, warm numba cache
+    startup_cold_s: float  # the same with an empty numba cache
+    startup_cold_ready_s: float  # ... until the kernels are compiled and the first frame drawn
+    peak_rss_mb: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+# ---- engine ----------------------------------------------------------------------------------
+
+
+def app_like_scenarios(engine, count: int, seed: int = 1) -> list:
+    """Scenarios as the app makes them: every catalog model and accelerator, batch and
+    lengths on the sliders' log ranges, every precision, layouts a user would set."""
+    from accelscope.engine.precision import PRECISIONS
+    from accelscope.engine.scenario import Scenario
+
+    rng = random.Random(seed)
+    models = list(engine.catalog.models.values())
+    accelerators = list(engine.catalog.accelerators)
+    scenarios = []
+    for _ in range(count):
+        model = rng.choice(models)
+        tp = rng.choice((1, 1, 1, 2, 4, 8))
+        precision = rng.choice(PRECISIONS)
+        scenarios.append(
+            Scenario(
+                model=model.id,
+                accelerator=rng.choice(accelerators),
+                batch=int(round(2 ** rng.uniform(0, 10))),
+                input_len=int(round(2 ** rng.uniform(7, 20))),
+                output_len=int(round(2 ** rng.uniform(0, 15))),
+                weight_precision=precision,
+                activation_precision=precision,
+                kv_precision=rng.choice(("bf16", "fp8")),
+                tp=tp,
+                pp=rng.choice((1, 1, 1, 2, 4)),
+                ep=rng.choice((1, tp)) if model.moe else 1,
+                dp=rng.choice((1, 1, 2, 4)),
+                offload=rng.choice((0.0, 0.0, 0.0, 0.25)),
+            )
+        )
+    return scenarios
+
+
+def measure_engine(engine, evaluations: int, reference_evaluations: int, repeats: int = 5) -> tuple[float, float]:
+    """Evaluations per second of the kernels (best of ``repeats`` one-call runs, one core) and
+    of the reference model on the same scenarios."""
+    from accelscope.engine.pack import pack_scenarios
+
+    distinct = app_like_scenarios(engine, min(evaluations, 5000))
+    table = pack_scenarios(distinct, engine.model_index, engine.accelerator_index)
+    table = np.tile(table, (1, max(1, evaluations // table.shape[1])))
+    engine.evaluate_table(table[:, :1])  # compiled or loaded from the cache before timing
+    best = 0.0
+    for _ in range(repeats):
+        started = time.perf_counter()
+        engine.evaluate_table(table)
+        best = max(best, table.shape[1] / (time.perf_counter() - started))
+    subset = distinct[:reference_evaluations]
+    started = time.perf_counter()
+    for scenario in subset:
+        engine.reference(scenario)
+    reference = len(subset) / (time.perf_counter() - started)
+    return best, reference
+
+
+# ---- full update ------------------------------------------------------------------------------
+
+
+def measure_updates(changes: int, seed: int = 2) -> list[float]:
+    """Milliseconds from a control change to the end of the repaint of the visible plot and
+    the explain panel, with every catalog accelerator shown, offscreen. Each change moves one
+    control the way a user would (a slider step, a combo choice, a spin box, a tab)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(["accelscope-bench"])
+    from .headless import quiet_offscreen
+    from .main_window import MainWindow
+    from .style import configure_pyqtgraph
+
+    configure_pyqtgraph()
+    with quiet_offscreen():
+        return _timed_changes(app, MainWindow(), changes, seed)
+
+
+def _timed_changes(app, window, changes: int, seed: int) -> list[float]:  # noqa: ANN001 — Qt objects
+    from accelscope.engine.precision import PRECISIONS
+
+    window.resize(1600, 1000)
+    window.show()
+    window.start(synchronous=True)
+    window.controller.set_shown(tuple(window.engine.catalog.accelerators))
+    window.controller.throttle.flush()
+    app.processEvents()
+    controls = window.controls
+    rng = random.Random(seed)
+    moves = [
+        lambda: controls.batch_slider.setValue(rng.randint(0, controls.batch_slider.maximum())),
+        lambda: controls.input_slider.setValue(rng.randint(0, controls.input_slider.maximum())),
+        lambda: controls.output_slider.setValue(rng.randint(0, controls.output_slider.maximum())),
+        lambda: controls.precision_combos["weight_precision"].setCurrentIndex(rng.randrange(len(PRECISIONS))),
+        lambda: controls.precision_combos["kv_precision"].setCurrentIndex(rng.randrange(len(PRECISIONS))),
+        lambda: controls.parallel_spins["tp"].setValue(rng.choice((1, 2, 4, 8))),
+        lambda: controls.model_combo.setCurrentIndex(rng.randrange(controls.model_combo.count())),
+        lambda: window.tabs.setCurrentIndex(rng.randrange(window.tabs.count())),
+    ]
+    timings = []
+    try:
+        for _ in range(changes):
+            started = time.perf_counter()
+            rng.choice(moves)()
+            window.controller.throttle.flush()  # what the timer would run a frame later
+            window.explain_throttle.flush()
+            window.tabs.currentWidget().repaint()
+            window.explain_panel.repaint()
+            timings.append((time.perf_counter() - started) * 1e3)
+            app.processEvents()
+    finally:
+        window.close()
+        window.deleteLater()
+        app.processEvents()
+    return timings
+
+
+# ---- start-up ---------------------------------------------------------------------------------
+
+_STARTUP_PROBE = """
+import sys, time
+started = float(sys.argv[1])
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(["accelscope"])
+from accelscope.gui.style import configure_pyqtgraph
+configure_pyqtgraph()
+from accelscope.gui.main_window import MainWindow
+window = MainWindow()
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and not hasattr(self, "painted"):
+            self.painted = time.time() - started
+        return False
+probe = FirstPaint()
+window.installEventFilter(probe)
+window.controller.engine_ready.connect(lambda: QTimer.singleShot(0, app.quit))
+window.show()
+window.start()
+QTimer.singleShot(120_000, app.quit)
+app.exec()
+print(getattr(probe, "painted", -1.0), time.time() - started)
+"""
+
+
+def measure_startup(numba_cache_dir: str | None) -> tuple[float, float]:
+    """(seconds to the first painted window, seconds until the kernels are ready) for a new
+    process; ``numba_cache_dir`` None means the usual (warm) cache."""
+    environment = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
+    if numba_cache_dir is not None:
+        environment["NUMBA_CACHE_DIR"] = numba_cache_dir
+    started = time.time()
+    completed = subprocess.run(
+        [sys.executable, "-c", _STARTUP_PROBE, repr(started)],
+        env=environment, capture_output=True, text=True, timeout=300, check=True,
+    )
+    first_paint, ready = (float(value) for value in completed.stdout.split()[-2:])
+    return first_paint, ready
+
+
+# ---- all --------------------------------------------------------------------------------------
+
+
+def run_bench(*, quick: bool = False) -> BenchResult:
+    from accelscope.engine.api import Engine
+
+    engine = Engine()
+    evaluations, reference_evaluations, changes = (2_000, 50, 5) if quick else (1_000_000, 1_000, 500)
+    kernel, reference = measure_engine(engine, evaluations, reference_evaluations, repeats=1 if quick else 5)
+    measure_startup(None)  # fills the on-disk cache, so the next run is warm
+    warm_paint, _ = measure_startup(None)
+    with tempfile.TemporaryDirectory(prefix="accelscope-cold-cache-") as empty:
+        cold_paint, cold_ready = measure_startup(empty)
+    timings = measure_updates(changes)
+    return BenchResult(
+        engine_evals_per_s=kernel,
+        reference_evals_per_s=reference,
+        engine_speedup=kernel / reference,
+        update_ms_p50=_percentile(timings, 50),
+        update_ms_p95=_percentile(timings, 95),
+        update_ms_p99=_percentile(timings, 99),
+        update_ms_max=max(timings),
+        updates_measured=len(timings),
+        startup_warm_s=warm_paint,
+        startup_cold_s=cold_paint,
+        startup_cold_ready_s=cold_ready,
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+    )
+
+
+def format_result(result: BenchResult) -> str:
+    return "\n".join([
+        f"engine:     {result.engine_evals_per_s:,.0f} evaluations/s (kernels, one core)",
+        f"reference:  {result.reference_evals_per_s:,.0f} evaluations/s  ->  {result.engine_speedup:,.0f}x",
+        f"update:     p50 {result.update_ms_p50:.1f} ms  p95 {result.update_ms_p95:.1f} ms  "
+        f"p99 {result.update_ms_p99:.1f} ms  max {result.update_ms_max:.1f} ms over {result.updates_measured} changes",
+        f"start-up:   first paint {result.startup_warm_s:.2f} s (warm numba cache), "
+        f"{result.startup_cold_s:.2f} s (empty cache; kernels ready after {result.startup_cold_ready_s:.2f} s)",
+        f"peak RSS:   {result.peak_rss_mb:.0f} MB",
+    ]) + "\n"
