@@ -327,3 +327,82 @@ def test_panels_render(qtbot, engine, catalog, tmp_path, cls):
     image = panel.grab()
     assert image.save(str(SHOTS / f"{cls.__name__.removesuffix('Panel').lower()}-19-accelerators.png"))
     assert not _is_blank(image.toImage())
+
+
+# ---- cost of an update, and the fast grid --------------------------------------------------
+
+
+def count_calls(monkeypatch, cls, name: str) -> list:
+    """Record each call of ``cls.name`` (on any instance) and let it through."""
+    calls = []
+    original = getattr(cls, name)
+
+    def spy(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, spy)
+    return calls
+
+
+@pytest.mark.parametrize("cls", PANELS)
+def test_a_frame_with_the_same_numbers_touches_nothing(qtbot, engine, catalog, monkeypatch, cls):
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine, shown=tuple(catalog.accelerators)))
+    panel.set_selected("mi300x")
+    before = panel.plotted()
+    touched = []
+    for item_cls, name in ((pg.BarGraphItem, "setOpts"), (pg.TextItem, "setText"), (pg.TextItem, "setPos"),
+                           (pg.AxisItem, "setTicks"), (pg.ViewBox, "setRange"), (pg.ScatterPlotItem, "setData")):
+        touched += count_calls(monkeypatch, item_cls, name)
+    panel.update_frame(frame_of(engine, shown=tuple(catalog.accelerators)))  # a new frame, same numbers
+    panel.set_selected("mi300x")
+    panel.set_selected("mi300x")
+    assert touched == []
+    after = panel.plotted()
+    assert all(np.array_equal(before[key], after[key]) for key in before)
+
+
+def test_a_new_selection_restyles_only_the_outlines(qtbot, engine, catalog, monkeypatch):
+    panel = make_panel(qtbot, catalog, LatencyPanel, frame_of(engine))
+    panel.set_selected("h100-sxm")
+    changes = count_calls(monkeypatch, pg.BarGraphItem, "setOpts")
+    panel.set_selected("wse-3")
+    # Each bar item gets new pens, each selection band moves; nothing else.
+    assert len(changes) == sum(len(plot.items) + 1 for plot in panel.plots)
+
+
+def grid_plot(axis_class, size=(640, 420)):
+    """A log plot with a grid on both axes (axes of the given class) and a thick red line."""
+    widget = pg.GraphicsLayoutWidget()
+    plot = widget.addPlot(axisItems={"left": axis_class("left"), "bottom": axis_class("bottom")})
+    plot.setLogMode(True, True)
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    values = np.geomspace(0.01, 5e4, 40)
+    plot.plot(values, np.full(40, 10.0), pen=pg.mkPen("#CC3311", width=5))
+    plot.setRange(xRange=(-2.3, 4.9), yRange=(-0.2, 2.5), padding=0)
+    widget.resize(*size)
+    return widget, plot
+
+
+def test_grid_is_opaque_and_beneath_the_data(qtbot):
+    """Grid lines take the opaque colour they would blend to over white, and lie beneath the
+    data: where the red line crosses a grid line, the pixel is red."""
+    from PySide6.QtGui import QColor
+
+    widget, plot = grid_plot(bars.GridAxis)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitExposed(widget)
+    for name in ("left", "bottom"):
+        assert plot.getAxis(name).zValue() < plot.vb.zValue()
+    image = widget.grab().toImage()
+    red = QColor("#CC3311").rgb()
+    y = round(plot.vb.mapViewToScene(pg.Point(0.0, 1.0)).y())  # the line at 10 (log10 = 1)
+    left = round(plot.vb.mapViewToScene(pg.Point(-2.0, 1.0)).x())  # the line's data: 0.01 …
+    right = round(plot.vb.mapViewToScene(pg.Point(4.69, 1.0)).x())  # … 5e4
+    inside = range(left + 3, right - 3)
+    # Every pixel along the line is red: the vertical grid lines it crosses lie beneath it.
+    assert all(image.pixelColor(x, y).rgb() == red for x in inside)
+    # Away from the line, grid pixels are opaque greys, never translucent blends of the data.
+    assert bars.opaque_over(QColor(0, 0, 0, 64)).alpha() == 255
+    assert bars.opaque_over(QColor(0, 0, 0, 64)).red() == round(255 * (1 - 64 / 255))

@@ -375,3 +375,103 @@ def test_panels_take_an_empty_selection(engine, roofline_panel, sweep_panel):
     assert not roofline_panel.items["h100-sxm"].decode.isVisible()
     assert not sweep_panel.items["h100-sxm"].curve.isVisible()
     assert roofline_panel.legend.labels() == []
+
+
+# ---- cost of an update --------------------------------------------------------------------
+
+
+def count_calls(monkeypatch, cls, name: str) -> list:
+    """Record each call of ``cls.name`` (on any instance) and let it through."""
+    calls = []
+    original = getattr(cls, name)
+
+    def spy(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, name, spy)
+    return calls
+
+
+def test_roofline_a_batch_drag_moves_only_the_points(engine, roofline_panel, monkeypatch):
+    import pyqtgraph as pg
+
+    from accelscope.gui.panels.roofline import Marker
+
+    roofline_panel.update_frame(make_frame(engine, EIGHT, batch=8))
+    roofline_panel.set_selected("h100-sxm")
+    lines = count_calls(monkeypatch, pg.PlotDataItem, "setData")
+    moves = count_calls(monkeypatch, Marker, "set_point")
+    frame = make_frame(engine, EIGHT, batch=9)
+    roofline_panel.update_frame(frame)
+    roofline_panel.set_selected("h100-sxm")
+    assert lines == []  # the roofs, ridges and tiers do not depend on the batch
+    assert len(moves) == 2 * len(EIGHT)
+    roofline_panel.update_frame(make_frame(engine, EIGHT, batch=9))  # a new frame, same numbers
+    roofline_panel.set_selected("h100-sxm")
+    assert len(moves) == 2 * len(EIGHT) and lines == []
+    drawn = roofline_panel.plotted()
+    for i, accelerator in enumerate(EIGHT):
+        result = engine.predict(frame.workspace.scenario_on(accelerator))
+        assert drawn["decode_x"][i] == pytest.approx(result.decode.operational_intensity, rel=1e-12)
+        for marker in (roofline_panel.items[accelerator].prefill, roofline_panel.items[accelerator].decode):
+            assert_spot_is_at_its_data(marker)
+
+
+def assert_spot_is_at_its_data(marker) -> None:
+    """A marker moved in place shows its one spot where its data says (log10 on log axes),
+    and the view's bounds follow it."""
+    (x,), (y,) = marker.getOriginalDataset()
+    (spot,) = marker.points()
+    assert (spot.pos().x(), spot.pos().y()) == pytest.approx((np.log10(x), np.log10(y)), rel=1e-12)
+    low, high = marker.dataBounds(0)
+    assert low <= np.log10(x) <= high
+
+
+def test_sweep_a_batch_drag_leaves_the_curves_alone(engine, sweep_panel, monkeypatch):
+    import pyqtgraph as pg
+
+    from accelscope.gui.panels.roofline import Marker, SpotRef
+
+    sweep_panel.update_frame(make_frame(engine, EIGHT, batch=8))
+    curves = count_calls(monkeypatch, pg.PlotDataItem, "setData")
+    moves = count_calls(monkeypatch, Marker, "set_point")
+    frame = make_frame(engine, EIGHT, batch=9)
+    sweep_panel.update_frame(frame)
+    assert curves == []  # the sweep does not depend on the current batch
+    assert len(moves) == len(EIGHT)
+    for accelerator in EIGHT:
+        current = sweep_panel.items[accelerator].current
+        assert_spot_is_at_its_data(current)
+        assert current.getOriginalDataset()[0][0] == frame.value(k.O_E2E, accelerator)
+        assert current.points()[0].data() == SpotRef(accelerator, "current")
+    sweep_panel.update_frame(make_frame(engine, EIGHT, model="qwen3-32b", batch=9))
+    assert len(curves) == 2 * len(EIGHT)  # a new model: every curve and its dashed part
+
+
+def test_markers_reuse_their_rendered_symbols(engine, roofline_panel, sweep_panel):
+    """Pens and brushes are made once: pyqtgraph renders a symbol once per pen and brush
+    object, so new ones on every frame rendered it again and grew its symbol atlas."""
+    for batch in range(2, 40):
+        for panel in (roofline_panel, sweep_panel):
+            panel.update_frame(make_frame(engine, EIGHT, batch=batch))
+            panel.set_selected("mi300x")
+    markers = [m for items in roofline_panel.items.values() for m in (items.prefill, items.decode)]
+    markers += [items.current for items in sweep_panel.items.values()]
+    assert max(len(marker.fragmentAtlas) for marker in markers) <= 3  # fits, waves, does not fit
+
+
+@shown_on_offscreen
+def test_roofline_hover_over_a_line_shows_its_tip(engine, roofline_panel, qtbot):
+    """The hover targets along the lines are not painted, but the mouse still finds them."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtTest import QTest
+
+    roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x"), batch=16))
+    render(qtbot, roofline_panel)
+    roof = roofline_panel.items["mi300x"].roof
+    spot = roof.scatter.points()[len(roof.scatter.points()) // 2]
+    view = roofline_panel.graphics
+    QTest.mouseMove(view.viewport(), view.mapFromScene(roof.scatter.mapToScene(QPointF(spot.pos()))))
+    qtbot.waitUntil(lambda: "roofline" in roofline_panel.plot.vb.toolTip(), timeout=2000)
+    assert "MI300X" in roofline_panel.plot.vb.toolTip()

@@ -122,6 +122,7 @@ class MemoryPanel(Panel):
         self.usable_text = pg.TextItem("usable memory", color=USABLE_LINE_COLOUR, anchor=(0.5, 1.0),
                                        fill=pg.mkBrush("w"))  # white behind, so the line does not cross it
         self.usable_text.setFont(bars.plot_font())
+        self.usable_text.setPos(100.0, -0.55)
         self.usable_text.setZValue(8)
         self.plot.addItem(self.usable_text, ignoreBounds=True)
         # A thin bar per row (not a fixed-size symbol), so it keeps to its row at any height.
@@ -137,6 +138,7 @@ class MemoryPanel(Panel):
         self._status: list[str] = []
         self._status_colours: list[str] = []
         self._multiples: list[str] = []
+        self._clipped_rows = np.zeros(0)  # rows with a clip mark
 
     # ---- Panel ---------------------------------------------------------------------------
 
@@ -168,7 +170,9 @@ class MemoryPanel(Panel):
         bars.set_bars(self.physical, physical - PHYSICAL_MARK_WIDTH / 2, np.full(n, PHYSICAL_MARK_WIDTH), rows,
                       height=bars.BAR_HEIGHT + 0.15)
         clipped = total > CLIP_PERCENT
-        self.clip_marks.setData(x=np.full(int(clipped.sum()), CLIP_PERCENT), y=rows[clipped])
+        if not np.array_equal(self._clipped_rows, rows[clipped]):
+            self._clipped_rows = rows[clipped]
+            self.clip_marks.setData(x=np.full(len(self._clipped_rows), CLIP_PERCENT), y=self._clipped_rows)
         self._multiples = [f"×{bars.compact(t / 100.0)}" if c else "" for t, c in zip(total, clipped, strict=True)]
 
         statuses = [fit_status(frame.current[:, j]) for j in range(n)]
@@ -178,8 +182,9 @@ class MemoryPanel(Panel):
         self.plot.getAxis("left").set_rows(list(ids), colours=None)
         self._status_colours = [c for _, c in statuses]
         self._fit_to_width()
-        self.usable_text.setText(self._usable_words(frame), color=USABLE_LINE_COLOUR)
-        self.usable_text.setPos(100.0, -0.55)
+        usable_words = self._usable_words(frame)
+        if usable_words != self.usable_text.toPlainText():
+            self.usable_text.setText(usable_words)
         bars.set_row_range(self.plot, n, HEAD_ROOM_ROWS)
         self._apply_selection()
 
@@ -208,14 +213,14 @@ class MemoryPanel(Panel):
         view_px = self.plot.vb.width() or bars.FALLBACK_VIEW_PX
         n = len(self._multiples)
         rows = np.arange(n, dtype=float)
-        self.multiples.set(self._multiples, np.full(n, CLIP_PERCENT), rows)
+        self.multiples.set_texts(self._multiples)
         text_px = float(np.max(self.multiples.widths_px(), initial=0.0))
         right = bars.right_end_for_texts(-X_START_MARGIN, np.array([CLIP_PERCENT]),
                                          np.array([text_px + CLIP_MARK_PX + bars.TEXT_GAP_PX]), view_px)
         right = max(right, X_END_PERCENT)
         offset = CLIP_MARK_PX * (right + X_START_MARGIN) / view_px
-        self.multiples.set(self._multiples, np.full(n, CLIP_PERCENT + offset), rows)
-        self.plot.setXRange(-X_START_MARGIN, right, padding=0.0)
+        self.multiples.place(np.full(n, CLIP_PERCENT + offset), rows)
+        bars.set_range(self.plot, 0, -X_START_MARGIN, right)
 
     def _fit_status_column(self) -> None:
         self.plot.getAxis("right").set_rows(self._status, colours=self._status_colours,
@@ -239,7 +244,7 @@ class MemoryPanel(Panel):
         self.plot.getAxis("left").set_bold_row(row)
         self.plot.getAxis("right").set_bold_row(row)
         if self.frame is not None and len(self.frame.accelerators):
-            self.outline.setOpts(pens=self._outline_pens(self.frame.accelerators))
+            bars.set_pens(self.outline, self._outline_pens(self.frame.accelerators))
 
     def _clicked(self, row: int) -> None:
         if self.frame is not None:

@@ -24,6 +24,7 @@ from accelscope.engine.roofline import Roofline, RooflineSlope
 
 from .. import palette
 from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font, style_plot
+from .bars import GridAxis
 from .base import Panel
 
 TFLOPS = 1e12  # display unit of the performance axis
@@ -35,6 +36,7 @@ SELECTED_MARKER_SIZE = 19.0
 RIDGE_SIZE = 9.0  # smaller than the operating points, and it does not grow when selected
 SELECTED_LINE_WIDTH = 4.5
 HOVER_TARGET_SIZE = 16.0  # invisible markers along lines that carry their tool tip
+NO_BRUSH = pg.mkBrush(None)  # hollow markers (one object: pyqtgraph caches symbols by brush identity)
 
 LEVEL_NAMES = {"on-chip": "on-chip", "device": "device memory", "far": "far tier"}
 
@@ -90,7 +92,7 @@ def tick_text(value: float) -> str:
     return power if mantissa == 1 else f"{mantissa:g}·{power}"
 
 
-class LogAxis(pg.AxisItem):
+class LogAxis(GridAxis):
     """Log-axis tick labels that read at a glance: plain numbers, every decade labelled, and
     minor ticks labelled at 2 and 5 only when a decade is long enough on screen (all of them
     when it is very long), so labels never run into each other."""
@@ -119,6 +121,83 @@ def log_axes() -> dict[str, LogAxis]:
 
 def is_hollow(item: pg.PlotDataItem) -> bool:
     return pg.mkBrush(item.opts["symbolBrush"]).style() == Qt.BrushStyle.NoBrush
+
+
+class Marker(pg.ScatterPlotItem):
+    """One marker that moves on every frame (an operating point, the current batch): a
+    ScatterPlotItem holding at most one spot.
+
+    A PlotDataItem (a curve and a scatter, with its dataset bookkeeping) takes about 150 µs
+    to move its spot and ScatterPlotItem.setData about 50 µs (it rebuilds the spot and looks
+    its symbol up again); moving the spot in place, when only its position changed, takes a
+    few µs. That counts with two points per accelerator moving on every frame of a slider
+    drag. (Moving in place writes ScatterPlotItem's spot record and drops its cached bounds,
+    as setData does; tests/test_gui_roofline_sweep.py checks the spot lands where its data
+    says.) It keeps the PlotDataItem calls the panels use — ``setLogMode``,
+    ``getOriginalDataset``, ``scatter``, ``sigPointsClicked``, ``setSymbolSize`` and the
+    ``symbol…`` entries of ``opts`` — so it stands where one was. Pens and brushes should be
+    made once and passed again: pyqtgraph caches the rendered symbol by their identity.
+    """
+
+    def __init__(self, *, symbol: str, size: float, tip, pen=None, brush=None) -> None:
+        super().__init__(symbol=symbol, size=size, pen=pen, brush=brush, hoverable=True, tip=tip)
+        self.sigPointsClicked = self.sigClicked
+        self._log = (False, False)
+        self._xy: tuple[float, float] | None = None
+        self._ref: object = None
+        self.opts.update(symbol=symbol, symbolSize=size, symbolPen=pen, symbolBrush=brush)
+
+    @property
+    def scatter(self) -> Marker:
+        return self
+
+    def setLogMode(self, x: bool, y: bool) -> None:
+        self._log = (bool(x), bool(y))
+        self._place()
+
+    def set_point(self, x: float, y: float, ref: object, *, symbol: str | None = None,
+                  pen=None, brush=None, restyle: bool = False) -> None:
+        """Put the spot at (x, y) in data units, carrying ``ref`` as its data. With
+        ``restyle``, set its symbol (if given), pen and brush first."""
+        if restyle:
+            if symbol is not None:
+                self.setSymbol(symbol, update=False)
+                self.opts["symbol"] = symbol
+            self.setPen(pen, update=False)
+            self.setBrush(brush, update=False)
+            self.opts.update(symbolPen=pen, symbolBrush=brush)
+        self._xy, self._ref = (float(x), float(y)), ref
+        self._place(rebuild=restyle)
+
+    def clear_point(self) -> None:
+        self._xy = None
+        self._place()
+
+    def _place(self, rebuild: bool = True) -> None:
+        if self._xy is None:
+            self.setData(x=[], y=[])
+            return
+        x, y = self._xy
+        x, y = (np.log10(x) if self._log[0] else x), (np.log10(y) if self._log[1] else y)
+        if rebuild or len(self.data) != 1:
+            self.setData(x=[x], y=[y], data=[self._ref])
+            return
+        # The same spot, moved: what setData does after it has rebuilt the spot's style.
+        self.prepareGeometryChange()
+        self.data["x"][0], self.data["y"][0], self.data["data"][0] = x, y, self._ref
+        self.bounds = [None, None]  # the cached data bounds
+        self.informViewBoundsChanged()
+        self.invalidate()
+        self.sigPlotChanged.emit(self)
+
+    def getOriginalDataset(self) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+        if self._xy is None:
+            return None, None
+        return np.array([self._xy[0]]), np.array([self._xy[1]])
+
+    def setSymbolSize(self, size: float) -> None:
+        self.setSize(size)
+        self.opts["symbolSize"] = size
 
 
 class SelectingSample(pg.ItemSample):
@@ -184,13 +263,20 @@ class _RooflineItems:
 
     roof: pg.PlotDataItem  # min(peak, main-tier bandwidth x intensity)
     ridge: pg.PlotDataItem
-    prefill: pg.PlotDataItem
-    decode: pg.PlotDataItem
+    prefill: Marker
+    decode: Marker
     tiers: list[pg.PlotDataItem] = field(default_factory=list)  # one per other tier, dashed
     drawn: tuple | None = None  # (roofline, x range) the lines were last drawn for
     styled_selected: bool | None = None  # whether the items are styled as the selected one
+    # What each operating point was last drawn with: (intensity, achieved, fits) or None
+    # when it is empty, so that a frame only touches the points that moved.
+    points_drawn: dict[str, tuple | None] = field(default_factory=dict)
+    tiers_used: int = 0  # tier lines the roofline has (the others are hidden)
+    marker_styles: dict[bool, tuple] = field(default_factory=dict)  # fits -> (brush, pen), made once
+    refs: dict[str, SpotRef] = field(default_factory=dict)  # phase -> the spot data, made once
+    visible: bool = False
 
-    def all(self) -> list[pg.PlotDataItem]:
+    def all(self) -> list[pg.GraphicsObject]:
         return [self.roof, self.ridge, self.prefill, self.decode, *self.tiers]
 
 
@@ -238,6 +324,11 @@ class RooflinePanel(Panel):
         item.sigPointsClicked.connect(self._points_clicked)
         return item
 
+    def _marker(self, symbol: str) -> Marker:
+        marker = Marker(symbol=symbol, size=MARKER_SIZE, tip=self._tip)
+        marker.sigPointsClicked.connect(self._points_clicked)
+        return marker
+
     def _line(self, accelerator_id: str, *, dashed: bool) -> pg.PlotDataItem:
         """A line with invisible markers along it, so that hovering it shows a tip."""
         item = pg.PlotDataItem(
@@ -250,6 +341,9 @@ class RooflinePanel(Panel):
         item.setCurveClickable(True, width=8)
         # The curve itself (points report through sigPointsClicked).
         item.curve.sigClicked.connect(lambda _curve, _ev, a=accelerator_id: self.accelerator_selected.emit(a))
+        # The markers are there to be hovered, not seen: the view need not paint them (it
+        # still finds them under the mouse). Painting them cost as much as the visible ones.
+        item.scatter.setFlag(item.scatter.GraphicsItemFlag.ItemHasNoContents, True)
         return self._hoverable(item)
 
     def _items_for(self, accelerator_id: str) -> _RooflineItems:
@@ -264,8 +358,8 @@ class RooflinePanel(Panel):
                     pen=None, symbol=symbol, symbolSize=RIDGE_SIZE, symbolBrush=colour, symbolPen=pg.mkPen("w", width=1)
                 )
             ),
-            prefill=self._hoverable(pg.PlotDataItem(pen=None, symbol=palette.PREFILL_SYMBOL)),
-            decode=self._hoverable(pg.PlotDataItem(pen=None, symbol=palette.DECODE_SYMBOL)),
+            prefill=self._marker(palette.PREFILL_SYMBOL),
+            decode=self._marker(palette.DECODE_SYMBOL),
         )
         for z, item in ((1, items.roof), (3, items.ridge), (4, items.prefill), (4, items.decode)):
             item.setZValue(z)
@@ -289,8 +383,7 @@ class RooflinePanel(Panel):
         shown = set(frame.accelerators)
         for accelerator_id, items in self.items.items():
             if accelerator_id not in shown:
-                for item in items.all():
-                    item.setVisible(False)
+                self._show(items, False)
 
         intensity = {}
         for phase, flops_row, bytes_row in (("prefill", k.O_PRE_FLOPS, k.O_PRE_BYTES), ("decode", k.O_DEC_FLOPS, k.O_DEC_BYTES)):
@@ -298,16 +391,34 @@ class RooflinePanel(Panel):
                 intensity[phase] = frame.values(flops_row) / frame.values(bytes_row)
         x_range = self._intensity_range(np.concatenate(list(intensity.values())))
 
+        current = frame.current
+        fits = current[k.O_FITS]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            achieved = {
+                "prefill": current[k.O_PRE_FLOPS] / current[k.O_PRE_TIME] / TFLOPS,
+                "decode": current[k.O_DEC_FLOPS] / current[k.O_DEC_TIME] / TFLOPS,
+            }
         for j, accelerator_id in enumerate(frame.accelerators):
             items = self._items_for(accelerator_id)
             self._draw_lines(accelerator_id, items, frame.rooflines[j], x_range)
-            self._draw_point(items.prefill, accelerator_id, "prefill", intensity["prefill"][j],
-                             frame.current[k.O_PRE_FLOPS, j], frame.current[k.O_PRE_TIME, j], frame.current[k.O_FITS, j])
-            self._draw_point(items.decode, accelerator_id, "decode", intensity["decode"][j],
-                             frame.current[k.O_DEC_FLOPS, j], frame.current[k.O_DEC_TIME, j], frame.current[k.O_FITS, j])
+            self._show(items, True)
+            for phase in ("prefill", "decode"):
+                self._draw_point(items, accelerator_id, phase, float(intensity[phase][j]),
+                                 float(achieved[phase][j]), bool(fits[j]))
         self._set_title(frame)
         self.legend.show(frame.accelerators, self.selected)
         self._apply_selection()
+
+    @staticmethod
+    def _show(items: _RooflineItems, visible: bool) -> None:
+        """Show or hide an accelerator's items (only on a change: each call makes Qt work)."""
+        if items.visible == visible:
+            return
+        for item in (items.roof, items.ridge, items.prefill, items.decode):
+            item.setVisible(visible)
+        for item in items.tiers[: items.tiers_used]:
+            item.setVisible(visible)
+        items.visible = visible
 
     @staticmethod
     def _intensity_range(operating_intensities: np.ndarray) -> tuple[float, float]:
@@ -320,8 +431,6 @@ class RooflinePanel(Panel):
         return float(low), float(high)
 
     def _draw_lines(self, accelerator_id: str, items: _RooflineItems, roof: Roofline, x_range: tuple[float, float]) -> None:
-        for item in items.all():
-            item.setVisible(True)
         key = (roof, x_range)
         if items.drawn == key:  # lines depend only on the device, precision and range
             return
@@ -343,31 +452,49 @@ class RooflinePanel(Panel):
         for n_tier, (i, slope) in enumerate(others):
             end = min(slope.ridge_point(roof.peak_flops), high)
             item = self._tier_item(accelerator_id, items, n_tier)
+            item.setVisible(items.visible)
             if end <= low:
                 item.setData([], [])
                 continue
             xt = np.geomspace(low, end, max(2, round(np.log10(end / low) * POINTS_PER_DECADE) + 1))
             item.setData(xt, slope.bandwidth_Bps * xt / TFLOPS, data=[SpotRef(accelerator_id, "tier", i)] * len(xt))
-            item.setVisible(True)
         for item in items.tiers[len(others) :]:
             item.setVisible(False)
+        items.tiers_used = len(others)
         items.drawn = key
 
-    def _draw_point(self, item: pg.PlotDataItem, accelerator_id: str, phase: str, intensity: float,
-                    flops: float, time_s: float, fits: float) -> None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            achieved = flops / time_s / TFLOPS
+    def _marker_style(self, items: _RooflineItems, accelerator_id: str, fits: bool) -> tuple:
+        """Brush and pen of an operating point: filled and ringed in black where the scenario
+        fits, hollow in the accelerator's colour where it does not. Made once per state, so
+        pyqtgraph's symbol cache (keyed on the pen and brush objects) keeps hitting."""
+        if fits not in items.marker_styles:
+            colour = palette.colour_for(accelerator_id)
+            if fits:
+                items.marker_styles[fits] = (pg.mkBrush(colour), pg.mkPen("k", width=1))
+            else:
+                items.marker_styles[fits] = (NO_BRUSH, pg.mkPen(colour, width=2.5))
+        return items.marker_styles[fits]
+
+    def _draw_point(self, items: _RooflineItems, accelerator_id: str, phase: str, intensity: float,
+                    achieved: float, fits: bool) -> None:
+        """Move an operating point; a point that did not move is not touched, and the marker
+        is restyled only when its fit changes."""
+        item = items.prefill if phase == "prefill" else items.decode
+        last = items.points_drawn.get(phase, ())  # () never drawn, None drawn empty
         if not (np.isfinite(intensity) and intensity > 0 and np.isfinite(achieved) and achieved > 0):
-            item.setData([], [])
+            if last is not None:
+                item.clear_point()
+                items.points_drawn[phase] = None
             return
-        colour = palette.colour_for(accelerator_id)
-        if fits:
-            item.setSymbolBrush(colour)
-            item.setSymbolPen(pg.mkPen("k", width=1))
-        else:
-            item.setSymbolBrush(None)
-            item.setSymbolPen(pg.mkPen(colour, width=2.5))
-        item.setData([intensity], [achieved], data=[SpotRef(accelerator_id, phase)])
+        state = (intensity, achieved, fits)
+        if state == last:
+            return
+        restyle = not last or last[2] != fits
+        brush, symbol_pen = self._marker_style(items, accelerator_id, fits)
+        if phase not in items.refs:
+            items.refs[phase] = SpotRef(accelerator_id, phase)
+        item.set_point(intensity, achieved, items.refs[phase], pen=symbol_pen, brush=brush, restyle=restyle)
+        items.points_drawn[phase] = state
 
     def _set_title(self, frame: Frame) -> None:
         precisions: dict[str, list[str]] = {}

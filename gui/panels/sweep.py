@@ -24,7 +24,7 @@ from accelscope.engine.frame import Frame
 from .. import palette
 from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font, style_plot
 from .base import Panel
-from .roofline import AcceleratorLegend, SpotRef, log_axes, number
+from .roofline import AcceleratorLegend, Marker, SpotRef, log_axes, number
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
 NO_FIT_SYMBOL = "x"
@@ -45,6 +45,11 @@ def duration_text(seconds: float) -> str:
     return f"{number(seconds)} s"
 
 
+# What a sweep curve is drawn from: when these are unchanged, so is the curve.
+SWEEP_ROWS = [k.O_E2E, k.O_THROUGHPUT_OUTPUT, k.O_FITS, k.O_WAVES]
+CURRENT_PEN = pg.mkPen("k", width=2)  # one object: pyqtgraph caches symbols by pen identity
+
+
 def marker_states(fits: np.ndarray, waves: np.ndarray) -> np.ndarray:
     return np.where(fits == 0, NO_FIT, np.where(waves > 1, WAVES, FITS))
 
@@ -63,11 +68,17 @@ class _Style:
 class _SweepItems:
     curve: pg.PlotDataItem  # solid where the weights fit; a marker per batch, with tips
     hypothetical: pg.PlotDataItem  # dashed, faded: the segments where the weights do not fit
-    current: pg.PlotDataItem  # the scenario's batch, large and ringed
+    current: Marker  # the scenario's batch, large and ringed
     style: _Style
     styled_selected: bool | None = None  # whether the items are styled as the selected one
+    # What was last drawn, so a frame only touches what changed: the sweep's inputs
+    # (latency, throughput, fits, waves per batch; they do not depend on the current batch,
+    # so a batch drag leaves the curves alone) and the current point (x, y, state).
+    curve_drawn: np.ndarray | None = None
+    current_drawn: tuple | None = ()  # () never drawn, None drawn empty
+    visible: bool = False
 
-    def all(self) -> list[pg.PlotDataItem]:
+    def all(self) -> list[pg.GraphicsObject]:
         return [self.curve, self.hypothetical, self.current]
 
 
@@ -113,6 +124,7 @@ class SweepPanel(Panel):
         self._set_note(None)
 
         self.items: dict[str, _SweepItems] = {}
+        self._label_places: list[tuple[float, float] | None] | None = None  # where the B= labels are
 
     # ---- items ---------------------------------------------------------------------------
 
@@ -135,11 +147,11 @@ class SweepPanel(Panel):
         items = _SweepItems(
             curve=pg.PlotDataItem(pen=pen(palette.colour_for(accelerator_id)), symbolSize=MARKER_SIZE),
             hypothetical=pg.PlotDataItem(pen=pen(style.faded, dashed=True)),
-            current=pg.PlotDataItem(pen=None, symbolSize=CURRENT_MARKER_SIZE),
+            current=Marker(symbol=style.symbols[FITS], size=CURRENT_MARKER_SIZE, tip=self._tip),
             style=style,
         )
+        items.curve.scatter.setData(hoverable=True, tip=self._tip)
         for item in (items.curve, items.current):
-            item.scatter.setData(hoverable=True, tip=self._tip)
             item.sigPointsClicked.connect(self._points_clicked)
         items.curve.setCurveClickable(True, width=8)
         # The line itself (its points report through sigPointsClicked).
@@ -157,26 +169,39 @@ class SweepPanel(Panel):
         shown = set(frame.accelerators)
         for accelerator_id, items in self.items.items():
             if accelerator_id not in shown:
-                for item in items.all():
-                    item.setVisible(False)
+                self._show(items, False)
 
+        # The sweep's inputs for every accelerator at once: [row, accelerator, batch].
+        sweep = frame.sweep[SWEEP_ROWS]
         for j, accelerator_id in enumerate(frame.accelerators):
             items = self._items_for(accelerator_id)
-            x = frame.sweep[k.O_E2E, j]
-            y = frame.sweep[k.O_THROUGHPUT_OUTPUT, j]
-            drawable = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
-            if drawable.size == 0:
-                items.curve.setData([], [])
-                items.hypothetical.setData([], [])
-            else:
-                self._draw_curve(items, accelerator_id, frame, j, x, y, drawable)
+            if items.curve_drawn is None or not np.array_equal(items.curve_drawn, sweep[:, j], equal_nan=True):
+                self._draw_sweep(items, accelerator_id, frame, j)
+                items.curve_drawn = sweep[:, j].copy()
             self._draw_current(items, accelerator_id, frame, j)
-            for item in items.all():
-                item.setVisible(True)
+            self._show(items, True)
 
         self.legend.show(frame.accelerators, self.selected)
         self._apply_selection()
         self._set_note(frame.workspace.scenario.batch)
+
+    @staticmethod
+    def _show(items: _SweepItems, visible: bool) -> None:
+        """Show or hide an accelerator's items (only on a change: each call makes Qt work)."""
+        if items.visible != visible:
+            for item in items.all():
+                item.setVisible(visible)
+            items.visible = visible
+
+    def _draw_sweep(self, items: _SweepItems, accelerator_id: str, frame: Frame, j: int) -> None:
+        x = frame.sweep[k.O_E2E, j]
+        y = frame.sweep[k.O_THROUGHPUT_OUTPUT, j]
+        drawable = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
+        if drawable.size == 0:
+            items.curve.setData([], [])
+            items.hypothetical.setData([], [])
+        else:
+            self._draw_curve(items, accelerator_id, frame, j, x, y, drawable)
 
     def _draw_curve(self, items: _SweepItems, accelerator_id: str, frame: Frame, j: int,
                     x: np.ndarray, y: np.ndarray, drawable: np.ndarray) -> None:
@@ -196,20 +221,21 @@ class SweepPanel(Panel):
         items.hypothetical.setData(x[drawable], y[drawable], connect=np.append(~solid[:-1], False))
 
     def _draw_current(self, items: _SweepItems, accelerator_id: str, frame: Frame, j: int) -> None:
-        x = frame.current[k.O_E2E, j]
-        y = frame.current[k.O_THROUGHPUT_OUTPUT, j]
+        x = float(frame.current[k.O_E2E, j])
+        y = float(frame.current[k.O_THROUGHPUT_OUTPUT, j])
         if not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):
-            items.current.setData([], [])
+            if items.current_drawn is not None:
+                items.current.clear_point()
+                items.current_drawn = None
             return
         state = int(marker_states(frame.current[k.O_FITS, j], frame.current[k.O_WAVES, j]))
-        items.current.setData(
-            [x],
-            [y],
-            symbol=items.style.symbols[state],
-            symbolPen=pg.mkPen("k", width=2),
-            symbolBrush=items.style.brushes[state],
-            data=[SpotRef(accelerator_id, "current")],
-        )
+        drawn = (x, y, state)
+        if drawn == items.current_drawn:
+            return
+        restyle = not items.current_drawn or items.current_drawn[2] != state
+        items.current.set_point(x, y, SpotRef(accelerator_id, "current"), symbol=items.style.symbols[state],
+                                pen=CURRENT_PEN, brush=items.style.brushes[state], restyle=restyle)
+        items.current_drawn = drawn
 
     def _set_note(self, batch: int | None) -> None:
         if batch == self._note_batch and self.note.text():
@@ -252,18 +278,25 @@ class SweepPanel(Panel):
         target = None
         if frame is not None and frame.accelerators:
             target = self.selected if self.selected in frame.accelerators else frame.accelerators[0]
-        for batch, text in self.batch_labels.items():
-            if target is None or batch not in frame.sweep_batches:
+        places: list[tuple[float, float] | None] = []
+        for batch in self.batch_labels:
+            place = None
+            if target is not None and batch in frame.sweep_batches:
+                column = int(np.searchsorted(frame.sweep_batches, batch))
+                x = frame.sweep_values(k.O_E2E, target)[column]
+                y = frame.sweep_values(k.O_THROUGHPUT_OUTPUT, target)[column]
+                if np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0:
+                    place = (float(np.log10(x)), float(np.log10(y)))  # view coordinates: log10 on log axes
+            places.append(place)
+        if places == self._label_places:
+            return  # moving or showing a text item costs even when nothing changes
+        for text, place in zip(self.batch_labels.values(), places, strict=True):
+            if place is None:
                 text.setVisible(False)
-                continue
-            column = int(np.searchsorted(frame.sweep_batches, batch))
-            x = frame.sweep_values(k.O_E2E, target)[column]
-            y = frame.sweep_values(k.O_THROUGHPUT_OUTPUT, target)[column]
-            if not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):
-                text.setVisible(False)
-                continue
-            text.setPos(np.log10(x), np.log10(y))  # text sits in view coordinates: log10 on log axes
-            text.setVisible(True)
+            else:
+                text.setPos(*place)
+                text.setVisible(True)
+        self._label_places = places
 
     def _points_clicked(self, _item, points, _event) -> None:
         if len(points):
