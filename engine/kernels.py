@@ -523,9 +523,20 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         resident = int(math.ceil(batch / waves))
         warnings |= codes.WARN_KV_WAVES
 
-    # What would fit one sequence.
+    # What would fit one sequence: the smallest tp·2^j whose memory holds the weights and one
+    # sequence. Every weight term but the norms shrinks as 1/tp and everything else needs room,
+    # so tp·2^j cannot fit while (weights − norms)·(tp/tp')·(1 − offload) exceeds usable −
+    # runtime overhead; the search starts one step below that bound and so returns exactly
+    # what reference._tp_needed's plain loop returns.
     tp_needed = 0
+    room = usable - overhead
+    scaled = (weights - model[M_NORMS, mi] * max(p_w, UNQUANTISED_BYTES) / pp) * (1.0 - offload)
     trial_tp = tp
+    if room <= 0.0:
+        trial_tp = MAX_TP_SEARCH + 1
+    elif scaled > room:
+        steps = int(math.ceil(math.log2(scaled / room))) - 1
+        trial_tp = tp * 2 ** max(steps, 0)
     while trial_tp <= MAX_TP_SEARCH:
         trial_weights, _, _, _ = weight_sizes(model, mi, p_w, trial_tp, pp, effective_ep)
         _, _, _, trial_one = sequence_sizes(

@@ -109,7 +109,7 @@ class MainWindow(QMainWindow):
         catalog = self.engine.catalog
         workspace = workspace or default_workspace(catalog)
         self.controller = Controller(self.engine, workspace, self)
-        self.setWindowTitle("accelscope")
+        self.setWindowTitle(f"accelscope — {UNSAVED_NAME}")
         self.resize(1500, 950)
 
         self.panels: dict[str, Panel] = {
@@ -345,7 +345,7 @@ class MainWindow(QMainWindow):
 
     def _show_preset_name(self) -> None:
         name = self.current_preset.name if self.current_preset else UNSAVED_NAME
-        self.presets_dock.setWindowTitle(f"Presets — {name}")
+        self.setWindowTitle(f"accelscope — {name}")
 
     # -- recent presets (a small JSON list in the user data folder) ---------------------------
 
@@ -449,7 +449,6 @@ class MainWindow(QMainWindow):
         self.last_repaint_seconds = time.perf_counter() - started
         s = frame.workspace.scenario
         model = self.engine.model(s.model)
-        self.setWindowTitle(f"accelscope — {model.name}")
         self.summary_label.setText(
             f"{model.name} · batch {s.batch:,} · {s.input_len:,} in / {s.output_len:,} out · "
             f"W {s.weight_precision.upper()} A {s.activation_precision.upper()} KV {s.kv_precision.upper()} · "
