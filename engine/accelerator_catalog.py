@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
@@ -32,9 +31,8 @@ from .catalog_reading import (
     PathLike,
     TableReader,
     as_path,
-    decode_text,
     describe,
-    read_limited,
+    read_toml_file,
 )
 from .errors import CatalogError
 from .precision import PEAK_KEY
@@ -220,11 +218,7 @@ def _note(entry: TableReader) -> str:
 def load_accelerator_file(path: PathLike) -> Accelerator:
     """Read and check one accelerator TOML file."""
     path = as_path(path)
-    text = decode_text(path, read_limited(path))
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(path, None, f"not valid TOML: {exc}") from exc
+    document = read_toml_file(path)
 
     root = TableReader(path, document)
     root.reject_unknown(_TOP_KEYS)

@@ -5,6 +5,7 @@ model catalog and the config.json importer."""
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Iterable, Mapping
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -154,3 +155,12 @@ def describe(value: Any) -> str:
     kind = next((name for cls, name in kinds.items() if type(value) is cls), type(value).__name__)
     text = repr(value)
     return f"{kind} ({text[:40]}{'...' if len(text) > 40 else ''})"
+
+
+def read_toml_file(path: Path | Traversable) -> dict[str, Any]:
+    """A size-limited, decoded TOML file as a table; a syntax error names the file."""
+    text = decode_text(path, read_limited(path))
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(path, None, f"not valid TOML: {exc}") from exc

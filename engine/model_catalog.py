@@ -12,7 +12,6 @@ and reports the first problem as a :class:`CatalogError` naming the file and the
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -23,9 +22,8 @@ from .catalog_reading import (
     TableReader,
     as_path,
     check_int,
-    decode_text,
     describe,
-    read_limited,
+    read_toml_file,
 )
 from .errors import CatalogError
 from .model import LAYER_ATTENTION_KINDS, MLASpec, ModelArch, MoESpec
@@ -98,11 +96,7 @@ _MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_di
 def load_model_file(path: PathLike) -> ModelArch:
     """Read and check one model TOML file."""
     path = as_path(path)
-    text = decode_text(path, read_limited(path))
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(path, None, f"not valid TOML: {exc}") from exc
+    document = read_toml_file(path)
     return model_from_table(document, path, source_file=str(path))
 
 

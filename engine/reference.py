@@ -287,7 +287,6 @@ class ReferenceModel:
         tp, pp, ep, dp = s.tp, s.pp, s.ep, s.dp
         warnings = 0
 
-        p_w = bytes_per_element(s.weight_precision)
         p_a = bytes_per_element(s.activation_precision)
 
         # Products run in the wider of the weight and activation formats, on the device's

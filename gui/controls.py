@@ -30,7 +30,13 @@ from accelscope.engine.model import ModelArch
 from accelscope.engine.precision import PRECISIONS
 from accelscope.engine.workspace import Workspace
 
-from .bindings import ComboBinding, LinearScale, LogScale, SliderSpinBinding, SpinBinding
+from .bindings import (
+    ComboBinding,
+    LinearScale,
+    LogScale,
+    SliderSpinBinding,
+    SpinBinding,
+)
 from .palette import CLASS_LABELS, colour_for
 
 # Slider ranges from the issue; typed entry accepts more (the slider then pins to its end).

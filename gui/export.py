@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
-
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator

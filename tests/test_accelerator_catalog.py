@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from accelscope.engine.accelerator import ARCHITECTURE_CLASSES, Accelerator
 from accelscope.engine.accelerator_catalog import (
     BUNDLED_ORDER,

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from accelscope.cli.main import main
 
 REQUIRED_KEYS = {

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from accelscope.engine.errors import CatalogError
 from accelscope.engine.hf_config import SUPPORTED_ARCHITECTURES, load_hf_config
 from accelscope.engine.model_catalog import load_bundled_models

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from accelscope.engine import kernels
 from accelscope.engine.api import result_from_column
 from accelscope.engine.precision import PRECISIONS

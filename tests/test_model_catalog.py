@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from accelscope.engine.errors import CatalogError
 from accelscope.engine.model_catalog import (
     BUNDLED_ORDER,

@@ -12,11 +12,16 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from accelscope.cli.main import main
 from accelscope.engine.api import Engine
 from accelscope.engine.errors import CatalogError
 from accelscope.engine.hf_config import load_hf_config
-from accelscope.engine.model_catalog import load_bundled_models, model_from_table, model_to_table
+from accelscope.engine.model_catalog import (
+    load_bundled_models,
+    model_from_table,
+    model_to_table,
+)
 from accelscope.engine.presets import (
     BUNDLED_ORDER,
     MAX_PRESET_BYTES,

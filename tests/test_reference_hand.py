@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from accelscope.engine import codes
 from accelscope.engine.reference import (
     causal_positions,

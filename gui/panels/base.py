@@ -37,3 +37,17 @@ class Panel(QWidget):
 
     def plotted(self) -> dict[str, np.ndarray]:
         raise NotImplementedError
+
+    # -- rows: one per shown accelerator, in the frame's order ------------------------------
+
+    def _rows(self) -> int:
+        return len(self.frame.accelerators) if self.frame is not None else 0
+
+    def _selected_row(self) -> int | None:
+        if self.frame is None or self.selected not in self.frame.accelerators:
+            return None
+        return self.frame.index(self.selected)
+
+    def _clicked(self, row: int) -> None:
+        if self.frame is not None:
+            self.accelerator_selected.emit(self.frame.accelerators[row])

@@ -99,20 +99,11 @@ class EnergyPanel(Panel):
     def _row_label(self, accelerator_id: str) -> str:
         return f"{accelerator_id} (system)" if self._scope(accelerator_id) == "system" else accelerator_id
 
-    def _rows(self) -> int:
-        return len(self.frame.accelerators) if self.frame is not None else 0
-
     def _apply_selection(self) -> None:
-        row = None
-        if self.frame is not None and self.selected in self.frame.accelerators:
-            row = self.frame.index(self.selected)
+        row = self._selected_row()
         for plot in self.plots:
             plot.set_selected_row(row)
         self.power.row_axis.set_bold_row(row)
-
-    def _clicked(self, row: int) -> None:
-        if self.frame is not None:
-            self.accelerator_selected.emit(self.frame.accelerators[row])
 
     def _tooltip(self, row: int) -> str:
         frame = self.frame

@@ -96,20 +96,11 @@ class LatencyPanel(Panel):
 
     # ---- helpers -------------------------------------------------------------------------
 
-    def _rows(self) -> int:
-        return len(self.frame.accelerators) if self.frame is not None else 0
-
     def _apply_selection(self) -> None:
-        row = None
-        if self.frame is not None and self.selected in self.frame.accelerators:
-            row = self.frame.index(self.selected)
+        row = self._selected_row()
         for plot in self.plots:
             plot.set_selected_row(row)
         self.ttft.row_axis.set_bold_row(row)
-
-    def _clicked(self, row: int) -> None:
-        if self.frame is not None:
-            self.accelerator_selected.emit(self.frame.accelerators[row])
 
     def _tooltip(self, row: int) -> str:
         frame = self.frame

@@ -227,14 +227,6 @@ class MemoryPanel(Panel):
                                             max_width=STATUS_SHARE * max(self.canvas.width(), 1))
         self.canvas.settle()
 
-    def _rows(self) -> int:
-        return len(self.frame.accelerators) if self.frame is not None else 0
-
-    def _selected_row(self) -> int | None:
-        if self.frame is None or self.selected not in self.frame.accelerators:
-            return None
-        return self.frame.index(self.selected)
-
     def _outline_pens(self, ids: tuple[str, ...]) -> list:
         return [bars.outline(colour_for(a), a == self.selected) for a in ids]
 
@@ -245,10 +237,6 @@ class MemoryPanel(Panel):
         self.plot.getAxis("right").set_bold_row(row)
         if self.frame is not None and len(self.frame.accelerators):
             bars.set_pens(self.outline, self._outline_pens(self.frame.accelerators))
-
-    def _clicked(self, row: int) -> None:
-        if self.frame is not None:
-            self.accelerator_selected.emit(self.frame.accelerators[row])
 
     def _far_words(self, accelerator_id: str) -> str:
         accelerator = self.catalog.accelerators.get(accelerator_id)

@@ -280,25 +280,28 @@ class _RooflineItems:
         return [self.roof, self.ridge, self.prefill, self.decode, *self.tiers]
 
 
+def log_log_plot(panel: Panel, *, title: str, x_label: str, x_unit: str, y_label: str, y_unit: str
+                 ) -> tuple[pg.GraphicsLayoutWidget, pg.PlotItem, AcceleratorLegend]:
+    """A log-log plot with plain-number axes and, beside it, a legend whose rows select."""
+    graphics = pg.GraphicsLayoutWidget()
+    plot: pg.PlotItem = graphics.addPlot(row=0, col=0, axisItems=log_axes())
+    plot.setLogMode(True, True)
+    style_plot(plot, title=title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit)
+    plot.setMenuEnabled(False)
+    legend = AcceleratorLegend(graphics.ci, panel.catalog, panel.accelerator_selected.emit)
+    graphics.ci.layout.setColumnStretchFactor(0, 1)
+    return graphics, plot, legend
+
+
 class RooflinePanel(Panel):
     title = "Roofline"
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=log_axes())
-        self.plot.setLogMode(True, True)
-        style_plot(
-            self.plot,
-            title="Roofline",
-            x_label="Operational intensity",
-            x_unit="FLOP/byte",
-            y_label="Performance per device",
-            y_unit="TFLOP/s",
+        self.graphics, self.plot, self.legend = log_log_plot(
+            self, title="Roofline", x_label="Operational intensity", x_unit="FLOP/byte",
+            y_label="Performance per device", y_unit="TFLOP/s",
         )
-        self.plot.setMenuEnabled(False)
-        self.legend = AcceleratorLegend(self.graphics.ci, catalog, self.accelerator_selected.emit)
-        self.graphics.ci.layout.setColumnStretchFactor(0, 1)
 
         self.note = QLabel(
             "Lines: attainable FLOP/s per device, min(peak, bandwidth × intensity). "

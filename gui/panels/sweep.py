@@ -22,9 +22,9 @@ from accelscope.engine.catalog import Catalog
 from accelscope.engine.frame import Frame
 
 from .. import palette
-from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font, style_plot
+from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font
 from .base import Panel
-from .roofline import AcceleratorLegend, Marker, SpotRef, log_axes, number
+from .roofline import Marker, SpotRef, log_log_plot, number
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
 NO_FIT_SYMBOL = "x"
@@ -87,20 +87,10 @@ class SweepPanel(Panel):
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0, axisItems=log_axes())
-        self.plot.setLogMode(True, True)
-        style_plot(
-            self.plot,
-            title="Throughput against latency, batch 1 → 1024",
-            x_label="End-to-end latency of the batch",
-            x_unit="s",
-            y_label="Throughput, output tokens (whole system)",
-            y_unit="tokens/s",
+        self.graphics, self.plot, self.legend = log_log_plot(
+            self, title="Throughput against latency, batch 1 → 1024", x_label="End-to-end latency of the batch",
+            x_unit="s", y_label="Throughput, output tokens (whole system)", y_unit="tokens/s",
         )
-        self.plot.setMenuEnabled(False)
-        self.legend = AcceleratorLegend(self.graphics.ci, catalog, self.accelerator_selected.emit)
-        self.graphics.ci.layout.setColumnStretchFactor(0, 1)
 
         self.batch_labels: dict[int, pg.TextItem] = {}
         label_font = plot_font()
