@@ -22,4 +22,11 @@ def run(argv: list[str] | None = None) -> int:
     window.resize(app.primaryScreen().availableGeometry().size())
     window.showMaximized()
     window.start()  # kernels compile (or load from cache) off the GUI thread
-    return app.exec()
+    code = app.exec()
+    # Destroy the window while Qt is alive: pyqtgraph items left to the interpreter's
+    # teardown, in whatever order it picks, can crash the process on exit.
+    from PySide6.QtCore import QEvent
+
+    window.deleteLater()
+    app.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+    return code
