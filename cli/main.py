@@ -4,6 +4,7 @@
     accelscope catalog [--json]     accelerators and models with their key figures
     accelscope predict ...          one static-batch scenario (or many with --jsonl)
     accelscope presets [--json]     bundled and user presets, with what each one shows
+    accelscope validate [--json]    the model against every number the source papers publish
 
 Bad arguments give one line on stderr naming the problem and exit status 2.
 """
@@ -86,6 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, help="folder to write into (created if needed)")
     report.add_argument("--scale", type=_scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
 
+    validate = commands.add_parser(
+        "validate",
+        help="run the model on every published measurement and claim of the papers; print predicted against published",
+    )
+    validate.add_argument("--json", action="store_true", help="print one JSON object")
+
     predict = commands.add_parser(
         "predict",
         help="predict one static batch: B prompts of I tokens prefilled together, then O tokens decoded for each",
@@ -128,6 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _report(args, sys.stdout)
         if args.command == "presets":
             return _presets(args, sys.stdout)
+        if args.command == "validate":
+            return _validate(args, sys.stdout)
         return _predict(args, sys.stdout)
     except UsageError as error:
         print(str(error), file=sys.stderr)
@@ -213,6 +222,27 @@ def _presets(args: argparse.Namespace, out: TextIO) -> int:
             indent = " " * 4
             out.write(textwrap.fill(text, 100, initial_indent=indent, subsequent_indent=indent, break_on_hyphens=False))
             out.write("\n")
+    return 0
+
+
+# ---- validate -----------------------------------------------------------------------------
+
+
+def _validate(args: argparse.Namespace, out: TextIO) -> int:
+    """Exit 0 whatever the errors are: the targets are reported, not enforced (yet)."""
+    from accelscope.engine.api import Engine
+    from accelscope.engine.errors import AccelscopeError
+    from accelscope.engine.validate import format_report, validate
+
+    try:
+        report = validate(Engine())
+    except AccelscopeError as error:
+        raise UsageError(f"accelscope validate: {error}") from None
+    if args.json:
+        json.dump(report.to_dict(), out, indent=2, allow_nan=False, ensure_ascii=False)
+        out.write("\n")
+    else:
+        out.write(format_report(report))
     return 0
 
 

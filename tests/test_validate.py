@@ -1,0 +1,306 @@
+"""The table of published measurements and `accelscope validate`: the table loads and is checked
+like the other catalogs, every row is a scenario the engine can run, and the report carries
+what it says. No error target is asserted here: the report states whether they are met."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from accelscope.cli.main import main
+from accelscope.engine.api import Engine
+from accelscope.engine.errors import CatalogError
+from accelscope.engine.scenario import Scenario
+from accelscope.engine.validate import (
+    KINDS,
+    METRICS,
+    ideal_catalog,
+    ideal_constants,
+    load_measurements,
+    validate,
+)
+
+
+@pytest.fixture(scope="module")
+def table(catalog):
+    return load_measurements(catalog=catalog)
+
+
+@pytest.fixture(scope="module")
+def report(engine, table):
+    return validate(engine, table)
+
+
+def test_the_table_loads_with_rows_claims_and_the_chat_workload(table):
+    assert len(table.measurements) >= 60
+    assert len(table.claims) >= 10
+    assert {"brunetta2025", "sharma2025"} <= set(table.papers)
+    chat = table.workloads["chat"]
+    assert chat.input_len > 0 and chat.output_len > 0 and "LMSYS" in chat.basis
+    assert len({row.id for row in table.measurements}) == len(table.measurements)
+    # The first paper's headline claims are all there, computed or not.
+    ids = " ".join(claim.id for claim in table.claims)
+    for fragment in ("3.7x", "8.4x", "2.1x", "4.7x", "18.5x", "heterogeneous-memory"):
+        assert fragment in ids
+
+
+def test_every_row_names_catalog_ids_and_resolves_to_valid_scenarios(table, catalog, engine):
+    for row in table.measurements:
+        assert row.accelerator in catalog.accelerators, row.id
+        assert row.model in catalog.models, row.id
+        assert row.kind in KINDS
+        if row.spec is None:
+            assert row.not_computed
+            continue
+        for scenario in row.spec.scenarios():
+            assert scenario.accelerator in catalog.accelerators, row.id
+            assert scenario.model in catalog.models, row.id
+            engine.resolve(scenario)  # raises on anything invalid
+    for claim in table.claims:
+        if claim.spec is not None:
+            for scenario in claim.spec.scenarios():
+                engine.resolve(scenario)
+
+
+def test_no_row_or_claim_lacks_a_source(table):
+    for entry in (*table.measurements, *table.claims):
+        assert entry.paper in table.papers, entry.id
+        assert entry.where.strip() and entry.quote.strip(), entry.id
+    for row in table.measurements:
+        assert row.counts.strip(), row.id
+
+
+def test_only_the_papers_measured_numbers_are_marked_measured(table):
+    sharma = [row for row in table.measurements if row.paper == "sharma2025"]
+    assert sharma and all(row.kind != "measured" for row in sharma)
+    brunetta = [row for row in table.measurements if row.paper == "brunetta2025"]
+    assert brunetta and all(row.kind == "measured" for row in brunetta)
+
+
+VALID = """
+[papers.p]
+short = "P"
+citation = "A paper"
+
+[workload.chat]
+input_len = 350
+output_len = 190
+basis = "why"
+
+[[measurement]]
+id = "row-one"
+paper = "p"
+where = "Table 1"
+quote = "It reaches 215 tokens/s."
+kind = "measured"
+accelerator = "a100-80gb"
+devices = "1 GPU"
+model = "llama-3.1-8b"
+precision = { weights = "bf16", activations = "bf16", kv = "bf16" }
+batch = 1
+workload = "chat"
+metric = "throughput_total_tok_s"
+value = 215
+unit = "tokens/s"
+counts = "input + output tokens"
+
+[[measurement]]
+id = "row-two"
+paper = "p"
+where = "Table 1"
+quote = "18.8x lower ITL."
+kind = "measured"
+accelerator = "wse-3"
+devices = "1 CS-3"
+model = "llama-3.1-8b"
+precision = { weights = "bf16", activations = "bf16", kv = "bf16" }
+batch = 1
+workload = "chat"
+metric = "ratio_itl_ms"
+value = 18.8
+unit = "ratio"
+counts = "A100 ITL over CS-3 ITL"
+numerator = { accelerator = "a100-80gb" }
+denominator = { accelerator = "wse-3" }
+"""
+
+
+def test_a_small_valid_file_loads(tmp_path, catalog):
+    path = tmp_path / "measurements.toml"
+    path.write_text(VALID, encoding="utf-8")
+    table = load_measurements(path, catalog)
+    assert [row.id for row in table.measurements] == ["row-one", "row-two"]
+    assert table.measurements[1].spec.ratio
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ('accelerator = "a100-80gb"\ndevices', 'accelerator = "a100-80gx"\ndevices', "measurement[0].accelerator"),
+        ('model = "llama-3.1-8b"\nprecision = { weights = "bf16", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
+         'model = "llama-9b"\nprecision = { weights = "bf16", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
+         "measurement[0].model"),
+        ('quote = "It reaches 215 tokens/s."\n', "", "measurement[0].quote"),
+        ('quote = "It reaches 215 tokens/s."', 'quote = "  "', "measurement[0].quote"),
+        ('metric = "throughput_total_tok_s"', 'metric = "speed"', "measurement[0].metric"),
+        ('unit = "tokens/s"', 'unit = "tok/s"', "measurement[0].unit"),
+        ('value = 215', 'value = -215', "measurement[0].value"),
+        ('value = 215', 'value = "215"', "measurement[0].value"),
+        ('kind = "measured"\naccelerator = "a100', 'kind = "rumour"\naccelerator = "a100', "measurement[0].kind"),
+        ('paper = "p"\nwhere = "Table 1"\nquote = "It', 'paper = "q"\nwhere = "Table 1"\nquote = "It', "measurement[0].paper"),
+        ('batch = 1\nworkload = "chat"\nmetric = "throughput', 'batch = 0\nworkload = "chat"\nmetric = "throughput', "measurement[0].batch"),
+        ('counts = "input + output tokens"', 'counts = "input + output tokens"\nspeed = 3', "measurement[0].speed"),
+        ('workload = "chat"\nmetric = "throughput', 'workload = "chats"\nmetric = "throughput', "measurement[0].workload"),
+        ('precision = { weights = "bf16", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
+         'precision = { weights = "bf15", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
+         "measurement[0].precision.weights"),
+        ('numerator = { accelerator = "a100-80gb" }\n', "", "measurement[1].numerator"),
+        ('denominator = { accelerator = "wse-3" }', 'denominator = { accelerator = "wse-4" }', "measurement[1].denominator.accelerator"),
+        ('id = "row-two"', 'id = "row-one"', "measurement[1].id"),
+        ('counts = "input + output tokens"', 'counts = "input + output tokens"\nderived_from = ["row-three"]',
+         "measurement[0].derived_from[0]"),
+        ('counts = "input + output tokens"', 'counts = "input + output tokens"\nsweep = { batch = [1, "two"] }',
+         "measurement[0].sweep.batch[1]"),
+        ('counts = "input + output tokens"', 'counts = "input + output tokens"\nlayout = { tp = 2, ep = 3 }',
+         "measurement[0]"),
+    ],
+)
+def test_a_bad_entry_names_the_file_and_the_field(tmp_path, catalog, old, new, field):
+    assert old in VALID
+    path = tmp_path / "bad-measurements.toml"
+    path.write_text(VALID.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(CatalogError) as caught:
+        load_measurements(path, catalog)
+    assert "bad-measurements.toml" in str(caught.value)
+    assert caught.value.field == field
+
+
+def test_a_file_that_is_not_toml_is_refused(tmp_path):
+    path = tmp_path / "broken.toml"
+    path.write_text("[[measurement]\nid = ", encoding="utf-8")
+    with pytest.raises(CatalogError, match="broken.toml"):
+        load_measurements(path)
+
+
+def test_every_computable_row_gets_a_finite_prediction_or_says_why_not(report):
+    for row_report in report.rows:
+        row = row_report.row
+        if row.not_computed is not None:
+            assert row_report.calibrated is None and row_report.ideal is None
+            continue
+        for prediction in (row_report.calibrated, row_report.ideal):
+            assert prediction is not None
+            if prediction.value is None:
+                # Only systems too small to hold the model, each with its explanation.
+                assert prediction.status.startswith("does not fit"), row.id
+                assert row.explanation, row.id
+            else:
+                assert math.isfinite(prediction.value) and prediction.value > 0, row.id
+                assert prediction.low <= prediction.value <= prediction.high
+    computed = [r for r in report.rows if r.calibrated is not None and r.calibrated.value is not None]
+    assert len(computed) >= 60
+
+
+def test_the_summaries_cover_both_models_populations_and_breakdowns(report):
+    assert set(report.summaries) == {"calibrated", "ideal"}
+    for which in ("calibrated", "ideal"):
+        for population in ("measured", "other"):
+            summary = report.summaries[which][population]
+            assert set(summary) == {"all", "by_group", "by_accelerator", "by_metric"}
+            assert summary["all"]["n"] > 0
+            assert set(summary["all"]) == {
+                "n", "median_abs_pct_error", "worst_abs_pct_error", "worst_id", "median_ratio", "off_by_2x",
+            }
+    measured = report.summaries["calibrated"]["measured"]
+    assert {"GPUs", "dataflow"} <= set(measured["by_group"])
+    assert {"a100-80gb", "wse-3", "sn40l"} <= set(measured["by_accelerator"])
+    assert "throughput_total_tok_s" in measured["by_metric"]
+    assert len(report.targets) == 3
+    assert all(isinstance(target.met, bool) for target in report.targets)
+
+
+def test_derived_and_restated_rows_are_shown_but_not_counted(report):
+    counted = report.summaries["calibrated"]["measured"]["all"]["n"]
+    eligible = [
+        r for r in report.rows
+        if r.row.kind == "measured" and r.row.in_statistics and r.calibrated is not None and r.calibrated.value is not None
+    ]
+    assert counted == len(eligible)
+    derived = [r for r in report.rows if r.row.derived_from]
+    assert derived and all(not r.row.in_statistics for r in derived)
+    assert all(r.calibrated is not None and r.calibrated.value is not None for r in derived)
+
+
+def test_a100_batch_one_row_equals_engine_predict(report, engine, table):
+    row_report = next(r for r in report.rows if r.row.id == "b25-a100-llama8b-b1-throughput")
+    chat = table.workloads["chat"]
+    scenario = Scenario(
+        "llama-3.1-8b", "a100-80gb", batch=1, input_len=chat.input_len, output_len=chat.output_len,
+    )
+    assert row_report.calibrated.value == engine.predict(scenario).throughput_total_tok_s
+    assert row_report.ratio("calibrated") == pytest.approx(row_report.calibrated.value / 215)
+    ideal = Engine(ideal_catalog(engine.catalog), ideal_constants(engine.constants))
+    assert row_report.ideal.value == ideal.predict(scenario).throughput_total_tok_s
+    assert row_report.ideal.value > row_report.calibrated.value
+
+
+def test_a_ratio_row_is_two_engine_runs(report, engine, table):
+    row_report = next(r for r in report.rows if r.row.id == "b25-a100-over-cs3-itl")
+    chat = table.workloads["chat"]
+
+    def itl(accelerator: str) -> float:
+        scenario = Scenario("llama-3.1-8b", accelerator, input_len=chat.input_len, output_len=chat.output_len)
+        return engine.predict(scenario).itl_s
+
+    assert row_report.calibrated.value == pytest.approx(itl("a100-80gb") / itl("wse-3"), rel=1e-12)
+
+
+def test_the_ideal_model_sets_every_efficiency_to_one_and_keeps_memory(engine):
+    constants = ideal_constants(engine.constants)
+    for name, values in constants.classes.items():
+        calibrated = engine.constants.classes[name]
+        assert (values.compute_efficiency, values.memory_efficiency, values.link_efficiency,
+                values.interconnect_efficiency, values.per_layer_overhead_s) == (1.0, 1.0, 1.0, 1.0, 0.0)
+        assert values.usable_memory_fraction == calibrated.usable_memory_fraction
+        assert values.runtime_overhead_bytes == calibrated.runtime_overhead_bytes
+    catalog = ideal_catalog(engine.catalog)
+    assert all(float(a.software_efficiency) == 1.0 for a in catalog.accelerators.values())
+    assert float(engine.catalog.accelerator("mi300x").software_efficiency) < 1.0  # the original is untouched
+
+
+def test_computed_claims_have_values_and_the_others_a_reason(report):
+    for claim_report in report.claims:
+        claim = claim_report.claim
+        if claim.status == "computed":
+            assert claim_report.calibrated.value is not None and math.isfinite(claim_report.calibrated.value)
+            assert claim.metric.startswith("ratio_") or claim.metric in METRICS
+        else:
+            assert claim_report.calibrated is None and claim.reason
+    statuses = {c.claim.id: c.claim.status for c in report.claims}
+    assert statuses["s25-ep-parameter-to-compute-8.4x"] == "not computed yet"
+    assert statuses["s25-ep-latency-variance-2.1x"] == "not computed yet"
+
+
+def test_validate_json_parses_and_exits_zero(capsys):
+    status = main(["validate", "--json"])
+    captured = capsys.readouterr()
+    assert status == 0 and captured.err == ""
+    data = json.loads(captured.out)
+    assert {"workloads", "measurements", "summaries", "targets", "claims", "ideal_model"} <= data.keys()
+    row = next(r for r in data["measurements"] if r["id"] == "b25-a100-llama8b-b1-throughput")
+    assert row["published"]["value"] == 215 and row["calibrated"]["predicted"] > 0
+    assert {"ratio", "abs_pct_error", "off_by_2x"} <= row["calibrated"].keys()
+    assert data["summaries"]["ideal"]["measured"]["by_group"]["GPUs"]["n"] > 0
+
+
+def test_validate_text_lists_rows_summaries_targets_and_claims(capsys, table):
+    status = main(["validate"])
+    out = capsys.readouterr().out
+    assert status == 0
+    for row in table.measurements:
+        assert row.metric in out
+    for heading in ("Summary over the papers' measurements", "Targets", "Claims", "ideal"):
+        assert heading in out
+    assert "not computed yet" in out
