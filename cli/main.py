@@ -32,11 +32,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
+def _shown(text: str) -> str:
+    """What the user typed, quoted and cut, for an error message."""
+    return f"{text[:40]!r}{'...' if len(text) > 40 else ''}"
+
+
+def _one_line(message: str) -> str:
+    """An error as one printable line: line breaks, control characters and undecodable bytes
+    in what the user typed (a path, an id) are shown escaped, as repr() shows them."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in message)
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    except ValueError:  # also a number past Python's 4,300-digit conversion limit
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {_shown(text)}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
@@ -46,9 +57,9 @@ def _fraction(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {_shown(text)}") from None
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {_shown(text)}")
     return value
 
 
@@ -56,9 +67,9 @@ def _scale(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 1 to 4, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number from 1 to 4, got {_shown(text)}") from None
     if not (math.isfinite(value) and 1.0 <= value <= 4.0):
-        raise argparse.ArgumentTypeError(f"must be from 1 to 4, got {text}")
+        raise argparse.ArgumentTypeError(f"must be from 1 to 4, got {_shown(text)}")
     return value
 
 
@@ -139,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _validate(args, sys.stdout)
         return _predict(args, sys.stdout)
     except UsageError as error:
-        print(str(error), file=sys.stderr)
+        print(_one_line(str(error)), file=sys.stderr)
         return USAGE_ERROR
     except BrokenPipeError:
         return 0
@@ -326,6 +337,8 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
         result = engine.predict(scenario)
     except AccelscopeError as error:
         raise UsageError(f"accelscope predict: {error}") from None
+    except OSError as error:  # a --model path the system refuses to look at (e.g. name too long)
+        raise UsageError(f"accelscope predict: cannot read {_shown(args.model)}: {error.strerror}") from None
     model = engine.model(result.scenario.model)
     accelerator = engine.catalog.accelerator(result.scenario.accelerator)
     if args.json:
@@ -370,7 +383,8 @@ def _read_lines(name: str) -> Iterable[str]:
         return sys.stdin
     try:
         with open(name, encoding="utf-8") as handle:
-            return handle.read().splitlines()
+            # Lines end at \n only: splitlines() would also split at U+2028 inside a JSON string.
+            return handle.read().split("\n")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"accelscope predict: cannot read {name}: {error}") from None
 
@@ -392,7 +406,9 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
         try:
             scenario = Scenario(**scenario_from_object(json.loads(line)))  # type: ignore[arg-type]
             entries.append(engine.resolve(scenario))
-        except (ValueError, TypeError, AccelscopeError) as error:
+        except RecursionError:
+            entries.append(f"line {number}: not valid JSON: nested too deeply")
+        except (ValueError, TypeError, OverflowError, AccelscopeError) as error:
             entries.append(f"line {number}: {error}")
     scenarios = [entry for entry in entries if isinstance(entry, Scenario)]
     table = engine.evaluate(scenarios) if scenarios else None
@@ -401,7 +417,7 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
     for entry in entries:
         if isinstance(entry, str):
             failed = True
-            print(f"accelscope predict: {entry}", file=sys.stderr)
+            print(_one_line(f"accelscope predict: {entry}"), file=sys.stderr)
             out.write(json.dumps({"error": entry}) + "\n")
             continue
         result = result_from_column(table, column, entry)

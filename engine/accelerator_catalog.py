@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
@@ -32,6 +33,7 @@ from .catalog_reading import (
     TableReader,
     as_path,
     describe,
+    quoted,
     read_toml_file,
 )
 from .errors import CatalogError
@@ -71,6 +73,11 @@ PEAK_FLOPS_KEYS: tuple[str, ...] = tuple(dict.fromkeys(PEAK_KEY.values()))
 # better than the reference, which no source supports.
 MAX_SOFTWARE_EFFICIENCY = 1.5
 
+# Devices in one network domain: far beyond any pod; a larger count is a typo (and past 2**1024
+# no longer converts to a float for the engine).
+MAX_DOMAIN_SIZE = 1_000_000_000
+MAX_FLOAT = sys.float_info.max
+
 _TOP_KEYS = (
     "id",
     "name",
@@ -103,6 +110,8 @@ ValueCheck = Callable[[TableReader, str, Any], float | int | str]
 def _real(reader: TableReader, key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise reader.error(key, f"must be a number, got {describe(value)}")
+    if isinstance(value, int) and abs(value) > MAX_FLOAT:  # TOML integers have no size limit
+        raise reader.error(key, f"must be a finite number, got {describe(value)}")
     if not math.isfinite(value):
         raise reader.error(key, f"must be a finite number, got {value}")
     return float(value)
@@ -133,15 +142,15 @@ def _year(reader: TableReader, key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise reader.error(key, f"must be a whole year such as 2024, got {describe(value)}")
     if not 1950 <= value <= 2100:
-        raise reader.error(key, f"must be a year between 1950 and 2100, got {value}")
+        raise reader.error(key, f"must be a year between 1950 and 2100, got {describe(value)}")
     return value
 
 
 def _device_count(reader: TableReader, key: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise reader.error(key, f"must be a whole number of devices, got {describe(value)}")
-    if value < 1:
-        raise reader.error(key, f"must be at least 1, got {value}")
+    if not 1 <= value <= MAX_DOMAIN_SIZE:
+        raise reader.error(key, f"must be between 1 and {MAX_DOMAIN_SIZE:,}, got {describe(value)}")
     return value
 
 
@@ -225,7 +234,7 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
     accelerator_id = _required_text(root, "id")
     if not ACCELERATOR_ID_PATTERN.fullmatch(accelerator_id):
         raise root.error(
-            "id", f"must be lowercase letters, digits and single '-' (e.g. 'h100-sxm'), got {accelerator_id!r}"
+            "id", f"must be lowercase letters, digits and single '-' (e.g. 'h100-sxm'), got {quoted(accelerator_id)}"
         )
     architecture_class = _choice(root, "architecture_class", ARCHITECTURE_CLASSES)
     power_scope = _choice(root, "power_scope", POWER_SCOPES)
@@ -258,7 +267,7 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
 def _choice(reader: TableReader, key: str, allowed: tuple[str, ...]) -> str:
     value = _required_text(reader, key)
     if value not in allowed:
-        raise reader.error(key, f"must be one of {', '.join(allowed)}; got {value!r}")
+        raise reader.error(key, f"must be one of {', '.join(allowed)}; got {quoted(value)}")
     return value
 
 
@@ -291,6 +300,8 @@ def _memory(root: TableReader) -> tuple[MemoryTier, ...]:
         tiers.append(tier)
     if not any(tier.placement for tier in tiers):
         raise root.error("memory", "needs at least one tier with placement = true to hold weights and KV cache")
+    if not any(tier.placement and tier.level != "far" for tier in tiers):
+        raise root.error("memory", "needs an on-chip or device tier with placement = true; far memory alone cannot")
     return tuple(tiers)
 
 

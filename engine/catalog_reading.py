@@ -15,6 +15,7 @@ from .errors import CatalogError
 
 # A catalog file or config.json is a few kilobytes; refuse anything this large unread.
 MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_KEY_CHARS = 60  # longer keys and values are cut in error messages
 
 PathLike = str | os.PathLike[str] | Traversable
 
@@ -72,6 +73,10 @@ class TableReader:
         self.prefix = prefix
 
     def field(self, key: str) -> str:
+        # Keys come from the file: one with line breaks or control characters, or a very long
+        # one, is shown quoted and cut, so that the message stays one readable line.
+        if not (key.isprintable() and len(key) <= MAX_KEY_CHARS):
+            key = quoted(key)
         return f"{self.prefix}{key}"
 
     def error(self, key: str, problem: str) -> CatalogError:
@@ -98,7 +103,7 @@ class TableReader:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(key, f"must be a number, got {describe(value)}")
         if not 0 < value <= maximum:  # also rejects NaN
-            raise self.error(key, f"must be > 0 and at most {maximum:g}, got {value!r}")
+            raise self.error(key, f"must be > 0 and at most {maximum:g}, got {describe(value)}")
         return float(value)
 
     def boolean(self, key: str, default: Any = _REQUIRED) -> Any:
@@ -149,6 +154,12 @@ def check_int(reader: TableReader, key: str, value: Any, *, minimum: int, maximu
     return value
 
 
+def quoted(text: str, limit: int = MAX_KEY_CHARS) -> str:
+    """A string from a file, for an error message: repr (escapes line breaks and control
+    characters), cut to ``limit`` characters."""
+    return f"{text[:limit]!r}{'...' if len(text) > limit else ''}"
+
+
 def describe(value: Any) -> str:
     """A short, safe rendering of a wrong value for an error message."""
     kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}
@@ -162,5 +173,7 @@ def read_toml_file(path: Path | Traversable) -> dict[str, Any]:
     text = decode_text(path, read_limited(path))
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, or an integer past Python's 4,300-digit limit
         raise CatalogError(path, None, f"not valid TOML: {exc}") from exc
+    except RecursionError as exc:  # tomllib recurses once per level of nested arrays and tables
+        raise CatalogError(path, None, "not valid TOML: nested too deeply") from exc

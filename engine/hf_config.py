@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .catalog_reading import TableReader, check_int, decode_text, describe, read_limited
+from .catalog_reading import TableReader, check_int, decode_text, describe, quoted, read_limited
 from .errors import CatalogError
 from .model import MLASpec, ModelArch, MoESpec
 from .model_catalog import (
@@ -179,14 +179,13 @@ def _detect_family(root: TableReader) -> str:
             if name in SUPPORTED_ARCHITECTURES:
                 return SUPPORTED_ARCHITECTURES[name]
         if names:
-            raise root.error(
-                "architectures", f"unsupported architecture {', '.join(names)}; supported: {_supported_list()}"
-            )
+            listed = ", ".join(quoted(name) for name in names[:4]) + (", ..." if len(names) > 4 else "")
+            raise root.error("architectures", f"unsupported architecture {listed}; supported: {_supported_list()}")
     if root.has("model_type"):
         model_type = root.string("model_type")
         if model_type in SUPPORTED_MODEL_TYPES:
             return SUPPORTED_MODEL_TYPES[model_type]
-        raise root.error("model_type", f"unsupported model_type {model_type!r}; supported: {_supported_list()}")
+        raise root.error("model_type", f"unsupported model_type {quoted(model_type)}; supported: {_supported_list()}")
     raise root.error("architectures", f"missing (and no model_type either); supported: {_supported_list()}")
 
 
@@ -295,7 +294,7 @@ def _attention_layout(config: TableReader, family: str, n_layers: int) -> dict[s
         for index, layer_type in enumerate(layer_types):
             if not isinstance(layer_type, str) or layer_type not in _LAYER_TYPES:
                 raise config.error(
-                    f"layer_types[{index}]", f"must be one of {', '.join(_LAYER_TYPES)}, got {layer_type!r}"
+                    f"layer_types[{index}]", f"must be one of {', '.join(_LAYER_TYPES)}, got {describe(layer_type)}"
                 )
             kind = _LAYER_TYPES[layer_type]
             size = None

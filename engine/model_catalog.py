@@ -176,7 +176,7 @@ def _layer_attention(arch: TableReader, n_layers: int, sliding_window: int, atte
     for index, kind in enumerate(kinds):
         if kind not in LAYER_ATTENTION_KINDS:
             raise arch.error(
-                f"layer_attention[{index}]", f"must be one of {', '.join(LAYER_ATTENTION_KINDS)}, got {kind!r}"
+                f"layer_attention[{index}]", f"must be one of {', '.join(LAYER_ATTENTION_KINDS)}, got {describe(kind)}"
             )
     if "window" in kinds and not sliding_window:
         raise arch.error("sliding_window", "window layers need sliding_window > 0 (tokens each one keeps)")

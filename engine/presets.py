@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import os
 import re
 import tempfile
@@ -281,8 +280,10 @@ def _fraction(table: TableReader, key: str) -> float:
     value = table.table[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise table.error(key, f"must be a number between 0 and 1, got {describe(value)}")
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):  # also NaN, which Python's json accepts
-        raise table.error(key, f"must be a finite number between 0 and 1, got {value!r}")
+    # Comparing, not math.isfinite(): an integer past 1e308 would raise OverflowError there;
+    # NaN, which Python's json accepts, fails the comparison too.
+    if not 0.0 <= value <= 1.0:
+        raise table.error(key, f"must be a finite number between 0 and 1, got {describe(value)}")
     return float(value)
 
 
