@@ -79,14 +79,24 @@ class Catalog:
         if model_id_or_path in self.models:
             return self.models[model_id_or_path]
         path = Path(model_id_or_path)
-        if path.suffix.lower() in (".json", ".toml") or os.sep in model_id_or_path or path.exists():
-            if not path.exists():
-                raise ScenarioError(f"model file not found: {model_id_or_path}")
+        try:
+            exists = path.exists()
+        except OSError:  # a name too long, or otherwise not a path the system can look up
+            exists = False
+        if path.suffix.lower() in (".json", ".toml") or os.sep in model_id_or_path or exists:
+            if not exists:
+                raise ScenarioError(f"model file not found: {_shown(model_id_or_path)}")
             return load_model_path(path)
         raise ScenarioError(_unknown("model", model_id_or_path, self.models))
 
 
+def _shown(text: str, limit: int = 120) -> str:
+    """User input as one short line for a message: escaped, and cut when long."""
+    shown = text if len(text) <= limit else text[:limit] + "…"
+    return shown.encode("unicode_escape").decode("ascii")
+
+
 def _unknown(kind: str, name: str, known: dict[str, object]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=3)
+    close = difflib.get_close_matches(name[:200], list(known), n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known)}"
-    return f"unknown {kind} {name!r}{hint}"
+    return f"unknown {kind} '{_shown(name)}'{hint}"

@@ -712,8 +712,9 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     devices = tp * pp * dp
     energy_per_device = waves * (prefill_power * ttft_wave + decode_power * decode_steps * itl)
     energy = energy_per_device * devices
-    total_tokens = dp * batch * (input_len + output_len)
-    output_tokens = dp * batch * output_len
+    # In floating point: dp·batch·tokens can pass 2**63 at the engine's limits.
+    total_tokens = float(dp) * batch * (input_len + output_len)
+    output_tokens = float(dp) * batch * output_len
 
     out[O_FITS, j] = 1.0 if fits else 0.0
     out[O_FIT_CODE, j] = fit_code

@@ -69,6 +69,7 @@ class Scenario:
                 raise ScenarioError(f"{name} must be one of {', '.join(PRECISIONS)}, got {value!r}")
         if isinstance(self.offload, bool) or not isinstance(self.offload, int | float):
             raise ScenarioError(f"offload must be a fraction between 0 and 1, got {self.offload!r}")
-        if not (math.isfinite(self.offload) and 0.0 <= self.offload <= 1.0):
+        # The range first: math.isfinite overflows on an integer beyond the float range.
+        if not (0.0 <= self.offload <= 1.0 and math.isfinite(self.offload)):
             raise ScenarioError(f"offload must be a fraction between 0 and 1, got {self.offload!r}")
         return self

@@ -96,3 +96,18 @@ def test_ids_with_a_trailing_newline_are_refused(tmp_path):
     bad.write_text(text.replace('id = "h100-sxm"', 'id = "h100-sxm\\n"'))
     with pytest.raises(CatalogError, match="bad.toml: id"):
         load_accelerator_file(bad)
+
+
+def test_hostile_model_names_give_short_one_line_errors():
+    catalog = Catalog.load(include_user=False)
+    with pytest.raises(ScenarioError) as raised:
+        catalog.model("x" * 100_000)  # too long for the file system to look up
+    assert len(str(raised.value)) < 2000
+    with pytest.raises(ScenarioError) as raised:
+        catalog.model("bad\nname")
+    assert "\n" not in str(raised.value)
+
+
+def test_a_huge_integer_offload_is_refused_not_overflowed():
+    with pytest.raises(ScenarioError, match="offload"):
+        Scenario("llama-3.1-8b", "h100-sxm", offload=10**400).validate()
