@@ -34,6 +34,10 @@ class Panel(QWidget):
 
     def set_selected(self, accelerator_id: str | None) -> None:
         self.selected = accelerator_id
+        self._apply_selection()
+
+    def _apply_selection(self) -> None:
+        """Restyle the items for ``self.selected``; panels that highlight it override this."""
 
     def plotted(self) -> dict[str, np.ndarray]:
         raise NotImplementedError

@@ -76,10 +76,6 @@ class EnergyPanel(Panel):
                                [bars.compact(v) for v in tokens_per_joule])
         self._apply_selection()
 
-    def set_selected(self, accelerator_id: str | None) -> None:
-        super().set_selected(accelerator_id)
-        self._apply_selection()
-
     def plotted(self) -> dict[str, np.ndarray]:
         return {
             "power_W": self.power.values("value"),

@@ -77,10 +77,6 @@ class LatencyPanel(Panel):
         self.throughput.update({"system": system, "device": per_device}, colours, fits, texts)
         self._apply_selection()
 
-    def set_selected(self, accelerator_id: str | None) -> None:
-        super().set_selected(accelerator_id)
-        self._apply_selection()
-
     def plotted(self) -> dict[str, np.ndarray]:
         return {
             "ttft_ms": self.ttft.values("value"),

@@ -188,10 +188,6 @@ class MemoryPanel(Panel):
         bars.set_row_range(self.plot, n, HEAD_ROOM_ROWS)
         self._apply_selection()
 
-    def set_selected(self, accelerator_id: str | None) -> None:
-        super().set_selected(accelerator_id)
-        self._apply_selection()
-
     def plotted(self) -> dict[str, np.ndarray]:
         drawn = {f"{name}_pct": bars.bar_widths(item) for (name, _, _), item in zip(PARTS, self.parts, strict=True)}
         drawn["total_pct"] = bars.bar_widths(self.outline)

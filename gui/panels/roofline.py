@@ -517,10 +517,9 @@ class RooflinePanel(Panel):
     # ---- selection -----------------------------------------------------------------------
 
     def set_selected(self, accelerator_id: str | None) -> None:
-        super().set_selected(accelerator_id)
         if self.frame is not None:
             self.legend.show(self.frame.accelerators, accelerator_id)
-        self._apply_selection()
+        super().set_selected(accelerator_id)  # then restyles the items
 
     def _apply_selection(self) -> None:
         """The selected accelerator: thicker roof, bigger points, drawn on top. The others keep

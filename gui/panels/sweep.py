@@ -242,10 +242,9 @@ class SweepPanel(Panel):
     # ---- selection -----------------------------------------------------------------------
 
     def set_selected(self, accelerator_id: str | None) -> None:
-        super().set_selected(accelerator_id)
         if self.frame is not None:
             self.legend.show(self.frame.accelerators, accelerator_id)
-        self._apply_selection()
+        super().set_selected(accelerator_id)  # then restyles the items
 
     def _apply_selection(self) -> None:
         for accelerator_id, items in self.items.items():
