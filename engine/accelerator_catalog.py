@@ -117,18 +117,31 @@ def _real(reader: TableReader, key: str, value: Any) -> float:
     return float(value)
 
 
-def _positive(reader: TableReader, key: str, value: Any) -> float:
-    number = _real(reader, key, value)
-    if number <= 0:
-        raise reader.error(key, f"must be > 0, got {number:g}")
-    return number
+# Generous physical bounds: a value outside is a typo or a hostile file, and would overflow
+# the physics (a bandwidth of 1e-300 B/s makes every step infinite).
+POWER_RANGE_W = (1.0, 1e7)  # a chip to a whole multi-rack system
+FLOPS_RANGE = (1e9, 1e19)  # 1 GFLOP/s to 10 EFLOP/s
+BANDWIDTH_RANGE_BPS = (1e6, 1e18)  # 1 MB/s to 1 EB/s (the WSE-3's SRAM: 2.1e16)
+CAPACITY_RANGE_BYTES = (1e6, 1e16)  # 1 MB to 10 PB
+LATENCY_RANGE_S = (1e-12, 1.0)
 
 
-def _non_negative(reader: TableReader, key: str, value: Any) -> float:
-    number = _real(reader, key, value)
-    if number < 0:
-        raise reader.error(key, f"must be >= 0, got {number:g}")
-    return number
+def _within(low: float, high: float, unit: str) -> ValueCheck:
+    def check(reader: TableReader, key: str, value: Any) -> float:
+        number = _real(reader, key, value)
+        if not low <= number <= high:
+            raise reader.error(key, f"must be between {low:g} and {high:g} {unit}, got {number:g}")
+        return number
+
+    return check
+
+
+_power = _within(*POWER_RANGE_W, "W")
+_flops = _within(*FLOPS_RANGE, "FLOP/s")
+_bandwidth = _within(*BANDWIDTH_RANGE_BPS, "B/s")
+_capacity = _within(*CAPACITY_RANGE_BYTES, "bytes")
+_latency = _within(*LATENCY_RANGE_S, "s")
+_idle_power = _within(0.0, POWER_RANGE_W[1], "W")
 
 
 def _stack_factor(reader: TableReader, key: str, value: Any) -> float:
@@ -239,8 +252,8 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
     architecture_class = _choice(root, "architecture_class", ARCHITECTURE_CLASSES)
     power_scope = _choice(root, "power_scope", POWER_SCOPES)
 
-    tdp = _sourced(root, "tdp_W", _positive)
-    idle = _sourced(root, "idle_W", _non_negative)
+    tdp = _sourced(root, "tdp_W", _power)
+    idle = _sourced(root, "idle_W", _idle_power)
     if float(idle) >= float(tdp):
         raise root.error("idle_W.value", f"must be below tdp_W ({float(tdp):g} W), got {float(idle):g} W")
 
@@ -274,7 +287,7 @@ def _choice(reader: TableReader, key: str, allowed: tuple[str, ...]) -> str:
 def _peak_flops(root: TableReader) -> dict[str, Sourced]:
     table = root.sub("peak_flops")
     table.reject_unknown(PEAK_FLOPS_KEYS)
-    peaks = {key: _sourced(table, key, _positive) for key in PEAK_FLOPS_KEYS if table.has(key)}
+    peaks = {key: _sourced(table, key, _flops) for key in PEAK_FLOPS_KEYS if table.has(key)}
     if not peaks:
         raise root.error("peak_flops", f"needs at least one dense peak ({', '.join(PEAK_FLOPS_KEYS)})")
     return peaks
@@ -310,10 +323,10 @@ def _memory_tier(tier: TableReader) -> MemoryTier:
     kind = _choice(tier, "kind", MEMORY_KINDS)
     level = _choice(tier, "level", MEMORY_LEVELS)
     placement = tier.boolean("placement")
-    bandwidth = _sourced(tier, "bandwidth_Bps", _positive, required=False)
+    bandwidth = _sourced(tier, "bandwidth_Bps", _bandwidth, required=False)
     if bandwidth is None and placement:
         raise tier.error("bandwidth_Bps", "required where placement = true (only a hardware cache may omit it)")
-    link = _sourced(tier, "link_bandwidth_Bps", _positive, required=False)
+    link = _sourced(tier, "link_bandwidth_Bps", _bandwidth, required=False)
     if level == "far" and link is None:
         raise tier.error("link_bandwidth_Bps", "required for a far tier: the bandwidth of the link that reaches it")
     if level != "far" and link is not None:
@@ -321,7 +334,7 @@ def _memory_tier(tier: TableReader) -> MemoryTier:
     return MemoryTier(
         kind=kind,
         level=level,
-        capacity_bytes=_sourced(tier, "capacity_bytes", _positive),
+        capacity_bytes=_sourced(tier, "capacity_bytes", _capacity),
         bandwidth_Bps=bandwidth,
         placement=placement,
         link_bandwidth_Bps=link,
@@ -336,8 +349,8 @@ def _interconnect(root: TableReader, key: str, required: bool = True) -> Interco
     network.reject_unknown(_INTERCONNECT_KEYS)
     return Interconnect(
         name=_required_text(network, "name"),
-        bandwidth_per_direction_Bps=_sourced(network, "bandwidth_per_direction_Bps", _positive),
-        latency_s=_sourced(network, "latency_s", _positive),
+        bandwidth_per_direction_Bps=_sourced(network, "bandwidth_per_direction_Bps", _bandwidth),
+        latency_s=_sourced(network, "latency_s", _latency),
         domain_size=_sourced(network, "domain_size", _device_count),
     )
 

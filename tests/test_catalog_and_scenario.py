@@ -111,3 +111,23 @@ def test_hostile_model_names_give_short_one_line_errors():
 def test_a_huge_integer_offload_is_refused_not_overflowed():
     with pytest.raises(ScenarioError, match="offload"):
         Scenario("llama-3.1-8b", "h100-sxm", offload=10**400).validate()
+
+
+@pytest.mark.parametrize(
+    "old, new, field",
+    [
+        ("value = 3.35e12", "value = 1e-300", "bandwidth_Bps"),
+        ("value = 700\n", "value = 1e12\n", "tdp_W"),
+        ('bf16 = { value = 989.4e12', 'bf16 = { value = 5.0', "peak_flops.bf16"),
+    ],
+)
+def test_implausible_accelerator_values_are_refused(tmp_path, old, new, field):
+    """A value no device has is a typo or a hostile file; it would make every step infinite."""
+    from accelscope.engine.accelerator_catalog import load_accelerator_file
+
+    text = (ROOT / "resources" / "accelerators" / "h100-sxm.toml").read_text()
+    assert old in text
+    bad = tmp_path / "implausible.toml"
+    bad.write_text(text.replace(old, new, 1))
+    with pytest.raises(CatalogError, match=rf"implausible.toml: .*{field}.*must be between"):
+        load_accelerator_file(bad)
