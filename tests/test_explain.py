@@ -279,3 +279,23 @@ def test_panel_shows_the_explanation(qtbot, engine):
     assert "at 3.35 TB/s × 0.85 that takes 5.33 ms" in text
     assert panel.browser.font().pointSize() >= 11
     assert panel.browser.isReadOnly()
+
+
+def test_the_explain_panel_keeps_the_readers_place(qtbot, engine):
+    """Updating the text (a slider moved) must not scroll the reader back to the top."""
+    from accelscope.engine.explain import explain
+    from accelscope.engine.scenario import Scenario
+    from accelscope.gui.panels.explain import ExplainPanel
+
+    panel = ExplainPanel()
+    qtbot.addWidget(panel)
+    panel.resize(360, 300)  # short: the text needs scrolling
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.show_explanation(explain(engine, Scenario("llama-3.1-8b", "h100-sxm", batch=1)))
+    scroll_bar = panel.browser.verticalScrollBar()
+    assert scroll_bar.maximum() > 0
+    scroll_bar.setValue(scroll_bar.maximum() // 2)
+    middle = scroll_bar.value()
+    panel.show_explanation(explain(engine, Scenario("llama-3.1-8b", "h100-sxm", batch=2)))
+    assert scroll_bar.value() == middle

@@ -57,7 +57,11 @@ class ExplainPanel(QWidget):
         if explanation == self.explanation:
             return
         self.explanation = explanation
+        # Keep the reader's place: setHtml would scroll back to the top on every update.
+        scroll_bar = self.browser.verticalScrollBar()
+        position = scroll_bar.value()
         self.browser.setHtml(explanation_html(explanation))
+        scroll_bar.setValue(min(position, scroll_bar.maximum()))
 
     def clear(self) -> None:
         self.explanation = None
