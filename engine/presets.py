@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .catalog import Catalog, user_data_dir
 from .catalog_reading import TableReader, decode_text, describe, read_limited
@@ -397,24 +397,36 @@ def new_preset(name: str, description: str, workspace: Workspace, model: ModelAr
 
 
 def save_preset(preset: Preset, path: str | os.PathLike[str]) -> None:
-    """Write the preset atomically: a temporary file in the same folder, written, flushed and
-    synced, then renamed over ``path``. On any failure the previous file is left as it was and
-    the temporary file is removed."""
+    """Write the preset atomically (see :func:`write_atomically`): on any failure the previous
+    file is left as it was."""
     path = Path(path)
     document = preset_to_json(preset)
     preset_from_json(document, path, None)  # never write a file the reader would refuse
+
+    def write(stream: TextIO) -> None:
+        json.dump(document, stream, indent=2, ensure_ascii=False, allow_nan=False)
+        stream.write("\n")
+        stream.flush()
+        if stream.tell() > MAX_PRESET_BYTES:
+            limit = MAX_PRESET_BYTES // (1024 * 1024)
+            raise PresetError(path, None, f"the preset would be larger than {limit} MB; refusing to save it")
+
+    write_atomically(path, write)
+
+
+def write_atomically(path: Path, write: Callable[[TextIO], None]) -> None:
+    """Write a text file atomically: ``write`` fills a temporary file in the same folder,
+    which is flushed, synced and renamed over ``path``. On any failure the previous file is
+    left as it was and the temporary file is removed; writers racing on one path each leave
+    a whole file, never a mix."""
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.is_file() else 0o644  # mkstemp's 0o600 would hide it from others
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
             os.chmod(temporary, mode)
-            json.dump(document, stream, indent=2, ensure_ascii=False, allow_nan=False)
-            stream.write("\n")
+            write(stream)
             stream.flush()
-            if stream.tell() > MAX_PRESET_BYTES:
-                limit = MAX_PRESET_BYTES // (1024 * 1024)
-                raise PresetError(path, None, f"the preset would be larger than {limit} MB; refusing to save it")
             os.fsync(stream.fileno())
         os.replace(temporary, path)
     except BaseException:

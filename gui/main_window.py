@@ -39,6 +39,7 @@ from accelscope.engine.presets import (
     save_preset,
     user_preset_path,
     user_presets_dir,
+    write_atomically,
 )
 from accelscope.engine.scenario import Scenario
 from accelscope.engine.workspace import VIEWS, Workspace
@@ -360,12 +361,9 @@ class MainWindow(QMainWindow):
 
     def _remember_recent(self, path: Path) -> None:
         recent = [path.resolve()] + [p for p in self.recent_presets() if p.resolve() != path.resolve()]
-        folder = user_data_dir()
+        paths = [str(p) for p in recent[:RECENT_LIMIT]]
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            temporary = folder / "recent.json.tmp"
-            temporary.write_text(json.dumps([str(p) for p in recent[:RECENT_LIMIT]]), encoding="utf-8")
-            temporary.replace(folder / "recent.json")
+            write_atomically(user_data_dir() / "recent.json", lambda stream: json.dump(paths, stream))
         except OSError:
             return  # the list is a convenience; never fail a load or save over it
         self._refresh_recent_menu()
