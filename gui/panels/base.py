@@ -52,6 +52,13 @@ class Panel(QWidget):
             return None
         return self.frame.index(self.selected)
 
+    def _row(self, row: int) -> tuple[str, np.ndarray, str]:
+        """(accelerator id, its column of kernel outputs, its display name) for a row."""
+        accelerator_id = self.frame.accelerators[row]
+        accelerator = self.catalog.accelerators.get(accelerator_id)
+        name = accelerator.name if accelerator is not None else accelerator_id
+        return accelerator_id, self.frame.current[:, row], name
+
     def _clicked(self, row: int) -> None:
         if self.frame is not None:
             self.accelerator_selected.emit(self.frame.accelerators[row])

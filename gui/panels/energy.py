@@ -105,10 +105,7 @@ class EnergyPanel(Panel):
         frame = self.frame
         if frame is None:
             return ""
-        accelerator_id = frame.accelerators[row]
-        c = frame.current[:, row]
-        accelerator = self.catalog.accelerators.get(accelerator_id)
-        name = accelerator.name if accelerator is not None else accelerator_id
+        accelerator_id, c, name = self._row(row)
         output_per_joule = c[k.O_OUTPUT_TOKENS_PER_J]
         energy_per_token = 1.0 / output_per_joule if output_per_joule > 0 else float("nan")
         lines = [f"power scope: {SCOPE_WORDS.get(self._scope(accelerator_id), self._scope(accelerator_id))}"]

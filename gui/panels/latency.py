@@ -102,10 +102,7 @@ class LatencyPanel(Panel):
         frame = self.frame
         if frame is None:
             return ""
-        accelerator_id = frame.accelerators[row]
-        c = frame.current[:, row]
-        accelerator = self.catalog.accelerators.get(accelerator_id)
-        name = accelerator.name if accelerator is not None else accelerator_id
+        accelerator_id, c, name = self._row(row)
         devices = int(c[k.O_DEVICES])
         lines = []
         if not c[k.O_FITS]:

@@ -258,10 +258,7 @@ class MemoryPanel(Panel):
         frame = self.frame
         if frame is None:
             return ""
-        accelerator_id = frame.accelerators[row]
-        column = frame.current[:, row]
-        accelerator = self.catalog.accelerators.get(accelerator_id)
-        name = accelerator.name if accelerator is not None else accelerator_id
+        accelerator_id, column, name = self._row(row)
         scenario = frame.workspace.scenario
         usable = column[k.O_USABLE]
         weights_near = column[k.O_WEIGHTS] - column[k.O_WEIGHTS_FAR]
@@ -275,6 +272,7 @@ class MemoryPanel(Panel):
         for (_, label, colour), size in zip(PARTS, parts, strict=True):
             lines.append(f"<span style='color:{colour}'>■</span> {label}: {_gb(size)}{share(size)}")
         if column[k.O_WEIGHTS_FAR] > 0:
+            accelerator = self.catalog.accelerators.get(accelerator_id)
             tier = accelerator.tier("far") if accelerator is not None else None
             where = tier.name if tier is not None and tier.name else "far memory"
             lines.append(f"+ {_gb(column[k.O_WEIGHTS_FAR])} of weights offloaded to {where}")
