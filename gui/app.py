@@ -15,12 +15,16 @@ def run(argv: list[str] | None = None) -> int:
     from .style import configure_pyqtgraph
 
     configure_pyqtgraph()
+    from . import session
     from .main_window import MainWindow
 
-    window = MainWindow()
-    # Fill the screen (also where no window manager honours "maximised", e.g. a virtual screen).
-    window.resize(app.primaryScreen().availableGeometry().size())
-    window.showMaximized()
+    window = MainWindow(remember_session=True)
+    if session.load_layout().geometry:
+        window.show()  # where and how large it was last time
+    else:
+        # Fill the screen (also where no window manager honours "maximised", e.g. a virtual screen).
+        window.resize(app.primaryScreen().availableGeometry().size())
+        window.showMaximized()
     window.start()  # kernels compile (or load from cache) off the GUI thread
     code = app.exec()
     # Destroy the window while Qt is alive: pyqtgraph items left to the interpreter's

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QPushButton,
     QSlider,
     QSpinBox,
@@ -112,6 +113,7 @@ class ControlsPanel(QWidget):
 
         # -- model
         model_box = QGroupBox("Model")
+        self._shortcuts: list[tuple[str, str]] = []
         model_layout = QVBoxLayout(model_box)
         self.model_combo = QComboBox()
         self.model_combo.setToolTip(TOOLTIPS["model"])
@@ -121,6 +123,7 @@ class ControlsPanel(QWidget):
         self.import_button = QPushButton("Import config.json…")
         self.import_button.setToolTip("Add a model from a Hugging Face config.json file on disk.")
         self.import_button.clicked.connect(self.import_requested.emit)
+        model_layout.addWidget(self._label("&Model", self.model_combo))
         model_layout.addWidget(self.model_combo)
         model_layout.addWidget(self.import_button)
         layout.addWidget(model_box)
@@ -136,19 +139,19 @@ class ControlsPanel(QWidget):
         self.output_slider, self.output_spin = _log_slider(), QSpinBox()
         self.output_spin.setRange(1, OUTPUT_TYPED_MAX)
         for field, label, slider, spin, (low, high) in (
-            ("batch", "Batch", self.batch_slider, self.batch_spin, BATCH_SLIDER),
-            ("input_len", "Input tokens", self.input_slider, self.input_spin, INPUT_SLIDER),
-            ("output_len", "Output tokens", self.output_slider, self.output_spin, OUTPUT_SLIDER),
+            ("batch", "&Batch", self.batch_slider, self.batch_spin, BATCH_SLIDER),
+            ("input_len", "&Input tokens", self.input_slider, self.input_spin, INPUT_SLIDER),
+            ("output_len", "&Output tokens", self.output_slider, self.output_spin, OUTPUT_SLIDER),
         ):
             spin.setGroupSeparatorShown(True)
-            spin.setAccessibleName(label)
-            slider.setAccessibleName(f"{label} slider")
+            spin.setAccessibleName(label.replace("&", ""))
+            slider.setAccessibleName(f"{label.replace('&', '')} slider")
             binding = SliderSpinBinding(slider, spin, LogScale(low, high), parent=self)
             binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, int(value)))
             self.bindings[field] = binding
             for widget in (slider, spin):
                 widget.setToolTip(TOOLTIPS[field])
-            form.addRow(label, _row(slider, spin))
+            form.addRow(self._label(label, spin), _row(slider, spin))
         layout.addWidget(workload_box)
 
         # -- precision
@@ -156,36 +159,36 @@ class ControlsPanel(QWidget):
         form = QFormLayout(precision_box)
         self.precision_combos: dict[str, QComboBox] = {}
         for field, label in (
-            ("weight_precision", "Weights"),
-            ("activation_precision", "Activations"),
-            ("kv_precision", "KV cache"),
+            ("weight_precision", "&Weights"),
+            ("activation_precision", "&Activations"),
+            ("kv_precision", "&KV cache"),
         ):
             combo = QComboBox()
             for precision in PRECISIONS:
                 combo.addItem(PRECISION_LABELS[precision], precision)
             combo.setToolTip(TOOLTIPS[field])
-            combo.setAccessibleName(f"{label} precision")
+            combo.setAccessibleName(f"{label.replace('&', '')} precision")
             binding = ComboBinding(combo, parent=self)
             binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, value))
             self.bindings[field] = binding
             self.precision_combos[field] = combo
-            form.addRow(label, combo)
+            form.addRow(self._label(label, combo), combo)
         layout.addWidget(precision_box)
 
         # -- parallel layout
         layout_box = QGroupBox("Parallel layout")
         form = QFormLayout(layout_box)
         self.parallel_spins: dict[str, QSpinBox] = {}
-        for field, label in (("tp", "TP"), ("pp", "PP"), ("ep", "EP"), ("dp", "DP")):
+        for field, label in (("tp", "&TP"), ("pp", "P&P"), ("ep", "&EP"), ("dp", "&DP")):
             spin = QSpinBox()
             spin.setRange(1, PARALLEL_MAX)
             spin.setToolTip(TOOLTIPS[field])
-            spin.setAccessibleName(label)
+            spin.setAccessibleName(label.replace("&", ""))
             binding = SpinBinding(spin, parent=self)
             binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, int(value)))
             self.bindings[field] = binding
             self.parallel_spins[field] = spin
-            form.addRow(label, spin)
+            form.addRow(self._label(label, spin), spin)
         self.offload_slider = QSlider(Qt.Orientation.Horizontal)
         self.offload_spin = QDoubleSpinBox()
         self.offload_spin.setRange(0.0, 100.0)
@@ -197,7 +200,7 @@ class ControlsPanel(QWidget):
         self.bindings["offload"] = binding
         for widget in (self.offload_slider, self.offload_spin):
             widget.setToolTip(TOOLTIPS["offload"])
-        form.addRow("Offload", _row(self.offload_slider, self.offload_spin))
+        form.addRow(self._label("Off&load", self.offload_spin), _row(self.offload_slider, self.offload_spin))
         layout.addWidget(layout_box)
 
         # -- accelerators
@@ -224,10 +227,22 @@ class ControlsPanel(QWidget):
                 self._accelerator_items[accelerator.id] = item
             group.setExpanded(True)
         self.accelerator_tree.itemChanged.connect(self._accelerators_changed)
+        accelerator_layout.addWidget(self._label("Accelerators &shown (Space ticks one)", self.accelerator_tree))
         accelerator_layout.addWidget(self.accelerator_tree)
         layout.addWidget(accelerator_box, stretch=1)
 
         self.model_combo.currentIndexChanged.connect(self._model_changed)
+
+    def _label(self, text: str, buddy: QWidget) -> QLabel:
+        """A label whose underlined letter, with Alt, moves the keyboard focus to ``buddy``."""
+        label = QLabel(text)
+        label.setBuddy(buddy)
+        letter = text[text.index("&") + 1].upper()
+        self._shortcuts.append((f"Alt+{letter}", f"Focus: {text.replace('&', '')}"))
+        return label
+
+    def keyboard_shortcuts(self) -> list[tuple[str, str]]:
+        return list(self._shortcuts)
 
     # -- state → widgets -----------------------------------------------------------------
 

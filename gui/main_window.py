@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDockWidget,
     QFileDialog,
     QFormLayout,
+    QHBoxLayout,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -21,8 +23,12 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QPlainTextEdit,
+    QPushButton,
     QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
     QTabWidget,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -44,6 +50,7 @@ from accelscope.engine.presets import (
 from accelscope.engine.scenario import Scenario
 from accelscope.engine.workspace import VIEWS, Workspace
 
+from . import session
 from .controller import Controller, Throttle
 from .controls import ControlsPanel
 from .export import PNG_SCALES, export_all, export_view, write_sidecar
@@ -98,17 +105,60 @@ class _SaveDialog(QDialog):
         return self.name.text().strip(), self.description.toPlainText().strip()
 
 
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _plain(text: str) -> str:
+    """A menu text without its mnemonic markers ("&&" is a literal "&")."""
+    return re.sub(r"&(.)", r"\1", text)
+
+
 def _no_mnemonic(text: str) -> str:
     """Qt reads "&" in tab and menu texts as a shortcut marker; show it as itself."""
     return text.replace("&", "&&")
 
 
+class _ProblemBanner(QWidget):
+    """A visible, dismissable notice above the plots (e.g. user catalog files that did not load)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("problem-banner")
+        self.setStyleSheet("#problem-banner { background: #FFF3CD; border-bottom: 1px solid #E0C36A; }"
+                           "#problem-banner QLabel { color: #5C4400; }")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QPushButton("Dismiss")
+        close.clicked.connect(self.hide)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 10, 6)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def show_text(self, text: str) -> None:
+        self.label.setText(text)
+        self.show()
+
+
 class MainWindow(QMainWindow):
-    def __init__(self, engine: Engine | None = None, workspace: Workspace | None = None) -> None:
+    def __init__(self, engine: Engine | None = None, workspace: Workspace | None = None, *,
+                 remember_session: bool = False) -> None:
+        """``remember_session``: start from the last session's scenario and layout and save them on
+        close (the app does; tests and benchmarks leave it off so runs do not affect each other)."""
         super().__init__()
         self.engine = engine or Engine()
         catalog = self.engine.catalog
-        workspace = workspace or default_workspace(catalog)
+        self.remember_session = remember_session
+        restored, session_problem = (None, None)
+        if remember_session and workspace is None:
+            restored, session_problem = session.load_session(catalog)
+            if restored is not None and restored.model is not None:
+                self.engine.add_model(restored.model)
+        workspace = workspace or (restored.workspace if restored else None) or default_workspace(catalog)
         self.controller = Controller(self.engine, workspace, self)
         self.setWindowTitle(f"accelscope — {UNSAVED_NAME}")
         self.resize(1500, 950)
@@ -127,7 +177,14 @@ class MainWindow(QMainWindow):
             panel.accelerator_selected.connect(self.controller.select)
         self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
         self.tabs.currentChanged.connect(self._tab_changed)
-        self.setCentralWidget(self.tabs)
+        self.banner = _ProblemBanner()
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self.banner)
+        central_layout.addWidget(self.tabs, 1)
+        self.setCentralWidget(central)
 
         self.controls = ControlsPanel(catalog)
         scroll = QScrollArea()
@@ -162,6 +219,58 @@ class MainWindow(QMainWindow):
         self.explain_throttle = Throttle(EXPLAIN_INTERVAL_MS, self.update_explanation, self)
         self.last_repaint_seconds = 0.0
         self._panel_frames: dict[str, Frame] = {}  # the frame each panel last drew
+        if restored is not None and restored.model is not None:
+            self.controls.add_model(restored.model)
+        if remember_session:
+            self._restore_layout()
+        self.problems: list[str] = []
+        problems = [*catalog.problems] + ([session_problem] if session_problem else [])
+        if problems:
+            self.show_problems(problems)
+
+    # -- what is remembered between runs -------------------------------------------------------
+
+    def _restore_layout(self) -> None:
+        layout = session.load_layout()
+        if layout.geometry:
+            self.restoreGeometry(layout.geometry)
+        if layout.state:
+            self.restoreState(layout.state)
+        if layout.preset_path:
+            try:
+                self.current_preset = load_preset(Path(layout.preset_path), self.engine.catalog)
+            except AccelscopeError:
+                self.current_preset = None
+            self._show_preset_name()
+
+    def remember(self) -> list[str]:
+        """Save the scenario and the layout for the next run; returns any problems (never raises)."""
+        self.controller.throttle.flush()
+        current = self.current_preset
+        problems = [
+            session.save_session(self.preset_of_workspace(session.SESSION_PRESET_NAME, "")),
+            session.save_layout(session.WindowLayout(
+                geometry=bytes(self.saveGeometry().data()),
+                state=bytes(self.saveState().data()),
+                preset_path=str(current.source) if current and current.source and not current.bundled else "",
+            )),
+        ]
+        return [problem for problem in problems if problem]
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.remember_session:
+            self.remember()
+        super().closeEvent(event)
+
+    def show_problems(self, problems: list[str]) -> None:
+        """List what could not be loaded (user catalog files, the last session) above the plots."""
+        self.problems = list(problems)
+        count = len(problems)
+        shown = problems[:3] + ([f"… and {count - 3} more (Help → Loading problems)"] if count > 3 else [])
+        self.banner.show_text(
+            f"<b>{count} file{'s' if count != 1 else ''} could not be loaded; the rest loaded as usual.</b><br>"
+            + "<br>".join(_escape(problem) for problem in shown)
+        )
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -192,16 +301,96 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Export this plot…", self.export_plot_dialog, "Ctrl+E")
         self._action(file_menu, "Export &all plots and tables…", self.export_all_dialog, "Ctrl+Shift+E")
         file_menu.addSeparator()
-        self._action(file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self._action(file_menu, "&Quit", self.close, "Ctrl+Q")
         self._refresh_recent_menu()
         view_menu = self.menuBar().addMenu("&View")
         for index, panel in enumerate(self.panels.values()):
             self._action(view_menu, _no_mnemonic(panel.title), lambda index=index: self.tabs.setCurrentIndex(index),
                          f"Ctrl+{index + 1}")
         view_menu.addSeparator()
+        self._action(view_menu, "Select &next accelerator", lambda: self.select_neighbour(+1), "Ctrl+]")
+        self._action(view_menu, "Select &previous accelerator", lambda: self.select_neighbour(-1), "Ctrl+[")
+        view_menu.addSeparator()
         view_menu.addAction(self.controls_dock.toggleViewAction())
         view_menu.addAction(self.presets_dock.toggleViewAction())
         view_menu.addAction(self.explain_dock.toggleViewAction())
+        self.help_menu = self.menuBar().addMenu("&Help")
+        self._action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "Ctrl+/")
+        self._action(self.help_menu, "&Loading problems…", self.show_loading_problems)
+        self._action(self.help_menu, "&About accelscope", self.show_about)
+
+    def shortcut_list(self) -> list[tuple[str, str]]:
+        """(keys, what they do) for every menu action that has a shortcut, and the controls' keys."""
+        rows: list[tuple[str, str]] = []
+
+        def walk(menu: QMenu, path: str) -> None:
+            for action in menu.actions():
+                if action.menu() is not None:
+                    walk(action.menu(), f"{path} → {_plain(action.text())}")
+                elif not action.shortcut().isEmpty():
+                    rows.append((action.shortcut().toString(QKeySequence.SequenceFormat.NativeText),
+                                 f"{path} → {_plain(action.text())}"))
+
+        for action in self.menuBar().actions():
+            if action.menu() is not None:
+                walk(action.menu(), _plain(action.text()))
+        rows.extend(self.controls.keyboard_shortcuts())
+        rows.extend([
+            ("Tab / Shift+Tab", "Move between controls"),
+            ("Arrow keys, Page Up/Down", "Change the focused slider or box"),
+        ])
+        return rows
+
+    def show_shortcuts(self) -> None:
+        rows = self.shortcut_list()
+        dialog = QDialog(self)
+        dialog.setWindowTitle("Keyboard shortcuts")
+        table = QTableWidget(len(rows), 2)
+        table.setHorizontalHeaderLabels(["Keys", "Does"])
+        table.verticalHeader().hide()
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        for row, (keys, does) in enumerate(rows):
+            table.setItem(row, 0, QTableWidgetItem(keys))
+            table.setItem(row, 1, QTableWidgetItem(does))
+        table.resizeColumnsToContents()
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout = QVBoxLayout(dialog)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        dialog.resize(560, 620)
+        dialog.show()
+        self.shortcuts_dialog = dialog
+
+    def show_loading_problems(self) -> None:
+        if self.problems:
+            text = "\n\n".join(self.problems)
+        else:
+            text = f"Every catalog file loaded. Your own accelerators and models go in {user_data_dir()}."
+        QMessageBox.information(self, "Loading problems", text)
+
+    def show_about(self) -> None:
+        catalog = self.engine.catalog
+        QMessageBox.about(
+            self, "About accelscope",
+            f"<b>accelscope</b>: LLM inference across AI accelerators — roofline, memory fit, latency, "
+            f"throughput and energy from the architecture, computed live.<br><br>"
+            f"{len(catalog.accelerators)} accelerators and {len(catalog.models)} models loaded; every catalog "
+            f"number carries its source (see <code>accelscope catalog</code>). How close the numbers are to "
+            f"published measurements: <code>accelscope validate</code>.<br>Your own accelerators, models and "
+            f"presets: {_escape(str(user_data_dir()))}",
+        )
+
+    def select_neighbour(self, step: int) -> None:
+        """Select the next (or previous) shown accelerator, for the explain panel, by keyboard."""
+        workspace = self.controller.workspace
+        if not workspace.shown:
+            return
+        if workspace.selected in workspace.shown:
+            index = (workspace.shown.index(workspace.selected) + step) % len(workspace.shown)
+        else:
+            index = 0
+        self.controller.select(workspace.shown[index])
 
     def start(self, synchronous: bool = False) -> None:
         self.controller.start(synchronous=synchronous)

@@ -1,0 +1,117 @@
+"""What the app remembers between runs, keyboard access, and the loading-problems banner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from accelscope.engine.api import Engine
+from accelscope.engine.catalog import Catalog
+from accelscope.gui import session
+from accelscope.gui.main_window import MainWindow
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _window(qtbot, engine: Engine | None = None, **kwargs) -> MainWindow:
+    window = MainWindow(engine or Engine(), **kwargs)
+    qtbot.addWidget(window)
+    window.start(synchronous=True)
+    return window
+
+
+def test_last_scenario_and_view_come_back_on_the_next_start(qtbot, data_dir):
+    first = _window(qtbot, remember_session=True)
+    first.controls.bindings["batch"].set_value(48)
+    first.controller.set_field("batch", 48)
+    first.controller.set_field("kv_precision", "fp8")
+    first.tabs.setCurrentIndex(3)
+    first.controller.throttle.flush()
+    first.close()
+    assert session.session_preset_path().is_file()
+    assert session.layout_path().is_file()
+
+    second = _window(qtbot, remember_session=True)
+    scenario = second.controller.workspace.scenario
+    assert (scenario.batch, scenario.kv_precision) == (48, "fp8")
+    assert second.controller.workspace.view == "sweep"
+    assert second.tabs.currentIndex() == 3
+    assert second.controls.batch_spin.value() == 48
+    assert not second.banner.isVisible() and second.problems == []
+
+
+def test_without_remembering_nothing_is_written(qtbot, data_dir):
+    window = _window(qtbot)
+    window.controller.set_field("batch", 7)
+    window.close()
+    assert not session.session_preset_path().exists()
+    assert not session.layout_path().exists()
+
+
+def test_a_damaged_session_file_gives_the_default_scenario_and_says_so(qtbot, data_dir):
+    session.session_preset_path().write_text('{"schema": "accelscope.preset/1", "name": 3', encoding="utf-8")
+    session.layout_path().write_text("[not a layout", encoding="utf-8")
+    window = _window(qtbot, remember_session=True)
+    window.show()
+    assert window.controller.workspace.scenario.batch == 1  # the default scenario
+    assert window.banner.isVisible()
+    assert "last session could not be restored" in window.banner.label.text()
+    assert "session.preset.json" in window.problems[0]
+
+
+def test_a_bad_user_accelerator_is_listed_and_the_good_one_appears(qtbot, data_dir, engine):
+    folder = data_dir / "accelerators"
+    folder.mkdir()
+    text = Path(engine.catalog.accelerators["h100-sxm"].source_file).read_text(encoding="utf-8")
+    (folder / "my-h100.toml").write_text(text.replace('id = "h100-sxm"', 'id = "my-h100"'), encoding="utf-8")
+    (folder / "broken.toml").write_text('id = "broken"\nname = 5\n', encoding="utf-8")
+    catalog = Catalog.load()
+    assert "my-h100" in catalog.accelerators
+    window = _window(qtbot, Engine(catalog))
+    window.show()
+    assert "my-h100" in window.controls._accelerator_items  # in the checklist
+    assert window.banner.isVisible()
+    assert "broken.toml" in window.banner.label.text()
+    assert any("broken.toml" in problem for problem in window.problems)
+
+
+def test_every_menu_shortcut_and_control_key_is_listed(qtbot, data_dir):
+    window = _window(qtbot)
+    keys = dict(window.shortcut_list())
+    for expected in ("Ctrl+O", "Ctrl+S", "Ctrl+E", "Ctrl+/", "Ctrl+]", "Alt+B", "Alt+T", "Alt+S"):
+        assert expected in keys, expected
+    # Each Alt key is used once.
+    alt_keys = [k for k, _ in window.shortcut_list() if k.startswith("Alt+")]
+    assert len(alt_keys) == len(set(alt_keys))
+
+
+def test_alt_letter_moves_focus_to_its_control(qtbot, data_dir):
+    window = _window(qtbot)
+    window.show()
+    qtbot.waitExposed(window)
+    labels = {label.text(): label for label in window.controls.findChildren(type(window.summary_label))}
+    assert labels["&Batch"].buddy() is window.controls.batch_spin
+    assert labels["&TP"].buddy() is window.controls.parallel_spins["tp"]
+
+
+def test_select_next_accelerator_by_keyboard(qtbot, data_dir):
+    window = _window(qtbot)
+    shown = window.controller.workspace.shown
+    start = shown.index(window.controller.workspace.selected)
+    window.select_neighbour(+1)
+    assert window.controller.workspace.selected == shown[(start + 1) % len(shown)]
+    window.select_neighbour(-1)
+    window.select_neighbour(-1)
+    assert window.controller.workspace.selected == shown[(start - 1) % len(shown)]
+
+
+def test_layout_file_survives_garbage(data_dir):
+    session.layout_path().write_text(json.dumps({"geometry": "%%%", "theme": "neon", "presentation": "yes"}))
+    layout = session.load_layout()
+    assert layout == session.WindowLayout()
