@@ -112,8 +112,9 @@ class ControlsPanel(QWidget):
         layout = QVBoxLayout(self)
 
         # -- model
-        model_box = QGroupBox("Model")
-        self._shortcuts: list[tuple[str, str]] = []
+        # A group box title's underlined letter, with Alt, focuses the box's first control.
+        model_box = QGroupBox("&Model")
+        self._shortcuts: list[tuple[str, str]] = [("Alt+M", "Focus: Model")]
         model_layout = QVBoxLayout(model_box)
         self.model_combo = QComboBox()
         self.model_combo.setToolTip(TOOLTIPS["model"])
@@ -123,7 +124,6 @@ class ControlsPanel(QWidget):
         self.import_button = QPushButton("Import config.json…")
         self.import_button.setToolTip("Add a model from a Hugging Face config.json file on disk.")
         self.import_button.clicked.connect(self.import_requested.emit)
-        model_layout.addWidget(self._label("&Model", self.model_combo))
         model_layout.addWidget(self.model_combo)
         model_layout.addWidget(self.import_button)
         layout.addWidget(model_box)
@@ -204,7 +204,8 @@ class ControlsPanel(QWidget):
         layout.addWidget(layout_box)
 
         # -- accelerators
-        accelerator_box = QGroupBox("Accelerators shown")
+        accelerator_box = QGroupBox("Accelerators &shown")
+        self._shortcuts.append(("Alt+S", "Focus: Accelerators shown (arrows move, Space ticks one)"))
         accelerator_layout = QVBoxLayout(accelerator_box)
         self.accelerator_tree = QTreeWidget()
         self.accelerator_tree.setHeaderHidden(True)
@@ -227,7 +228,6 @@ class ControlsPanel(QWidget):
                 self._accelerator_items[accelerator.id] = item
             group.setExpanded(True)
         self.accelerator_tree.itemChanged.connect(self._accelerators_changed)
-        accelerator_layout.addWidget(self._label("Accelerators &shown (Space ticks one)", self.accelerator_tree))
         accelerator_layout.addWidget(self.accelerator_tree)
         layout.addWidget(accelerator_box, stretch=1)
 

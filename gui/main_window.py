@@ -62,6 +62,7 @@ from .panels.memory import MemoryPanel
 from .panels.roofline import RooflinePanel
 from .panels.sweep import SweepPanel
 from .presets_dock import PresetsPanel
+from .validation_window import ValidationWindow
 
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves
 RECENT_LIMIT = 8
@@ -223,6 +224,7 @@ class MainWindow(QMainWindow):
             self.controls.add_model(restored.model)
         if remember_session:
             self._restore_layout()
+        self.validation_window: ValidationWindow | None = None
         self.problems: list[str] = []
         problems = [*catalog.problems] + ([session_problem] if session_problem else [])
         if problems:
@@ -260,6 +262,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.remember_session:
             self.remember()
+        if self.validation_window is not None:
+            self.validation_window.stop()
+            self.validation_window.close()
         super().closeEvent(event)
 
     def show_problems(self, problems: list[str]) -> None:
@@ -307,6 +312,8 @@ class MainWindow(QMainWindow):
         for index, panel in enumerate(self.panels.values()):
             self._action(view_menu, _no_mnemonic(panel.title), lambda index=index: self.tabs.setCurrentIndex(index),
                          f"Ctrl+{index + 1}")
+        view_menu.addSeparator()
+        self._action(view_menu, "&Model vs paper…", self.show_validation, "Ctrl+M")
         view_menu.addSeparator()
         self._action(view_menu, "Select &next accelerator", lambda: self.select_neighbour(+1), "Ctrl+]")
         self._action(view_menu, "Select &previous accelerator", lambda: self.select_neighbour(-1), "Ctrl+[")
@@ -380,6 +387,17 @@ class MainWindow(QMainWindow):
             f"published measurements: <code>accelscope validate</code>.<br>Your own accelerators, models and "
             f"presets: {_escape(str(user_data_dir()))}",
         )
+
+    def show_validation(self) -> ValidationWindow:
+        """The papers' measurements beside the model's numbers; a selected row loads its setup."""
+        if self.validation_window is None:
+            self.validation_window = ValidationWindow(self.engine.catalog)
+            self.validation_window.workspace_requested.connect(self.set_workspace)
+            self.validation_window.start()
+        self.validation_window.shown_now = self.controller.workspace.shown
+        self.validation_window.show()
+        self.validation_window.raise_()
+        return self.validation_window
 
     def select_neighbour(self, step: int) -> None:
         """Select the next (or previous) shown accelerator, for the explain panel, by keyboard."""

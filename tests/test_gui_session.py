@@ -115,3 +115,19 @@ def test_layout_file_survives_garbage(data_dir):
     session.layout_path().write_text(json.dumps({"geometry": "%%%", "theme": "neon", "presentation": "yes"}))
     layout = session.load_layout()
     assert layout == session.WindowLayout()
+
+
+def test_group_box_letters_focus_their_first_control(qtbot, data_dir):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    window = _window(qtbot)
+    window.show()
+    qtbot.waitExposed(window)
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    window.controls.batch_spin.setFocus()
+    qtbot.keyClick(window, Qt.Key.Key_T, Qt.KeyboardModifier.AltModifier)
+    assert QApplication.focusWidget() is window.controls.parallel_spins["tp"]
+    qtbot.keyClick(window, Qt.Key.Key_M, Qt.KeyboardModifier.AltModifier)
+    assert QApplication.focusWidget() is window.controls.model_combo

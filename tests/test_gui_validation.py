@@ -1,0 +1,90 @@
+"""The Model vs paper window: the papers' numbers beside the model's, and loading a row."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from accelscope.engine.api import Engine
+from accelscope.engine.validate import RowReport, validate
+from accelscope.gui.main_window import MainWindow
+from accelscope.gui.validation_window import COLUMNS, row_workspace
+
+
+@pytest.fixture(scope="module")
+def report(engine):
+    return validate(engine)
+
+
+def _window(qtbot) -> MainWindow:
+    window = MainWindow(Engine())
+    qtbot.addWidget(window)
+    window.start(synchronous=True)
+    return window
+
+
+def test_table_lists_every_measurement_and_claim_with_the_engines_numbers(qtbot, report):
+    window = _window(qtbot)
+    validation = window.show_validation()
+    qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
+    table = validation.table
+    assert table.rowCount() == len(report.rows) + len(report.claims)
+    column = COLUMNS.index("Ratio")
+    for row, entry in enumerate(report.rows):
+        assert table.item(row, 0).text().startswith(entry.row.paper)
+        ratio = entry.ratio("calibrated")
+        text = table.item(row, column).text()
+        if ratio is None:
+            assert text == "—"
+        else:
+            assert float(text.rstrip("×")) == pytest.approx(ratio, rel=6e-3, abs=6e-3)
+    assert "median |error|" in validation.summary.text()
+    validation.stop()
+
+
+def test_filter_by_accelerator_keeps_only_its_rows(qtbot, report):
+    window = _window(qtbot)
+    validation = window.show_validation()
+    qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
+    index = validation.filter.findData("h100-sxm")
+    assert index > 0
+    validation.kind.setCurrentIndex(1)  # measurements only
+    validation.filter.setCurrentIndex(index)
+    expected = [r for r in report.rows if "h100-sxm" in r.accelerator_key.split("+")]
+    assert 0 < validation.table.rowCount() == len(expected)
+    accelerator_column = COLUMNS.index("Accelerator")
+    for row in range(validation.table.rowCount()):
+        assert "h100-sxm" in validation.table.item(row, accelerator_column).text()
+    validation.stop()
+
+
+def test_selecting_a_row_loads_its_configuration(qtbot, report):
+    window = _window(qtbot)
+    validation = window.show_validation()
+    qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
+    validation.kind.setCurrentIndex(1)
+    row = next(i for i, r in enumerate(report.rows) if r.row.spec is not None and r.row.not_computed is None
+               and not r.row.spec.ratio)
+    entry = report.rows[row]
+    validation.select_row(row)
+    window.controller.throttle.flush()
+    expected = row_workspace(entry, ())
+    scenario = window.controller.workspace.scenario
+    assert scenario == expected.scenario
+    assert window.controls.batch_spin.value() == scenario.batch
+    assert set(expected.shown) <= set(window.controller.workspace.shown)
+    validation.stop()
+
+
+def test_row_workspace_is_the_rows_first_configuration(report):
+    for entry in report.rows:
+        if entry.row.spec is None:
+            assert row_workspace(entry, ()) is None
+            continue
+        workspace = row_workspace(entry, ("h100-sxm",))
+        spec = entry.row.spec
+        assert workspace.scenario.model == {**spec.base, **spec.cases[0]}.get("model", spec.base.get("model"))
+        assert workspace.selected in workspace.shown
+        assert all(math.isfinite(x) for x in (workspace.scenario.batch, workspace.scenario.input_len))
+        assert isinstance(entry, RowReport)
