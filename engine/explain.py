@@ -287,6 +287,7 @@ class _Writer:
         ]
         self.far: MemoryTier | None = next((t for t in accelerator.memory if t.placement and t.level == "far"), None)
         self.offload = self.s.offload if self.far is not None else 0.0
+        self.kv_offload = self.s.kv_offload if self.far is not None else 0.0
         self.peak = accelerator.peak(result.compute_precision)
         self.resident = result.memory.resident_batch
         self.effective_ep = self.s.ep if model.moe is not None else 1
@@ -368,6 +369,8 @@ class _Writer:
             layout += f", experts spread over EP {s.ep}"
         if s.offload:
             layout += f", {_percent_up(s.offload)} of the weights offloaded"
+        if s.kv_offload:
+            layout += f", {_percent_up(s.kv_offload)} of the KV cache offloaded"
         precision = (
             f"weights {s.weight_precision}, activations {s.activation_precision}, KV cache {s.kv_precision}; "
             f"matrix products run on the {self.r.compute_precision} units"
@@ -408,6 +411,19 @@ class _Writer:
         runtime = f" + runtime {format_bytes(mem.overhead_bytes)}" if mem.overhead_bytes > 0 else ""
         per_token = f"{format_bytes(kv_sequence / context)} per token per device"
         lines: list[str] = []
+        kv_near = mem.kv_cache_bytes - r.kv_cache_far_bytes
+        if self.kv_offload > 0 and r.fits:
+            beside = (
+                f", beside {format_bytes(mem.weights_far_bytes)} of offloaded weights," if mem.weights_far_bytes > 0
+                else ""
+            )
+            lines.append(
+                _sentence(
+                    f"{_percent_up(self.kv_offload)} of the KV cache ({format_bytes(r.kv_cache_far_bytes)}) "
+                    f"is kept in {self.far.name}{beside} of the {format_bytes(mem.far_usable_bytes)} usable there; "
+                    f"only the other {format_bytes(kv_near)} counts against device memory"
+                )
+            )
         if not r.fits:
             lines.extend(self.not_fitting_sentences(near_weights, kv_sequence, context))
         elif r.waves > 1:
@@ -428,10 +444,11 @@ class _Writer:
                 )
             )
         else:
-            used = near_weights + mem.kv_cache_bytes + mem.activation_bytes + mem.overhead_bytes
+            used = near_weights + kv_near + mem.activation_bytes + mem.overhead_bytes
+            kv_where = " on the device" if r.kv_cache_far_bytes > 0 else ""
             lines.append(
                 _sentence(
-                    f"fits: per device, {weights} + KV cache {format_bytes(mem.kv_cache_bytes)} "
+                    f"fits: per device, {weights} + KV cache {format_bytes(kv_near)}{kv_where} "
                     f"({_count(s.batch, 'sequence')} at the full context of {context:,} tokens, {per_token}) + "
                     f"activations {format_bytes(mem.activation_bytes)}{runtime} = {format_bytes(used)} of {usable}"
                 )
@@ -481,8 +498,14 @@ class _Writer:
                 "more than is left beside them"
             )
         elif code == codes.FIT_FAR_TIER_TOO_SMALL:
+            parts = []
+            if mem.weights_far_bytes > 0:
+                parts.append(f"the {format_bytes(mem.weights_far_bytes)} of offloaded weights")
+            if self.kv_offload > 0:
+                parts.append(f"the {format_bytes(kv_sequence * self.kv_offload)} of offloaded KV cache of one sequence")
+            offloaded = " and ".join(parts)
             reason = (
-                f"does not fit: the {format_bytes(mem.weights_far_bytes)} of offloaded weights exceed the "
+                f"does not fit: {offloaded} exceed the "
                 f"{format_bytes(mem.far_usable_bytes)} usable in {self.far.name if self.far else 'the far tier'}"
             )
         else:
@@ -511,12 +534,14 @@ class _Writer:
         """How the pass's bytes are read and how long that takes; and whether the clause is a
         sentence of its own (offloaded or multi-tier reads) rather than a short 'at ...' phrase.
 
-        Offloaded weights are read from the far tier at its link rate; the rest from the near
-        tiers. With one near tier the near time is bytes / (bandwidth × η_m × stack) exactly;
+        Offloaded weights and KV cache are read from the far tier at its link rate; the rest from
+        the near tiers. With one near tier the near time is bytes / (bandwidth × η_m × stack) exactly;
         with two (SRAM beside HBM) the engine's time is quoted with its effective rate."""
         memory_time = p.phase.memory_time_s
-        far = self.far if self.offload > 0 else None
-        far_bytes = p.weight_bytes * self.offload if far is not None else 0.0
+        far = self.far if self.offload > 0 or self.kv_offload > 0 else None
+        far_weight_bytes = p.weight_bytes * self.offload if far is not None else 0.0
+        far_kv_bytes = p.kv_bytes * self.kv_offload if far is not None else 0.0
+        far_bytes = far_weight_bytes + far_kv_bytes
         far_time = far_bytes / self.far_rate(far) if far is not None and far_bytes > 0 else 0.0
         near_bytes, near_time = p.bytes - far_bytes, memory_time - far_time
         tier = self.near[0] if len(self.near) == 1 else None
@@ -539,8 +564,13 @@ class _Writer:
             )
         if far is None or far_bytes <= 0:
             return near, True
+        parts = []
+        if far_weight_bytes > 0:
+            parts.append(f"{format_bytes(far_weight_bytes)} of the weights (the {_percent_up(self.offload)} offloaded)")
+        if far_kv_bytes > 0:
+            parts.append(f"{format_bytes(far_kv_bytes)} of the KV cache (the {_percent_up(self.kv_offload)} offloaded)")
         return (
-            f"{format_bytes(far_bytes)} of the weights (the {_percent_up(self.offload)} offloaded) stream from "
+            f"{' and '.join(parts)} stream from "
             f"{far.name} at {self.far_rate_text(far)}, which takes {format_time(far_time)}; {near}: "
             f"{format_time(memory_time)} of memory time"
         ), True

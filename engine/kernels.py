@@ -111,8 +111,9 @@ S_TP = 8
 S_PP = 9
 S_EP = 10
 S_DP = 11
-S_OFFLOAD = 12
-N_SCENARIO_ROWS = 13
+S_OFFLOAD = 12  # fraction of weights in the far tier
+S_KV_OFFLOAD = 13  # fraction of the KV cache in the far tier
+N_SCENARIO_ROWS = 14
 
 # ---- output rows -----------------------------------------------------------------------
 O_FITS = 0
@@ -165,7 +166,8 @@ O_PRE_WEIGHT_BYTES = 46
 O_PRE_KV_BYTES = 47
 O_DEC_WEIGHT_BYTES = 48
 O_DEC_KV_BYTES = 49
-N_OUTPUT_ROWS = 50
+O_KV_FAR = 50  # of O_KV, the part kept in the far tier
+N_OUTPUT_ROWS = 51
 
 BYTES = np.array([4.0, 2.0, 2.0, 1.0, 1.0, 0.5, 0.5])  # by precision code
 UNQUANTISED_BYTES = 2.0
@@ -324,9 +326,9 @@ def weight_sizes(model, mi, p_w, tp, pp, ep):
 
 
 @jit
-def sequence_sizes(model, mi, accel, a, constants, p_a, p_kv, tp, pp, input_len, output_len):
+def sequence_sizes(model, mi, accel, a, constants, p_a, p_kv, tp, pp, input_len, output_len, kv_offload):
     """(KV bytes per token per layer, activation bytes per token, logits per sequence, fixed
-    memory of one full-context sequence beside the weights)."""
+    memory of one full-context sequence beside the weights: only the near part of its KV)."""
     kv_fraction = math.ceil(model[M_KV_SHARDS, mi] / tp) / model[M_KV_SHARDS, mi]
     kv_per_token_layer = p_kv * model[M_KV_ELEMENTS, mi] * kv_fraction
     activation_per_token = p_a * (
@@ -339,7 +341,7 @@ def sequence_sizes(model, mi, accel, a, constants, p_a, p_kv, tp, pp, input_len,
         accel[A_RUNTIME_OVERHEAD, a]
         + min(input_len, constants[K_CHUNK]) * activation_per_token
         + logits_per_sequence
-        + kv_per_token_layer * positions / pp
+        + kv_per_token_layer * positions / pp * (1.0 - kv_offload)
     )
     return kv_per_token_layer, activation_per_token, logits_per_sequence, one_sequence
 
@@ -410,6 +412,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     ep = int(scenarios[S_EP, j])
     dp = int(scenarios[S_DP, j])
     requested_offload = scenarios[S_OFFLOAD, j]
+    requested_kv_offload = scenarios[S_KV_OFFLOAD, j]
     warnings = 0
 
     p_w = BYTES[w_code]
@@ -456,16 +459,17 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         fit_code = codes.FIT_EP_EXCEEDS_EXPERTS
     elif pp > layers:
         fit_code = codes.FIT_PP_EXCEEDS_LAYERS
-    elif requested_offload > 0.0 and not has_far:
+    elif (requested_offload > 0.0 or requested_kv_offload > 0.0) and not has_far:
         fit_code = codes.FIT_OFFLOAD_WITHOUT_FAR_TIER
     effective_ep = ep if is_moe else 1
     z_ep = expected_max_standard_normal(effective_ep)
     if is_moe and experts % effective_ep:
         warnings |= codes.WARN_EP_UNEVEN_EXPERTS
 
+    kv_offload = requested_kv_offload if has_far else 0.0
     weights, dense_read, experts_per_device, expert_bytes_each = weight_sizes(model, mi, p_w, tp, pp, effective_ep)
     kv_per_token_layer, activation_per_token, logits_per_sequence, one_sequence = sequence_sizes(
-        model, mi, accel, a, constants, p_a, p_kv, tp, pp, input_len, output_len
+        model, mi, accel, a, constants, p_a, p_kv, tp, pp, input_len, output_len, kv_offload
     )
     ffn_width = model[M_FFN_WIDTH, mi]
     chunk = constants[K_CHUNK]
@@ -489,11 +493,13 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     offload = requested_offload if has_far else 0.0
     weights_far = weights * offload
     weights_near = weights - weights_far
+    kv_sequence_near = kv_sequence * (1.0 - kv_offload)
+    kv_sequence_far = kv_sequence * kv_offload
 
     available = usable - weights_near - overhead
     max_batch = 0.0
     if available > 0.0:
-        per_sequence = kv_sequence + logits_per_sequence
+        per_sequence = kv_sequence_near + logits_per_sequence
         switch = chunk / input_len
         unchunked = math.floor(available / (per_sequence + input_len * activation_per_token))
         max_batch = min(unchunked, math.floor(switch))
@@ -501,6 +507,11 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         if chunked >= switch:
             max_batch = max(max_batch, chunked)
         max_batch = min(max(max_batch, 0.0), MAX_BATCH_REPORTED)
+    near_max_batch = max_batch
+    if kv_sequence_far > 0.0:
+        far_room = far_usable - weights_far
+        far_max_batch = math.floor(min(far_room / kv_sequence_far, MAX_BATCH_REPORTED)) if far_room > 0.0 else 0.0
+        max_batch = min(max_batch, far_max_batch)
 
     def activation_bytes(count):
         return min(count * input_len, chunk) * activation_per_token + count * logits_per_sequence
@@ -508,9 +519,9 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     if fit_code == codes.FIT_OK:
         if weights_near + overhead + activation_bytes(1) > usable:
             fit_code = codes.FIT_WEIGHTS_DO_NOT_FIT
-        elif max_batch < 1:
+        elif near_max_batch < 1:
             fit_code = codes.FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE
-        elif weights_far > far_usable:
+        elif weights_far + kv_sequence_far > far_usable:
             fit_code = codes.FIT_FAR_TIER_TOO_SMALL
     fits = fit_code == codes.FIT_OK
     if weights_near > constants[K_STARVATION] * usable:
@@ -540,7 +551,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     while trial_tp <= MAX_TP_SEARCH:
         trial_weights, _, _, _ = weight_sizes(model, mi, p_w, trial_tp, pp, effective_ep)
         _, _, _, trial_one = sequence_sizes(
-            model, mi, accel, a, constants, p_a, p_kv, trial_tp, pp, input_len, output_len
+            model, mi, accel, a, constants, p_a, p_kv, trial_tp, pp, input_len, output_len, kv_offload
         )
         if trial_weights * (1.0 - offload) <= usable - trial_one:
             tp_needed = trial_tp
@@ -550,7 +561,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     offload_needed = -1.0
     if has_far and room_for_weights > 0.0:
         offload_needed = max(0.0, 1.0 - room_for_weights / weights)
-        if offload_needed * weights > far_usable:
+        if offload_needed * weights + kv_sequence_far > far_usable:
             offload_needed = -1.0
 
     # Placement: workspace in the slowest near tier, then weights and KV fastest first.
@@ -565,7 +576,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     free0 = free0 - taken
     reserve = reserve - taken
     w_share0, w_share1, free0, free1 = fill_tiers(free0, free1, n_near, weights_near)
-    kv_share0, kv_share1, free0, free1 = fill_tiers(free0, free1, n_near, resident * kv_sequence)
+    kv_share0, kv_share1, free0, free1 = fill_tiers(free0, free1, n_near, resident * kv_sequence_near)
 
     stack = accel[A_STACK, a]
     eta_memory = accel[A_ETA_MEMORY, a]
@@ -613,13 +624,13 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
         weight_bytes = dense_read + expert_read
         kv_bytes = kv_read + kv_write
         traffic = tokens * layers_per_stage * p_a * (4.0 * d + 2.0 * ffn_width / tp)
-        near0 = weight_bytes * (1.0 - offload) * w_share0 + kv_bytes * kv_share0
-        near1 = weight_bytes * (1.0 - offload) * w_share1 + kv_bytes * kv_share1
+        near0 = weight_bytes * (1.0 - offload) * w_share0 + kv_bytes * (1.0 - kv_offload) * kv_share0
+        near1 = weight_bytes * (1.0 - offload) * w_share1 + kv_bytes * (1.0 - kv_offload) * kv_share1
         if n_near > 1:
             near1 = near1 + traffic
         else:
             near0 = near0 + traffic
-        far = weight_bytes * offload
+        far = weight_bytes * offload + kv_bytes * kv_offload
         if n_near > 1:
             memory_time = near0 / bandwidth0 + near1 / bandwidth1 + far / far_bandwidth
             memory_energy = near0 * energy0 + near1 * energy1 + far * far_energy
@@ -766,6 +777,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     out[O_PRE_KV_BYTES, j] = n_chunks * pre_kv
     out[O_DEC_WEIGHT_BYTES, j] = micro_batches * dec_weights
     out[O_DEC_KV_BYTES, j] = micro_batches * dec_kv
+    out[O_KV_FAR, j] = batch * kv_sequence * kv_offload
 
 
 @jit

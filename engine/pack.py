@@ -144,4 +144,5 @@ def pack_scenarios(
         table[k.S_EP, column] = s.ep
         table[k.S_DP, column] = s.dp
         table[k.S_OFFLOAD, column] = s.offload
+        table[k.S_KV_OFFLOAD, column] = s.kv_offload
     return table

@@ -67,6 +67,9 @@ _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", 
 _WORKLOAD_KEYS = ("batch", "input_len", "output_len")
 _PRECISION_KEYS = ("weights", "activations", "kv_cache")
 _PARALLEL_KEYS = ("tp", "pp", "ep", "dp", "offload")
+# Optional keys: absent in files written before they existed, which load unchanged (the field
+# takes its default), so adding one needs no schema version.
+_PARALLEL_OPTIONAL_KEYS = ("kv_offload",)
 _ACCELERATOR_KEYS = ("shown", "selected")
 
 _SCHEMA_PATTERN = re.compile(r"accelscope\.preset/([1-9][0-9]{0,5})")
@@ -213,7 +216,7 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
     model_id, model = _model(root, path, catalog)
     workload = _table(root, "workload", _WORKLOAD_KEYS)
     precision = _table(root, "precision", _PRECISION_KEYS)
-    parallel = _table(root, "parallel", _PARALLEL_KEYS)
+    parallel = _table(root, "parallel", _PARALLEL_KEYS, optional=_PARALLEL_OPTIONAL_KEYS)
     shown, selected = _accelerators(root, catalog)
     view = root.string("view")
     if view not in VIEWS:
@@ -233,6 +236,7 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
         ep=parallel.integer("ep", maximum=MAX_PARALLEL),
         dp=parallel.integer("dp", maximum=MAX_PARALLEL),
         offload=_fraction(parallel, "offload"),
+        kv_offload=_fraction(parallel, "kv_offload") if "kv_offload" in parallel.table else 0.0,
     )
     try:
         scenario.validate()  # the engine's own limits; the checks above should already hold them
@@ -250,10 +254,13 @@ def _require(reader: TableReader, keys: tuple[str, ...]) -> None:
             raise reader.error(key, "must not be null")
 
 
-def _table(root: TableReader, key: str, keys: tuple[str, ...]) -> TableReader:
+def _table(root: TableReader, key: str, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> TableReader:
     table = root.sub(key)
-    table.reject_unknown(keys)
+    table.reject_unknown(keys + optional)
     _require(table, keys)
+    for name in optional:
+        if name in table.table and table.table[name] is None:
+            raise table.error(name, "must not be null")
     return table
 
 
@@ -362,10 +369,17 @@ def preset_to_json(preset: Preset) -> dict[str, Any]:
         "model": s.model if preset.model is None else model_to_table(preset.model),
         "workload": {"batch": s.batch, "input_len": s.input_len, "output_len": s.output_len},
         "precision": {"weights": s.weight_precision, "activations": s.activation_precision, "kv_cache": s.kv_precision},
-        "parallel": {"tp": s.tp, "pp": s.pp, "ep": s.ep, "dp": s.dp, "offload": s.offload},
+        "parallel": _parallel_document(s),
         "accelerators": {"shown": list(preset.workspace.shown), "selected": s.accelerator},
         "view": preset.workspace.view,
     }
+
+
+def _parallel_document(s: Scenario) -> dict[str, Any]:
+    parallel: dict[str, Any] = {"tp": s.tp, "pp": s.pp, "ep": s.ep, "dp": s.dp, "offload": s.offload}
+    if s.kv_offload:  # written only when set, so a preset without it reads as older versions wrote it
+        parallel["kv_offload"] = s.kv_offload
+    return parallel
 
 
 def new_preset(name: str, description: str, workspace: Workspace, model: ModelArch) -> Preset:

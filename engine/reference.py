@@ -9,8 +9,9 @@ How a scenario is computed:
 1. Layout: how tensor (tp), pipeline (pp) and expert (ep) parallelism split weights, KV heads
    and experts; the busiest device sets the pace where a split is uneven.
 2. Memory: weights, KV cache, activation workspace and runtime overhead per device, placed
-   in the device's tiers fastest first (offloaded weights in the far tier); the largest batch
-   that fits; whether it fits at all and what would make it fit.
+   in the device's tiers fastest first (offloaded weights and offloaded KV cache in the far
+   tier, whose capacity they share); the largest batch that fits; whether it fits at all and
+   what would make it fit.
 3. Time of one pipeline stage for a micro-batch: max(compute, memory) + communication +
    per-layer overhead (communication is not overlapped with compute, a conservative choice).
 4. Prefill: chunks of at most ``prefill_chunk_tokens`` flow through the pipeline. Decode:
@@ -156,7 +157,7 @@ class MemoryResult:
 
     weights_bytes: float  # all of a device's weights, offloaded ones included
     weights_far_bytes: float  # of which in the far tier
-    kv_cache_bytes: float
+    kv_cache_bytes: float  # all of a device's KV cache, offloaded part included
     activation_bytes: float
     overhead_bytes: float
     usable_bytes: float  # near tiers x usable fraction
@@ -194,6 +195,15 @@ class Result:
     @property
     def fit_reason(self) -> str:
         return codes.FIT_REASONS[self.fit_code]
+
+    @property
+    def kv_cache_far_bytes(self) -> float:
+        """Of ``memory.kv_cache_bytes``, the part kept in the far tier (``scenario.kv_offload``
+        of it; none on a device without a far tier, where the request cannot be honoured).
+        The kernels return the same as the output row ``O_KV_FAR``."""
+        if self.memory.far_usable_bytes <= 0.0:
+            return 0.0
+        return self.memory.kv_cache_bytes * self.scenario.kv_offload
 
     @property
     def warnings(self) -> list[str]:
@@ -328,7 +338,7 @@ class ReferenceModel:
             fit_code = codes.FIT_EP_EXCEEDS_EXPERTS
         elif pp > layers:
             fit_code = codes.FIT_PP_EXCEEDS_LAYERS
-        elif s.offload > 0.0 and self.far_tier is None:
+        elif (s.offload > 0.0 or s.kv_offload > 0.0) and self.far_tier is None:
             fit_code = codes.FIT_OFFLOAD_WITHOUT_FAR_TIER
         effective_ep = ep if m.moe is not None else 1
         if m.moe is not None and experts % effective_ep:
@@ -363,15 +373,21 @@ class ReferenceModel:
         # Without a far tier an offload request cannot be honoured (the fit code says so);
         # the numbers are then those of no offload.
         offload = s.offload if self.far_tier is not None else 0.0
+        kv_offload = self._kv_offload(s)
         weights_far = weights * offload
         weights_near = weights - weights_far
+        # A sequence's KV cache splits the same way at every position: near and far parts.
+        kv_sequence_near = kv_sequence * (1.0 - kv_offload)
+        kv_sequence_far = kv_sequence * kv_offload
 
         # Largest batch whose weights, workspace and full-context KV cache fit. Memory grows
         # linearly in the batch, with a kink where the prompt tokens fill one prefill chunk.
+        # Only the near part of the KV cache counts against device memory; the far part is
+        # bounded by what the offloaded weights leave of the far tier.
         available = usable - weights_near - overhead
         max_batch = 0
         if available > 0.0:
-            per_sequence = kv_sequence + logits_per_sequence
+            per_sequence = kv_sequence_near + logits_per_sequence
             switch = chunk / s.input_len  # batch above which the workspace stops growing
             unchunked = math.floor(available / (per_sequence + s.input_len * activation_per_token))
             max_batch = min(unchunked, math.floor(switch))
@@ -379,12 +395,18 @@ class ReferenceModel:
             if chunked >= switch:
                 max_batch = max(max_batch, chunked)
             max_batch = int(min(max(max_batch, 0), MAX_BATCH_REPORTED))
+        near_max_batch = max_batch
+        if kv_sequence_far > 0.0:
+            far_room = far_usable - weights_far
+            # Capped before rounding: a tiny offloaded share would otherwise allow ~1e300 sequences.
+            far_max_batch = math.floor(min(far_room / kv_sequence_far, MAX_BATCH_REPORTED)) if far_room > 0.0 else 0
+            max_batch = int(min(max_batch, far_max_batch))
         if fit_code == codes.FIT_OK:
             if weights_near + overhead + activation_bytes(1) > usable:
                 fit_code = codes.FIT_WEIGHTS_DO_NOT_FIT
-            elif max_batch < 1:
+            elif near_max_batch < 1:
                 fit_code = codes.FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE
-            elif weights_far > far_usable:
+            elif weights_far + kv_sequence_far > far_usable:
                 fit_code = codes.FIT_FAR_TIER_TOO_SMALL
         fits = fit_code == codes.FIT_OK
         if weights_near > k.kv_starvation_weight_fraction * usable:
@@ -399,7 +421,7 @@ class ReferenceModel:
 
         # What would fit one sequence: more tensor parallelism, or offloading.
         tp_needed = self._tp_needed(s, effective_ep, offload)
-        offload_needed = self._offload_needed(weights, sizes.room_for_weights, far_usable)
+        offload_needed = self._offload_needed(weights, sizes.room_for_weights, far_usable, kv_sequence_far)
 
         # -- placement: reserve workspace in the slowest near tier, then weights and KV
         #    fastest first; the shares of each tier set where reads come from.
@@ -410,7 +432,7 @@ class ReferenceModel:
             free[index] -= taken
             reserve -= taken
         weight_share = _fill(free, weights_near)
-        kv_share = _fill(free, resident * kv_sequence)
+        kv_share = _fill(free, resident * kv_sequence_near)
         workspace_tier = len(self.near_tiers) - 1
         near_bandwidth = [t.effective_bandwidth_Bps * cls.memory_efficiency * self.stack for t in self.near_tiers]
         far_bandwidth = (
@@ -421,11 +443,13 @@ class ReferenceModel:
 
         def split_reads(weight_bytes: float, kv_bytes: float, activation_traffic: float) -> tuple[float, ...]:
             near = [
-                weight_bytes * (1.0 - offload) * weight_share[i] + kv_bytes * kv_share[i]
+                weight_bytes * (1.0 - offload) * weight_share[i] + kv_bytes * (1.0 - kv_offload) * kv_share[i]
                 for i in range(len(self.near_tiers))
             ]
             near[workspace_tier] += activation_traffic
-            return (*near, weight_bytes * offload)
+            # Offloaded weights and KV cache are read from (and new KV entries written to) the
+            # far tier over its link.
+            return (*near, weight_bytes * offload + kv_bytes * kv_offload)
 
         def memory_time(bytes_by_tier: tuple[float, ...]) -> float:
             near = sum(b / bw for b, bw in zip(bytes_by_tier[:-1], near_bandwidth, strict=True))
@@ -644,8 +668,13 @@ class ReferenceModel:
 
     # -- what would fit ----------------------------------------------------------------------
 
+    def _kv_offload(self, s: Scenario) -> float:
+        """The share of the KV cache kept in the far tier: none without one."""
+        return s.kv_offload if self.far_tier is not None else 0.0
+
     def _sizes(self, s: Scenario, tp: int, pp: int, ep: int) -> _Sizes:
-        """Per-device sizes for a layout; ``ep`` is 1 for a dense model."""
+        """Per-device sizes for a layout; ``ep`` is 1 for a dense model. Only the near part of
+        one sequence's KV cache takes room beside the weights."""
         m = self.model
         k = self.constants
         p_w = bytes_per_element(s.weight_precision)
@@ -707,7 +736,7 @@ class ReferenceModel:
             self.cls.runtime_overhead_bytes
             + min(s.input_len, k.prefill_chunk_tokens) * activation_per_token
             + logits_per_sequence
-            + kv_per_token_layer * stored_positions(context) / pp
+            + kv_per_token_layer * stored_positions(context) / pp * (1.0 - self._kv_offload(s))
         )
         return _Sizes(
             weights=weights,
@@ -733,14 +762,16 @@ class ReferenceModel:
             tp *= 2
         return 0
 
-    def _offload_needed(self, weights: float, room_for_weights: float, far_usable: float) -> float:
+    def _offload_needed(
+        self, weights: float, room_for_weights: float, far_usable: float, kv_sequence_far: float
+    ) -> float:
         """Smallest fraction of weights to keep in the far tier so one sequence fits; -1 if the
         device has no far tier, the rest does not fit even with all weights offloaded, or the
-        far tier cannot hold what must go there."""
+        far tier cannot hold what must go there (beside one sequence's offloaded KV cache)."""
         if self.far_tier is None or room_for_weights <= 0.0:
             return -1.0
         needed = max(0.0, 1.0 - room_for_weights / weights)
-        if needed * weights > far_usable:
+        if needed * weights + kv_sequence_far > far_usable:
             return -1.0
         return needed
 

@@ -23,7 +23,8 @@ class Scenario:
     supports it) and KV cache, each one of ``precision.PRECISIONS``. Layout: tensor (tp),
     pipeline (pp), expert (ep, spread over the tensor-parallel devices of a stage, so it must
     divide tp) and data (dp) parallelism; ``offload`` is the fraction of weights kept in the
-    device's far memory tier (host, CXL, DDR) and streamed from there.
+    device's far memory tier (host, CXL, DDR) and streamed from there, ``kv_offload`` the
+    fraction of the KV cache kept there (the two share the far tier's capacity).
     """
 
     model: str
@@ -39,6 +40,7 @@ class Scenario:
     ep: int = 1
     dp: int = 1
     offload: float = 0.0
+    kv_offload: float = 0.0
 
     @property
     def devices(self) -> int:
@@ -67,9 +69,11 @@ class Scenario:
             value = getattr(self, name)
             if value not in PRECISIONS:
                 raise ScenarioError(f"{name} must be one of {', '.join(PRECISIONS)}, got {value!r}")
-        if isinstance(self.offload, bool) or not isinstance(self.offload, int | float):
-            raise ScenarioError(f"offload must be a fraction between 0 and 1, got {self.offload!r}")
-        # The range first: math.isfinite overflows on an integer beyond the float range.
-        if not (0.0 <= self.offload <= 1.0 and math.isfinite(self.offload)):
-            raise ScenarioError(f"offload must be a fraction between 0 and 1, got {self.offload!r}")
+        for name in ("offload", "kv_offload"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ScenarioError(f"{name} must be a fraction between 0 and 1, got {value!r}")
+            # The range first: math.isfinite overflows on an integer beyond the float range.
+            if not (0.0 <= value <= 1.0 and math.isfinite(value)):
+                raise ScenarioError(f"{name} must be a fraction between 0 and 1, got {value!r}")
         return self

@@ -71,6 +71,7 @@ def random_scenarios(engine, count: int, seed: int) -> list[Scenario]:
                 ep=ep,
                 dp=rng.choice([1, 1, 4]),
                 offload=rng.choice([0.0, 0.0, 0.25, 0.9, 1.0]),
+                kv_offload=rng.choice([0.0, 0.0, 0.5, 1.0, rng.random()]),
             )
         )
     return scenarios
@@ -81,7 +82,12 @@ def test_kernels_equal_reference_on_random_scenarios(engine):
     out = engine.evaluate(scenarios)
     assert np.isfinite(out).all()
     for column, scenario in enumerate(scenarios):
-        assert_same(engine.reference(scenario), result_from_column(out, column, scenario), scenario)
+        reference = engine.reference(scenario)
+        assert_same(reference, result_from_column(out, column, scenario), scenario)
+        # The far part of the KV cache: an output row of its own in the kernels, a property of
+        # the reference's result.
+        want = reference.kv_cache_far_bytes
+        assert abs(out[kernels.O_KV_FAR, column] - want) <= RELATIVE * max(want, 1e-300), scenario
 
 
 def test_every_model_on_every_accelerator_answers_finitely(engine):
@@ -144,4 +150,5 @@ def test_scenario_table_round_trip(engine, seed):
         assert table[kernels.S_BATCH, column] == s.batch
         assert table[kernels.S_P_KV, column] == PRECISION_CODE[s.kv_precision]
         assert table[kernels.S_OFFLOAD, column] == s.offload
+        assert table[kernels.S_KV_OFFLOAD, column] == s.kv_offload
         assert table[kernels.S_MODEL, column] == engine.model_index[s.model]

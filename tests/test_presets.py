@@ -153,6 +153,19 @@ def test_kept_v1_preset_with_a_catalog_model(catalog):
         view="energy",
     )
     assert preset.model is None and preset.source == KEPT / "v1-catalog-model.json" and not preset.bundled
+    assert preset.workspace.scenario.kv_offload == 0.0  # written before the key existed
+
+
+def test_kv_offload_round_trips_and_is_written_only_when_set(catalog, tmp_path):
+    path = tmp_path / "kv.json"
+    save_preset(a_preset(kv_offload=0.4), path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["schema"] == "accelscope.preset/1" and document["parallel"]["kv_offload"] == 0.4
+    assert load_preset(path, catalog).workspace.scenario.kv_offload == 0.4
+    save_preset(a_preset(), path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert "kv_offload" not in document["parallel"]
+    assert load_preset(path, catalog).workspace.scenario.kv_offload == 0.0
 
 
 def test_kept_v1_preset_with_an_embedded_model(catalog, engine, tmp_path):
@@ -250,6 +263,11 @@ BAD_PRESETS = [
      "parallel.offload", "finite number between 0 and 1"),
     ("offload above 1", edit(lambda d: d["parallel"].update(offload=1.5)), "parallel.offload", "between 0 and 1"),
     ("bool offload", edit(lambda d: d["parallel"].update(offload=False)), "parallel.offload", "must be a number"),
+    ("KV offload above 1", edit(lambda d: d["parallel"].update(kv_offload=1.5)), "parallel.kv_offload",
+     "between 0 and 1"),
+    ("null KV offload", edit(lambda d: d["parallel"].update(kv_offload=None)), "parallel.kv_offload", "must not be null"),
+    ("text KV offload", edit(lambda d: d["parallel"].update(kv_offload="half")), "parallel.kv_offload",
+     "must be a number"),
     ("unknown precision", edit(lambda d: d["precision"].update(weights="fp6")), "precision.weights", "must be one of"),
     ("unknown view", edit(lambda d: d.update(view="heatmap")), "view", "must be one of roofline"),
     ("empty name", edit(lambda d: d.update(name="  ")), "name", "must not be empty"),
@@ -390,8 +408,9 @@ def test_preset_to_json_refuses_a_model_that_is_not_the_workspaces():
 # ---- atomic saves ---------------------------------------------------------------------------
 
 
-def a_preset(batch: int = 8) -> Preset:
-    workspace = Workspace(Scenario(model="llama-3.1-8b", accelerator="h100-sxm", batch=batch), ("h100-sxm",), "sweep")
+def a_preset(batch: int = 8, kv_offload: float = 0.0) -> Preset:
+    scenario = Scenario(model="llama-3.1-8b", accelerator="h100-sxm", batch=batch, kv_offload=kv_offload)
+    workspace = Workspace(scenario, ("h100-sxm",), "sweep")
     return Preset("Saved", "A preset to save.", workspace)
 
 

@@ -100,6 +100,7 @@ def scenarios(
     tokens: st.SearchStrategy[int] = TOKENS,
     parallel: st.SearchStrategy[int] = PARALLEL,
     offload: st.SearchStrategy[float] = OFFLOADS,
+    kv_offload: st.SearchStrategy[float] = OFFLOADS,
     valid_ep: bool = False,
 ) -> Scenario:
     model = draw(st.sampled_from(MODELS))
@@ -122,6 +123,7 @@ def scenarios(
         ep=ep,
         dp=draw(parallel),
         offload=draw(offload),
+        kv_offload=draw(kv_offload),
     )
 
 
@@ -133,6 +135,7 @@ WORKLOADS = scenarios(
     tokens=st.one_of(log_integers(1, 4096), log_integers(1, 10**6)),
     parallel=SMALL_PARALLEL,
     offload=st.sampled_from((0.0, 0.0, 0.0, 0.3, 1.0)),
+    kv_offload=st.sampled_from((0.0, 0.0, 0.0, 0.5, 1.0)),
     valid_ep=True,
 )
 

@@ -176,6 +176,52 @@ def test_offload_charges_the_link(engine):
     assert half.memory.weights_far_bytes == pytest.approx(0.5 * 16_060_522_496, rel=REL)
 
 
+def test_kv_offload_charges_the_link(engine):
+    """Half the KV cache of one Llama-3.1-8B sequence in host memory. A decode step reads
+    150,994,944 B of KV and writes 131,072 B (test above): half of 151,126,016 B moves over
+    the host link at link efficiency 0.85 instead of HBM at 0.85; the weights stay put."""
+    base = engine.reference(Scenario("llama-3.1-8b", "h100-sxm"))
+    half = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", kv_offload=0.5))
+    host = engine.catalog.accelerators["h100-sxm"].tier("far")
+    link = host.effective_bandwidth_Bps * 0.85
+    moved = 0.5 * (150_994_944 + 131_072)
+    assert half.decode.memory_time_s - base.decode.memory_time_s == pytest.approx(
+        moved / link - moved / (3.35e12 * 0.85), rel=1e-6
+    )
+    assert half.decode.bytes_per_device == pytest.approx(base.decode.bytes_per_device, rel=REL)
+    assert half.memory.kv_cache_bytes == pytest.approx(167_772_160, rel=REL)
+    assert half.kv_cache_far_bytes == pytest.approx(0.5 * 167_772_160, rel=REL)
+    assert half.memory.weights_far_bytes == 0.0 and base.kv_cache_far_bytes == 0.0
+
+
+def test_kv_offload_counts_only_the_near_part_against_device_memory(engine):
+    """As in test_llama_8b_memory_fit_on_h100, 59,044,245,504 B are left for sequences beyond
+    a full chunk, each needing its KV (167,772,160 B at full context) and FP32 logits (513,024 B).
+    Half the KV offloaded: 83,886,080 + 513,024 B on the device per sequence → 699 sequences;
+    the host holds 0.9 · 250 GB = 225 GB, room for 2,682 halves, so the device sets the limit.
+    All of it offloaded: 513,024 B per sequence on the device would allow 115,090, but the host
+    holds only 225e9 / 167,772,160 = 1,341 sequences: the far tier sets the limit."""
+    half = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", kv_offload=0.5))
+    assert half.memory.max_batch == math.floor(59_044_245_504 / (83_886_080 + 513_024)) == 699
+    assert half.memory.far_usable_bytes == pytest.approx(225e9, rel=REL)
+    everything = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", kv_offload=1.0))
+    assert everything.memory.max_batch == math.floor(225e9 / 167_772_160) == 1341
+    assert everything.fits
+    waves = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=2000, kv_offload=1.0))
+    assert waves.fits and waves.waves == 2 and waves.warning_bits & codes.WARN_KV_WAVES
+
+
+def test_kv_offload_needs_a_far_tier_large_enough(engine):
+    """One sequence of 2,000,000 tokens keeps 2e6 · 131,072 B = 262 GB of KV cache, more than
+    the 225 GB usable of the H100's host share: the far tier is too small. A TPU v7 has no
+    far tier at all."""
+    long = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", input_len=2_000_000, output_len=1, kv_offload=1.0))
+    assert not long.fits and long.fit_code == codes.FIT_FAR_TIER_TOO_SMALL
+    nowhere = engine.reference(Scenario("llama-3.1-8b", "tpu-v7", kv_offload=0.5))
+    assert not nowhere.fits and nowhere.fit_code == codes.FIT_OFFLOAD_WITHOUT_FAR_TIER
+    assert nowhere.kv_cache_far_bytes == 0.0
+
+
 def test_pipeline_decode_sums_stages(engine):
     """PP=2 at batch 1: one micro-batch; each stage has 16 layers, the step passes both stages
     and one activation transfer of 4096·2 B."""
