@@ -122,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--ep", type=_positive_int, default=1, help="expert-parallel degree (divides --tp)")
     predict.add_argument("--dp", type=_positive_int, default=1, help="data-parallel replicas")
     predict.add_argument("--offload", type=_fraction, default=0.0, help="fraction of weights kept in far memory")
+    predict.add_argument("--kv-offload", type=_fraction, default=0.0,
+                         help="fraction of the KV cache kept in far memory")
     predict.add_argument("--jsonl", metavar="FILE",
                          help="read one scenario object per line from FILE ('-' for stdin), print one result per line")
     predict.add_argument("--json", action="store_true", help="print one JSON object")
@@ -177,19 +179,12 @@ def _catalog(args: argparse.Namespace, out: TextIO) -> int:
         out.write("\n")
         return 0
     out.write(f"{'accelerator':<14} {'class':<23} {'BF16 TFLOP/s':>12} {'memory GB':>10} {'TB/s':>7} {'TDP W':>7}  name\n")
-    for a in accelerators:
-        out.write(
-            f"{a['id']:<14} {a['architecture_class']:<23} {a['peak_flops'].get('bf16', 0) / 1e12:>12.0f} "
-            f"{a['memory_gb']:>10.1f} {a['memory_bandwidth_Bps'] / 1e12:>7.2f} {a['tdp_w']:>7.0f}  {a['name']}\n"
-        )
+    out.writelines(f"{a['id']:<14} {a['architecture_class']:<23} {a['peak_flops'].get('bf16', 0) / 1e12:>12.0f} "
+            f"{a['memory_gb']:>10.1f} {a['memory_bandwidth_Bps'] / 1e12:>7.2f} {a['tdp_w']:>7.0f}  {a['name']}\n" for a in accelerators)
     out.write(f"\n{'model':<24} {'total B':>8} {'active B':>9} {'layers':>6} {'attention':>9} {'KV KB/token':>12}  name\n")
-    for m in models:
-        out.write(
-            f"{m['id']:<24} {m['total_params'] / 1e9:>8.1f} {m['active_params'] / 1e9:>9.1f} {m['n_layers']:>6} "
-            f"{m['attention']:>9} {m['kv_cache_bytes_per_token_bf16'] / 1e3:>12.1f}  {m['name']}\n"
-        )
-    for problem in catalog.problems:
-        out.write(f"warning: {problem}\n")
+    out.writelines(f"{m['id']:<24} {m['total_params'] / 1e9:>8.1f} {m['active_params'] / 1e9:>9.1f} {m['n_layers']:>6} "
+            f"{m['attention']:>9} {m['kv_cache_bytes_per_token_bf16'] / 1e3:>12.1f}  {m['name']}\n" for m in models)
+    out.writelines(f"warning: {problem}\n" for problem in catalog.problems)
     return 0
 
 
@@ -293,8 +288,7 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
         written = write_report(preset, Path(args.out), engine, scale=args.scale)
     except (OSError, AccelscopeError) as error:
         raise UsageError(f"accelscope report: cannot write {args.out}: {error}") from None
-    for path in written:
-        out.write(f"{path}\n")
+    out.writelines(f"{path}\n" for path in written)
     return 0
 
 
@@ -302,7 +296,7 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
 
 JSONL_KEYS = {
     "model", "accelerator", "batch", "input_len", "output_len", "precision", "weight_precision",
-    "activation_precision", "kv_precision", "tp", "pp", "ep", "dp", "offload",
+    "activation_precision", "kv_precision", "tp", "pp", "ep", "dp", "offload", "kv_offload",
 }
 
 
@@ -333,6 +327,7 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
             ep=args.ep,
             dp=args.dp,
             offload=args.offload,
+            kv_offload=args.kv_offload,
         )
         result = engine.predict(scenario)
     except AccelscopeError as error:
@@ -374,6 +369,7 @@ def scenario_from_object(data: object) -> dict[str, object]:
         "ep": data.get("ep", 1),
         "dp": data.get("dp", 1),
         "offload": data.get("offload", 0.0),
+        "kv_offload": data.get("kv_offload", 0.0),
     }
     return fields
 

@@ -84,6 +84,7 @@ def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, c
             "weights_gb": memory.weights_bytes / GB,
             "weights_offloaded_gb": memory.weights_far_bytes / GB,
             "kv_cache_gb": memory.kv_cache_bytes / GB,
+            "kv_cache_offloaded_gb": result.kv_cache_far_bytes / GB,
             "activations_gb": memory.activation_bytes / GB,
             "overhead_gb": memory.overhead_bytes / GB,
             "capacity_gb": memory.capacity_bytes / GB,
@@ -134,7 +135,9 @@ def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator) -
     lines += [
         f"  memory per device: weights {memory.weights_bytes / GB:.2f} GB"
         + (f" ({memory.weights_far_bytes / GB:.2f} offloaded)" if memory.weights_far_bytes else "")
-        + f", KV cache {memory.kv_cache_bytes / GB:.2f} GB, activations {memory.activation_bytes / GB:.2f} GB, "
+        + f", KV cache {memory.kv_cache_bytes / GB:.2f} GB"
+        + (f" ({result.kv_cache_far_bytes / GB:.2f} offloaded)" if result.kv_cache_far_bytes else "")
+        + f", activations {memory.activation_bytes / GB:.2f} GB, "
         f"runtime {memory.overhead_bytes / GB:.2f} GB of {memory.usable_bytes / GB:.1f} GB usable",
         f"  TTFT {result.ttft_s * 1e3:.2f} ms   ITL {result.itl_s * 1e3:.3f} ms   end-to-end {result.e2e_latency_s:.3f} s",
         f"  throughput {result.throughput_output_tok_s:,.0f} output tok/s, {result.throughput_total_tok_s:,.0f} input+output tok/s",

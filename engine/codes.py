@@ -26,7 +26,7 @@ FIT_REASONS: dict[int, str] = {
     FIT_OFFLOAD_WITHOUT_FAR_TIER: "offloading needs a far memory tier (host, CXL or DDR), which this accelerator does not have",
     FIT_WEIGHTS_DO_NOT_FIT: "the weights do not fit in device memory",
     FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE: "the weights fit, but not the KV cache of even one sequence at this context length",
-    FIT_FAR_TIER_TOO_SMALL: "the offloaded weights do not fit in the far memory tier",
+    FIT_FAR_TIER_TOO_SMALL: "the offloaded weights and KV cache do not fit in the far memory tier",
 }
 
 # Warnings: bits that can be set together.

@@ -79,6 +79,7 @@ def memory_table(frame: Frame) -> Table:
             (weights - far) / 1e9,
             far / 1e9,
             frame.value(k.O_KV, a) / 1e9,
+            frame.value(k.O_KV_FAR, a) / 1e9,
             frame.value(k.O_ACTIVATIONS, a) / 1e9,
             frame.value(k.O_OVERHEAD, a) / 1e9,
             frame.value(k.O_USABLE, a) / 1e9,
@@ -92,7 +93,7 @@ def memory_table(frame: Frame) -> Table:
         ))
     headers = (
         "accelerator", "weights_in_device_memory [GB per device]", "weights_offloaded [GB per device]",
-        "kv_cache [GB per device]", "activations [GB per device]", "runtime_overhead [GB per device]",
+        "kv_cache [GB per device]", "kv_cache_offloaded [GB per device]", "activations [GB per device]", "runtime_overhead [GB per device]",
         "usable_memory [GB per device]", "physical_memory [GB per device]", "max_batch [sequences]", "fits",
         "fit_reason", "tp_needed [devices]", "offload_needed [fraction of weights]", "kv_waves",
     )
@@ -189,7 +190,7 @@ def scenario_comments(frame: Frame, preset_name: str | None = None) -> list[str]
     lines += [
         f"model: {s.model}; batch {s.batch}; input {s.input_len} tokens; output {s.output_len} tokens",
         f"precision: weights {s.weight_precision}, activations {s.activation_precision}, KV cache {s.kv_precision}",
-        f"layout: TP {s.tp}, PP {s.pp}, EP {s.ep}, DP {s.dp}, offload {s.offload:g}",
+        f"layout: TP {s.tp}, PP {s.pp}, EP {s.ep}, DP {s.dp}, offload {s.offload:g}, KV offload {s.kv_offload:g}",
         "static batch: all prompts arrive together; decode at the mean context; see the sidecar preset for every input",
     ]
     return lines

@@ -548,7 +548,7 @@ def _impossible_layout(scenario: Scenario, catalog: Catalog | None) -> str | Non
         return f"ep={scenario.ep} exceeds the {model.moe.n_routed_experts} experts of {model.id}"
     if scenario.pp > model.n_layers:
         return f"pp={scenario.pp} exceeds the {model.n_layers} layers of {model.id}"
-    if scenario.offload > 0 and accelerator.tier("far") is None:
+    if (scenario.offload > 0 or scenario.kv_offload > 0) and accelerator.tier("far") is None:
         return f"offload on {accelerator.id}, which has no far memory tier"
     return None
 

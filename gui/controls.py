@@ -84,6 +84,8 @@ TOOLTIPS = {
     "Throughput and devices multiply; latency does not change.",
     "offload": "Offload: share of the weights kept in the far memory tier (host memory, CXL, "
     "DDR) and streamed over its link every step (%).",
+    "kv_offload": "KV-cache offload: share of the KV cache kept in the far memory tier (host memory, "
+    "CXL, DDR) and read over its link every decode step (%). Only the rest counts against device memory.",
     "accelerators": "Accelerators shown on every plot, by architecture class. Each has a fixed "
     "colour; click a bar or point in a plot to select one for the explain panel.",
 }
@@ -189,18 +191,22 @@ class ControlsPanel(QWidget):
             self.bindings[field] = binding
             self.parallel_spins[field] = spin
             form.addRow(self._label(label, spin), spin)
-        self.offload_slider = QSlider(Qt.Orientation.Horizontal)
-        self.offload_spin = QDoubleSpinBox()
-        self.offload_spin.setRange(0.0, 100.0)
-        self.offload_spin.setDecimals(0)
-        self.offload_spin.setSuffix(" %")
-        self.offload_spin.setAccessibleName("Offload")
-        binding = SliderSpinBinding(self.offload_slider, self.offload_spin, LinearScale(0.0, 1.0), percent=True, parent=self)
-        binding.changed.connect(lambda value: self.scenario_changed.emit("offload", float(value)))
-        self.bindings["offload"] = binding
-        for widget in (self.offload_slider, self.offload_spin):
-            widget.setToolTip(TOOLTIPS["offload"])
-        form.addRow(self._label("Off&load", self.offload_spin), _row(self.offload_slider, self.offload_spin))
+        for field, label, accessible in (("offload", "Off&load", "Offload"),
+                                         ("kv_offload", "KV-&cache offload", "KV-cache offload")):
+            slider = QSlider(Qt.Orientation.Horizontal)
+            spin = QDoubleSpinBox()
+            spin.setRange(0.0, 100.0)
+            spin.setDecimals(0)
+            spin.setSuffix(" %")
+            spin.setAccessibleName(accessible)
+            binding = SliderSpinBinding(slider, spin, LinearScale(0.0, 1.0), percent=True, parent=self)
+            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, float(value)))
+            self.bindings[field] = binding
+            for widget in (slider, spin):
+                widget.setToolTip(TOOLTIPS[field])
+            form.addRow(self._label(label, spin), _row(slider, spin))
+            setattr(self, f"{field}_slider", slider)
+            setattr(self, f"{field}_spin", spin)
         layout.addWidget(layout_box)
 
         # -- accelerators
@@ -255,7 +261,7 @@ class ControlsPanel(QWidget):
                 index = self.model_combo.count() - 1
             self.model_combo.setCurrentIndex(index)
         for field in ("batch", "input_len", "output_len", "weight_precision", "activation_precision",
-                      "kv_precision", "tp", "pp", "ep", "dp", "offload"):
+                      "kv_precision", "tp", "pp", "ep", "dp", "offload", "kv_offload"):
             self.bindings[field].set_value(getattr(s, field))
         self.set_model_info(model)
         with QSignalBlocker(self.accelerator_tree):

@@ -54,6 +54,7 @@ from . import session
 from .controller import Controller, Throttle
 from .controls import ControlsPanel
 from .export import PNG_SCALES, export_all, export_view, write_sidecar
+from .formulas import FormulasWindow
 from .panels.base import Panel
 from .panels.energy import EnergyPanel
 from .panels.explain import ExplainPanel
@@ -218,6 +219,7 @@ class MainWindow(QMainWindow):
         self.controller.frame_ready.connect(self.show_frame)
         self.controller.failed.connect(self._show_problem)
         self.explain_throttle = Throttle(EXPLAIN_INTERVAL_MS, self.update_explanation, self)
+        self.formulas_window: FormulasWindow | None = None  # created on first Help → Formulas
         self.last_repaint_seconds = 0.0
         self._panel_frames: dict[str, Frame] = {}  # the frame each panel last drew
         if restored is not None and restored.model is not None:
@@ -322,6 +324,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.presets_dock.toggleViewAction())
         view_menu.addAction(self.explain_dock.toggleViewAction())
         self.help_menu = self.menuBar().addMenu("&Help")
+        self._action(self.help_menu, "&Formulas…", self.show_formulas, "F1")
         self._action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "Ctrl+/")
         self._action(self.help_menu, "&Loading problems…", self.show_loading_problems)
         self._action(self.help_menu, "&About accelscope", self.show_about)
@@ -387,6 +390,37 @@ class MainWindow(QMainWindow):
             f"published measurements: <code>accelscope validate</code>.<br>Your own accelerators, models and "
             f"presets: {_escape(str(user_data_dir()))}",
         )
+
+    def show_formulas(self) -> FormulasWindow:
+        """Help → Formulas: a separate window that follows the scenario while it is open."""
+        if self.formulas_window is None:
+            self.formulas_window = FormulasWindow(self.engine, self)
+            self.formulas_window.control_requested.connect(self.focus_control)
+        self.formulas_window.show()
+        self.formulas_window.raise_()
+        self.formulas_window.activateWindow()
+        frame = self.controller.last_frame
+        self.formulas_window.update_frame(frame, frame.workspace.selected if frame else "")
+        return self.formulas_window
+
+    def focus_control(self, control: str) -> None:
+        """Bring the control a formula term links to into view and give it the keyboard focus."""
+        if control == "model":
+            widget = self.controls.model_combo
+        elif control == "accelerator":
+            widget = self.controls.accelerator_tree
+        elif control in self.controls.bindings:
+            binding = self.controls.bindings[control]
+            widget = getattr(binding, "spin", None) or getattr(binding, "combo", None)
+        else:
+            return  # a control the panel does not have
+        if widget is None:
+            return
+        self.controls_dock.show()
+        self.controls_dock.raise_()
+        self.controls_dock.widget().ensureWidgetVisible(widget)  # the dock holds the controls' QScrollArea
+        self.activateWindow()
+        widget.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def show_validation(self) -> ValidationWindow:
         """The papers' measurements beside the model's numbers; a selected row loads its setup."""
@@ -658,6 +692,7 @@ class MainWindow(QMainWindow):
             f"{model.name} · batch {s.batch:,} · {s.input_len:,} in / {s.output_len:,} out · "
             f"W {s.weight_precision.upper()} A {s.activation_precision.upper()} KV {s.kv_precision.upper()} · "
             f"TP {s.tp} PP {s.pp} EP {s.ep} DP {s.dp}" + (f" · offload {s.offload:.0%}" if s.offload else "")
+            + (f" · KV offload {s.kv_offload:.0%}" if s.kv_offload else "")
         )
         self.timing_label.setText(
             f"engine {frame.engine_seconds * 1e3:.1f} ms · repaint {self.last_repaint_seconds * 1e3:.1f} ms"
@@ -666,6 +701,8 @@ class MainWindow(QMainWindow):
 
     def update_explanation(self) -> None:
         frame = self.controller.last_frame
+        if self.formulas_window is not None and self.formulas_window.isVisible():
+            self.formulas_window.update_frame(frame, frame.workspace.selected if frame else "")
         if frame is None or not frame.accelerators:
             self.explain_panel.clear()  # shows the placeholder: choose an accelerator
             return

@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from accelscope.engine import kernels as k
+
 from accelscope.engine.api import Engine
 from accelscope.engine.scenario import Scenario
 
@@ -107,6 +109,17 @@ def test_parallel_layout_and_offload(window):
     expected = window.engine.predict(scenario.with_changes(accelerator="h100-sxm"))
     assert expected.memory.weights_far_bytes > 0
     assert "h100-sxm" in list(memory["accelerators"])
+
+
+def test_kv_offload_moves_kv_cache_to_the_far_tier(window):
+    window.controls.kv_offload_spin.setValue(40)
+    settle(window)
+    scenario = window.controller.workspace.scenario
+    assert scenario.kv_offload == 0.4
+    expected = window.engine.predict(scenario.with_changes(accelerator="gh200"))
+    assert expected.kv_cache_far_bytes == pytest.approx(0.4 * expected.memory.kv_cache_bytes, rel=1e-12)
+    assert window.controller.last_frame.value(k.O_KV_FAR, "gh200") == pytest.approx(expected.kv_cache_far_bytes)
+    assert "KV offload 40%" in window.summary_label.text()
 
 
 def test_model_change_and_ep_enabled_only_for_moe(window):

@@ -131,3 +131,19 @@ def test_group_box_letters_focus_their_first_control(qtbot, data_dir):
     assert QApplication.focusWidget() is window.controls.parallel_spins["tp"]
     qtbot.keyClick(window, Qt.Key.Key_M, Qt.KeyboardModifier.AltModifier)
     assert QApplication.focusWidget() is window.controls.model_combo
+
+
+def test_f1_opens_the_formulas_and_a_term_link_focuses_its_control(qtbot, data_dir):
+    from PySide6.QtWidgets import QApplication
+
+    window = _window(qtbot)
+    window.show()
+    qtbot.waitExposed(window)
+    keys = dict(window.shortcut_list())
+    assert keys["F1"] == "Help → Formulas…"
+    formulas = window.show_formulas()
+    assert formulas.isVisible()
+    assert "control:batch" in formulas.browser.toHtml()
+    window.focus_control("tp")
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.controls.parallel_spins["tp"])
+    formulas.close()
