@@ -1,0 +1,372 @@
+"""Help → Formulas: formulas whose plugged-in numbers are the engine's own.
+
+Engine tests need no Qt: each formula is evaluated from its terms and held equal to the kernels'
+number (through a Frame, as the app computes it) and, for the key ones, to hand-worked figures.
+The last tests show the window offscreen, update it and click a link.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+
+import pytest
+
+from accelscope.engine.formulas import (
+    CONTROLS,
+    Formula,
+    FormulaSheet,
+    Term,
+    formula_html,
+    formula_sheet,
+    formulas_html,
+)
+from accelscope.engine.frame import compute_frame
+from accelscope.engine.scenario import Scenario
+from accelscope.engine.workspace import Workspace
+
+H100_BANDWIDTH = 3.35e12  # B/s, NVIDIA H100 SXM5 datasheet (HBM3)
+H100_BF16_PEAK = 989.4e12  # FLOP/s dense BF16, NVIDIA H100 architecture white paper (2022)
+LLAMA_8B_KV_PER_TOKEN = 2 * 8 * 128 * 2 * 32  # K and V · 8 KV heads · head dim 128 · BF16 · 32 layers
+
+SCENARIOS = {
+    "dense": Scenario("llama-3.1-8b", "h100-sxm", batch=8),
+    "dense-tp4": Scenario("llama-3.3-70b", "h100-sxm", batch=16, tp=4),
+    "dense-pp2": Scenario("llama-3.3-70b", "h100-sxm", batch=6, tp=2, pp=2),
+    "moe": Scenario("mixtral-8x7b", "h100-sxm", batch=4, tp=2),
+    "moe-ep": Scenario("qwen3-235b-a22b", "h200", batch=64, tp=8, ep=8),
+    "mla-fp8": Scenario("deepseek-r1", "h200", batch=8, tp=8, pp=2, weight_precision="fp8",
+                        activation_precision="fp8"),
+    "offload": Scenario("llama-3.3-70b", "h100-sxm", batch=4, offload=0.5),
+    "kv-offload": Scenario("llama-3.3-70b", "h100-sxm", batch=4, offload=0.4, kv_offload=0.3),
+    "waves": Scenario("llama-3.1-8b", "h100-sxm", batch=512, input_len=8192, output_len=2048),
+    "window": Scenario("ministral-8b", "a100-80gb", batch=4, input_len=40_000),
+    "chunked-attention": Scenario("llama-4-scout-17b-16e", "h100-sxm", batch=2, tp=4, input_len=16_384),
+    "two-tiers": Scenario("llama-3.1-8b", "sn40l", batch=8),
+    "does-not-fit": Scenario("llama-3.3-70b", "a100-40gb", batch=1),
+}
+
+
+def sheet_of(engine, scenario: Scenario, shown: tuple[str, ...] | None = None) -> FormulaSheet:
+    """The sheet the app would show: through a Frame, with the kernels' numbers."""
+    shown = shown or (scenario.accelerator,)
+    frame = compute_frame(engine, Workspace(engine.resolve(scenario), shown))
+    return formula_sheet(engine, frame, scenario.accelerator)
+
+
+@pytest.fixture(scope="module")
+def sheets(engine):
+    return {name: sheet_of(engine, scenario) for name, scenario in SCENARIOS.items()}
+
+
+# ---- every plugged-in result is the engine's number ----------------------------------------
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_formula_evaluates_to_the_engines_number(sheets, name):
+    sheet = sheets[name]
+    checked = [f for f in sheet.formulas() if f.engine_value is not None and not f.quoted]
+    assert len(checked) >= 25, [f.name for f in checked]
+    for formula in checked:
+        assert formula.value == pytest.approx(formula.engine_value, rel=1e-9, abs=1e-30), formula.plain()
+        assert formula.agrees
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_same_holds_against_the_reference_model(engine, name):
+    """The sheet also reproduces the pure-Python oracle (not only the kernels)."""
+    from accelscope.engine.formulas import sheet_for_result
+
+    scenario = engine.resolve(SCENARIOS[name])
+    result = engine.reference(scenario)
+    sheet = sheet_for_result(result, engine.model(scenario.model), engine.catalog.accelerator(scenario.accelerator),
+                             engine.constants)
+    assert [f.plain() for f in sheet.formulas() if not f.agrees] == []
+
+
+def test_decode_memory_time_is_bytes_over_sustained_bandwidth(engine, sheets):
+    result = engine.predict(SCENARIOS["dense"])
+    eta_m = engine.constants.for_class("gpu-simt").memory_efficiency
+    by_hand = result.decode.bytes_per_device / (H100_BANDWIDTH * eta_m)
+    formula = sheets["dense"].formula("t_m_dec")
+    assert by_hand == pytest.approx(result.decode.memory_time_s, rel=1e-12)
+    assert formula.value == pytest.approx(by_hand, rel=1e-12)
+    assert formula.expression() == "t<sub>m,dec</sub> = Q<sub>dec</sub>/(β·η<sub>m</sub>)"
+    assert [t.key for t in formula.terms] == ["Q_dec", "beta", "eta_m"]
+
+
+def test_decode_compute_time_is_flops_over_sustained_peak(engine, sheets):
+    result = engine.predict(SCENARIOS["dense"])
+    eta_c = engine.constants.for_class("gpu-simt").compute_efficiency
+    formula = sheets["dense"].formula("t_c_dec")
+    assert formula.value == pytest.approx(result.decode.flops_per_device / (H100_BF16_PEAK * eta_c), rel=1e-12)
+
+
+def test_weights_of_a_dense_bf16_model_are_two_bytes_per_parameter(engine, sheets):
+    model = engine.model("llama-3.1-8b")
+    weights = sheets["dense"].formula("W")
+    assert weights.value == pytest.approx(2 * model.total_params, rel=1e-12)
+    assert weights.value == pytest.approx(16.06e9, rel=1e-3)  # 8.03 B parameters × 2 B
+    # With TP = 4 every device holds a quarter, except the norm gains each one keeps whole.
+    seventy = engine.model("llama-3.3-70b")
+    split = (seventy.total_params - seventy.norm_params) * 2 / 4 + seventy.norm_params * 2
+    assert sheets["dense-tp4"].formula("W").value == pytest.approx(split, rel=1e-12)
+
+
+def test_kv_bytes_per_token_by_hand(engine, sheets):
+    dense = sheets["dense"]
+    assert dense.formula("kv_tok").value == LLAMA_8B_KV_PER_TOKEN == 131_072
+    result = engine.predict(SCENARIOS["dense"])
+    assert result.memory.kv_cache_bytes == pytest.approx(8 * (1024 + 256) * LLAMA_8B_KV_PER_TOKEN, rel=1e-12)
+    # TP = 4 over Llama-3.3-70B's 8 KV heads: 2 per device, over 80 layers.
+    assert sheets["dense-tp4"].formula("kv_tok").value == 2 * 2 * 128 * 2 * 80
+    # MLA keeps one latent of 512 + 64 elements per token per layer on every device, in the KV-cache
+    # format (BF16 here: the scenario quantises weights and activations only).
+    assert sheets["mla-fp8"].formula("kv_layer").value == (512 + 64) * 2
+
+
+def test_ridge_point_is_peak_over_bandwidth(engine):
+    scenario = SCENARIOS["dense"]
+    frame = compute_frame(engine, Workspace(scenario, ("h100-sxm", "mi300x")))
+    for accelerator in ("h100-sxm", "mi300x"):
+        ridge = formula_sheet(engine, frame, accelerator).formula("I_ridge")
+        assert ridge.value == pytest.approx(frame.result(accelerator).ridge_point, rel=1e-12)
+        assert ridge.value == pytest.approx(frame.roofline(accelerator).ridge_point, rel=1e-12)
+    h100 = formula_sheet(engine, frame, "h100-sxm").formula("I_ridge")
+    assert h100.value == pytest.approx(H100_BF16_PEAK / H100_BANDWIDTH, rel=1e-12)  # 295.3 FLOP/B
+
+
+def test_moe_distinct_experts_follow_the_uniform_routing_formula(sheets):
+    # Mixtral: 8 experts, 2 per token; a decode pass of 4 tokens touches 8·(1 − (6/8)^4) of them.
+    touched = sheets["moe"].formula("E_read_dec")
+    assert touched.value == pytest.approx(8 * (1 - 0.75**4), rel=1e-12)  # 5.47
+    assert sheets["moe"].section("moe").formulas  # shown in its own section
+
+
+def test_ep_imbalance_is_named_rather_than_hidden(sheets):
+    moe = sheets["moe-ep"].section("moe")
+    assert any("Blom" in note for note in moe.notes)
+    keys = {t.key for f in moe.formulas for t in f.terms}
+    assert "z_ep" in keys
+
+
+def test_offload_splits_memory_time_between_tiers(engine, sheets):
+    formula = sheets["offload"].formula("t_m_dec")
+    assert {"beta", "beta_far", "eta_l", "Q_far_dec"} <= {t.key for t in formula.terms}
+    result = engine.predict(SCENARIOS["offload"])
+    far_bytes = sheets["offload"].formula("Q_far_dec").value
+    assert far_bytes == pytest.approx(0.5 * result.decode.weight_bytes_per_device, rel=1e-12)
+
+
+def test_kv_offload_enters_the_memory_fit(sheets):
+    sheet = sheets["kv-offload"]
+    assert sheet.formula("KV_near").value == pytest.approx(0.7 * sheet.formula("KV").value, rel=1e-12)
+    assert "KV_near" in {t.key for t in sheet.formula("M").terms}
+    assert "phi_kv" in {t.key for t in sheet.formula("Q_far_dec").terms}
+    assert "kv_offload" in sheet.section("memory").controls
+    # Without KV offload the term stays out of the formulas.
+    assert "phi_kv" not in {t.key for f in sheets["offload"].formulas() for t in f.terms}
+
+
+def test_what_the_engine_does_beyond_a_formula_is_said_in_a_sentence(sheets):
+    waves = sheets["waves"]
+    assert waves.formula("waves").value > 1
+    assert any("waves" in note for note in waves.section("memory").notes)
+    assert any("Chunked prefill" in note for note in waves.section("prefill").notes)
+    # Two near tiers (SRAM beside HBM): memory time and power are the engine's, with a reason.
+    two_tiers = sheets["two-tiers"]
+    quoted = [f for f in two_tiers.formulas() if f.quoted]
+    assert {f.result.key for f in quoted} == {"t_m_dec", "t_m_pre", "P_dec", "P_pre"}
+    assert all(f.note for f in quoted)
+    # A single-tier device shows every formula.
+    assert not [f for f in sheets["dense"].formulas() if f.quoted]
+
+
+def test_a_scenario_that_does_not_fit_says_so(sheets):
+    notes = sheets["does-not-fit"].section("memory").notes
+    assert notes[0].startswith("Does not fit")
+
+
+def test_a_formula_that_disagrees_is_flagged():
+    result = Term("x", "x", "a number", 2.0, "2", ("batch",), derived=True)
+    term = Term("B", "B", "batch", 2.0, "2", ("batch",))
+    formula = Formula("Twice", result, "{B}", (term,), engine_value=3.0, engine_text="3")
+    assert not formula.agrees
+    assert "engine's own figure is 3" in formula_html(formula)
+
+
+# ---- controls and HTML ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_every_section_names_a_control_that_exists(sheets, name):
+    sheet = sheets[name]
+    assert [s.key for s in sheet.sections][:2] == ["memory", "decode"]
+    for section in sheet.sections:
+        assert section.controls, section.title
+        for formula in section.formulas:
+            for term in (formula.result, *formula.terms):
+                assert set(term.controls) <= set(CONTROLS), term
+
+
+def test_terms_link_to_the_controls_that_change_them(sheets):
+    terms = {t.key: t for f in sheets["dense-tp4"].formulas() for t in (f.result, *f.terms)}
+    assert terms["B"].controls == ("batch",)
+    assert terms["p_w"].controls == ("weight_precision",)
+    assert terms["TP"].controls == ("tp",)
+    assert terms["beta"].controls == ("accelerator",)
+    assert set(terms["pi"].controls) == {"accelerator", "weight_precision", "activation_precision"}
+    # A derived term carries every control behind it: KV cache grows with batch and both lengths.
+    assert {"batch", "input_len", "output_len", "kv_precision", "tp", "model"} <= set(terms["KV"].controls)
+    assert terms["C"].controls == ()  # the prefill chunk is a constant, set in no control
+
+
+def test_html_has_headings_and_links(sheets):
+    html = formulas_html(sheets["moe"])
+    assert html.count("<h3>") == len(sheets["moe"].sections)
+    assert '<a href="control:batch">B = 4</a>' in html
+    assert 'href="control:weight_precision"' in html and 'href="control:tp"' in html
+    # Every in-page link has its target.
+    targets = set(re.findall(r'name="(f-[^"]+)"', html))
+    links = set(re.findall(r'href="#(f-[^"]+)"', html))
+    assert links and links <= targets
+    assert "N<sub>fix</sub>" in html and "·" in html and "×" in html
+
+
+def test_a_model_name_is_escaped_in_html(engine, sheets):
+    sheet = sheets["dense"]
+    odd = FormulaSheet("A <b>&</b> model", sheet.sections)
+    assert "A &lt;b&gt;&amp;&lt;/b&gt; model" in formulas_html(odd)
+
+
+def test_an_accelerator_that_is_not_shown_is_refused(engine):
+    frame = compute_frame(engine, Workspace(SCENARIOS["dense"], ("h100-sxm",)))
+    with pytest.raises(ValueError, match="not among the shown"):
+        formula_sheet(engine, frame, "mi300x")
+
+
+def test_the_formulas_module_imports_no_qt():
+    code = ("import sys, accelscope.engine.formulas; "
+            "print(any(name.startswith(('PySide6', 'pyqtgraph')) for name in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# ---- the window ----------------------------------------------------------------------------
+
+
+def _anchor_position(browser, href: str) -> int:
+    """Document position of the first character of the link to ``href``."""
+    block = browser.document().begin()
+    while block.isValid():
+        iterator = block.begin()
+        while not iterator.atEnd():
+            fragment = iterator.fragment()
+            if fragment.charFormat().anchorHref() == href:
+                return fragment.position()
+            iterator += 1
+        block = block.next()
+    raise AssertionError(f"no link to {href}")
+
+
+def _click_link(qtbot, browser, href: str) -> None:
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QTextCursor
+
+    cursor = QTextCursor(browser.document())
+    cursor.setPosition(_anchor_position(browser, href) + 1)
+    browser.setTextCursor(cursor)
+    browser.ensureCursorVisible()
+    rect = browser.cursorRect(cursor)
+    point = rect.center()
+    point.setX(max(rect.left() - 3, 1))  # inside the link's first character
+    qtbot.mouseClick(browser.viewport(), Qt.MouseButton.LeftButton, pos=point)
+
+
+def test_window_shows_updates_and_asks_for_controls(qtbot, engine):
+    from accelscope.gui.formulas import FormulasWindow
+
+    window = FormulasWindow(engine)
+    qtbot.addWidget(window)
+    window.resize(700, 500)
+    window.show()
+    qtbot.waitExposed(window)
+    frame = compute_frame(engine, Workspace(SCENARIOS["dense"], ("h100-sxm", "mi300x")))
+    window.update_frame(frame, "h100-sxm")
+    text = window.text()
+    assert "Weights per device" in text and "Llama" in window.windowTitle() and "H100" in window.windowTitle()
+    assert "B = 8" in text
+
+    # A later frame replaces the numbers and keeps the reader's place.
+    scroll_bar = window.browser.verticalScrollBar()
+    scroll_bar.setValue(scroll_bar.maximum() // 2)
+    place = scroll_bar.value()
+    assert place > 0
+    frame = compute_frame(engine, Workspace(SCENARIOS["dense"].with_changes(batch=16), ("h100-sxm", "mi300x")))
+    window.update_frame(frame, "h100-sxm")
+    assert "B = 16" in window.text() and "B = 8 " not in window.text()
+    assert scroll_bar.value() == place
+
+    # Another selected accelerator, then one that is not shown (the first shown one is used).
+    window.update_frame(frame, "mi300x")
+    assert "MI300X" in window.windowTitle()
+    window.update_frame(frame, "b200")
+    assert "H100" in window.windowTitle()
+
+    # Clicking a term's link asks for its control.
+    scroll_bar.setValue(0)
+    with qtbot.waitSignal(window.control_requested, timeout=2000) as signal:
+        _click_link(qtbot, window.browser, "control:batch")
+    assert signal.args == ["batch"]
+
+
+def test_window_follows_links_to_formulas(qtbot, engine):
+    from PySide6.QtCore import QUrl
+
+    from accelscope.gui.formulas import FormulasWindow
+
+    window = FormulasWindow(engine)
+    qtbot.addWidget(window)
+    window.resize(700, 400)
+    window.show()
+    qtbot.waitExposed(window)
+    window.update_frame(compute_frame(engine, Workspace(SCENARIOS["moe"], ("h100-sxm",))), "h100-sxm")
+    scroll_bar = window.browser.verticalScrollBar()
+    scroll_bar.setValue(scroll_bar.maximum())
+    with qtbot.assertNotEmitted(window.control_requested):
+        window.browser.anchorClicked.emit(QUrl("#f-W"))
+    assert scroll_bar.value() < scroll_bar.maximum()  # scrolled back up to the weights formula
+
+
+def test_a_hidden_window_renders_when_shown(qtbot, engine):
+    from accelscope.gui.formulas import FormulasWindow
+
+    window = FormulasWindow(engine)
+    qtbot.addWidget(window)
+    frame = compute_frame(engine, Workspace(SCENARIOS["dense"], ("h100-sxm",)))
+    window.update_frame(frame, "h100-sxm")
+    assert window.sheet is None and window.text() == ""
+    window.show()
+    qtbot.waitExposed(window)
+    assert "Weights per device" in window.text()
+    window.update_frame(None, "h100-sxm")
+    assert window.text() == "" and window.sheet is None
+
+
+def test_linked_controls_exist_in_the_controls_panel(qtbot, engine, sheets):
+    """Every control a sheet links to (but the model and accelerator) is one the panel binds."""
+    from accelscope.gui.controls import ControlsPanel
+
+    panel = ControlsPanel(engine.catalog)
+    qtbot.addWidget(panel)
+    for name in ("dense", "moe-ep", "offload", "mla-fp8"):
+        linked = {c for section in sheets[name].sections for c in section.controls}
+        assert linked - {"model", "accelerator"} <= set(panel.bindings), name
+
+
+def test_numbers_round_as_the_explain_panel_does(sheets):
+    text = formulas_html(sheets["dense"])
+    assert "3.35 TB/s" in text and "989 TFLOP/s" in text
+    assert math.isclose(sheets["dense"].formula("I_ridge").value, 295.3, rel_tol=1e-3)
