@@ -35,7 +35,7 @@ from .model import ModelArch
 from .model_catalog import load_bundled_models, model_from_table, model_to_table
 from .precision import PRECISIONS
 from .scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
-from .workspace import VIEWS, Workspace
+from .workspace import DEVICE_BUDGETS, MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, VIEWS, Workspace
 
 SCHEMA_PREFIX = "accelscope.preset/"
 SCHEMA_VERSION = 1
@@ -64,6 +64,7 @@ BUNDLED_ORDER: tuple[str, ...] = (
 )
 
 _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", "parallel", "accelerators", "view")
+_TOP_OPTIONAL_KEYS = ("view_options",)
 _WORKLOAD_KEYS = ("batch", "input_len", "output_len")
 _PRECISION_KEYS = ("weights", "activations", "kv_cache")
 _PARALLEL_KEYS = ("tp", "pp", "ep", "dp", "offload")
@@ -208,7 +209,7 @@ def preset_from_json(data: Any, path: object, catalog: Catalog | None) -> Preset
 
 def _preset_from_document(document: dict[str, Any], path: object, catalog: Catalog | None) -> Preset:
     root = TableReader(path, document)
-    root.reject_unknown(_TOP_KEYS)
+    root.reject_unknown(_TOP_KEYS + _TOP_OPTIONAL_KEYS)
     _require(root, _TOP_KEYS)
     name = _text(root, "name", MAX_NAME_CHARS, one_line=True)
     description = _text(root, "description", MAX_DESCRIPTION_CHARS, one_line=False)
@@ -243,7 +244,37 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
     except ScenarioError as error:
         raise PresetError(path, None, str(error)) from error
     workspace = Workspace(scenario=scenario, shown=shown, view=view)
+    if "view_options" in root.table:
+        workspace = workspace.with_options(**_view_options(root))
     return Preset(name=name, description=description, workspace=workspace, model=model)
+
+
+def _view_options(root: TableReader) -> dict[str, object]:
+    if root.table["view_options"] is None:
+        raise root.error("view_options", "must not be null")
+    table = root.sub("view_options")
+    table.reject_unknown(tuple(VIEW_OPTION_DEFAULTS))
+    options: dict[str, object] = {}
+    if "far_tier" in table.table:
+        tier = table.string("far_tier")
+        from .tiering import load_far_tiers  # the far-tier table is only read when a preset names one
+
+        known = ("own", *load_far_tiers())
+        if tier not in known:
+            raise table.error("far_tier", f"must be one of {', '.join(known)}, got {tier[:40]!r}")
+        options["far_tier"] = tier
+    if "device_budget" in table.table:
+        budget = table.integer("device_budget", maximum=max(DEVICE_BUDGETS))
+        if budget not in DEVICE_BUDGETS:
+            raise table.error("device_budget", f"must be one of {', '.join(map(str, DEVICE_BUDGETS))}, got {budget}")
+        options["device_budget"] = budget
+    if "routing_skew" in table.table:
+        value = table.table["routing_skew"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= MAX_ROUTING_SKEW:
+            raise table.error("routing_skew", f"must be a number between 0 and {MAX_ROUTING_SKEW:g}, "
+                                              f"got {describe(value)}")
+        options["routing_skew"] = float(value)
+    return options
 
 
 def _require(reader: TableReader, keys: tuple[str, ...]) -> None:
@@ -372,6 +403,7 @@ def preset_to_json(preset: Preset) -> dict[str, Any]:
         "parallel": _parallel_document(s),
         "accelerators": {"shown": list(preset.workspace.shown), "selected": s.accelerator},
         "view": preset.workspace.view,
+        **({"view_options": dict(preset.workspace.options)} if preset.workspace.options else {}),
     }
 
 

@@ -12,12 +12,21 @@ from .scenario import Scenario
 
 VIEWS: tuple[str, ...] = ("roofline", "memory", "latency", "sweep", "energy")
 
+# Settings of the analysis tabs that are part of a scenario (saved in presets), with defaults:
+#   far_tier       memory-tiers tab: "own" (the device's far tier) or an id of resources/far_tiers.toml
+#   device_budget  TP/DP tab: devices in the node that TP x DP splits
+#   routing_skew   scaling tab: Zipf-like exponent of expert popularity (0 = uniform routing)
+VIEW_OPTION_DEFAULTS: dict[str, object] = {"far_tier": "own", "device_budget": 4, "routing_skew": 0.0}
+DEVICE_BUDGETS: tuple[int, ...] = (2, 4, 8, 16)
+MAX_ROUTING_SKEW = 4.0
+
 
 @dataclass(frozen=True)
 class Workspace:
     scenario: Scenario  # its accelerator is the selected one
     shown: tuple[str, ...]  # accelerator ids, in display order
     view: str = "roofline"
+    options: tuple[tuple[str, object], ...] = ()  # view options that differ from the defaults, sorted
 
     @property
     def selected(self) -> str:
@@ -31,3 +40,15 @@ class Workspace:
 
     def with_changes(self, **changes: object) -> Workspace:
         return replace(self, **changes)
+
+    def option(self, name: str) -> object:
+        return dict(self.options).get(name, VIEW_OPTION_DEFAULTS[name])
+
+    def with_options(self, **changes: object) -> Workspace:
+        """Set view options; a value equal to its default is dropped, so equal settings compare equal."""
+        unknown = set(changes) - set(VIEW_OPTION_DEFAULTS)
+        if unknown:
+            raise KeyError(f"unknown view option {min(unknown)!r}")
+        merged = {**dict(self.options), **changes}
+        kept = tuple(sorted((k, v) for k, v in merged.items() if v != VIEW_OPTION_DEFAULTS[k]))
+        return replace(self, options=kept)

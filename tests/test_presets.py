@@ -168,6 +168,43 @@ def test_kv_offload_round_trips_and_is_written_only_when_set(catalog, tmp_path):
     assert load_preset(path, catalog).workspace.scenario.kv_offload == 0.0
 
 
+def test_view_options_round_trip_and_defaults_are_not_written(catalog, tmp_path):
+    path = tmp_path / "options.json"
+    preset = a_preset()
+    workspace = preset.workspace.with_options(far_tier="cxl2-expander-x16", device_budget=8, routing_skew=1.2)
+    save_preset(replace(preset, workspace=workspace), path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["view_options"] == {"device_budget": 8, "far_tier": "cxl2-expander-x16", "routing_skew": 1.2}
+    loaded = load_preset(path, catalog).workspace
+    assert loaded == workspace
+    assert (loaded.option("far_tier"), loaded.option("device_budget"), loaded.option("routing_skew")) == (
+        "cxl2-expander-x16", 8, 1.2)
+    # Options at their defaults are dropped, so the file is as before and workspaces compare equal.
+    default = preset.workspace.with_options(far_tier="own", device_budget=4, routing_skew=0.0)
+    assert default == preset.workspace and default.options == ()
+    save_preset(replace(preset, workspace=default), path)
+    assert "view_options" not in json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("options", "field", "words"), [
+    ({"far_tier": "floppy"}, "view_options.far_tier", "must be one of own, host-ddr5-pcie5"),
+    ({"device_budget": 3}, "view_options.device_budget", "must be one of 2, 4, 8, 16"),
+    ({"device_budget": "4"}, "view_options.device_budget", "must be an integer"),
+    ({"routing_skew": -1}, "view_options.routing_skew", "between 0 and 4"),
+    ({"routing_skew": True}, "view_options.routing_skew", "between 0 and 4"),
+    ({"zoom": 2}, "view_options.zoom", "unknown"),
+    (None, "view_options", "must not be null"),
+    ([1], "view_options", "table"),
+])
+def test_bad_view_options_are_refused_naming_the_field(options, field, words, catalog):
+    document = preset_to_json(a_preset())
+    document["view_options"] = options
+    with pytest.raises(PresetError) as raised:
+        preset_from_json(document, "p.json", catalog)
+    message = str(raised.value)
+    assert field in message and words in message, message
+
+
 def test_kept_v1_preset_with_an_embedded_model(catalog, engine, tmp_path):
     preset = load_preset(KEPT / "v1-embedded-model.json", catalog)
     model = preset.model
