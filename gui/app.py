@@ -6,11 +6,21 @@ import sys
 
 
 def run(argv: list[str] | None = None) -> int:
+    from importlib.resources import files
+
+    from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     app.setApplicationName("accelscope")
     app.setOrganizationName("accelscope")
+    # Ties the window to packaging/accelscope.desktop (Wayland, task bars) and gives it the icon.
+    app.setDesktopFileName("accelscope")
+    icons = files("accelscope.resources") / "icons"
+    icon = QIcon()
+    for size_px in (48, 128, 256):
+        icon.addFile(str(icons / f"accelscope-{size_px}.png"))
+    app.setWindowIcon(icon)
 
     from .style import configure_pyqtgraph
 
