@@ -5,6 +5,7 @@ model catalog and the config.json importer."""
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from importlib.resources.abc import Traversable
@@ -33,15 +34,63 @@ def as_path(path: PathLike) -> Path | Traversable:
 
 
 def read_limited(path: Path | Traversable, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The file's bytes, refusing (without reading it all) a file larger than ``limit``."""
+    """The file's bytes, refusing (without reading it all) a file larger than ``limit``, and
+    refusing at once anything but a regular file: opening a named pipe would wait for a
+    writer forever, and a device or directory is never a catalog file."""
     try:
-        if isinstance(path, Path) and path.stat().st_size > limit:
-            raise _too_large(path, limit)
-        with path.open("rb") as stream:
+        if isinstance(path, Path):
+            return _read_regular_file(path, limit)
+        with path.open("rb") as stream:  # a package resource, possibly inside an archive
             data = stream.read(limit + 1)
     except OSError as exc:
         raise CatalogError(path, None, f"cannot read the file ({exc.strerror or exc})") from exc
-    if len(data) > limit:  # grew since stat, or not a regular file
+    if len(data) > limit:
+        raise _too_large(path, limit)
+    return data
+
+
+# Kinds of file a path can name besides a regular file, for the refusal message.
+_NOT_REGULAR = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+# Opening never blocks (a named pipe swapped in after the check would otherwise wait for a
+# writer) and never makes a terminal the controlling one; both flags are absent on Windows.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _NOT_REGULAR if test(mode)), "a special file")
+
+
+def _check_regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise CatalogError(path, None, f"not a regular file ({_kind(mode)}); give the path of a file")
+
+
+def special_file_kind(path: Path) -> str | None:
+    """What ``path`` names when it exists and is not a regular file ("a named pipe", ...), else
+    None. Writers check this first: writing to a named pipe would wait for a reader forever."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # missing, or not looked up: the write itself will say why
+        return None
+    return None if stat.S_ISREG(mode) else _kind(mode)
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    _check_regular(path, path.stat().st_mode)  # before opening: opening has side effects on devices
+    descriptor = os.open(path, _OPEN_FLAGS)
+    with open(descriptor, "rb", closefd=True) as stream:
+        status = os.fstat(descriptor)
+        _check_regular(path, status.st_mode)  # replaced between the check and the open
+        if status.st_size > limit:
+            raise _too_large(path, limit)
+        data = stream.read(limit + 1)
+    if len(data) > limit:  # grew since fstat
         raise _too_large(path, limit)
     return data
 

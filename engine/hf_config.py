@@ -97,6 +97,8 @@ def load_hf_config(path: str | os.PathLike[str], model_id: str | None = None) ->
     """
     path = Path(path)  # a file on disk, named in messages as the user gave it
     if path.is_dir():  # a downloaded model folder
+        if not (path / "config.json").exists():
+            raise CatalogError(path, None, "not a regular file (a directory) and holds no config.json")
         path = path / "config.json"
     root = TableReader(path, _parse_json(path))
     family = _detect_family(root)

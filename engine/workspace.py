@@ -10,7 +10,10 @@ from dataclasses import dataclass, replace
 
 from .scenario import Scenario
 
-VIEWS: tuple[str, ...] = ("roofline", "memory", "latency", "sweep", "energy")
+# The app's tabs: five plots of the Frame, then analysis tabs with studies of their own.
+PLOT_VIEWS: tuple[str, ...] = ("roofline", "memory", "latency", "sweep", "energy")
+ANALYSIS_VIEWS: tuple[str, ...] = ("scaling", "parallelism", "regimes", "tiers")
+VIEWS: tuple[str, ...] = PLOT_VIEWS + ANALYSIS_VIEWS
 
 # Settings of the analysis tabs that are part of a scenario (saved in presets), with defaults:
 #   far_tier       memory-tiers tab: "own" (the device's far tier) or an id of resources/far_tiers.toml

@@ -22,10 +22,13 @@ from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog_reading import special_file_kind
 from accelscope.engine.explain import Explanation
 from accelscope.engine.frame import Frame
 from accelscope.engine.presets import Preset, save_preset
-from accelscope.engine.tables import frame_tables, scenario_comments
+from accelscope.engine.tables import Table, frame_tables, scenario_comments
+
+from .panels.analysis import AnalysisPanel
 
 PNG_SCALES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)  # × the panel's size on screen
 DEFAULT_EXPORT_SIZE = QSize(1400, 900)
@@ -51,9 +54,18 @@ def _export_mode(widget: QWidget) -> Iterator[None]:
             item.setExportMode(False)
 
 
+def refuse_special_file(path: Path) -> None:
+    """An existing target must be a regular file: a named pipe would block the window until
+    something reads it, and a device or folder is never what the user meant to overwrite."""
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise OSError(f"{path.name} is not a regular file ({kind})")
+
+
 def render_png(widget: QWidget, path: Path, scale: float = 2.0) -> Path:
     """The widget as it looks, at ``scale`` times its on-screen size (vector drawing is
     re-rasterised at that resolution, so lines and text stay sharp)."""
+    refuse_special_file(path)
     size = widget.size()
     image = QImage(round(size.width() * scale), round(size.height() * scale), QImage.Format.Format_ARGB32)
     image.setDevicePixelRatio(scale)
@@ -70,6 +82,7 @@ def render_png(widget: QWidget, path: Path, scale: float = 2.0) -> Path:
 
 
 def render_svg(widget: QWidget, path: Path, title: str) -> Path:
+    refuse_special_file(path)
     size = widget.size()
     generator = QSvgGenerator()
     generator.setFileName(str(path))
@@ -103,17 +116,42 @@ def export_view(
     """Write ``base``.png/.svg/.csv for one view (those in ``formats``)."""
     written: list[Path] = []
     title = getattr(panel, "title", view)
+    if isinstance(panel, AnalysisPanel):
+        bring_up_to_date(panel, frame)
     if "png" in formats:
         written.append(render_png(panel, base.with_suffix(".png"), scale))
     if "svg" in formats:
         written.append(render_svg(panel, base.with_suffix(".svg"), title))
     if "csv" in formats:
-        table = frame_tables(frame, catalog)[view]
+        tables = view_tables(view, panel, frame, catalog)
         comments = [f"{title}: the data behind the plot", *scenario_comments(frame, preset.name if preset else None)]
-        path = base.with_suffix(".csv")
-        path.write_text(table.to_csv(comments), encoding="utf-8")
-        written.append(path)
+        for name, table in tables.items():
+            # One table: the chosen name; several (an analysis tab): each table's own name beside it.
+            path = base.with_suffix(".csv") if len(tables) == 1 else base.with_name(f"{base.name}-{name}.csv")
+            refuse_special_file(path)
+            path.write_text(table.to_csv(comments), encoding="utf-8")
+            written.append(path)
     return written
+
+
+def bring_up_to_date(panel: AnalysisPanel, frame: Frame) -> None:
+    """An analysis tab computes when shown and at rest; an export needs its study for ``frame`` now."""
+    if panel.frame is not frame:
+        panel.update_frame(frame)
+    if panel.study is None or panel.study_frame is not frame or panel.pending():
+        panel.refresh_now()
+
+
+def view_tables(view: str, panel: QWidget, frame: Frame, catalog: Catalog) -> dict[str, Table]:
+    """The data behind a tab, by table name: a plot tab's table from the frame; an analysis
+    tab's study tables, brought up to date with the frame first."""
+    if not isinstance(panel, AnalysisPanel):
+        return {view: frame_tables(frame, catalog)[view]}
+    bring_up_to_date(panel, frame)
+    if hasattr(panel, "tables"):
+        return dict(panel.tables())
+    table = panel.table()
+    return {} if table is None else {table.view: table}
 
 
 def export_all(
@@ -131,14 +169,34 @@ def export_all(
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for index, (view, panel) in enumerate(panels.items(), start=1):
-        written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale, preset=preset)
+        if isinstance(panel, AnalysisPanel):
+            # The analysis tables go by their own names (regimes.csv, tp_dp.csv, ...).
+            written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", formats=("png", "svg"),
+                                   scale=scale, preset=preset)
+            written += _analysis_csvs(view, panel, frame, catalog, folder, preset)
+        else:
+            written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale,
+                                   preset=preset)
     if explanation is not None:
         path = folder / "explain.txt"
+        refuse_special_file(path)
         path.write_text(explanation.plain_text() + "\n", encoding="utf-8")
         written.append(path)
     sidecar = folder / "scenario.preset.json"
     save_preset(preset, sidecar)
     written.append(sidecar)
+    return written
+
+
+def _analysis_csvs(view: str, panel: AnalysisPanel, frame: Frame, catalog: Catalog, folder: Path,
+                   preset: Preset) -> list[Path]:
+    written = []
+    comments = [f"{getattr(panel, 'title', view)}: the data behind the plot", *scenario_comments(frame, preset.name)]
+    for name, table in view_tables(view, panel, frame, catalog).items():
+        path = folder / f"{name}.csv"
+        refuse_special_file(path)
+        path.write_text(table.to_csv(comments), encoding="utf-8")
+        written.append(path)
     return written
 
 

@@ -37,6 +37,7 @@ from accelscope.engine.catalog import Catalog, user_data_dir
 from accelscope.engine.errors import AccelscopeError
 from accelscope.engine.explain import explain
 from accelscope.engine.frame import Frame
+from accelscope.engine.model import ModelArch
 from accelscope.engine.presets import (
     Preset,
     PresetEntry,
@@ -60,8 +61,12 @@ from .panels.energy import EnergyPanel
 from .panels.explain import ExplainPanel
 from .panels.latency import LatencyPanel
 from .panels.memory import MemoryPanel
+from .panels.parallelism import ParallelismPanel
+from .panels.regimes import RegimesPanel
 from .panels.roofline import RooflinePanel
+from .panels.scaling import ScalingPanel
 from .panels.sweep import SweepPanel
+from .panels.tiers import TiersPanel
 from .presets_dock import PresetsPanel
 from .validation_window import ValidationWindow
 
@@ -171,6 +176,10 @@ class MainWindow(QMainWindow):
             "latency": LatencyPanel(catalog),
             "sweep": SweepPanel(catalog),
             "energy": EnergyPanel(catalog),
+            "scaling": ScalingPanel(catalog, self.engine),
+            "parallelism": ParallelismPanel(catalog, self.engine),
+            "regimes": RegimesPanel(catalog, self.engine),
+            "tiers": TiersPanel(catalog, self.engine),
         }
         assert tuple(self.panels) == VIEWS
         self.tabs = QTabWidget()
@@ -179,6 +188,11 @@ class MainWindow(QMainWindow):
             panel.accelerator_selected.connect(self.controller.select)
         self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
         self.tabs.currentChanged.connect(self._tab_changed)
+        self.panels["tiers"].options_changed.connect(self._view_options_changed)
+        for view in ("scaling", "parallelism"):
+            self.panels[view].view_option_changed.connect(
+                lambda name, value: self._view_options_changed({name: value}))
+        self.panels["scaling"].model_requested.connect(self.use_model)
         self.banner = _ProblemBanner()
         central = QWidget()
         central_layout = QVBoxLayout(central)
@@ -454,6 +468,10 @@ class MainWindow(QMainWindow):
             self.controls.set_model_info(self.engine.model(str(value)))
         self.controller.set_field(field, value)
 
+    def _view_options_changed(self, options: dict) -> None:
+        """An analysis tab's own setting (e.g. the far tier) is part of the scenario: presets keep it."""
+        self.controller.set_workspace(self.controller.workspace.with_options(**options))
+
     def _tab_changed(self, index: int) -> None:
         self.controller.set_workspace(self.controller.workspace.with_changes(view=VIEWS[index]))
         self.refresh_panel(VIEWS[index])
@@ -483,17 +501,21 @@ class MainWindow(QMainWindow):
         if path:
             self.import_model_file(path)
 
+    def use_model(self, model: ModelArch) -> None:
+        """Add a model (imported or synthetic) to the engine and the model list, and show it."""
+        self.engine.add_model(model)
+        self.controls.add_model(model)
+        workspace = self.controller.workspace.with_scenario(model=model.id)
+        self.controls.set_workspace(workspace, model)
+        self.controller.set_workspace(workspace)
+
     def import_model_file(self, path: str) -> bool:
         try:
             model = self.engine.catalog.model(path)
         except AccelscopeError as error:
             QMessageBox.warning(self, "Cannot import the model", str(error))
             return False
-        self.engine.add_model(model)
-        self.controls.add_model(model)
-        workspace = self.controller.workspace.with_scenario(model=model.id)
-        self.controls.set_workspace(workspace, model)
-        self.controller.set_workspace(workspace)
+        self.use_model(model)
         self.statusBar().showMessage(f"Imported {model.name} from {path}", 5000)
         return True
 

@@ -24,8 +24,12 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     from .panels.energy import EnergyPanel
     from .panels.latency import LatencyPanel
     from .panels.memory import MemoryPanel
+    from .panels.parallelism import ParallelismPanel
+    from .panels.regimes import RegimesPanel
     from .panels.roofline import RooflinePanel
+    from .panels.scaling import ScalingPanel
     from .panels.sweep import SweepPanel
+    from .panels.tiers import TiersPanel
     from .style import configure_pyqtgraph
 
     configure_pyqtgraph()
@@ -43,6 +47,10 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
         "latency": LatencyPanel(catalog),
         "sweep": SweepPanel(catalog),
         "energy": EnergyPanel(catalog),
+        "scaling": ScalingPanel(catalog, engine),
+        "parallelism": ParallelismPanel(catalog, engine),
+        "regimes": RegimesPanel(catalog, engine),
+        "tiers": TiersPanel(catalog, engine),
     }
     with quiet_offscreen():
         try:

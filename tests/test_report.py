@@ -14,7 +14,16 @@ from accelscope.cli.main import main
 from accelscope.engine.api import Engine
 from accelscope.engine.presets import bundled_preset_files, load_preset
 
-VIEWS = ("roofline", "memory", "latency", "sweep", "energy")
+from accelscope.engine.workspace import ANALYSIS_VIEWS, PLOT_VIEWS
+
+VIEWS = PLOT_VIEWS
+# The analysis tabs' tables go by their own names.
+ANALYSIS_TABLES = {
+    "scaling": ("scaling.csv",),
+    "parallelism": ("tp_dp.csv", "ep_tp.csv"),
+    "regimes": ("regimes.csv",),
+    "tiers": ("memory_tiers.csv",),
+}
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -47,16 +56,20 @@ def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_fi
     names = {path.name for path in written}
     for index, view in enumerate(VIEWS, start=1):
         assert {f"{index}-{view}.png", f"{index}-{view}.svg", f"{index}-{view}.csv"} <= names
+    for index, view in enumerate(ANALYSIS_VIEWS, start=len(VIEWS) + 1):
+        assert {f"{index}-{view}.png", f"{index}-{view}.svg", *ANALYSIS_TABLES[view]} <= names
     assert {"explain.txt", "scenario.preset.json"} <= names
     for path in written:
         assert path.stat().st_size > 100, path
 
-    for index, view in enumerate(VIEWS, start=1):
+    for index, view in enumerate(VIEWS + ANALYSIS_VIEWS, start=1):
         assert distinct_colours(tmp_path / f"{index}-{view}.png") > 20  # a real plot, not a blank page
         from PySide6.QtSvg import QSvgRenderer
 
         svg = tmp_path / f"{index}-{view}.svg"
-        assert QSvgRenderer(str(svg)).isValid() and "<path" in svg.read_text()
+        text = svg.read_text()
+        assert QSvgRenderer(str(svg)).isValid() and ("<path" in text or "<rect" in text or "<polygon" in text)
+        assert text.count("<text") > 5  # axis labels, notes
 
     # The CSVs carry the scenario and the engine's numbers.
     workspace = preset.workspace
@@ -92,7 +105,27 @@ def test_report_command_and_a_bad_preset(capsys, tmp_path):
 
     assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path / "ok"), "--scale", "1"]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert len(printed) == 17 and all(Path(line).exists() for line in printed)
+    assert sorted(printed) == sorted(str(path) for path in (tmp_path / "ok").iterdir())
+    assert len(printed) == 3 * len(VIEWS) + 2 * len(ANALYSIS_VIEWS) + sum(map(len, ANALYSIS_TABLES.values())) + 2
+
+
+def test_report_analysis_tables_hold_the_engines_numbers(qapp, report_engine, tmp_path):
+    from accelscope.engine.regimes import regime_scores, regimes_table
+    from accelscope.gui.report import write_report
+
+    preset = load_preset(bundled_preset_files()[0], report_engine.catalog, bundled=True)
+    write_report(preset, tmp_path, report_engine, scale=1.0)
+    comments, rows = read_csv(tmp_path / "regimes.csv")
+    assert any("model:" in line for line in comments)
+    expected = regimes_table(regime_scores(report_engine))
+    # Same cells, whatever the row order the tab uses (the paper's accelerators first).
+    assert sorted(tuple(row.values()) for row in rows) == sorted(tuple(str(v) for v in r) for r in expected.rows)
+    assert len(rows) == len(report_engine.catalog.accelerators)
+    _, tiers = read_csv(tmp_path / "memory_tiers.csv")
+    assert {"share_offloaded [%]", "weights_offloaded: itl [ms]", "kv_offloaded: itl [ms]"} <= set(tiers[0])
+    nothing_offloaded = next(row for row in tiers if float(row["share_offloaded [%]"]) == 0.0)
+    expected_itl = report_engine.predict(preset.workspace.scenario).itl_s * 1e3
+    assert float(nothing_offloaded["weights_offloaded: itl [ms]"]) == pytest.approx(expected_itl, rel=1e-9)
 
 
 def test_png_scale_sets_the_resolution(qtbot, tmp_path):

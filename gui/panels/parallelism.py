@@ -1,0 +1,559 @@
+"""Tensor vs data parallelism on a node, and expert vs tensor parallelism for MoE models — the
+second paper's Figs. 4 and 6, computed by the engine (``scaling.tp_dp_grid``,
+``scaling.ep_vs_tp``).
+
+Left: for a device budget, each model's throughput per device under every TP × DP split of it,
+coloured relative to that model's best split, with a star where TP beats the split with twice
+the replicas because that split runs short of memory. Right: a MoE model on the same devices
+under EP and under TP across batch sizes, with the ratio, and the bytes behind the gap on hover.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
+
+from accelscope.engine.api import Engine
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.errors import AccelscopeError
+from accelscope.engine.frame import Frame
+from accelscope.engine.scaling import (
+    EpTpComparison,
+    TpDpGrid,
+    Workload,
+    ep_tp_table,
+    ep_vs_tp,
+    tp_dp_grid,
+    tp_dp_table,
+)
+from accelscope.engine.tables import Table
+from accelscope.engine.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
+
+from ..style import PLOT_FONT_POINTS, pen, plot_font, style_plot
+from . import bars
+from .analysis import AnalysisPanel
+
+# Brunetta et al. 2025, Fig. 4 compares these (small, medium and large dense models); the
+# current model is added as the first row when it is not one of them.
+FIG4_MODELS: tuple[str, ...] = ("llama-3.1-8b", "qwen3-32b", "llama-3.3-70b")
+# Fig. 6 uses a MoE; when the current model is dense the tab shows this one, and says so.
+DEFAULT_MOE = "mixtral-8x22b"
+EP_TP_BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+# A light sequential scale (white to blue) for "share of the model's best split": values are
+# written in the cells, so the colour only has to rank them.
+HEAT_LOW = "#F4F8FC"
+HEAT_HIGH = "#2166AC"
+DARK_TEXT_BELOW = 0.6  # on cells lighter than this share, dark text; else white
+NO_FIT_CELL = "#9A9A9A"
+CELL_SIZE = 0.94  # of a cell, so a white gap separates them
+BEATS_OUTLINE = "#111111"
+STAR_COLOUR = "#E6A100"
+STAR_PX = 22
+TP_COLOUR = "#0077BB"
+EP_COLOUR = "#CC3311"
+RATIO_COLOUR = "#555555"
+BATCH_MARK_COLOUR = "#888888"
+SYMBOL_PX = 10
+LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated title side by side
+
+
+@dataclass(frozen=True)
+class ParallelismStudy:
+    key: tuple
+    grid: TpDpGrid | None
+    grid_problem: str
+    ep_tp: EpTpComparison | None
+    ep_tp_problem: str
+    ep_tp_note: str  # which model and devices the EP/TP side shows, and why
+    model_names: dict[str, str]
+
+
+def _heat_colour(share: float) -> QColor:
+    low, high = QColor(HEAT_LOW), QColor(HEAT_HIGH)
+    t = min(max(share, 0.0), 1.0)
+    return QColor.fromRgbF(low.redF() + t * (high.redF() - low.redF()),
+                           low.greenF() + t * (high.greenF() - low.greenF()),
+                           low.blueF() + t * (high.blueF() - low.blueF()))
+
+
+def _bytes(size: float) -> str:
+    """Decimal units: "720 MB", "1.03 GB"."""
+    return f"{size / 1e9:.3g} GB" if size >= 1e9 else f"{size / 1e6:.3g} MB"
+
+
+def _split_label(tp: int, dp: int) -> str:
+    return f"TP {tp} × DP {dp}"
+
+
+def _split_tick(tp: int, dp: int) -> str:
+    """A heatmap column, short enough for five columns on a narrow tab (the axis says TP × DP)."""
+    return f"{tp} × {dp}"
+
+
+class ParallelismPanel(AnalysisPanel):
+    title = "TP/DP · EP/TP"
+    view_option_changed = Signal(str, object)  # ("device_budget", n), for the workspace's options
+
+    def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
+        super().__init__(catalog, engine, parent)
+        self._study_key: tuple | None = None
+        self._heat_values = np.zeros((0, 0))  # [model, split] input + output tokens/s per device
+        self._heat_shares = np.zeros((0, 0))
+        self._heat_models: list[str] = []
+        self._heat_splits: list[tuple[int, int]] = []
+
+        self.header = bars.subtitle_label("")
+        budget_row = QHBoxLayout()
+        budget_row.setContentsMargins(8, 2, 8, 2)
+        budget_label = QLabel("Devices in the node:")
+        self.budget = QComboBox()
+        for n in DEVICE_BUDGETS:
+            self.budget.addItem(f"{n} devices", n)
+        self.budget.setCurrentIndex(DEVICE_BUDGETS.index(int(VIEW_OPTION_DEFAULTS["device_budget"])))
+        self.budget.currentIndexChanged.connect(self._budget_changed)
+        for widget in (budget_label, self.budget):
+            font = widget.font()
+            font.setPointSize(PLOT_FONT_POINTS)
+            widget.setFont(font)
+        budget_row.addWidget(budget_label)
+        budget_row.addWidget(self.budget)
+        budget_row.addStretch(1)
+
+        self.canvas = bars.canvas()
+        layout_ci = self.canvas.ci
+        self.heat_plot = layout_ci.addPlot(row=0, col=0, rowspan=2,
+                                           axisItems={"left": bars.RowAxis("left"), "bottom": pg.AxisItem("bottom")})
+        style_plot(self.heat_plot, title="TP vs DP: tokens/s per device", x_label="TP × DP split of the node",
+                   x_unit=None, y_label="", y_unit=None)
+        self.heat_plot.getAxis("left").showLabel(False)
+        self.heat_plot.showGrid(x=False, y=False)
+        self.heat_plot.invertY(True)
+        for plot_item in (self.heat_plot,):
+            plot_item.setMouseEnabled(x=False, y=False)
+            plot_item.setMenuEnabled(False)
+            plot_item.hideButtons()
+            plot_item.vb.disableAutoRange()
+        self.cells = pg.BarGraphItem(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush="w", pen=None)
+        self.heat_plot.addItem(self.cells)
+        # Two single-line texts per cell (value, share): a one-line text centres on its anchor.
+        self.cell_texts = bars.TextPool(self.heat_plot, anchor=(0.5, 1.0))
+        self.cell_shares = bars.TextPool(self.heat_plot, anchor=(0.5, 0.0))
+        self.stars = pg.ScatterPlotItem(symbol="star", size=STAR_PX, pen=pg.mkPen("#6B4A00", width=1),
+                                        brush=pg.mkBrush(STAR_COLOUR))
+        self.stars.setZValue(10)
+        self.heat_plot.addItem(self.stars)
+
+        # Curves are drawn at log10 of their values on axes that label the values (1, 2, 5 × 10^k):
+        # pyqtgraph's own log mode labels minor ticks as powers and crowds them.
+        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": bars.LogValueAxis("bottom"),
+                                                                  "left": bars.LogValueAxis("left")})
+        style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
+                   y_label="output tokens/s, log scale", y_unit=None)
+        self.ep_plot.addLegend(offset=(10, 10), labelTextSize=f"{PLOT_FONT_POINTS}pt")
+        self.tp_curve = self.ep_plot.plot([], [], pen=pen(TP_COLOUR), symbol="o", symbolSize=SYMBOL_PX,
+                                          symbolBrush=TP_COLOUR, symbolPen=TP_COLOUR, name="TP (experts sliced)")
+        self.ep_curve = self.ep_plot.plot([], [], pen=pen(EP_COLOUR), symbol="s", symbolSize=SYMBOL_PX,
+                                          symbolBrush=EP_COLOUR, symbolPen=EP_COLOUR, name="EP (experts whole)")
+        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": bars.LogValueAxis("bottom")})
+        style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
+                   y_label="TP / EP throughput", y_unit="×")
+        self.ratio_plot.getAxis("left").enableAutoSIPrefix(False)
+        self.ratio_plot.setXLink(self.ep_plot)
+        for plot_item in (self.ep_plot, self.ratio_plot):  # one width, so the two plots line up
+            plot_item.getAxis("left").setWidth(LEFT_AXIS_PX)
+        self.ratio_curve = self.ratio_plot.plot([], [], pen=pen(RATIO_COLOUR), symbol="d", symbolSize=SYMBOL_PX,
+                                                symbolBrush=RATIO_COLOUR, symbolPen=RATIO_COLOUR)
+        self.parity = pg.InfiniteLine(pos=1.0, angle=0, movable=False, pen=pen("#999999", width=1.5, dashed=True),
+                                      label="TP faster above, EP below", labelOpts={
+                                          "position": 0.02, "anchors": [(0, 1), (0, 1)], "color": "#555555"})
+        self.parity.label.setFont(plot_font())
+        self.ratio_plot.addItem(self.parity, ignoreBounds=True)
+        self.batch_marks: list[pg.InfiniteLine] = []
+        for plot_item in (self.ep_plot, self.ratio_plot):
+            plot_item.setMouseEnabled(x=False, y=False)
+            plot_item.setMenuEnabled(False)
+            plot_item.hideButtons()
+            first = not self.batch_marks
+            mark = pg.InfiniteLine(angle=90, movable=False, pen=pen(BATCH_MARK_COLOUR, width=1.5, dashed=True),
+                                   label="batch" if first else None,
+                                   labelOpts={"position": 0.06, "anchors": [(0, 1), (0, 1)],
+                                              "color": BATCH_MARK_COLOUR} if first else None)
+            if first:
+                mark.label.setFont(plot_font())
+            plot_item.addItem(mark, ignoreBounds=True)
+            self.batch_marks.append(mark)
+        layout_ci.layout.setColumnStretchFactor(0, 5)
+        layout_ci.layout.setColumnStretchFactor(1, 4)
+        layout_ci.layout.setRowStretchFactor(0, 3)
+        layout_ci.layout.setRowStretchFactor(1, 2)
+
+        self.notes = bars.subtitle_label("")
+        self.hover_text = ""
+        self.canvas.scene().sigMouseMoved.connect(self._hover)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.header)
+        layout.addLayout(budget_row)
+        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.notes)
+
+    # ---- options (presets) ------------------------------------------------------------------
+
+    def device_budget(self) -> int:
+        return int(self.budget.currentData())
+
+    def options(self) -> dict:
+        return {"device_budget": self.device_budget()}
+
+    def set_options(self, options: dict) -> None:
+        """Apply stored options; a budget that is not one of ``DEVICE_BUDGETS`` is ignored."""
+        budget = options.get("device_budget")
+        if not isinstance(budget, bool) and isinstance(budget, int) and budget in DEVICE_BUDGETS:
+            self.budget.setCurrentIndex(DEVICE_BUDGETS.index(budget))
+
+    def _budget_changed(self) -> None:
+        self.view_option_changed.emit("device_budget", self.device_budget())
+        if self.frame is not None:
+            self.update_frame(self.frame)
+
+    # ---- AnalysisPanel ---------------------------------------------------------------------
+
+    def update_frame(self, frame: Frame) -> None:
+        # The workspace's budget wins when it changes (a preset was loaded); otherwise the
+        # combo keeps what the user chose, even before the main window stores it.
+        budget = frame.workspace.option("device_budget")
+        previous = None if self.frame is None else self.frame.workspace.option("device_budget")
+        if budget != previous and budget in DEVICE_BUDGETS and budget != self.device_budget():
+            self.budget.blockSignals(True)
+            self.budget.setCurrentIndex(DEVICE_BUDGETS.index(budget))
+            self.budget.blockSignals(False)
+        super().update_frame(frame)
+        self._mark_batch(frame.workspace.scenario.batch)
+
+    def _key(self, frame: Frame) -> tuple:
+        # Not the batch: the grid sets its own (128 sequences per device) and EP/TP sweeps it.
+        s = frame.workspace.scenario
+        return (s.model, s.accelerator, s.input_len, s.output_len, s.weight_precision, s.activation_precision,
+                s.kv_precision, self.device_budget())
+
+    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
+        return self._study_key is None or self._key(new) != self._study_key
+
+    def compute(self, frame: Frame) -> ParallelismStudy:
+        s = frame.workspace.scenario
+        key = self._key(frame)
+        self._study_key = key
+        budget = self.device_budget()
+        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
+                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
+                            kv_precision=s.kv_precision)
+        models = [s.model, *(m for m in FIG4_MODELS if m != s.model)]
+        names = {}
+        for model_id in models:
+            try:
+                names[model_id] = self.engine.model(model_id).name
+            except AccelscopeError:
+                names[model_id] = model_id
+        grid, grid_problem = None, ""
+        try:
+            grid = tp_dp_grid(self.engine, models, s.accelerator, budget, workload)
+        except (ValueError, AccelscopeError) as error:
+            grid_problem = str(error)
+
+        current = self.engine.model(s.model)
+        moe_id = s.model if current.is_moe else DEFAULT_MOE
+        moe = current if current.is_moe else self.engine.model(DEFAULT_MOE)
+        names.setdefault(moe_id, moe.name)
+        # EP places whole experts: no more devices than experts (a power of two, as the budget).
+        devices = min(budget, 1 << math.floor(math.log2(moe.moe.n_routed_experts)))
+        note = f"{moe.name} on {devices} devices"
+        if not current.is_moe:
+            note += f" ({names[s.model]} is dense: expert parallelism needs a mixture-of-experts model)"
+        if devices < budget:
+            note += f"; {devices}, not {budget}: the model has {moe.moe.n_routed_experts} routed experts"
+        comparison, ep_problem = None, ""
+        try:
+            comparison = ep_vs_tp(self.engine, moe_id, s.accelerator, devices, EP_TP_BATCHES, workload)
+        except (ValueError, AccelscopeError) as error:
+            ep_problem = str(error)
+        return ParallelismStudy(key, grid, grid_problem, comparison, ep_problem, note, names)
+
+    def show_study(self, study: ParallelismStudy) -> None:
+        self._show_header(study)
+        self._show_grid(study)
+        self._show_ep_tp(study)
+        self._show_notes(study)
+        if self.frame is not None:
+            self._mark_batch(self.frame.workspace.scenario.batch)
+
+    def table(self) -> Table | None:
+        study = self.study
+        if not isinstance(study, ParallelismStudy) or study.grid is None:
+            return None
+        return tp_dp_table(study.grid)
+
+    def tables(self) -> dict[str, Table]:
+        """``tp_dp`` and ``ep_tp`` (each present once computed)."""
+        study = self.study
+        found: dict[str, Table] = {}
+        if isinstance(study, ParallelismStudy):
+            if study.grid is not None:
+                found["tp_dp"] = tp_dp_table(study.grid)
+            if study.ep_tp is not None:
+                found["ep_tp"] = ep_tp_table(study.ep_tp)
+        return found
+
+    # ---- drawing ---------------------------------------------------------------------------
+
+    def _show_header(self, study: ParallelismStudy) -> None:
+        s = self.frame.workspace.scenario
+        accelerator = self.catalog.accelerators.get(s.accelerator)
+        device = accelerator.name if accelerator is not None else s.accelerator
+        legend = (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
+                  + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
+                  + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
+                  + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
+                                glyph="★")
+                  + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
+        self.header.setText(
+            f"On <b>{device}</b> · {s.input_len:,}-token prompts, {s.output_len:,} generated · "
+            f"{s.weight_precision}/{s.activation_precision}/{s.kv_precision}. Left: every TP × DP split of the node, "
+            "128 sequences per device (the second paper's Fig. 4): input + output tokens/s per device, and as a "
+            "share of the model's best split. "
+            f"Right: {study.ep_tp_note} (Fig. 6). Hover for why.<br>{legend}")
+
+    def _show_grid(self, study: ParallelismStudy) -> None:
+        grid = study.grid
+        if grid is None:
+            self._heat_models, self._heat_splits = [], []
+            self._heat_values = self._heat_shares = np.zeros((0, 0))
+            bars.set_bars(self.cells, np.zeros(0), np.zeros(0), np.zeros(0))
+            self.cell_texts.set_texts([])
+            self.cell_shares.set_texts([])
+            self.stars.setData(x=[], y=[])
+            self.heat_plot.getAxis("left").set_rows([])
+            return
+        models = list(dict.fromkeys(cell.model_id for cell in grid.cells))
+        splits = list(dict.fromkeys((cell.tp, cell.dp) for cell in grid.cells))
+        values = np.zeros((len(models), len(splits)))
+        fits = np.zeros_like(values, bool)
+        for cell in grid.cells:
+            i, j = models.index(cell.model_id), splits.index((cell.tp, cell.dp))
+            values[i, j] = cell.total_tok_s_per_device
+            fits[i, j] = cell.result.fits
+        best = values.max(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = np.where(best > 0, values / best, 0.0)
+        self._heat_models, self._heat_splits = models, splits
+        self._heat_values, self._heat_shares = values, shares
+
+        xs, ys, brushes, texts, shares_text, text_colours, pens, star_x, star_y = [], [], [], [], [], [], [], [], []
+        for cell in grid.cells:
+            i, j = models.index(cell.model_id), splits.index((cell.tp, cell.dp))
+            xs.append(float(j))
+            ys.append(float(i))
+            share = shares[i, j]
+            if fits[i, j]:
+                brushes.append(bars.solid(_heat_colour(share).name()))
+                texts.append(bars.compact(values[i, j]))
+                shares_text.append(f"{share:.0%}")
+                text_colours.append("k" if share < DARK_TEXT_BELOW else "w")
+            else:
+                brushes.append(bars.hatched(NO_FIT_CELL))
+                texts.append("no fit")
+                shares_text.append("")
+                text_colours.append("#444444")
+            pens.append(pg.mkPen(BEATS_OUTLINE, width=3.5) if cell.tp_beats_dp else pg.mkPen(None))
+            if cell.because_of_memory:
+                star_x.append(j + 0.5 * CELL_SIZE - 0.1)
+                star_y.append(i - 0.5 * CELL_SIZE + 0.14)
+        self.cells.setOpts(x=xs, y=ys, width=CELL_SIZE, height=CELL_SIZE, brushes=brushes, pens=pens)
+        self.cell_texts.set(texts, xs, [y + 0.06 for y in ys], text_colours)
+        self.cell_shares.set(shares_text, xs, [y + 0.06 for y in ys], text_colours)
+        self.stars.setData(x=star_x, y=star_y)
+        left = self.heat_plot.getAxis("left")
+        left.set_rows([f"{m} (current)" if k == 0 else m for k, m in enumerate(models)],
+                      ids=models, max_width=0.28 * max(self.canvas.width(), 600))
+        self.heat_plot.getAxis("bottom").setTicks([[(float(j), _split_tick(tp, dp))
+                                                    for j, (tp, dp) in enumerate(splits)], []])
+        self.heat_plot.setXRange(-0.5, len(splits) - 0.5, padding=0.0)
+        self.heat_plot.setYRange(-0.5, len(models) - 0.5, padding=0.0)
+
+    def _show_ep_tp(self, study: ParallelismStudy) -> None:
+        comparison = study.ep_tp
+        if comparison is None:
+            for curve in (self.tp_curve, self.ep_curve, self.ratio_curve):
+                curve.setData([], [])
+            self.ep_plot.setTitle(f"EP vs TP: {study.ep_tp_problem}", size=f"{PLOT_FONT_POINTS + 1}pt")
+            return
+        batches = np.array([p.batch for p in comparison.points], float)
+        tp = np.array([p.tp.throughput_output_tok_s for p in comparison.points])
+        ep = np.array([p.ep.throughput_output_tok_s for p in comparison.points])
+        ratio = np.array([p.tp_over_ep_throughput for p in comparison.points])
+        # Hollow markers where a layout does not fit (the engine's numbers for a layout that could not run).
+        log_batches = np.log10(batches)
+        self.tp_curve.setData(log_batches, np.log10(tp),
+                              symbolBrush=[TP_COLOUR if p.tp.fits else "w" for p in comparison.points])
+        self.ep_curve.setData(log_batches, np.log10(ep),
+                              symbolBrush=[EP_COLOUR if p.ep.fits else "w" for p in comparison.points])
+        self.ratio_curve.setData(log_batches, ratio)
+        self.ep_plot.setTitle(f"EP vs TP on {comparison.devices} devices", size=f"{PLOT_FONT_POINTS + 2}pt")
+        x_pad = 0.08 * (log_batches[-1] - log_batches[0] or 1.0)
+        self.ep_plot.setXRange(log_batches[0] - x_pad, log_batches[-1] + x_pad, padding=0.0)
+        low, high = float(np.log10(min(tp.min(), ep.min()))), float(np.log10(max(tp.max(), ep.max())))
+        y_pad = 0.08 * max(high - low, 1.0)
+        self.ep_plot.setYRange(low - y_pad, high + y_pad, padding=0.0)
+        self.ratio_plot.setYRange(min(0.9, float(ratio.min()) * 0.95), max(1.1, float(ratio.max()) * 1.05),
+                                  padding=0.0)
+
+    def _show_notes(self, study: ParallelismStudy) -> None:
+        lines = []
+        if study.grid_problem:
+            lines.append(f"TP/DP: cannot compute: {study.grid_problem}")
+        if study.ep_tp_problem:
+            lines.append(f"EP/TP: cannot compute: {study.ep_tp_problem}")
+        comparison = study.ep_tp
+        if comparison is not None and comparison.points:
+            first, last = comparison.points[0], comparison.points[-1]
+            if not any(p.tp.fits or p.ep.fits for p in comparison.points):
+                lines.append(f"<span style='color:#B2182B'>⚠ Neither layout fits the weights on "
+                             f"{comparison.devices} devices: the curves are the engine's numbers for layouts that "
+                             "could not run.</span>")
+            lines.append(
+                f"EP/TP at batch {first.batch}: the busiest EP device reads "
+                f"{_bytes(first.expert_weight_bytes_read_ep)} of expert weights per step against TP's "
+                f"{_bytes(first.expert_weight_bytes_read_tp)} (whole experts vs 1/{comparison.devices} slices); "
+                f"at batch {last.batch}: EP sends {_bytes(last.all_reduce_bytes_ep + last.all_to_all_bytes_ep)} "
+                f"per device per step (all-to-all {_bytes(last.all_to_all_bytes_ep)}) against TP's all-reduces of "
+                f"{_bytes(last.all_reduce_bytes_tp)}. Hollow markers: the layout does not fit."
+            )
+        self.notes.setText("<br>".join(lines))
+
+    def _mark_batch(self, batch: int) -> None:
+        for mark in self.batch_marks:
+            mark.setPos(math.log10(batch))
+        label = self.batch_marks[0].label
+        label.setFormat(f"current batch {batch:,}")
+        # Beside the line on the side with more room, so the text is not cut at the plot's edge.
+        middle = math.log10(EP_TP_BATCHES[0] * EP_TP_BATCHES[-1]) / 2
+        anchor = (1, 1) if math.log10(batch) > middle else (0, 1)
+        if label.anchors[0] != anchor:
+            label.anchors = [anchor, anchor]
+            label.updatePosition()
+
+    # ---- hover ------------------------------------------------------------------------------
+
+    def _hover(self, scene_pos: QPointF) -> None:
+        self.hover_text = self.tooltip_at(scene_pos)
+        if self.hover_text:
+            QToolTip.showText(self.canvas.mapToGlobal(self.canvas.mapFromScene(scene_pos)), self.hover_text,
+                              self.canvas)
+        else:
+            QToolTip.hideText()
+
+    def tooltip_at(self, scene_pos: QPointF) -> str:
+        if self.heat_plot.vb.sceneBoundingRect().contains(scene_pos):
+            point = self.heat_plot.vb.mapSceneToView(scene_pos)
+            return self.cell_tooltip(round(point.y()), round(point.x()))
+        for plot_item in (self.ep_plot, self.ratio_plot):
+            if plot_item.vb.sceneBoundingRect().contains(scene_pos):
+                point = plot_item.vb.mapSceneToView(scene_pos)
+                return self.batch_tooltip(point.x())
+        return ""
+
+    def cell_tooltip(self, row: int, column: int) -> str:
+        study = self.study
+        if not isinstance(study, ParallelismStudy) or study.grid is None:
+            return ""
+        if not (0 <= row < len(self._heat_models) and 0 <= column < len(self._heat_splits)):
+            return ""
+        model_id = self._heat_models[row]
+        tp, dp = self._heat_splits[column]
+        cell = study.grid.cell(model_id, tp)
+        r = cell.result
+        lines = [(f"{_split_label(tp, dp)} on {study.grid.device_budget} devices; {cell.batch_per_replica:,} sequences "
+                 "per replica")]
+        if r.fits:
+            lines += [
+                (f"input + output: {bars.compact(cell.total_tok_s_per_device)} tokens/s per device "
+                f"({self._heat_shares[row, column]:.0%} of the model's best split)"),
+                f"output: {bars.compact(cell.output_tok_s_per_device)} tokens/s per device",
+                f"ITL: {bars.compact(r.itl_s * 1e3)} ms; TTFT: {bars.compact(r.ttft_s * 1e3)} ms",
+            ]
+        lines.append(f"weights: {r.memory.weights_bytes / 1e9:.3g} GB per device, "
+                     f"{r.memory.weights_bytes / r.memory.usable_bytes:.0%} of usable memory")
+        if cell.memory_limit:
+            lines.append(f"memory: {cell.memory_limit}")
+        if cell.tp_beats_dp:
+            lines.append(f"<b>TP beats DP</b>{' because of memory' if cell.because_of_memory else ''}: {cell.why}")
+        return bars.tooltip_html(study.model_names.get(model_id, model_id), lines)
+
+    def batch_tooltip(self, log_batch: float) -> str:
+        study = self.study
+        if not isinstance(study, ParallelismStudy) or study.ep_tp is None or not study.ep_tp.points:
+            return ""
+        points = study.ep_tp.points
+        nearest = min(points, key=lambda p: abs(math.log10(p.batch) - log_batch))
+        p, n = nearest, study.ep_tp.devices
+        lines = [
+            (f"output throughput: TP {bars.compact(p.tp.throughput_output_tok_s)} tokens/s, "
+            f"EP {bars.compact(p.ep.throughput_output_tok_s)} tokens/s (TP/EP {p.tp_over_ep_throughput:.3g}×)"),
+            (f"ITL: TP {bars.compact(p.tp.itl_s * 1e3)} ms, EP {bars.compact(p.ep.itl_s * 1e3)} ms "
+            f"(p99 {bars.compact(p.tp_spread.p99_s * 1e3)} ms, {bars.compact(p.ep_spread.p99_s * 1e3)} ms)"),
+            f"experts per device: TP all {p.experts_per_device_tp} as 1/{n} slices, EP {p.experts_per_device_ep} whole",
+            (f"expert weights read per device per step: TP {_bytes(p.expert_weight_bytes_read_tp)}, "
+            f"EP {_bytes(p.expert_weight_bytes_read_ep)}"),
+            (f"sent per device per step: TP all-reduce {_bytes(p.all_reduce_bytes_tp)}; EP all-reduce "
+            f"{_bytes(p.all_reduce_bytes_ep)} + all-to-all {_bytes(p.all_to_all_bytes_ep)}"),
+            (f"communication per stage pass: TP {bars.compact(p.tp.decode.communication_time_s * 1e3)} ms, "
+            f"EP {bars.compact(p.ep.decode.communication_time_s * 1e3)} ms"),
+            (f"EP load imbalance (busiest / mean): engine {p.imbalance_engine:.3g}×, "
+            f"simulated {p.imbalance_simulated:.3g}×"),
+        ]
+        if not p.tp.fits:
+            lines.append(f"⚠ TP does not fit: {p.tp.fit_reason}")
+        if not p.ep.fits:
+            lines.append(f"⚠ EP does not fit: {p.ep.fit_reason}")
+        return bars.tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
+
+    # ---- what is drawn ---------------------------------------------------------------------
+
+    def plotted(self) -> dict[str, np.ndarray]:
+        opts = self.cells.opts
+        x = np.asarray(opts.get("x"), float)
+        y = np.asarray(opts.get("y"), float)
+        star_x, star_y = self.stars.getData()
+        return {
+            "heat_models": np.array(self.heat_plot.getAxis("left").ids, dtype=object),
+            "heat_splits": np.array(self._heat_splits, dtype=int).reshape(-1, 2),
+            "heat_tok_s_per_device": self._heat_values.copy(),
+            "heat_share": self._heat_shares.copy(),
+            "heat_cell_x": x,
+            "heat_cell_y": y,
+            "heat_text": np.array(self.cell_texts.texts(), dtype=object),
+            "heat_hatched": np.array([b.style() != Qt.BrushStyle.SolidPattern for b in opts.get("brushes") or []],
+                                     bool),
+            "star_cells": np.column_stack([np.round(star_y), np.round(star_x)]).astype(int)
+            if len(star_x) else np.zeros((0, 2), int),
+            "ep_tp_batch": 10.0 ** _curve(self.tp_curve)[0],
+            "tp_tok_s": 10.0 ** _curve(self.tp_curve)[1],
+            "ep_tok_s": 10.0 ** _curve(self.ep_curve)[1],
+            "tp_over_ep": _curve(self.ratio_curve)[1],
+        }
+
+
+def _curve(curve: pg.PlotDataItem) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) as drawn (empty before the first study)."""
+    if curve.xData is None:
+        return np.zeros(0), np.zeros(0)
+    return np.asarray(curve.xData, float), np.asarray(curve.yData, float)
+

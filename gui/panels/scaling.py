@@ -1,0 +1,800 @@
+"""Scaling strategies: how many devices each parallel layout needs to hold the current model,
+and what it then gives — throughput, time to first token, inter-token latency and its spread.
+
+One row per strategy of the engine's ``scaling.STRATEGIES`` (tensor, pipeline, expert
+parallelism, weight offload and the hybrids), in that order; strategies that do not apply to
+the model (expert parallelism on a dense model) keep their row, labelled. Beside the plots: a
+form that builds a synthetic model (a 1T dense or a 1T MoE in one click) and asks the main
+window to show it, and, for MoE models, the routing Monte Carlo under expert parallelism with
+the first paper's claims next to the computed numbers. Every number is the engine's
+(``scaling.compare_strategies``, ``scaling.claims_check``, ``moe_routing.simulate_routing``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QFormLayout,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from accelscope.engine import synthetic
+from accelscope.engine.api import Engine
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.errors import AccelscopeError
+from accelscope.engine.frame import Frame
+from accelscope.engine.model import ModelArch
+from accelscope.engine.moe_routing import RoutingResult, RoutingSetup, simulate_routing
+from accelscope.engine.scaling import (
+    DEFAULT_MAX_DEVICES,
+    STRATEGIES,
+    STRATEGY_LABELS,
+    ClaimCheck,
+    ScalingComparison,
+    StrategyResult,
+    Workload,
+    claims_check,
+    compare_strategies,
+    scaling_table,
+)
+from accelscope.engine.tables import Table
+from accelscope.engine.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
+
+from ..style import PLOT_FONT_POINTS, plot_font, style_plot
+from . import bars
+from .analysis import AnalysisPanel
+from .memory import short_reason
+
+STRATEGY_NAMES: dict[str, str] = {
+    "tp": "TP",
+    "pp": "PP",
+    "ep": "EP",
+    "offload": "offload",
+    "tp-pp": "TP × PP",
+    "ep-tp": "EP × TP",
+    "pp-offload": "PP + offload",
+}
+# Paul Tol's muted scheme: related strategies in related hues (tensor blues, pipeline greens,
+# expert reds, offloading greys), so the hybrids read as mixtures.
+STRATEGY_COLOURS: dict[str, str] = {
+    "tp": "#332288",
+    "pp": "#117733",
+    "ep": "#CC6677",
+    "offload": "#777777",
+    "tp-pp": "#44AA99",
+    "ep-tp": "#AA4499",
+    "pp-offload": "#999933",
+}
+NOT_APPLICABLE_COLOUR = "#888888"
+NO_FIT_COLOUR = "#B2182B"
+GOOD_COLOUR = "#1B6E2E"
+SYSTEM_ALPHA = 255
+DEVICE_ALPHA = 95
+DEVICE_SWATCH = "#C8C8C8"
+P99_ALPHA = 80  # the light extension of an ITL bar, from the expected ITL to its p99
+THROUGHPUT_SERIES = (("system", -0.19, 0.36, SYSTEM_ALPHA), ("device", 0.19, 0.36, DEVICE_ALPHA))
+ITL_SERIES = (("p99", 0.0, bars.BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, bars.BAR_HEIGHT, 255))
+P50_MARK_PX = 20
+SIDE_WIDTH_PX = 340  # the synthetic-model form and the routing box, at first
+SIDE_MIN_WIDTH_PX = 260
+CANVAS_MIN_WIDTH_PX = 360
+CANVAS_MIN_HEIGHT_PX = 300
+NOTES_MAX_HEIGHT_PX = 205  # the numbers table: a header and seven strategies at 11 pt
+WIDE_PANEL_PX = 1100  # narrower than this at first show: the side column starts hidden
+NOTES_SCROLL_MARGIN_PX = 18  # room for a horizontal scroll bar
+HISTOGRAM_HEIGHT_PX = 230
+HISTOGRAM_MAX_BINS = 30
+HISTOGRAM_COLOUR = "#CC6677"
+P50_COLOUR = "#222222"
+P99_COLOUR = "#B2182B"
+ENGINE_COLOUR = "#0077BB"
+SKEW_STEP = 0.1
+
+# The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
+FORM_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("total_b", "Total parameters (B)", "e.g. 1000"),
+    ("active_b", "Active parameters (B, MoE)", "empty for a dense model"),
+    ("experts", "Routed experts", "0 for a dense model"),
+    ("experts_per_token", "Experts per token", "0 for a dense model"),
+    ("layers", "Layers", "e.g. 61"),
+    ("hidden", "Hidden size", "a multiple of 128"),
+)
+DENSE_1T_FORM = {
+    "total_b": "1000", "active_b": "", "experts": "0", "experts_per_token": "0",
+    "layers": str(synthetic.DENSE_1T_LAYERS), "hidden": str(synthetic.DENSE_1T_HIDDEN),
+}
+MOE_1T_FORM = {
+    "total_b": f"{synthetic.MOE_1T_TOTAL / 1e9:g}", "active_b": f"{synthetic.MOE_1T_ACTIVE / 1e9:g}",
+    "experts": str(synthetic.MOE_1T_EXPERTS), "experts_per_token": str(synthetic.MOE_1T_EXPERTS_PER_TOKEN),
+    "layers": str(synthetic.MOE_1T_LAYERS), "hidden": str(synthetic.MOE_1T_HIDDEN),
+}
+MAX_FORM_TEXT = 40  # characters kept from a stored form value (presets are untrusted)
+
+
+def _ms(seconds: float) -> str:
+    return f"{bars.compact(seconds * 1e3)} ms"
+
+
+def _time(seconds: float) -> str:
+    """Milliseconds below a second, seconds above: "27.8 ms", "14.2 s"."""
+    return _ms(seconds) if seconds < 1.0 else f"{bars.compact(seconds)} s"
+
+
+def _layout_words(entry: StrategyResult) -> str:
+    s = entry.scenario
+    parts = [f"tp {s.tp}"] if s.tp > 1 else []
+    if s.pp > 1:
+        parts.append(f"pp {s.pp}")
+    if s.ep > 1:
+        parts.append(f"ep {s.ep}")
+    if s.offload > 0:
+        parts.append(f"{s.offload:.0%} offloaded")
+    return " · ".join(parts) or "one device"
+
+
+@dataclass(frozen=True)
+class ScalingStudy:
+    key: tuple
+    comparison: ScalingComparison | None  # None when the engine refused the inputs
+    problem: str  # why there is no comparison
+    routing: RoutingResult | None  # the expert-parallel layout's routing simulation (MoE, EP fits)
+    claims: tuple[ClaimCheck, ...]
+    is_moe: bool
+    model_name: str
+
+
+# ---- the synthetic-model form ------------------------------------------------------------------
+
+
+class SyntheticModelForm(QGroupBox):
+    """Sizes in, a ``ModelArch`` out (``synthetic.synthetic_model``). A request the engine
+    refuses leaves everything as it was and says why in one line."""
+
+    model_requested = Signal(object)  # ModelArch
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Synthetic model", parent)
+        layout = QVBoxLayout(self)
+        quick = QHBoxLayout()
+        self.dense_button = QPushButton("1T dense")
+        self.dense_button.setToolTip("1 trillion parameters, 128 layers, hidden 25,600 (Llama 3.1 405B grown)")
+        self.moe_button = QPushButton("1T MoE (Kimi K2 shape)")
+        self.moe_button.setToolTip("1T total, 32B active, 384 experts, 8 per token, 61 layers, hidden 7,168")
+        self.dense_button.clicked.connect(lambda: self._fill(DENSE_1T_FORM, "1T dense"))
+        self.moe_button.clicked.connect(lambda: self._fill(MOE_1T_FORM, "1T MoE (Kimi K2 shape)"))
+        quick.addWidget(self.dense_button)
+        quick.addWidget(self.moe_button)
+        layout.addLayout(quick)
+        form = QFormLayout()
+        self.fields: dict[str, QLineEdit] = {}
+        for key, label, placeholder in FORM_FIELDS:
+            edit = QLineEdit()
+            edit.setPlaceholderText(placeholder)
+            edit.setMaxLength(MAX_FORM_TEXT)
+            edit.returnPressed.connect(self.use_model)
+            form.addRow(label, edit)
+            self.fields[key] = edit
+        layout.addLayout(form)
+        self.use_button = QPushButton("Use this model")
+        self.use_button.setToolTip("Build the model and show it in every tab")
+        self.use_button.clicked.connect(self.use_model)
+        layout.addWidget(self.use_button)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        layout.addWidget(self.message)
+        self._fill(MOE_1T_FORM, None)
+
+    def values(self) -> dict[str, str]:
+        return {key: edit.text() for key, edit in self.fields.items()}
+
+    def set_values(self, values: dict[str, object]) -> None:
+        """Fill the fields from stored texts; unknown keys and values that are not text or
+        numbers are ignored (stored values are untrusted)."""
+        for key, edit in self.fields.items():
+            value = values.get(key)
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                continue
+            edit.setText(str(value)[:MAX_FORM_TEXT])
+
+    def build(self) -> ModelArch:
+        """The model the fields describe; ``ValueError`` with a one-line reason if none."""
+        texts = self.values()
+        total = _parse_billions("total parameters", texts["total_b"], required=True)
+        active = _parse_billions("active parameters", texts["active_b"], required=False)
+        try:
+            return synthetic.synthetic_model(
+                total,
+                active_params=active,
+                n_experts=_parse_whole("routed experts", texts["experts"], default=0),
+                experts_per_token=_parse_whole("experts per token", texts["experts_per_token"], default=0),
+                n_layers=_parse_whole("layers", texts["layers"], default=None),
+                hidden_size=_parse_whole("hidden size", texts["hidden"], default=None),
+            )
+        except TypeError as error:
+            raise ValueError(str(error)) from error
+
+    def use_model(self) -> None:
+        try:
+            model = self.build()
+        except ValueError as error:
+            self._say(str(error), NO_FIT_COLOUR)
+            return
+        active = f", {model.active_params / 1e9:.4g} B active per token" if model.is_moe else ""
+        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", GOOD_COLOUR)
+        self.model_requested.emit(model)
+
+    def _fill(self, values: dict[str, str], name: str | None) -> None:
+        self.set_values(values)
+        if name is not None:
+            self._say(f"{name}: press “Use this model” to show it in every tab", "#333333")
+
+    def _say(self, text: str, colour: str) -> None:
+        self.message.setStyleSheet(f"color: {colour}")
+        self.message.setText(text)
+
+
+def _parse_billions(what: str, text: str, *, required: bool) -> float | None:
+    text = text.strip().replace(",", "").replace("_", "")
+    if not text:
+        if required:
+            raise ValueError(f"{what}: type a number of billions, e.g. 1000 for 1T")
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a number of billions, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be a positive number of billions, got {text!r}")
+    return value * 1e9
+
+
+def _parse_whole(what: str, text: str, *, default: int | None) -> int:
+    text = text.strip().replace(",", "").replace("_", "")
+    if not text:
+        if default is None:
+            raise ValueError(f"{what}: type a whole number")
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a whole number, got {text!r}") from None
+
+
+# ---- the panel ----------------------------------------------------------------------------------
+
+
+class ScalingPanel(AnalysisPanel):
+    title = "Scaling"
+    model_requested = Signal(object)  # a synthetic ModelArch for the main window to register and select
+    view_option_changed = Signal(str, object)  # ("routing_skew", value), for the workspace's options
+
+    def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
+        super().__init__(catalog, engine, parent)
+        self._claims: tuple[ClaimCheck, ...] | None = None
+        self._claims_problem = ""
+        self._study_key: tuple | None = None
+        self._strategies: list[str] = list(STRATEGIES)
+        self._entries: list[StrategyResult | None] = []
+
+        self.header = bars.subtitle_label("")
+        self.canvas = bars.canvas()
+        # What each plot shows is said by its axis label, not a title: a title's text sets its
+        # plot's least width, and the three plots must fit beside the side column even in a
+        # window with both docks open.
+        self.devices_plot = bars.LogBarPlot(self.canvas, 0, title="", x_label="devices to fit, log scale",
+                                            x_unit=None, row_labels=True)
+        self.throughput_plot = bars.LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
+                                               x_unit=None, row_labels=False, series=THROUGHPUT_SERIES)
+        self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="inter-token latency, log scale",
+                                        x_unit="ms", row_labels=False, series=ITL_SERIES)
+        self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
+        self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=pg.mkPen(P50_COLOUR, width=2.5),
+                                            brush=None)
+        self.p50_marks.setZValue(6)
+        self.itl_plot.plot.addItem(self.p50_marks)
+        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
+                                     self._tooltip, self._row_clicked, self)
+        self.notes = bars.subtitle_label("")
+        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.form = SyntheticModelForm()
+        self.form.model_requested.connect(self.model_requested)
+        self.routing_box = self._routing_box()
+
+        left = QVBoxLayout()
+        left.setContentsMargins(0, 0, 0, 0)
+        left.setSpacing(0)
+        self.canvas.setMinimumSize(CANVAS_MIN_WIDTH_PX, CANVAS_MIN_HEIGHT_PX)
+        # The numbers table scrolls rather than squeezing the plots on a small window.
+        notes_scroll = self.notes_scroll = QScrollArea()
+        notes_scroll.setWidget(self.notes)
+        notes_scroll.setWidgetResizable(True)
+        notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 6, 0)
+        top.addWidget(self.header, 1)
+        self.side_button = QToolButton()
+        self.side_button.setText("Synthetic model · MoE routing")
+        self.side_button.setCheckable(True)
+        self.side_button.setChecked(True)
+        self.side_button.setToolTip("Show or hide the synthetic-model form and the routing simulation")
+        self.side_button.toggled.connect(self._show_side)
+        self.side_button.clicked.connect(self._side_clicked)
+        top.addWidget(self.side_button, 0, Qt.AlignmentFlag.AlignTop)
+        left.addLayout(top)
+        left.addWidget(self.canvas, 1)
+        left.addWidget(notes_scroll)
+        left_widget = QWidget()
+        left_widget.setLayout(left)
+        side = QVBoxLayout()
+        side.setContentsMargins(4, 4, 6, 4)
+        side.addWidget(self.form)
+        side.addWidget(self.routing_box)
+        side.addStretch(1)
+        side_widget = QWidget()
+        side_widget.setLayout(side)
+        side_scroll = self.side = QScrollArea()
+        side_scroll.setWidget(side_widget)
+        side_scroll.setWidgetResizable(True)
+        side_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        side_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        side_scroll.setMinimumWidth(SIDE_MIN_WIDTH_PX)
+        # A splitter: on a narrow window the user can give the plots the room of the side column.
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left_widget)
+        self.splitter.addWidget(side_scroll)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 0)
+        self.splitter.setCollapsible(0, False)
+        self.splitter.setSizes([max(1, 1500 - SIDE_WIDTH_PX), SIDE_WIDTH_PX])
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.splitter)
+        self._side_chosen = False  # once the user toggles the side column, width no longer decides
+
+    def _side_clicked(self) -> None:
+        self._side_chosen = True
+
+    def _show_side(self, shown: bool) -> None:
+        self.side.setVisible(shown)
+
+    def showEvent(self, event) -> None:
+        # On a narrow tab (a window with both docks open) the three plots need the whole width:
+        # the side column starts hidden there, one click away.
+        if not self._side_chosen:
+            self.side_button.blockSignals(True)
+            wide = self.width() >= WIDE_PANEL_PX
+            self.side_button.setChecked(wide)
+            self.side.setVisible(wide)
+            self.side_button.blockSignals(False)
+        super().showEvent(event)
+
+    def _routing_box(self) -> QGroupBox:
+        box = QGroupBox("MoE routing under expert parallelism")
+        layout = QVBoxLayout(box)
+        row = QHBoxLayout()
+        label = QLabel("Routing skew s:")
+        label.setToolTip("Zipf-like expert popularity: the r-th most popular expert has weight 1/r^s; 0 = uniform")
+        self.skew = QDoubleSpinBox()
+        self.skew.setRange(0.0, MAX_ROUTING_SKEW)
+        self.skew.setSingleStep(SKEW_STEP)
+        self.skew.setDecimals(2)
+        self.skew.setValue(float(VIEW_OPTION_DEFAULTS["routing_skew"]))
+        self.skew.setSpecialValueText("0 (uniform)")
+        self.skew.setToolTip(label.toolTip())
+        self.skew.valueChanged.connect(self._skew_changed)
+        row.addWidget(label)
+        row.addWidget(self.skew, 1)
+        layout.addLayout(row)
+        self.histogram = pg.PlotWidget()
+        self.histogram.setFixedHeight(HISTOGRAM_HEIGHT_PX)
+        hist_plot = self.histogram.getPlotItem()
+        style_plot(hist_plot, x_label="busiest device / mean", x_unit="×", y_label="layer passes", y_unit="%")
+        hist_plot.getAxis("bottom").enableAutoSIPrefix(False)
+        hist_plot.getAxis("left").enableAutoSIPrefix(False)
+        hist_plot.setMouseEnabled(x=False, y=False)
+        hist_plot.setMenuEnabled(False)
+        hist_plot.hideButtons()
+        self.histogram_bars = pg.BarGraphItem(x0=[], x1=[], height=[], y0=0, brush=HISTOGRAM_COLOUR,
+                                              pen=pg.mkPen("w", width=1))
+        hist_plot.addItem(self.histogram_bars)
+        # Labels at different heights: p50 and the engine's expectation often coincide.
+        self.p50_line = self._marker_line(hist_plot, P50_COLOUR, "p50", 0.93)
+        self.p99_line = self._marker_line(hist_plot, P99_COLOUR, "p99", 0.93)
+        self.engine_line = self._marker_line(hist_plot, ENGINE_COLOUR, "engine", 0.75, dashed=True)
+        layout.addWidget(self.histogram)
+        self.routing_text = QLabel("")
+        self.routing_text.setWordWrap(True)
+        self.routing_text.setTextFormat(Qt.TextFormat.RichText)
+        self.claims_text = QLabel("")
+        self.claims_text.setWordWrap(True)
+        self.claims_text.setTextFormat(Qt.TextFormat.RichText)
+        for text in (self.routing_text, self.claims_text):
+            font = text.font()
+            font.setPointSize(PLOT_FONT_POINTS)
+            text.setFont(font)
+            text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            layout.addWidget(text)
+        layout.addStretch(1)
+        return box
+
+    @staticmethod
+    def _marker_line(plot: pg.PlotItem, colour: str, label: str, height: float,
+                     dashed: bool = False) -> pg.InfiniteLine:
+        style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+        line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(colour, width=2, style=style),
+                               label=label, labelOpts={"position": height, "color": colour, "fill": (255, 255, 255, 220)})
+        line.label.setFont(plot_font())
+        line.setVisible(False)
+        plot.addItem(line, ignoreBounds=True)
+        return line
+
+    # ---- options (presets) ------------------------------------------------------------------
+
+    def options(self) -> dict:
+        return {"routing_skew": float(self.skew.value()), "synthetic": self.form.values()}
+
+    def set_options(self, options: dict) -> None:
+        """Apply stored options; values of the wrong type or out of range are ignored."""
+        skew = options.get("routing_skew")
+        if not isinstance(skew, bool) and isinstance(skew, int | float) and 0.0 <= skew <= MAX_ROUTING_SKEW:
+            self.skew.setValue(float(skew))  # recomputes through _skew_changed
+        form = options.get("synthetic")
+        if isinstance(form, dict):
+            self.form.set_values(form)
+
+    def routing_skew(self) -> float:
+        return float(self.skew.value())
+
+    # ---- AnalysisPanel ---------------------------------------------------------------------
+
+    def update_frame(self, frame: Frame) -> None:
+        # The workspace's skew wins when it changes (a preset was loaded); otherwise the
+        # control keeps what the user set, even before the main window stores it.
+        skew = float(frame.workspace.option("routing_skew"))
+        previous = None if self.frame is None else float(self.frame.workspace.option("routing_skew"))
+        if skew != previous and skew != self.skew.value():
+            self.skew.blockSignals(True)
+            self.skew.setValue(skew)
+            self.skew.blockSignals(False)
+        super().update_frame(frame)
+
+    def _key(self, frame: Frame) -> tuple:
+        s = frame.workspace.scenario
+        return (s.model, s.accelerator, s.batch, s.input_len, s.output_len, s.weight_precision,
+                s.activation_precision, s.kv_precision, self.routing_skew())
+
+    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
+        return self._study_key is None or self._key(new) != self._study_key
+
+    def compute(self, frame: Frame) -> ScalingStudy:
+        s = frame.workspace.scenario
+        key = self._key(frame)
+        self._study_key = key
+        skew = self.routing_skew()
+        routing = "skewed" if skew > 0 else "uniform"
+        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
+                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
+                            kv_precision=s.kv_precision)
+        claims = self._claims_once()
+        try:
+            model = self.engine.model(s.model)
+            comparison = compare_strategies(self.engine, s.model, s.accelerator, workload, routing=routing, skew=skew)
+        except (ValueError, AccelscopeError) as error:
+            return ScalingStudy(key, None, str(error), None, claims, False, s.model)
+        return ScalingStudy(key, comparison, "", self._ep_routing(model, comparison), claims, model.is_moe,
+                            model.name)
+
+    def _claims_once(self) -> tuple[ClaimCheck, ...]:
+        """The claims check has a fixed setup (a 1T MoE on B200s): computed once per panel."""
+        if self._claims is None:
+            try:
+                self._claims = claims_check(self.engine)
+            except (ValueError, AccelscopeError) as error:
+                self._claims, self._claims_problem = (), str(error)
+        return self._claims
+
+    @staticmethod
+    def _ep_routing(model: ModelArch, comparison: ScalingComparison) -> RoutingResult | None:
+        """The simulation behind the expert-parallel row's spread. Expert parallelism runs one
+        pipeline stage, so a decode step routes the resident batch at once (the engine's
+        micro-batch); the same setup returns the engine's cached simulation."""
+        if not model.is_moe or "ep" not in comparison.names:
+            return None
+        ep = comparison.strategy("ep")
+        if not (ep.found and ep.fits):
+            return None
+        return simulate_routing(RoutingSetup(
+            n_experts=model.moe.n_routed_experts,
+            experts_per_token=model.moe.experts_per_token,
+            tokens=max(1, ep.result.memory.resident_batch),
+            ep=ep.scenario.ep,
+            routing=comparison.routing,
+            skew=comparison.skew,
+            moe_layers=model.n_moe_layers,
+        ))
+
+    def show_study(self, study: ScalingStudy) -> None:
+        comparison = study.comparison
+        self._entries = []
+        if comparison is not None:
+            present = {entry.strategy: entry for entry in comparison.strategies}
+            self._entries = [present.get(name) for name in self._strategies]
+        self._show_header(study)
+        self._show_bars(study)
+        self._show_notes(study)
+        self._show_routing(study)
+
+    def table(self) -> Table | None:
+        study = self.study
+        if not isinstance(study, ScalingStudy) or study.comparison is None:
+            return None
+        return scaling_table(study.comparison)
+
+    def tables(self) -> dict[str, Table]:
+        table = self.table()
+        return {} if table is None else {table.view: table}
+
+    # ---- drawing ---------------------------------------------------------------------------
+
+    def _show_header(self, study: ScalingStudy) -> None:
+        frame = self.frame
+        s = frame.workspace.scenario if frame is not None else None
+        if s is None:
+            return
+        accelerator = self.catalog.accelerators.get(s.accelerator)
+        device = accelerator.name if accelerator is not None else s.accelerator
+        words = (f"<b>{study.model_name}</b> on <b>{device}</b> · batch {s.batch:,} · {s.input_len:,}-token prompts, "
+                 f"{s.output_len:,} generated · weights/activations/KV {s.weight_precision}/"
+                 f"{s.activation_precision}/{s.kv_precision}. Each strategy at the fewest devices (1, 2, 4 … "
+                 f"{DEFAULT_MAX_DEVICES:,}) that hold its weights.")
+        if study.comparison is not None:
+            ratio = study.comparison.strategies[0].parameter_to_compute
+            words += f" Parameter-to-compute ratio (total / active parameters per token): <b>{ratio:.3g}×</b>."
+        else:
+            words += f" <span style='color:{NO_FIT_COLOUR}'>Cannot compare: {study.problem}</span>"
+        legend = (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
+                  + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
+                  + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
+                  + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
+                  + bars.swatch("#BBBBBB", "light: up to ITL p99"))
+        self.header.setText(words + "<br>" + legend)
+
+    def _show_bars(self, study: ScalingStudy) -> None:
+        names = self._strategies
+        n = len(names)
+        labels = [STRATEGY_NAMES[name] for name in names]
+        self.devices_plot.row_axis.set_rows(labels, ids=names)
+        self.canvas.settle()
+        colours, fits = [], np.ones(n, bool)
+        devices, system, per_device = np.zeros(n), np.zeros(n), np.zeros(n)
+        itl, p50, p99 = np.zeros(n), np.zeros(n), np.zeros(n)
+        device_texts, throughput_texts, itl_texts = [], [], []
+        max_devices = study.comparison.max_devices if study.comparison is not None else DEFAULT_MAX_DEVICES
+        for i, (name, entry) in enumerate(zip(names, self._entries or [None] * n, strict=True)):
+            if entry is None:
+                colours.append(NOT_APPLICABLE_COLOUR)
+                why = "n/a: dense model, no experts" if name in ("ep", "ep-tp") and study.comparison else "—"
+                device_texts.append(why)
+                throughput_texts.append("")
+                itl_texts.append("")
+                continue
+            colours.append(STRATEGY_COLOURS[name])
+            devices[i] = entry.devices
+            if not entry.found:
+                fits[i] = False
+                device_texts.append("does not fit" if name == "offload" else f"does not fit ≤ {max_devices:,}")
+                throughput_texts.append("—")
+                itl_texts.append("—")
+                continue
+            device_texts.append(f"{entry.devices:,}")
+            system[i] = entry.output_tok_s
+            per_device[i] = entry.output_tok_s_per_device
+            itl[i] = entry.itl_s * 1e3
+            p50[i] = entry.spread.p50_s * 1e3
+            p99[i] = entry.spread.p99_s * 1e3
+            throughput_texts.append(bars.compact(system[i])
+                                    + (f" · {bars.compact(per_device[i])}/dev" if entry.devices > 1 else ""))
+            itl_texts.append(bars.compact(itl[i]) if p99[i] <= p50[i]
+                             else f"{bars.compact(p50[i])}–{bars.compact(p99[i])}")
+        self.devices_plot.update({"value": devices}, colours, fits, device_texts)
+        self.throughput_plot.update({"system": system, "device": per_device}, colours, fits, throughput_texts)
+        self.itl_plot.update({"p99": np.maximum(p99, itl), "itl": itl}, colours, fits, itl_texts)
+        shown = p50 > 0
+        with np.errstate(divide="ignore"):
+            self.p50_marks.setData(x=np.log10(p50[shown]), y=np.arange(n, dtype=float)[shown])
+
+    def _show_notes(self, study: ScalingStudy) -> None:
+        if study.comparison is None:
+            self.notes.setText("")
+            return
+        cells = ("strategy", "layout", "devices", "output tokens/s: system · device", "TTFT",
+                 "ITL: mean · p50 · p99", "ITL CV")
+        rows = ["<tr>" + "".join(f"<th align='left' style='white-space:nowrap'>{c}&nbsp;&nbsp;</th>" for c in cells)
+                + "</tr>"]
+        for name, entry in zip(self._strategies, self._entries, strict=True):
+            label = (f"<span style='color:{STRATEGY_COLOURS[name]}'>■</span>&nbsp;"
+                     f"{STRATEGY_NAMES[name].replace(' ', '&nbsp;')}&nbsp;&nbsp;")
+            if entry is None:
+                rows.append(f"<tr><td style='white-space:nowrap'>{label}</td><td colspan=6 style='white-space:nowrap; color:{NOT_APPLICABLE_COLOUR}'>"
+                            "not applicable: a dense model has no experts to place</td></tr>")
+                continue
+            if not entry.found:
+                rows.append(f"<tr><td style='white-space:nowrap'>{label}</td><td style='white-space:nowrap'>{_layout_words(entry)}</td>"
+                            f"<td colspan=5 style='color:{NO_FIT_COLOUR}'>does not fit: "
+                            f"{short_reason(entry.result.fit_reason)}"
+                            "</td></tr>")
+                continue
+            spread = entry.spread
+            waves = f" · {entry.result.waves} KV waves" if entry.result.waves > 1 else ""
+            rows.append(
+                f"<tr><td style='white-space:nowrap'>{label}</td><td style='white-space:nowrap'>{_layout_words(entry)}{waves}&nbsp;&nbsp;</td><td style='white-space:nowrap'>{entry.devices:,}</td>"
+                f"<td style='white-space:nowrap'>{bars.compact(entry.output_tok_s)} · {bars.compact(entry.output_tok_s_per_device)}</td>"
+                f"<td style='white-space:nowrap'>{_time(entry.ttft_s)}</td>"
+                f"<td style='white-space:nowrap'>{_time(entry.itl_s)} · {_time(spread.p50_s)} · {_time(spread.p99_s)}&nbsp;&nbsp;</td>"
+                f"<td style='white-space:nowrap'>{f'{spread.coefficient_of_variation:.2%}' if spread.modelled else '— (no routing)'}</td></tr>"
+            )
+        self.notes.setText("<table cellspacing=0 cellpadding=1>" + "".join(rows) + "</table>")
+        # As tall as the table, up to a limit; beyond it the table scrolls.
+        self.notes_scroll.setFixedHeight(min(self.notes.sizeHint().height() + NOTES_SCROLL_MARGIN_PX,
+                                             NOTES_MAX_HEIGHT_PX))
+
+    def _show_routing(self, study: ScalingStudy) -> None:
+        self.skew.setEnabled(study.is_moe)
+        self.claims_text.setText(self._claims_words(study))
+        routing = study.routing
+        lines = self.p50_line, self.p99_line, self.engine_line
+        self.histogram.setVisible(routing is not None)
+        if routing is None:
+            self.histogram_bars.setOpts(x0=[], x1=[], height=[])
+            for line in lines:
+                line.setVisible(False)
+            if not study.is_moe:
+                self.routing_text.setText("Dense model: every token uses every parameter, so there is no routing "
+                                          "to simulate and no spread from it.")
+            else:
+                self.routing_text.setText("Expert parallelism does not fit for this model and workload: no "
+                                          "routing to show.")
+            return
+        imbalance = routing.imbalance
+        edges = self._histogram_edges(imbalance)
+        counts, edges = np.histogram(imbalance, bins=edges)
+        share = 100.0 * counts / max(1, imbalance.size)
+        self.histogram_bars.setOpts(x0=edges[:-1], x1=edges[1:], height=share)
+        for line, value in zip(lines, (routing.imbalance_p50, routing.imbalance_p99, routing.engine_imbalance),
+                               strict=True):
+            line.setPos(value)
+            line.setVisible(True)
+        plot = self.histogram.getPlotItem()
+        low = min(edges[0], routing.engine_imbalance)
+        high = max(edges[-1], routing.engine_imbalance)
+        pad = 0.05 * max(high - low, 0.05)
+        plot.setXRange(low - pad, high + pad, padding=0.0)
+        plot.setYRange(0.0, float(share.max()) * 1.25 if share.size else 1.0, padding=0.0)
+        ep = study.comparison.strategy("ep")
+        setup = routing.setup
+        self.routing_text.setText(
+            f"EP on {setup.ep} devices, {setup.tokens:,} tokens × {setup.experts_per_token} experts per MoE layer, "
+            f"{setup.routing}{f' (s = {setup.skew:g})' if setup.routing == 'skewed' else ''}: the busiest device gets "
+            f"<b>{routing.imbalance_p50:.3g}×</b> the mean load (p50), <b>{routing.imbalance_p99:.3g}×</b> (p99); the "
+            f"engine expects {routing.engine_imbalance:.3g}×. Decode step (ITL): p50 {_time(ep.spread.p50_s)}, "
+            f"p99 {_time(ep.spread.p99_s)}, CV {ep.spread.coefficient_of_variation:.2%}."
+        )
+
+    @staticmethod
+    def _histogram_edges(values: np.ndarray) -> np.ndarray:
+        """Bin edges: one bin per distinct value when there are few (loads are whole numbers
+        of assignments), else at most HISTOGRAM_MAX_BINS equal bins."""
+        distinct = np.unique(values)
+        if distinct.size == 1:
+            return np.array([distinct[0] - 0.01, distinct[0] + 0.01])
+        if distinct.size <= HISTOGRAM_MAX_BINS:
+            step = float(np.min(np.diff(distinct)))
+            return np.concatenate([distinct - step / 2, [distinct[-1] + step / 2]])
+        return np.linspace(float(distinct[0]), float(distinct[-1]), HISTOGRAM_MAX_BINS + 1)
+
+    def _claims_words(self, study: ScalingStudy) -> str:
+        if not study.claims:
+            return f"Claims check unavailable: {self._claims_problem}" if self._claims_problem else ""
+        parts = []
+        for claim in study.claims:
+            what = "parameter-to-compute" if "parameter" in claim.claim_id else "EP/TP latency variance"
+            parts.append(f"{what}: paper {claim.paper_value:g}{claim.unit}, computed "
+                         f"<b>{claim.computed_value:.3g}{claim.unit}</b>")
+        current = ""
+        comparison = study.comparison
+        if comparison is not None and study.is_moe and {"ep", "tp"} <= set(comparison.names):
+            ep, tp = comparison.strategy("ep"), comparison.strategy("tp")
+            if ep.found and tp.found and tp.spread.variance_s2 > 0:
+                current = (f"<br>This model and workload: parameter-to-compute {ep.parameter_to_compute:.3g}×, "
+                           f"EP/TP latency variance {ep.spread.variance_s2 / tp.spread.variance_s2:.3g}×.")
+        return ("<b>First paper's claims</b> (1T MoE of Kimi K2's shape on B200, FP8, batch 64): "
+                + "; ".join(parts) + "." + current)
+
+    # ---- rows, hover ----------------------------------------------------------------------
+
+    def _strategy_rows(self) -> int:
+        return len(self._entries)
+
+    def _row_clicked(self, row: int) -> None:
+        """Rows are strategies, not accelerators: a click selects nothing."""
+
+    def _tooltip(self, row: int) -> str:
+        if not 0 <= row < len(self._entries):
+            return ""
+        name = self._strategies[row]
+        entry = self._entries[row]
+        title = f"{STRATEGY_NAMES[name]}: {STRATEGY_LABELS[name]}"
+        if entry is None:
+            return bars.tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
+        r = entry.result
+        spread = entry.spread
+        lines = [f"layout: {_layout_words(entry)} · {entry.devices:,} devices"]
+        if not entry.found:
+            lines.append(f"<b>does not fit</b> at its largest layout: {r.fit_reason}")
+        else:
+            lines += [
+                (f"output throughput: {bars.compact(entry.output_tok_s)} tokens/s whole system, "
+                f"{bars.compact(entry.output_tok_s_per_device)} tokens/s per device"),
+                f"TTFT: {_time(r.ttft_s)} (prefill {r.prefill.bound}-bound)",
+                (f"ITL: {_time(r.itl_s)} expected (decode {r.decode.bound}-bound); p50 {_time(spread.p50_s)}, "
+                f"p99 {_time(spread.p99_s)}, coefficient of variation {spread.coefficient_of_variation:.3%}"),
+                f"spread: {spread.source}",
+            ]
+            if entry.scenario.pp > 1:
+                lines.append(f"pipeline idle: {entry.pipeline_idle_fraction:.0%} of each decode step per stage")
+            lines.append(f"weights per device: {r.memory.weights_bytes / 1e9:.3g} GB held, "
+                         f"{entry.held_to_read_per_device:.3g}× what a decode pass reads")
+            if r.waves > 1:
+                lines.append(f"⚠ KV cache holds {r.memory.resident_batch:,} of {r.scenario.batch:,} sequences: "
+                             f"{r.waves} waves")
+        lines.append(f"parameter-to-compute (total / active parameters per token): {entry.parameter_to_compute:.3g}×")
+        lines.extend(f"⚠ {text}" for text in r.warnings)
+        return bars.tooltip_html(title, lines)
+
+    # ---- options --------------------------------------------------------------------------
+
+    def _skew_changed(self, value: float) -> None:
+        self.view_option_changed.emit("routing_skew", float(value))
+        if self.frame is not None:
+            self.update_frame(self.frame)  # recomputes once the control rests (if shown)
+
+    def plotted(self) -> dict[str, np.ndarray]:
+        heights = np.asarray(self.histogram_bars.opts.get("height"), float)
+        x0 = np.asarray(self.histogram_bars.opts.get("x0"), float)
+        x1 = np.asarray(self.histogram_bars.opts.get("x1"), float)
+        p50_x, p50_y = self.p50_marks.getData()
+        return {
+            "strategies": np.array(self.devices_plot.row_axis.ids, dtype=object),
+            "rows": np.array(self.devices_plot.row_axis.labels, dtype=object),
+            "devices": self.devices_plot.values("value"),
+            "hatched": self.devices_plot.hatched_rows(),
+            "device_text": np.array(self.devices_plot.texts.texts(), dtype=object),
+            "throughput_system_tok_s": self.throughput_plot.values("system"),
+            "throughput_device_tok_s": self.throughput_plot.values("device"),
+            "itl_ms": self.itl_plot.values("itl"),
+            "itl_p99_ms": self.itl_plot.values("p99"),
+            "itl_p50_ms": 10.0 ** np.asarray(p50_x, float),
+            "itl_p50_rows": np.asarray(p50_y, float),
+            "histogram_share_pct": heights,
+            "histogram_edges": np.concatenate([x0[:1], x1]) if x1.size else np.zeros(0),
+            "imbalance_p50": np.array([self.p50_line.value()]) if self.p50_line.isVisible() else np.zeros(0),
+            "imbalance_p99": np.array([self.p99_line.value()]) if self.p99_line.isVisible() else np.zeros(0),
+        }

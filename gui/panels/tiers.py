@@ -1,0 +1,480 @@
+"""Memory tiers: what keeping weights or KV cache in a far memory tier costs and buys.
+
+For the current model, selected accelerator and workload, with a far tier chosen here (the
+device's own, or one of ``resources/far_tiers.toml``): decode slowdown (inter-token latency
+against everything in device memory) over the share offloaded — weights, KV cache, and both
+— with the scenario's own shares marked; the largest model that fits with the tier and
+without; and the first paper's "5-10x larger models at 15-30% slowdown" checked against the
+tier. Every number is the engine's (``engine.tiering``); this panel only draws them.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from accelscope.engine.api import Engine
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.frame import Frame
+from accelscope.engine.tables import Table
+from accelscope.engine.tiering import (
+    CLAIM_CAPACITY_MULTIPLES,
+    CLAIM_SLOWDOWNS,
+    ClaimCheck,
+    FarTierOption,
+    OffloadSweep,
+    heterogeneous_claim_check,
+    load_far_tiers,
+    sweep_offload,
+)
+
+from ..style import PLOT_FONT_POINTS, plot_font, style_plot
+from . import bars
+from .analysis import AnalysisPanel
+
+OWN_TIER = "own"  # the device's own far tier (the workspace's "far_tier" default)
+FALLBACK_TIER = "host-ddr5-pcie5"  # for a device without a far tier of its own
+SWEEP_FRACTIONS: tuple[float, ...] = tuple(i / 20 for i in range(21))  # 0, 5, ..., 100 %
+
+# (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
+CURVES: tuple[tuple[str, str, str, str], ...] = (
+    ("weights", "weights offloaded", "#4C72B0", "o"),
+    ("kv", "KV cache offloaded", "#DD8452", "s"),
+    ("both", "both, the same share", "#7B3294", "t"),
+)
+MARKER_PX = 9
+CURRENT_MARKER_PX = 22
+CURRENT_COLOUR = "#000000"
+CLAIM_BAND_BRUSH = (46, 139, 87, 60)  # translucent green: the paper's slowdown range
+CLAIM_LINE_COLOUR = "#2E8B57"
+CAPACITY_COLOURS = ("#7F7F7F", "#4C72B0")  # device memory alone, with the far tier
+MODEL_LINE_COLOUR = "#B2182B"
+CAPACITY_BAR_HEIGHT = 0.5  # of a row
+MIN_DECADES = math.log10(2.0)  # the slowdown axis shows at least 1x to 2x
+
+
+def own_far_tier(engine: Engine, accelerator_id: str) -> FarTierOption | None:
+    """The accelerator's own far tier as a far-tier option (same numbers and sources), or
+    None where it has none. A tier without a separate link is read at its own bandwidth."""
+    accelerator = engine.catalog.accelerator(accelerator_id)
+    tier = next((t for t in accelerator.memory if t.level == "far" and t.placement), None)
+    if tier is None or tier.bandwidth_Bps is None:
+        return None
+    return FarTierOption(
+        id=OWN_TIER,
+        name=tier.name or f"{accelerator.name} far memory",
+        kind=tier.kind,
+        capacity_bytes=tier.capacity_bytes,
+        bandwidth_Bps=tier.bandwidth_Bps,
+        link_bandwidth_Bps=tier.link_bandwidth_Bps or tier.bandwidth_Bps,
+    )
+
+
+@dataclass(frozen=True)
+class TierStudy:
+    """The offload sweep and the claim check for one scenario and far tier."""
+
+    tier_id: str  # OWN_TIER or a far_tiers.toml id
+    sweep: OffloadSweep
+    claim: ClaimCheck
+    current_offload: float  # the scenario's own shares, marked on the curves
+    current_kv_offload: float
+    current_slowdown: float  # at both shares together, with this tier
+    current_fits: bool
+    model_params: float  # the current model's parameters, for the capacity plot
+
+
+def _index(fractions: np.ndarray, value: float) -> int:
+    return int(np.argmin(np.abs(fractions - value)))
+
+
+class TiersPanel(AnalysisPanel):
+    title = "Memory tiers"
+    options_changed = Signal(dict)  # {"far_tier": id} when the user picks a tier
+
+    def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
+        super().__init__(catalog, engine, parent)
+        self.far_tiers = load_far_tiers()
+        self.far_tier = OWN_TIER  # what the user chose; resolved per accelerator
+        self._workspace_tier: object = None  # the workspace's far_tier last seen
+        self._combo_accelerator: str | None = None
+
+        font = plot_font()
+        self.combo = QComboBox()
+        self.combo.setFont(font)
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.combo.currentIndexChanged.connect(self._combo_changed)
+        tier_label = QLabel("Far memory tier:")
+        tier_label.setFont(font)
+        self.tier_info = QLabel("")
+        self.tier_info.setFont(font)
+        self.tier_info.setWordWrap(True)
+        controls = QHBoxLayout()
+        controls.setContentsMargins(8, 6, 8, 2)
+        controls.addWidget(tier_label)
+        controls.addWidget(self.combo)
+        controls.addWidget(self.tier_info, 1)
+
+        self.canvas = bars.canvas()
+        self.canvas.resized.connect(self._fit_capacity_texts)
+        self._build_slowdown_plot()
+        self._build_capacity_plot()
+        self.canvas.ci.layout.setColumnStretchFactor(0, 3)
+        self.canvas.ci.layout.setColumnStretchFactor(1, 2)
+
+        legend = " &nbsp; ".join(bars.swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
+        self.legend = bars.subtitle_label(
+            legend + " &nbsp; " + bars.swatch(CURVES[0][2], "hollow: does not fit", glyph="○")
+            + " &nbsp; " + bars.swatch(CURRENT_COLOUR, "the scenario's shares", glyph="★")
+            + " &nbsp; " + bars.swatch(CLAIM_LINE_COLOUR, f"the paper's claim: {_claim_range()}", glyph="▬")
+        )
+        self.current_text = bars.subtitle_label("")
+        self.claim_text = bars.subtitle_label("")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(controls)
+        layout.addWidget(self.canvas, 1)
+        layout.addWidget(self.legend)
+        layout.addWidget(self.current_text)
+        layout.addWidget(self.claim_text)
+
+    # ---- building ------------------------------------------------------------------------
+
+    def _build_slowdown_plot(self) -> None:
+        plot = self.canvas.addPlot(row=0, col=0, axisItems={"left": bars.LogValueAxis("left"),
+                                                            "bottom": bars.GridAxis("bottom")})
+        style_plot(plot, title="Decode slowdown against everything in device memory",
+                   x_label="share kept in the far tier", x_unit="%", y_label="inter-token latency slowdown",
+                   y_unit="×")
+        plot.getAxis("left").enableAutoSIPrefix(False)
+        plot.getAxis("bottom").enableAutoSIPrefix(False)
+        plot.setMouseEnabled(x=False, y=False)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.vb.disableAutoRange()
+        plot.setXRange(-3, 103, padding=0.0)
+        low, high = (math.log10(s) for s in CLAIM_SLOWDOWNS)
+        self.claim_band = pg.LinearRegionItem(values=(low, high), orientation="horizontal", movable=False,
+                                              brush=pg.mkBrush(*CLAIM_BAND_BRUSH), pen=pg.mkPen(None))
+        self.claim_band.setZValue(-10)
+        plot.addItem(self.claim_band, ignoreBounds=True)
+        band_label = pg.TextItem(f"the paper's {100 * (CLAIM_SLOWDOWNS[0] - 1):.0f}–{100 * (CLAIM_SLOWDOWNS[1] - 1):.0f}% slower",
+                                 color=CLAIM_LINE_COLOUR, anchor=(1.0, 1.0), fill=pg.mkBrush(255, 255, 255, 190))
+        band_label.setFont(plot_font())
+        band_label.setPos(102.0, high)
+        plot.addItem(band_label, ignoreBounds=True)
+        self.claim_lines = []
+        for index, multiple in enumerate(CLAIM_CAPACITY_MULTIPLES):
+            share = 100.0 * (1.0 - 1.0 / multiple)
+            # The first label left of its line, the others right of theirs, so close lines do not collide.
+            anchor = (1, 0) if index == 0 else (0, 0)
+            line = pg.InfiniteLine(pos=share, angle=90, movable=False,
+                                   pen=pg.mkPen(CLAIM_LINE_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
+                                   label=f"{multiple:g}× model", labelOpts={"position": 0.6, "color": CLAIM_LINE_COLOUR,
+                                                                            "anchors": [anchor, anchor],
+                                                                            "fill": (255, 255, 255, 210)})
+            line.label.setFont(plot_font())
+            plot.addItem(line, ignoreBounds=True)
+            self.claim_lines.append(line)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        for key, _, colour, marker in CURVES:
+            curve = pg.PlotDataItem([], [], pen=pg.mkPen(colour, width=2.5), symbol=marker, symbolSize=MARKER_PX,
+                                    symbolPen=pg.mkPen(colour, width=1.5), symbolBrush=colour)
+            plot.addItem(curve)
+            self.curves[key] = curve
+        self.current = pg.ScatterPlotItem(symbol="star", size=CURRENT_MARKER_PX, pen=pg.mkPen("w", width=1),
+                                          brush=pg.mkBrush(CURRENT_COLOUR))
+        self.current.setZValue(10)
+        plot.addItem(self.current)
+        self.slowdown_plot = plot
+
+    def _build_capacity_plot(self) -> None:
+        plot = bars.row_plot(self.canvas.ci, 0, 1, title="Largest model that fits", x_label="parameters",
+                             x_unit="billion", log_x=True, row_labels=True)
+        self.capacity_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=CAPACITY_BAR_HEIGHT,
+                                             brush="k", pen=pg.mkPen("k", width=1))
+        self._capacity_brushes = [pg.mkBrush(colour) for colour in CAPACITY_COLOURS]
+        plot.addItem(self.capacity_bars)
+        self.capacity_texts = bars.TextPool(plot, anchor=(0.0, 0.5))
+        self.model_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
+                                          pen=pg.mkPen(MODEL_LINE_COLOUR, width=2, style=Qt.PenStyle.DashLine),
+                                          label="", labelOpts={"position": 0.04, "color": MODEL_LINE_COLOUR,
+                                                               "anchors": [(0, 1), (0, 1)], "fill": "w"})
+        self.model_line.label.setFont(plot_font())
+        plot.addItem(self.model_line, ignoreBounds=True)
+        self.capacity_plot = plot
+        self._capacity_values = np.zeros(2)
+        self._capacity_axis: tuple[float, float, np.ndarray, float] | None = None
+        self.canvas.ci.layout.activate()
+
+    # ---- options -------------------------------------------------------------------------
+
+    def options(self) -> dict:
+        return {"far_tier": self.far_tier}
+
+    def set_options(self, options: dict) -> None:
+        tier = options.get("far_tier", self.far_tier)
+        if tier != OWN_TIER and tier not in self.far_tiers:
+            raise ValueError(f"unknown far tier {tier!r}; known: {OWN_TIER}, {', '.join(self.far_tiers)}")
+        if tier == self.far_tier:
+            return
+        self.far_tier = tier
+        self._sync_combo()
+        self._tier_changed()
+
+    def resolved_tier(self, accelerator_id: str) -> tuple[str, FarTierOption]:
+        """The tier to use on an accelerator: the chosen one, or the fallback where the choice
+        is the device's own and it has none."""
+        if self.far_tier == OWN_TIER:
+            own = own_far_tier(self.engine, accelerator_id)
+            if own is not None:
+                return OWN_TIER, own
+            return FALLBACK_TIER, self.far_tiers[FALLBACK_TIER]
+        return self.far_tier, self.far_tiers[self.far_tier]
+
+    # ---- AnalysisPanel -------------------------------------------------------------------
+
+    def update_frame(self, frame: Frame) -> None:
+        option = getattr(frame.workspace, "option", None)
+        workspace_tier = option("far_tier") if option is not None else None
+        if workspace_tier is not None and workspace_tier != self._workspace_tier:
+            # A new value from the workspace (a preset): follow it.
+            self._workspace_tier = workspace_tier
+            if workspace_tier == OWN_TIER or workspace_tier in self.far_tiers:
+                self.far_tier = workspace_tier
+        self.frame = frame
+        if frame.workspace.scenario.accelerator != self._combo_accelerator:
+            self._combo_accelerator = frame.workspace.scenario.accelerator
+            self._sync_combo()
+        super().update_frame(frame)
+
+    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
+        # Shown accelerators and the view do not matter; the scenario and the tier do.
+        if old is None or self.study is None or old.workspace.scenario != new.workspace.scenario:
+            return True
+        return self.resolved_tier(new.workspace.scenario.accelerator)[0] != self.study.tier_id
+
+    def compute(self, frame: Frame) -> TierStudy:
+        scenario = frame.workspace.scenario
+        tier_id, tier = self.resolved_tier(scenario.accelerator)
+        fractions = tuple(sorted({*SWEEP_FRACTIONS, float(scenario.offload), float(scenario.kv_offload)}))
+        sweep = sweep_offload(self.engine, scenario, tier, weight_fractions=fractions, kv_fractions=fractions)
+        listed = tuple(self.far_tiers.values())
+        claim = heterogeneous_claim_check(
+            self.engine, scenario.model, scenario.accelerator,
+            tiers=listed if tier_id != OWN_TIER else (tier, *listed),
+            batches=(scenario.batch,), input_len=scenario.input_len, output_len=scenario.output_len,
+        )
+        w = _index(sweep.weight_fractions, scenario.offload)
+        v = _index(sweep.kv_fractions, scenario.kv_offload)
+        return TierStudy(
+            tier_id=tier_id, sweep=sweep, claim=claim,
+            current_offload=float(scenario.offload), current_kv_offload=float(scenario.kv_offload),
+            current_slowdown=float(sweep.itl_slowdown[w, v]), current_fits=bool(sweep.fits[w, v]),
+            model_params=float(self.engine.model(scenario.model).total_params),
+        )
+
+    def show_study(self, study: TierStudy) -> None:
+        sweep = study.sweep
+        self._show_curves(study)
+        self._show_capacity(study)
+        self._show_texts(study)
+        self.slowdown_plot.setTitle(
+            f"Decode slowdown against everything in device memory — {sweep.model} on {sweep.accelerator}",
+            size=f"{PLOT_FONT_POINTS + 2}pt")
+
+    def table(self) -> Table | None:
+        """memory_tiers.csv: the three curves, one row per share offloaded."""
+        if self.study is None:
+            return None
+        sweep = self.study.sweep
+        shares, series = self._series(sweep)
+        headers = ["far_tier", "share_offloaded [%]"]
+        for key, _, _, _ in CURVES:
+            headers += [f"{key}_offloaded: itl [ms]", f"{key}_offloaded: itl_slowdown [x]", f"{key}_offloaded: fits"]
+        rows = []
+        for i, share in enumerate(shares):
+            row: list[object] = [sweep.tier.name, 100.0 * share]
+            for key, _, _, _ in CURVES:
+                itl, slowdown, fits = series[key]
+                row += [1e3 * itl[i], slowdown[i], "yes" if fits[i] else "no"]
+            rows.append(tuple(row))
+        return Table("memory_tiers", tuple(headers), tuple(rows))
+
+    def plotted(self) -> dict[str, np.ndarray]:
+        drawn: dict[str, np.ndarray] = {}
+        for key, curve in self.curves.items():
+            x, y = curve.getData()
+            drawn[f"{key}_share_pct"] = np.asarray(x if x is not None else [], dtype=float)
+            drawn[f"{key}_slowdown"] = 10.0 ** np.asarray(y if y is not None else [], dtype=float)
+            brushes = curve.opts["symbolBrush"]
+            drawn[f"{key}_filled"] = np.array([pg.mkBrush(b).style() != Qt.BrushStyle.NoBrush for b in brushes]
+                                              if isinstance(brushes, list) else [], dtype=bool)
+        points = self.current.getData()
+        drawn["current_share_pct"] = np.asarray(points[0], dtype=float)
+        drawn["current_slowdown"] = 10.0 ** np.asarray(points[1], dtype=float)
+        drawn["capacity_billion_params"] = self._capacity_values.copy()
+        drawn["capacity_texts"] = np.array(self.capacity_texts.texts(), dtype=object)
+        drawn["capacity_rows"] = np.array(self.capacity_plot.getAxis("left").labels, dtype=object)
+        return drawn
+
+    # ---- drawing -------------------------------------------------------------------------
+
+    @staticmethod
+    def _series(sweep: OffloadSweep) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+        """(shares, {curve: (ITL s, slowdown, fits)}) along the sweep's rows, columns and diagonal."""
+        shares = sweep.weight_fractions
+        slowdown = sweep.itl_slowdown
+        diagonal = np.arange(len(shares))
+        return shares, {
+            "weights": (sweep.itl_s[:, 0], slowdown[:, 0], sweep.fits[:, 0]),
+            "kv": (sweep.itl_s[0, :], slowdown[0, :], sweep.fits[0, :]),
+            "both": (sweep.itl_s[diagonal, diagonal], slowdown[diagonal, diagonal], sweep.fits[diagonal, diagonal]),
+        }
+
+    def _show_curves(self, study: TierStudy) -> None:
+        sweep = study.sweep
+        shares, series = self._series(sweep)
+        x = 100.0 * shares
+        top = MIN_DECADES
+        bottom = 0.0
+        for key, _, colour, _ in CURVES:
+            _, slowdown, fits = series[key]
+            y = np.log10(slowdown)
+            # Hollow where the scenario does not fit: drawn, not dropped.
+            brushes = [pg.mkBrush(colour) if ok else pg.mkBrush(None) for ok in fits]
+            self.curves[key].setData(x, y, symbolBrush=brushes)
+            top = max(top, float(np.nanmax(y)))
+            bottom = min(bottom, float(np.nanmin(y)))
+        w = _index(sweep.weight_fractions, study.current_offload)
+        v = _index(sweep.kv_fractions, study.current_kv_offload)
+        marks_x = [100.0 * study.current_offload, 100.0 * study.current_kv_offload]
+        marks_y = [math.log10(sweep.itl_slowdown[w, 0]), math.log10(sweep.itl_slowdown[0, v])]
+        self.current.setData(marks_x, marks_y)
+        span = top - bottom
+        self.slowdown_plot.setYRange(bottom - 0.04 * span, top + 0.06 * span, padding=0.0)
+
+    def _show_capacity(self, study: TierStudy) -> None:
+        largest = study.sweep.largest
+        values = np.array([largest.device_only_params, largest.with_tier_params]) / 1e9
+        self._capacity_values = values
+        model_billions = study.model_params / 1e9
+        base, top = bars.log_base(np.append(values, model_billions))
+        widths = bars.log_bar_widths(values, base)
+        rows = np.arange(2, dtype=float)
+        bars.set_bars(self.capacity_bars, np.full(2, base), widths, rows, height=CAPACITY_BAR_HEIGHT,
+                      brushes=self._capacity_brushes)
+        tier_name = _short_tier_name(study.sweep.tier.name)
+        self.capacity_plot.getAxis("left").set_rows(["device memory alone", f"+ {tier_name}"],
+                                                    ids=["device_only", "with_tier"], max_width=190)
+        if largest.device_only_params > 0:
+            texts = [f"{bars.compact(values[0])} B",
+                     f"{bars.compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
+        else:
+            texts = ["none: KV cache and workspace fill the device", "none"]
+        self.capacity_texts.set_texts(texts)
+        self._capacity_axis = (base, top, base + widths, math.log10(model_billions))
+        self._fit_capacity_texts()
+        bars.set_row_range(self.capacity_plot, 2, head_room=0.3)
+        self.model_line.setValue(math.log10(model_billions))
+        self.model_line.label.setFormat(f"{study.sweep.model}: {bars.compact(model_billions)} B")
+
+    def _fit_capacity_texts(self) -> None:
+        """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
+        if self._capacity_axis is None:
+            return
+        base, top, ends, model_log = self._capacity_axis
+        view_px = self.capacity_plot.vb.width() or bars.FALLBACK_VIEW_PX
+        right = bars.right_end_for_texts(base, ends, self.capacity_texts.widths_px() + bars.TEXT_GAP_PX, view_px)
+        right = max(right, top + 0.15, model_log + 0.15)
+        bars.set_range(self.capacity_plot, 0, base, right)
+        self.capacity_texts.place(ends + bars.TEXT_GAP_PX * (right - base) / view_px, np.arange(len(ends), dtype=float))
+
+    def _show_texts(self, study: TierStudy) -> None:
+        sweep = study.sweep
+        tier = sweep.tier
+        fallback = ""
+        if self.far_tier == OWN_TIER and study.tier_id != OWN_TIER:
+            fallback = f" — {sweep.accelerator} has no far tier of its own, so {tier.name} is shown. "
+        self.tier_info.setText(
+            f"sustains {sweep.far_bandwidth_Bps / 1e9:.3g} GB/s, 1/{sweep.bandwidth_ratio:.3g} of "
+            f"device memory's {sweep.near_bandwidth_Bps / 1e12:.3g} TB/s; holds {float(tier.capacity_bytes) / 1e9:,.0f} GB"
+            f"{fallback}"
+        )
+        scenario = sweep.scenario
+        baseline = "" if sweep.baseline_fits else (
+            " Everything in device memory does not fit this workload, so the slowdowns are against a step that "
+            "could not run as such.")
+        fits = "" if study.current_fits else " (does not fit)"
+        self.current_text.setText(
+            f"<b>This scenario</b> (batch {scenario.batch:,}, {scenario.input_len:,} + {scenario.output_len:,} tokens, "
+            f"weights {scenario.weight_precision}, KV {scenario.kv_precision}, TP {scenario.tp} × PP {scenario.pp}): "
+            f"{study.current_offload:.0%} of the weights and {study.current_kv_offload:.0%} of the KV cache in "
+            f"{tier.name} → inter-token latency {study.current_slowdown:.3g}× that of all in device memory "
+            f"({1e3 * sweep.baseline_itl_s:.3g} ms){fits}.{baseline}"
+        )
+        row = next((r for r in study.claim.tiers if r.tier.id == tier.id), None)
+        chosen = ""
+        if row is not None:
+            at = ", ".join(
+                f"{f:.0%} offloaded (a {m:g}× model) {s:.3g}× slower"
+                for f, m, s in zip(study.claim.fractions, study.claim.capacity_multiples, row.engine_slowdown[:, 0],
+                                   strict=True)
+            )
+            chosen = (f"<br><b>With {tier.name}</b> at batch {study.claim.batches[0]:,}: {at}; "
+                      f"{max(study.claim.slowdowns) - 1:.0%} slower allows {row.largest_fraction:.1%} offloaded "
+                      f"({row.capacity_multiple_within:.2f}× the model), and its capacity "
+                      f"{row.capacity_multiple_with_tier:.3g}×.")
+        self.claim_text.setText(
+            f"<b>The paper's claim</b> ({_claim_range()}): {html.escape(study.claim.sentence, quote=False)}{chosen}")
+
+    # ---- the tier combo ------------------------------------------------------------------
+
+    def _sync_combo(self) -> None:
+        """Entries for the selected accelerator (its own tier first, where it has one)."""
+        accelerator = self._combo_accelerator
+        own = own_far_tier(self.engine, accelerator) if accelerator is not None else None
+        entries = ([(OWN_TIER, f"{own.name} (the device's own)")] if own is not None else [])
+        entries += [(tier_id, tier.name) for tier_id, tier in self.far_tiers.items()]
+        current = self.resolved_tier(accelerator)[0] if accelerator is not None else self.far_tier
+        self.combo.blockSignals(True)
+        self.combo.clear()
+        for tier_id, text in entries:
+            self.combo.addItem(text, tier_id)
+        index = self.combo.findData(current)
+        self.combo.setCurrentIndex(max(index, 0))
+        self.combo.blockSignals(False)
+
+    def _combo_changed(self, index: int) -> None:
+        tier_id = self.combo.itemData(index)
+        if tier_id is None or tier_id == self.far_tier:
+            return
+        self.far_tier = tier_id
+        self.options_changed.emit(self.options())
+        self._tier_changed()
+
+    def _tier_changed(self) -> None:
+        if self.frame is not None and self.isVisible():
+            self.refresh_now()
+        # Hidden: showEvent sees the tier differ from the study's and recomputes.
+
+
+def _glyph(marker: str) -> str:
+    return {"o": "●", "s": "■", "t": "▼"}.get(marker, "●")
+
+
+def _claim_range() -> str:
+    low_m, high_m = CLAIM_CAPACITY_MULTIPLES
+    low_s, high_s = CLAIM_SLOWDOWNS
+    return f"{low_m:g}–{high_m:g}× larger models at {100 * (low_s - 1):.0f}–{100 * (high_s - 1):.0f}% slowdown"
+
+
+def _short_tier_name(name: str) -> str:
+    return name.split(" over ")[0].split(" (")[0]

@@ -1,0 +1,387 @@
+"""The scaling and TP/DP · EP/TP tabs: what they draw equals the engine's studies
+(``compare_strategies``, ``tp_dp_grid``, ``ep_vs_tp``, the routing Monte Carlo), strategies
+that do not fit or do not apply keep a labelled row, the synthetic-model form builds what was
+typed and refuses bad input, and studies are recomputed only when their inputs change.
+
+Every test here uses a private engine: the studies register synthetic models and the
+routed-expert-free twins of MoE models, which must not leak into the session's engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelscope.engine.api import Engine
+from accelscope.engine.frame import compute_frame
+from accelscope.engine.moe_routing import RoutingSetup, simulate_routing
+from accelscope.engine.scaling import (
+    DEFAULT_MAX_DEVICES,
+    STRATEGIES,
+    Workload,
+    compare_strategies,
+    ep_tp_table,
+    ep_vs_tp,
+    scaling_table,
+    tp_dp_grid,
+    tp_dp_table,
+)
+from accelscope.engine.scenario import Scenario
+from accelscope.engine.synthetic import dense_1t, moe_1t, synthetic_model
+from accelscope.engine.workspace import Workspace
+from accelscope.gui.panels.parallelism import DEFAULT_MOE, EP_TP_BATCHES, FIG4_MODELS, ParallelismPanel
+from accelscope.gui.panels.scaling import ScalingPanel
+from accelscope.gui.style import configure_pyqtgraph
+
+# A 200T-parameter dense model: 400 TB of BF16 weights, beyond 1,024 A100-40GB (about 37 TB usable).
+HUGE_DENSE = synthetic_model(2e14, n_layers=128, hidden_size=25_600)
+
+
+@pytest.fixture(scope="module")
+def private_engine():
+    engine = Engine()
+    for model in (dense_1t(), moe_1t(), HUGE_DENSE):
+        engine.add_model(model)
+    return engine
+
+
+@pytest.fixture(autouse=True)
+def _pyqtgraph_options():
+    configure_pyqtgraph()
+
+
+def frame_of(engine, model, accelerator="h100-sxm", batch=64, options=None, **fields):
+    workspace = Workspace(Scenario(model=model, accelerator=accelerator, batch=batch, **fields), shown=(accelerator,))
+    if options:
+        workspace = workspace.with_options(**options)
+    return compute_frame(engine, workspace)
+
+
+def workload_of(frame):
+    s = frame.workspace.scenario
+    return Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
+                    weight_precision=s.weight_precision, activation_precision=s.activation_precision,
+                    kv_precision=s.kv_precision)
+
+
+def make(qtbot, cls, engine, frame=None):
+    panel = cls(engine.catalog, engine)
+    qtbot.addWidget(panel)
+    panel.resize(1500, 900)
+    if frame is not None:
+        panel.update_frame(frame)
+        panel.refresh_now()
+    return panel
+
+
+# ---- scaling: bars -------------------------------------------------------------------------------
+
+
+def test_scaling_bars_are_the_engines_comparison(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x22b", batch=64)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    drawn = panel.plotted()
+    comparison = compare_strategies(private_engine, "mixtral-8x22b", "h100-sxm", workload_of(frame))
+    assert list(drawn["strategies"]) == list(STRATEGIES)
+    p50_by_row = dict(zip(drawn["itl_p50_rows"].astype(int), drawn["itl_p50_ms"], strict=True))
+    for row, name in enumerate(STRATEGIES):
+        entry = comparison.strategy(name)
+        assert drawn["devices"][row] == pytest.approx(entry.devices, rel=1e-12)
+        if not entry.found:
+            assert drawn["hatched"][row]
+            assert drawn["throughput_system_tok_s"][row] == 0.0 and drawn["itl_ms"][row] == 0.0
+            continue
+        assert not drawn["hatched"][row]
+        assert drawn["throughput_system_tok_s"][row] == pytest.approx(entry.output_tok_s, rel=1e-9)
+        assert drawn["throughput_device_tok_s"][row] == pytest.approx(entry.output_tok_s_per_device, rel=1e-9)
+        assert drawn["itl_ms"][row] == pytest.approx(entry.itl_s * 1e3, rel=1e-9)
+        assert drawn["itl_p99_ms"][row] == pytest.approx(max(entry.spread.p99_s, entry.itl_s) * 1e3, rel=1e-9)
+        assert p50_by_row[row] == pytest.approx(entry.spread.p50_s * 1e3, rel=1e-9)
+    # Mixtral 8x22B: 282 GB of BF16 weights need four H100s under tensor parallelism.
+    assert drawn["devices"][STRATEGIES.index("tp")] == pytest.approx(4)
+    assert comparison.strategy("ep").spread.modelled
+
+
+def test_scaling_table_is_the_engines(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    expected = scaling_table(compare_strategies(private_engine, "mixtral-8x7b", "h100-sxm", workload_of(frame)))
+    assert panel.table() == expected
+    assert panel.tables() == {"scaling": expected}
+
+
+def test_dense_model_keeps_the_expert_rows_labelled(qtbot, private_engine):
+    frame = frame_of(private_engine, dense_1t().id, batch=8)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    drawn = panel.plotted()
+    for name in ("ep", "ep-tp"):
+        row = STRATEGIES.index(name)
+        assert drawn["devices"][row] == 0.0  # no bar
+        assert drawn["device_text"][row] == "n/a: dense model, no experts"
+    # 2 TB of BF16 weights: 32 H100s; one device with its host memory cannot hold them.
+    assert drawn["devices"][STRATEGIES.index("tp")] == pytest.approx(32)
+    offload = STRATEGIES.index("offload")
+    assert drawn["hatched"][offload] and drawn["device_text"][offload] == "does not fit"
+    assert not panel.histogram.isVisibleTo(panel)  # no routing for a dense model
+    assert drawn["histogram_share_pct"].size == 0
+    assert "Dense model" in panel.routing_text.text()
+
+
+def test_strategies_beyond_the_device_cap_are_hatched_and_labelled(qtbot, private_engine):
+    frame = frame_of(private_engine, HUGE_DENSE.id, accelerator="a100-40gb", batch=1)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    drawn = panel.plotted()
+    comparison = compare_strategies(private_engine, HUGE_DENSE.id, "a100-40gb", workload_of(frame))
+    tp = STRATEGIES.index("tp")
+    assert not comparison.strategy("tp").found
+    assert drawn["hatched"][tp]
+    assert comparison.strategy("tp").devices == DEFAULT_MAX_DEVICES
+    assert drawn["devices"][tp] == pytest.approx(DEFAULT_MAX_DEVICES)
+    assert drawn["device_text"][tp] == f"does not fit ≤ {DEFAULT_MAX_DEVICES:,}"
+    assert drawn["throughput_system_tok_s"][tp] == 0.0
+    assert "does not fit" in panel.notes.text()
+
+
+# ---- scaling: routing --------------------------------------------------------------------------
+
+
+def ep_routing(engine, frame, routing="uniform", skew=0.0):
+    model = engine.model(frame.workspace.scenario.model)
+    comparison = compare_strategies(engine, model.id, frame.workspace.scenario.accelerator, workload_of(frame),
+                                    routing=routing, skew=skew)
+    ep = comparison.strategy("ep")
+    setup = RoutingSetup(n_experts=model.moe.n_routed_experts, experts_per_token=model.moe.experts_per_token,
+                         tokens=ep.result.memory.resident_batch, ep=ep.scenario.ep, routing=routing, skew=skew,
+                         moe_layers=model.n_moe_layers)
+    return comparison, simulate_routing(setup)
+
+
+def test_routing_histogram_is_the_ep_simulation(qtbot, private_engine):
+    frame = frame_of(private_engine, moe_1t().id, accelerator="b200", batch=64)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    drawn = panel.plotted()
+    comparison, routing = ep_routing(private_engine, frame)
+    assert drawn["imbalance_p50"][0] == pytest.approx(routing.imbalance_p50, rel=1e-12)
+    assert drawn["imbalance_p99"][0] == pytest.approx(routing.imbalance_p99, rel=1e-12)
+    assert drawn["histogram_share_pct"].sum() == pytest.approx(100.0)
+    edges = drawn["histogram_edges"]
+    assert edges[0] <= routing.imbalance.min() and routing.imbalance.max() <= edges[-1]
+    counts, _ = np.histogram(routing.imbalance, bins=edges)
+    np.testing.assert_allclose(drawn["histogram_share_pct"], 100.0 * counts / routing.imbalance.size)
+    ep = comparison.strategy("ep")
+    text = panel.routing_text.text()
+    assert f"{routing.imbalance_p99:.3g}×" in text and "ms" in text
+    assert f"{ep.spread.p99_s * 1e3:.3g} ms" in text
+
+
+def test_claims_show_paper_and_computed_values(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    text = panel.claims_text.text()
+    for claim in panel.study.claims:
+        assert f"paper {claim.paper_value:g}x" in text
+        assert f"computed <b>{claim.computed_value:.3g}x</b>" in text
+    assert {claim.claim_id for claim in panel.study.claims} == {
+        "s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"}
+
+
+def test_skew_recomputes_with_skewed_routing_and_is_offered_to_the_workspace(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x7b", batch=32)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    uniform_p99 = panel.plotted()["imbalance_p99"][0]
+    with qtbot.waitSignal(panel.view_option_changed) as emitted:
+        panel.skew.setValue(1.5)
+    assert emitted.args == ["routing_skew", 1.5]
+    assert panel.inputs_changed(panel.study_frame, frame)  # the skew is an input
+    panel.refresh_now()
+    comparison, routing = ep_routing(private_engine, frame, "skewed", 1.5)
+    drawn = panel.plotted()
+    assert panel.study.comparison.routing == "skewed" and panel.study.comparison.skew == 1.5
+    assert drawn["imbalance_p99"][0] == pytest.approx(routing.imbalance_p99, rel=1e-12)
+    assert drawn["imbalance_p99"][0] > uniform_p99  # popular experts load one device more
+    row = STRATEGIES.index("ep")
+    assert drawn["itl_p99_ms"][row] == pytest.approx(
+        max(comparison.strategy("ep").spread.p99_s, comparison.strategy("ep").itl_s) * 1e3, rel=1e-9)
+
+
+def test_workspace_skew_sets_the_control_and_user_skew_survives_other_changes(qtbot, private_engine):
+    panel = make(qtbot, ScalingPanel, private_engine, frame_of(private_engine, "mixtral-8x7b", batch=16))
+    panel.update_frame(frame_of(private_engine, "mixtral-8x7b", batch=16, options={"routing_skew": 0.8}))
+    assert panel.routing_skew() == 0.8  # a preset's value arrives
+    panel.skew.setValue(1.2)
+    panel.update_frame(frame_of(private_engine, "mixtral-8x7b", batch=32, options={"routing_skew": 0.8}))
+    assert panel.routing_skew() == 1.2  # the workspace did not change it, so the user's value stays
+
+
+def test_study_is_recomputed_only_when_its_inputs_change(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    other_tab = compute_frame(private_engine, frame.workspace.with_changes(view="memory"))
+    more_shown = compute_frame(private_engine, frame.workspace.with_changes(shown=("h100-sxm", "mi300x")))
+    assert not panel.inputs_changed(panel.study_frame, other_tab)
+    assert not panel.inputs_changed(panel.study_frame, more_shown)
+    for change in ({"batch": 32}, {"input_len": 2048}, {"kv_precision": "fp8"}, {"accelerator": "mi300x"},
+                   {"model": "mixtral-8x22b"}):
+        changed = compute_frame(private_engine, frame.workspace.with_scenario(**change))
+        assert panel.inputs_changed(panel.study_frame, changed), change
+
+
+def test_scaling_hover_names_units(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x22b", batch=64)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    comparison = compare_strategies(private_engine, "mixtral-8x22b", "h100-sxm", workload_of(frame))
+    ep = comparison.strategy("ep")
+    text = panel._tooltip(STRATEGIES.index("ep"))
+    assert "tokens/s whole system" in text and "tokens/s per device" in text
+    assert f"p99 {ep.spread.p99_s * 1e3:.3g} ms" in text
+    assert f"coefficient of variation {ep.spread.coefficient_of_variation:.3%}" in text
+    assert " GB held" in text and f"{ep.parameter_to_compute:.3g}×" in text
+    offload = panel._tooltip(STRATEGIES.index("offload"))
+    assert "does not fit" in offload
+
+
+# ---- scaling: synthetic model form --------------------------------------------------------------
+
+
+def test_form_builds_what_was_typed(qtbot, private_engine):
+    panel = make(qtbot, ScalingPanel, private_engine)
+    form = panel.form
+    form.moe_button.click()
+    with qtbot.waitSignal(panel.model_requested) as emitted:
+        form.use_button.click()
+    model = emitted.args[0]
+    assert model == moe_1t()
+    assert model.total_params == pytest.approx(1e12, rel=0.01)
+    assert model.active_params == pytest.approx(32e9, rel=0.01)
+    for key, text in {"total_b": "500", "active_b": "", "experts": "0", "experts_per_token": "0",
+                      "layers": "96", "hidden": "16384"}.items():
+        form.fields[key].setText(text)
+    with qtbot.waitSignal(panel.model_requested) as emitted:
+        form.use_button.click()
+    model = emitted.args[0]
+    assert not model.is_moe and model.n_layers == 96 and model.hidden_size == 16384
+    assert model.total_params == pytest.approx(500e9, rel=0.01)
+    assert "500 B parameters" in form.message.text()
+
+
+@pytest.mark.parametrize(("field", "text", "words"), [
+    ("active_b", "2000", "cannot exceed"),
+    ("hidden", "7000", "multiple of the head dim"),
+    ("layers", "sixty", "layers must be a whole number"),
+    ("total_b", "", "total parameters"),
+    ("experts_per_token", "384", "must be below"),
+    ("total_b", "-5", "positive number"),
+])
+def test_form_refuses_bad_input_with_a_message_and_no_model(qtbot, private_engine, field, text, words):
+    panel = make(qtbot, ScalingPanel, private_engine)
+    panel.form.moe_button.click()
+    panel.form.fields[field].setText(text)
+    with qtbot.assertNotEmitted(panel.model_requested):
+        panel.form.use_button.click()
+    assert words in panel.form.message.text()
+    assert "\n" not in panel.form.message.text()
+
+
+def test_scaling_options_round_trip(qtbot, private_engine):
+    panel = make(qtbot, ScalingPanel, private_engine)
+    panel.form.dense_button.click()
+    panel.skew.setValue(0.7)
+    stored = panel.options()
+    assert stored["routing_skew"] == 0.7 and stored["synthetic"]["layers"] == "128"
+    other = make(qtbot, ScalingPanel, private_engine)
+    other.set_options(stored)
+    assert other.options() == stored
+    other.set_options({"routing_skew": "high", "synthetic": {"layers": ["x"], "bogus": 1}})  # untrusted: ignored
+    assert other.options() == stored
+
+
+# ---- TP/DP · EP/TP ------------------------------------------------------------------------------
+
+
+def test_heatmap_is_the_engines_grid(qtbot, private_engine):
+    frame = frame_of(private_engine, "qwen3-32b", input_len=350, output_len=190)
+    panel = make(qtbot, ParallelismPanel, private_engine, frame)
+    drawn = panel.plotted()
+    models = ["qwen3-32b", *(m for m in FIG4_MODELS if m != "qwen3-32b")]
+    grid = tp_dp_grid(private_engine, models, "h100-sxm", 4, workload_of(frame))
+    assert list(drawn["heat_models"]) == models
+    assert [tuple(split) for split in drawn["heat_splits"]] == [(1, 4), (2, 2), (4, 1)]
+    stars = {tuple(cell) for cell in drawn["star_cells"]}
+    for cell in grid.cells:
+        i, j = models.index(cell.model_id), [1, 2, 4].index(cell.tp)
+        assert drawn["heat_tok_s_per_device"][i, j] == pytest.approx(cell.total_tok_s_per_device, rel=1e-12)
+        assert ((i, j) in stars) == cell.because_of_memory
+    # Brunetta et al., Sec. IV-B: TP beats DP for Llama 3.3 70B and Qwen3 32B for lack of memory.
+    assert (models.index("llama-3.3-70b"), 2) in stars and (0, 1) in stars
+    hatched = drawn["heat_hatched"].reshape(len(models), 3)
+    assert hatched[models.index("llama-3.3-70b"), 0]  # 141 GB of weights on one H100
+    assert drawn["heat_share"].max(axis=1) == pytest.approx(np.ones(len(models)))
+    assert panel.tables()["tp_dp"] == tp_dp_table(grid)
+    assert panel.table() == tp_dp_table(grid)
+
+
+def test_ep_tp_curves_are_the_engines(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
+    panel = make(qtbot, ParallelismPanel, private_engine, frame)
+    drawn = panel.plotted()
+    comparison = ep_vs_tp(private_engine, "mixtral-8x7b", "h100-sxm", 4, EP_TP_BATCHES, workload_of(frame))
+    np.testing.assert_allclose(drawn["ep_tp_batch"], EP_TP_BATCHES, rtol=1e-12)
+    np.testing.assert_allclose(drawn["tp_tok_s"], [p.tp.throughput_output_tok_s for p in comparison.points],
+                               rtol=1e-12)
+    np.testing.assert_allclose(drawn["ep_tok_s"], [p.ep.throughput_output_tok_s for p in comparison.points],
+                               rtol=1e-12)
+    np.testing.assert_allclose(drawn["tp_over_ep"], [p.tp_over_ep_throughput for p in comparison.points],
+                               rtol=1e-12)
+    assert panel.tables()["ep_tp"] == ep_tp_table(comparison)
+
+
+def test_dense_current_model_shows_the_default_moe_and_says_so(qtbot, private_engine):
+    frame = frame_of(private_engine, "llama-3.1-8b", batch=16)
+    panel = make(qtbot, ParallelismPanel, private_engine, frame)
+    assert panel.study.ep_tp.model_id == DEFAULT_MOE
+    assert "is dense" in panel.header.text()
+    comparison = ep_vs_tp(private_engine, DEFAULT_MOE, "h100-sxm", 4, EP_TP_BATCHES, workload_of(frame))
+    np.testing.assert_allclose(panel.plotted()["ep_tok_s"], [p.ep.throughput_output_tok_s for p in comparison.points],
+                               rtol=1e-12)
+
+
+def test_budget_follows_the_workspace_and_recomputes(qtbot, private_engine):
+    frame = frame_of(private_engine, "llama-3.1-8b", batch=16)
+    panel = make(qtbot, ParallelismPanel, private_engine, frame)
+    with qtbot.waitSignal(panel.view_option_changed) as emitted:
+        panel.set_options({"device_budget": 8})
+    assert emitted.args == ["device_budget", 8]
+    assert panel.inputs_changed(panel.study_frame, frame)
+    panel.refresh_now()
+    assert [tuple(s) for s in panel.plotted()["heat_splits"]] == [(1, 8), (2, 4), (4, 2), (8, 1)]
+    assert panel.study.ep_tp.devices == 8
+    panel.update_frame(frame_of(private_engine, "llama-3.1-8b", batch=16, options={"device_budget": 2}))
+    assert panel.options() == {"device_budget": 2}
+    panel.set_options({"device_budget": 3})  # not a budget: ignored
+    assert panel.options() == {"device_budget": 2}
+    # The batch is not an input of either study (the grid sets its own, EP/TP sweeps it).
+    panel.refresh_now()
+    assert not panel.inputs_changed(panel.study_frame, frame_of(private_engine, "llama-3.1-8b", batch=512,
+                                                                options={"device_budget": 2}))
+
+
+def test_parallelism_hover_explains_with_units(qtbot, private_engine):
+    frame = frame_of(private_engine, "qwen3-32b", input_len=350, output_len=190)
+    panel = make(qtbot, ParallelismPanel, private_engine, frame)
+    cell = panel.study.grid.cell("llama-3.3-70b", 4)
+    row = list(panel.plotted()["heat_models"]).index("llama-3.3-70b")
+    text = panel.cell_tooltip(row, 2)  # TP 4 x DP 1
+    assert "tokens/s per device" in text and " GB per device" in text and " ms" in text
+    assert "<b>TP beats DP</b> because of memory" in text and cell.why in text
+    hover = panel.batch_tooltip(0.0)  # log10(batch 1)
+    point = panel.study.ep_tp.points[0]
+    assert "batch 1 " in hover and "tokens/s" in hover and " GB" in hover and " MB" in hover
+    assert f"TP/EP {point.tp_over_ep_throughput:.3g}×" in hover
+    assert f"EP {point.experts_per_device_ep} whole" in hover
+    # Through the scene, as the mouse sees it.
+    panel.show()
+    qtbot.waitExposed(panel)
+    vb = panel.heat_plot.vb
+    scene_pos = vb.mapViewToScene(vb.mapToView(vb.rect().center()))
+    panel._hover(scene_pos)
+    assert panel.hover_text.startswith("<p")
