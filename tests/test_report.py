@@ -13,7 +13,6 @@ import pytest
 from accelscope.cli.main import main
 from accelscope.engine.api import Engine
 from accelscope.engine.presets import bundled_preset_files, load_preset
-
 from accelscope.engine.workspace import ANALYSIS_VIEWS, PLOT_VIEWS
 
 VIEWS = PLOT_VIEWS

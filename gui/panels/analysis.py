@@ -67,7 +67,7 @@ class AnalysisPanel(Panel):
             self._timer.start()  # restarted by every change: computes once the hand rests
         # Hidden: nothing now; showEvent or refresh_now brings it up to date.
 
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def showEvent(self, event) -> None:
         super().showEvent(event)
         if self.frame is not None and self.inputs_changed(self.study_frame, self.frame):
             self._timer.start(0)
