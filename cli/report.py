@@ -101,6 +101,7 @@ def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, c
             "link_efficiency": cls.link_efficiency,
             "interconnect_efficiency": cls.interconnect_efficiency,
             "per_layer_overhead_s": cls.per_layer_overhead_s,
+            "busy_power_fraction": cls.busy_power_fraction,
             "usable_memory_fraction": cls.usable_memory_fraction,
             "runtime_overhead_gb": cls.runtime_overhead_bytes / GB,
             "software_efficiency": float(accelerator.software_efficiency),

@@ -23,6 +23,7 @@ CLASS_FIELDS: tuple[str, ...] = (
     "per_layer_overhead_s",
     "usable_memory_fraction",
     "runtime_overhead_bytes",
+    "busy_power_fraction",
 )
 _FRACTIONS = {
     "compute_efficiency",
@@ -30,7 +31,9 @@ _FRACTIONS = {
     "link_efficiency",
     "interconnect_efficiency",
     "usable_memory_fraction",
+    "busy_power_fraction",
 }
+_MAY_BE_ZERO = {"busy_power_fraction"}  # 0 is meaningful: no floor above idle
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class ClassConstants:
     per_layer_overhead_s: float
     usable_memory_fraction: float
     runtime_overhead_bytes: float
+    # While executing (any phase) the device draws at least this fraction of its TDP: clocks
+    # up, memory PHYs and cores powered whatever the arithmetic. 0 = idle plus work only.
+    busy_power_fraction: float
     basis: dict[str, str]
 
 
@@ -92,7 +98,7 @@ def load_constants(path: Path | None = None) -> Constants:
         class_basis: dict[str, str] = {}
         for name in CLASS_FIELDS:
             high = 1.0 if name in _FRACTIONS else 1e12
-            low = 1e-3 if name in _FRACTIONS else 0.0
+            low = 1e-3 if name in _FRACTIONS and name not in _MAY_BE_ZERO else 0.0
             values[name], class_basis[name] = _number(
                 path, f"classes.{architecture_class}.{name}", table.get(name), low, high
             )

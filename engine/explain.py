@@ -891,13 +891,27 @@ class _Writer:
                 f"{_count(r.devices, 'device')}" + (f" ({s.dp} data-parallel replicas)" if s.dp > 1 else "")
             ),
         ]
-        capped = " (capped at TDP)" if r.prefill.power_per_device_W >= float(a.tdp_W) else ""
+        tdp = float(a.tdp_W)
+        busy_floor = self.cls.busy_power_fraction * tdp
+
+        def limit(power: float) -> str:
+            if power >= tdp:
+                return " (capped at TDP)"
+            if busy_floor > 0.0 and power <= busy_floor * (1.0 + 1e-12):
+                return " (the busy floor)"
+            return ""
+
+        floor = (
+            f", busy floor {format_power(busy_floor)}: a {a.architecture_class} device executing draws at least "
+            f"{self.cls.busy_power_fraction:g} of its TDP whatever the work"
+            if busy_floor > 0.0 else ""
+        )
         lines.append(
             _sentence(
                 f"power: {format_power(r.power_W)} on average over the run for all devices; per device, prefill "
-                f"draws {format_power(r.prefill.power_per_device_W)}{capped} and decode "
-                f"{format_power(r.decode.power_per_device_W)} (TDP {format_power(float(a.tdp_W), trim=True)}, idle "
-                f"{format_power(float(a.idle_W), trim=True)})"
+                f"draws {format_power(r.prefill.power_per_device_W)}{limit(r.prefill.power_per_device_W)} and decode "
+                f"{format_power(r.decode.power_per_device_W)}{limit(r.decode.power_per_device_W)} "
+                f"(TDP {format_power(tdp, trim=True)}, idle {format_power(float(a.idle_W), trim=True)}{floor})"
             )
         )
         if a.power_scope == "system":

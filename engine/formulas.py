@@ -1090,6 +1090,9 @@ class _Builder:
                 "accelerator")
         sh.leaf("P_idle", "P<sub>idle</sub>", f"idle power of {escape(a.name)}", float(a.idle_W),
                 format_power(float(a.idle_W), trim=True), "accelerator")
+        busy = self.cls.busy_power_fraction
+        sh.leaf("f_busy", "f<sub>busy</sub>", f"share of TDP drawn at least while executing, {a.architecture_class} "
+                f"class ({CONSTANTS_FILE})", busy, format_factor(busy), "accelerator")
         sh.derive("Energy per FLOP", "e_flop", "e<sub>FLOP</sub>", "set so that sustained dense products alone reach "
                   "TDP", "({TDP} − {P_idle})/({eta_c}·{pi})",
                   (v("TDP") - v("P_idle")) / (v("eta_c") * v("pi")), lambda x: _tiny_energy(x, "FLOP"))
@@ -1129,7 +1132,8 @@ class _Builder:
         sh = self.sheet
         v = sh.value
         key, symbol = f"P_{suffix}", f"P<sub>{suffix}</sub>"
-        meaning = f"mean power of one device during {label}: idle plus the energy of the work, over its time"
+        meaning = (f"mean power of one device during {label}: idle plus the energy of the work, over its time; at "
+                   "least the busy floor, at most the TDP")
         if len(self.near) > 1:
             sh.quote(f"Power during {label}", key, symbol, meaning, engine, format_power,
                      ("model", "accelerator", "batch", "weight_precision", "tp", "pp"),
@@ -1144,9 +1148,10 @@ class _Builder:
             memory_energy = v(f"Q_{suffix}") * v("e_mem")
         dynamic = v(f"F_{suffix}") * v("e_flop") + memory_energy + v(f"D_{suffix}") * v("e_link")
         sh.derive(f"Power during {label}", key, symbol, meaning,
-                  f"min({{TDP}}, {{P_idle}} + {passes}({{F_{suffix}}}·{{e_flop}} + {memory} + "
-                  f"{{D_{suffix}}}·{{e_link}})/{time_key})",
-                  min(v("TDP"), v("P_idle") + n_passes * dynamic / time), format_power, engine)
+                  f"min({{TDP}}, max({{f_busy}}·{{TDP}}, {{P_idle}} + {passes}({{F_{suffix}}}·{{e_flop}} + {memory} + "
+                  f"{{D_{suffix}}}·{{e_link}})/{time_key}))",
+                  min(v("TDP"), max(v("f_busy") * v("TDP"), v("P_idle") + n_passes * dynamic / time)), format_power,
+                  engine)
 
     def scope_note(self) -> str:
         if self.a.power_scope == "system":

@@ -78,7 +78,8 @@ A_LAYER_OVERHEAD = 24
 A_USABLE_FRACTION = 25
 A_RUNTIME_OVERHEAD = 26
 A_RIDGE_BANDWIDTH = 27  # device-tier bandwidth for the ridge point
-N_ACCEL_ROWS = 28
+A_BUSY_POWER_FRACTION = 28  # share of TDP drawn at least while executing
+N_ACCEL_ROWS = 29
 
 # ---- precision codes (index into the peak table rows and BYTES) --------------------------
 # Same order as precision.PRECISIONS; the peak table has one row per catalog peak key.
@@ -598,6 +599,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     overhead_time = layers_per_stage * accel[A_LAYER_OVERHEAD, a]
     tdp = accel[A_TDP, a]
     idle = accel[A_IDLE, a]
+    busy_floor = accel[A_BUSY_POWER_FRACTION, a] * tdp
     e_flop = (tdp - idle) / (accel[A_ETA_COMPUTE, a] * peak)
     e_link = constants[K_LINK_ENERGY]
 
@@ -692,7 +694,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     pre_time = max(pre_tc, pre_tm) + pre_tcomm + overhead_time
     ttft_wave = (n_chunks + pp - 1) * pre_time + (pp - 1) * point_to_point(chunk_tokens)
     prefill_dynamic = n_chunks * pre_energy
-    prefill_power = min(tdp, idle + prefill_dynamic / ttft_wave)
+    prefill_power = min(tdp, max(busy_floor, idle + prefill_dynamic / ttft_wave))
     if idle + prefill_dynamic / ttft_wave > POWER_CAP_WARNING_RATIO * tdp:
         warnings |= codes.WARN_POWER_CAPPED
 
@@ -711,7 +713,7 @@ def evaluate_one(j, scenarios, model, accel, peaks, fallback, constants, out):
     dec_time = max(dec_tc, dec_tm) + dec_tcomm + overhead_time
     itl = pp * dec_time + (pp - 1) * point_to_point(micro_batch)
     decode_dynamic = micro_batches * dec_energy
-    decode_power = min(tdp, idle + decode_dynamic / itl)
+    decode_power = min(tdp, max(busy_floor, idle + decode_dynamic / itl))
     decode_steps = output_len - 1
     if decode_steps > 0 and idle + decode_dynamic / itl > POWER_CAP_WARNING_RATIO * tdp:
         warnings |= codes.WARN_POWER_CAPPED

@@ -17,7 +17,8 @@ How a scenario is computed:
 4. Prefill: chunks of at most ``prefill_chunk_tokens`` flow through the pipeline. Decode:
    one step at the mean context of the generation, min(batch, pp) micro-batches in flight.
 5. Energy: idle power plus the dynamic energy of the FLOPs, bytes per memory tier and link
-   bytes, capped at TDP; summed over devices and replicas.
+   bytes, at least the class's busy floor (a share of TDP) and capped at TDP; summed over
+   devices and replicas.
 """
 
 from __future__ import annotations
@@ -542,6 +543,9 @@ class ReferenceModel:
         e_link = k.interconnect_energy_J_per_byte
         tdp = float(a.tdp_W)
         idle = float(a.idle_W)
+        # A device executing any phase draws at least this, whatever the work (clocks up,
+        # memory PHYs and cores powered); 0 for classes without a published figure.
+        busy_floor = cls.busy_power_fraction * tdp
 
         def dynamic_energy(p: _StagePass) -> float:
             return p.flops * e_flop + memory_energy(p.bytes_by_tier) + p.link_bytes * e_link
@@ -572,7 +576,7 @@ class ReferenceModel:
         )
         ttft_wave = (n_chunks + pp - 1) * prefill_pass.time + (pp - 1) * point_to_point(chunk_tokens)
         prefill_dynamic = n_chunks * dynamic_energy(prefill_pass)
-        prefill_power = min(tdp, idle + prefill_dynamic / ttft_wave)
+        prefill_power = min(tdp, max(busy_floor, idle + prefill_dynamic / ttft_wave))
         if idle + prefill_dynamic / ttft_wave > POWER_CAP_WARNING_RATIO * tdp:
             warnings |= codes.WARN_POWER_CAPPED
 
@@ -587,7 +591,7 @@ class ReferenceModel:
         decode_pass = stage_pass(micro_batch, micro_batch, attention_decode, kv_read_decode)
         itl = pp * decode_pass.time + (pp - 1) * point_to_point(micro_batch)
         decode_dynamic = micro_batches * dynamic_energy(decode_pass)
-        decode_power = min(tdp, idle + decode_dynamic / itl)
+        decode_power = min(tdp, max(busy_floor, idle + decode_dynamic / itl))
         decode_steps = s.output_len - 1
         if decode_steps > 0 and idle + decode_dynamic / itl > POWER_CAP_WARNING_RATIO * tdp:
             warnings |= codes.WARN_POWER_CAPPED

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
+from . import kernels
 from .accelerator import Accelerator
 from .api import Engine, result_from_column
 from .catalog import Catalog
@@ -96,7 +97,7 @@ OFF_FACTOR = 2.0
 
 IDEAL_DESCRIPTION = (
     "pure roofline: compute, memory, host-link and interconnect efficiency 1.0, per-layer overhead 0, "
-    "every serving stack at 1.0; usable memory fraction and runtime overhead kept as calibrated "
+    "no busy power floor, every serving stack at 1.0; usable memory fraction and runtime overhead kept as calibrated "
     "(they decide what fits, not how fast it runs); energy per FLOP then follows from TDP at full peak"
 )
 
@@ -135,6 +136,10 @@ class Workload:
     input_len: int
     output_len: int
     basis: str
+    # A served run of this many requests (each its own output length, exponentially
+    # distributed about output_len) rather than one static batch; None for a static batch.
+    requests: int | None = None
+    requests_basis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,7 @@ class Spec:
     cases: tuple[dict[str, Any], ...]
     aggregate: str
     best_of: tuple[dict[str, Any], ...] = ()
+    requests: int | None = None  # a served run of this many requests (see served_run)
 
     def scenario(self, case: Mapping[str, Any], side: Side, candidate: Mapping[str, Any]) -> Scenario:
         fields = dict(self.base)
@@ -279,12 +285,17 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
     workload_reader = top.sub("workload")
     for name in workload_reader.table:
         reader = workload_reader.sub(name)
-        reader.reject_unknown(("input_len", "output_len", "basis"))
+        reader.reject_unknown(("input_len", "output_len", "basis", "requests", "requests_basis"))
+        requests = reader.integer("requests", minimum=1, maximum=MAX_BATCH) if reader.has("requests") else None
+        if requests is not None and not reader.has("requests_basis"):
+            raise reader.error("requests_basis", "a served run's request count needs its basis")
         workloads[name] = Workload(
             name,
             reader.integer("input_len", maximum=MAX_TOKENS),
             reader.integer("output_len", maximum=MAX_TOKENS),
             _text(reader, "basis"),
+            requests,
+            _text(reader, "requests_basis") if requests is not None else None,
         )
 
     context = _Context(source, papers, workloads, catalog)
@@ -522,7 +533,10 @@ def _spec(context: _Context, reader: TableReader, metric: str, ratio: bool) -> S
         if aggregate not in AGGREGATES:
             raise reader.error("aggregate", f"must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
 
-    spec = Spec(base, metric, ratio, sides, cases, aggregate, _best_of(context, reader))
+    requests = None
+    if reader.has("workload"):
+        requests = context.workloads[reader.string("workload")].requests
+    spec = Spec(base, metric, ratio, sides, cases, aggregate, _best_of(context, reader), requests)
     for scenario in spec.scenarios():
         try:
             scenario.validate()
@@ -655,7 +669,8 @@ def _claim(context: _Context, reader: TableReader, index: int) -> Claim:
 
 
 def ideal_constants(constants: Constants) -> Constants:
-    """The calibrated constants with every efficiency at 1 and no per-layer overhead."""
+    """The calibrated constants with every efficiency at 1, no per-layer overhead and no busy
+    power floor (power is idle plus the energy of the work)."""
     classes = {
         name: replace(
             values,
@@ -664,6 +679,7 @@ def ideal_constants(constants: Constants) -> Constants:
             link_efficiency=1.0,
             interconnect_efficiency=1.0,
             per_layer_overhead_s=0.0,
+            busy_power_fraction=0.0,
         )
         for name, values in constants.classes.items()
     }
@@ -713,6 +729,87 @@ def _evaluate_all(engine: Engine, scenarios: Iterable[Scenario]) -> dict[Scenari
         return {}
     table = engine.evaluate(unique)
     return {scenario: result_from_column(table, j, scenario) for j, scenario in enumerate(unique)}
+
+
+@dataclass(frozen=True)
+class ServedRun:
+    """A served run of ``requests`` requests per instance (dp replicas), worked out from the
+    engine's static-batch steps; see :func:`served_runs`."""
+
+    concurrency: int  # requests in flight while the queue lasts
+    time_s: float  # one instance, first prompt to last token
+    energy_J: float  # all devices of all replicas
+    drain_time_s: float  # of time_s: after the queue is empty
+
+
+def served_runs(
+    engine: Engine, results: Mapping[Scenario, Result], requests: Mapping[Scenario, int]
+) -> dict[Scenario, Result]:
+    """Each scenario as one instance of a served run of ``requests[scenario]`` requests, all
+    queued at the start, at most ``batch`` (and at most what memory holds) in flight: the
+    second paper's offline runs of its 1,000-conversation dataset (vLLM continuous batching on
+    GPUs; as many clients as the batch on the dataflow machines).
+
+    Each request's prompt is prefilled when it joins; its decode steps are exponentially
+    distributed about the workload's mean (output_len - 1). While the queue lasts, C requests
+    run and each finished one is replaced at once; the queue empties after N - C completions,
+    having produced (N - C)·m of the N·m decode tokens (m the mean), in (N - C)·m/C steps at
+    the batch-C step time. By memorylessness the C requests left then each still need m steps
+    on average, and with k left the next one finishes after m/k steps at the batch-k step time:
+    the drain takes Σ_{k=1..C} (m/k)·ITL(k). Energy adds each phase's per-device power x time.
+    With C = 1 this is N times the static batch of one; with a constant step time it is the
+    static total plus m·ITL·(H_C − 1), the price of the tail.
+
+    Returns each scenario's static result with run time, throughput, power and energy (and
+    tokens per joule) replaced by the served run's; TTFT and ITL stay those of the static
+    batch."""
+    if not requests:
+        return {}
+    plans: list[tuple[Scenario, int, int]] = []  # scenario, concurrency, first column
+    batches: list[Scenario] = []
+    for scenario, result in results.items():
+        if scenario not in requests or not result.fits:
+            continue
+        concurrency = max(1, min(result.memory.resident_batch, requests[scenario]))
+        plans.append((scenario, concurrency, len(batches)))
+        batches.extend(scenario.with_changes(batch=k) for k in range(1, concurrency + 1))
+    table = engine.evaluate(batches)
+    served: dict[Scenario, Result] = {}
+    for scenario, concurrency, first in plans:
+        static = results[scenario]
+        n = requests[scenario]
+        m = max(scenario.output_len - 1, 0)
+        columns = slice(first, first + concurrency)
+        itl = table[kernels.O_ITL, columns]
+        decode_power = table[kernels.O_DEC_POWER, columns]
+        prefill_time = float(table[kernels.O_PRE_TIME, first + concurrency - 1])
+        prefill_power = float(table[kernels.O_PRE_POWER, first + concurrency - 1])
+        full_steps = (n - concurrency) * m / concurrency
+        drain_steps = [m / k for k in range(1, concurrency + 1)]
+        drain_time = float(sum(steps * t for steps, t in zip(drain_steps, itl, strict=True)))
+        drain_energy = float(sum(steps * t * p for steps, t, p in zip(drain_steps, itl, decode_power, strict=True)))
+        prefills = n / concurrency
+        time = prefills * prefill_time + full_steps * float(itl[-1]) + drain_time
+        energy_per_device = (
+            prefills * prefill_time * prefill_power
+            + full_steps * float(itl[-1]) * float(decode_power[-1])
+            + drain_energy
+        )
+        energy = energy_per_device * static.devices
+        dp = scenario.dp
+        total_tokens = dp * n * (scenario.input_len + scenario.output_len)
+        output_tokens = dp * n * scenario.output_len
+        served[scenario] = replace(
+            static,
+            e2e_latency_s=time,
+            throughput_output_tok_s=output_tokens / time,
+            throughput_total_tok_s=total_tokens / time,
+            power_W=energy / time,
+            energy_J=energy,
+            tokens_per_joule=total_tokens / energy,
+            output_tokens_per_joule=output_tokens / energy,
+        )
+    return served
 
 
 def _predict(spec: Spec, results: Mapping[Scenario, Result]) -> Prediction:
@@ -922,7 +1019,13 @@ class Report:
             "source": table.path,
             "papers": {k: {"short": p.short, "citation": p.citation} for k, p in table.papers.items()},
             "workloads": {
-                k: {"input_len": w.input_len, "output_len": w.output_len, "basis": w.basis}
+                k: {
+                    "input_len": w.input_len,
+                    "output_len": w.output_len,
+                    "basis": w.basis,
+                    "requests": w.requests,
+                    "requests_basis": w.requests_basis,
+                }
                 for k, w in table.workloads.items()
             },
             "ideal_model": IDEAL_DESCRIPTION,
@@ -943,10 +1046,23 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
     scenarios = [scenario for spec in specs for scenario in spec.scenarios()]
     calibrated_results = _evaluate_all(engine, scenarios)
     ideal_results = _evaluate_all(ideal, scenarios)
+    requests = {
+        engine.resolve(scenario): spec.requests
+        for spec in specs
+        if spec.requests is not None
+        for scenario in spec.scenarios()
+    }
+    calibrated_served = served_runs(engine, calibrated_results, requests)
+    ideal_served = served_runs(ideal, ideal_results, requests)
 
     def both(spec: Spec | None) -> tuple[Prediction | None, Prediction | None]:
         if spec is None:
             return None, None
+        if spec.requests is not None:
+            return (
+                _predict(spec, {**calibrated_results, **calibrated_served}),
+                _predict(spec, {**ideal_results, **ideal_served}),
+            )
         return _predict(spec, calibrated_results), _predict(spec, ideal_results)
 
     rows = []
@@ -1108,8 +1224,13 @@ def format_report(report: Report) -> str:
     add(f"Published measurements against the model ({len(table.measurements)} rows, {len(table.claims)} claims)")
     add(f"Papers: {papers}")
     for workload in table.workloads.values():
+        served = (
+            f"; a served run of {workload.requests:,} requests per instance (output lengths exponential about "
+            "the mean, at most the batch in flight; throughput, power and energy include the run's drain)"
+            if workload.requests is not None else ""
+        )
         add(f"Workload '{workload.name}': {workload.input_len} input, {workload.output_len} output tokens "
-            "(assumed; see resources/measurements.md)")
+            f"(assumed; see resources/measurements.md){served}")
     add(f"ratio = predicted / published; 'ideal' = {IDEAL_DESCRIPTION}.")
     add("kind: meas = measured, 3rd = third-party benchmark, vend = vendor claim, proj = projection, "
         "spec = specification, limit = benchmark limit, unatt = unattributed. (d) derived from other rows "
@@ -1162,7 +1283,7 @@ def format_report(report: Report) -> str:
                 add(_stats_line("    " + name, values, ideal[section][name]))
 
     add("")
-    add("Targets (not enforced yet)")
+    add("Targets")
     for target in report.targets:
         add(f"  {'met    ' if target.met else 'NOT met'}  {target.name}: {target.value} (target {target.limit})")
 

@@ -235,6 +235,18 @@ def test_power_scope_is_named(engine):
     only(gpu, f"{significant(result.throughput_output_tok_s)} output tokens/s")
 
 
+def test_power_names_the_busy_floor_where_it_binds(engine):
+    """One Llama 3.1 8B stream on an H100 reads weights, nearly idle arithmetic: its decode draws
+    the gpu-simt floor, 0.79 · 700 W = 553 W; a CS-3 (no floor in its class) mentions none."""
+    one_stream = Scenario("llama-3.1-8b", "h100-sxm", batch=1)
+    assert engine.predict(one_stream).decode.power_per_device_W == pytest.approx(553.0)
+    gpu = explain(engine, one_stream).section("Throughput and energy")
+    only(gpu, "decode 553 W (the busy floor)")
+    only(gpu, "busy floor 553 W: a gpu-simt device executing draws at least 0.79 of its TDP")
+    wafer = explain(engine, Scenario("llama-3.1-8b", "wse-3")).section("Throughput and energy")
+    assert not any("busy floor" in line for line in wafer)
+
+
 def test_warnings_section_carries_the_engine_warnings(engine):
     scenario = Scenario("llama-3.3-70b", "h100-sxm")
     warnings = explain(engine, scenario).section("Warnings")

@@ -79,6 +79,40 @@ def test_llama_8b_bf16_decode_batch_1_on_h100(engine, h100):
     assert result.ridge_point == pytest.approx(989.4e12 / 3.35e12, rel=REL)  # ≈ 295 FLOP/byte
 
 
+def test_llama_8b_batch_1_decode_power_is_the_busy_floor_on_h100(engine, h100):
+    """The step of the test above, in watts. H100: TDP 700 W, idle 70 W; gpu-simt busy floor
+    0.79 · 700 = 553 W. Energy per FLOP (700 − 70)/(0.70 · 989.4e12) = 9.0964e-13 J; HBM 48 pJ/B.
+
+      bytes  15,163,858,944 · 48e-12          = 0.727865 J
+      FLOPs  15,613,296,640 · 9.0964e-13      = 0.014203 J
+      idle + work/ITL = 70 + 0.742068 / 5.6453e-3 = 70 + 131.45 = 201.4 W
+
+    below the floor, so a memory-bound step draws 553 W (not the 201 W of work alone), and
+    without the floor (the ideal model) it draws the 201 W."""
+    assert (float(h100.tdp_W), float(h100.idle_W)) == (700.0, 70.0)
+    assert engine.constants.for_class("gpu-simt").busy_power_fraction == 0.79
+    assert engine.constants.memory_energy_J_per_byte["hbm"] == 48e-12
+    scenario = Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=1024, output_len=256)
+    result = engine.reference(scenario)
+    e_flop = (700.0 - 70.0) / (0.70 * 989.4e12)
+    work = 15_163_858_944 * 48e-12 + 15_613_296_640 * e_flop
+    assert work == pytest.approx(0.742068, rel=1e-5)
+    without_floor = 70.0 + work / result.itl_s
+    assert without_floor == pytest.approx(201.45, rel=1e-3)
+    assert result.decode.power_per_device_W == pytest.approx(0.79 * 700.0, rel=REL)
+
+    from dataclasses import replace
+
+    from accelscope.engine.reference import evaluate
+
+    classes = dict(engine.constants.classes)
+    classes["gpu-simt"] = replace(classes["gpu-simt"], busy_power_fraction=0.0)
+    no_floor = replace(engine.constants, classes=classes)
+    bare = evaluate(scenario, engine.model("llama-3.1-8b"), h100, no_floor)
+    assert bare.decode.power_per_device_W == pytest.approx(without_floor, rel=REL)
+    assert bare.itl_s == result.itl_s  # the floor changes power, not time
+
+
 def test_llama_8b_memory_fit_on_h100(engine):
     """Weights 8,030,261,248 params · 2 B = 16,060,522,496 B per device (all of them, input
     embedding included). KV per token 131,072 B; at the full context 1024 + 256 = 1280 tokens a

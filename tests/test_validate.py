@@ -1,15 +1,19 @@
 """The table of published measurements and `accelscope validate`: the table loads and is checked
 like the other catalogs, every row is a scenario the engine can run, and the report carries
-what it says. No error target is asserted here: the report states whether they are met."""
+what it says; the served-run arithmetic against hand-worked numbers; and the issue's error
+targets (median |error| <= 20% on GPUs and <= 35% on dataflow machines over the papers'
+measurements, no prediction off by more than 2x without an explanation)."""
 
 from __future__ import annotations
 
 import json
 import math
 
+import numpy as np
 import pytest
 
 from accelscope.cli.main import main
+from accelscope.engine import kernels
 from accelscope.engine.api import Engine
 from accelscope.engine.errors import CatalogError
 from accelscope.engine.scenario import Scenario
@@ -19,6 +23,8 @@ from accelscope.engine.validate import (
     ideal_catalog,
     ideal_constants,
     load_measurements,
+    served_runs,
+    stats,
     validate,
 )
 
@@ -239,10 +245,12 @@ def test_a100_batch_one_row_equals_engine_predict(report, engine, table):
     scenario = Scenario(
         "llama-3.1-8b", "a100-80gb", batch=1, input_len=chat.input_len, output_len=chat.output_len,
     )
-    assert row_report.calibrated.value == engine.predict(scenario).throughput_total_tok_s
+    # A served run of 1,000 requests one at a time is 1,000 static batches of one (the drain
+    # of one request is the request itself), so the row equals the engine's figure.
+    assert row_report.calibrated.value == pytest.approx(engine.predict(scenario).throughput_total_tok_s, rel=1e-12)
     assert row_report.ratio("calibrated") == pytest.approx(row_report.calibrated.value / 215)
     ideal = Engine(ideal_catalog(engine.catalog), ideal_constants(engine.constants))
-    assert row_report.ideal.value == ideal.predict(scenario).throughput_total_tok_s
+    assert row_report.ideal.value == pytest.approx(ideal.predict(scenario).throughput_total_tok_s, rel=1e-12)
     assert row_report.ideal.value > row_report.calibrated.value
 
 
@@ -262,7 +270,8 @@ def test_the_ideal_model_sets_every_efficiency_to_one_and_keeps_memory(engine):
     for name, values in constants.classes.items():
         calibrated = engine.constants.classes[name]
         assert (values.compute_efficiency, values.memory_efficiency, values.link_efficiency,
-                values.interconnect_efficiency, values.per_layer_overhead_s) == (1.0, 1.0, 1.0, 1.0, 0.0)
+                values.interconnect_efficiency, values.per_layer_overhead_s,
+                values.busy_power_fraction) == (1.0, 1.0, 1.0, 1.0, 0.0, 0.0)
         assert values.usable_memory_fraction == calibrated.usable_memory_fraction
         assert values.runtime_overhead_bytes == calibrated.runtime_overhead_bytes
     catalog = ideal_catalog(engine.catalog)
@@ -304,3 +313,102 @@ def test_validate_text_lists_rows_summaries_targets_and_claims(capsys, table):
     for heading in ("Summary over the papers' measurements", "Targets", "Claims", "ideal"):
         assert heading in out
     assert "not computed yet" in out
+
+
+# ---- served runs ---------------------------------------------------------------------------
+
+
+class _LinearSteps:
+    """Stands in for the engine in served_runs: step time 10 ms + 1 ms per sequence, decode power
+    100 W + 10 W per sequence, prefill of the batch 0.2 s at 300 W."""
+
+    def evaluate(self, scenarios):
+        table = np.zeros((kernels.N_OUTPUT_ROWS, len(scenarios)))
+        for j, scenario in enumerate(scenarios):
+            table[kernels.O_ITL, j] = 0.010 + 0.001 * scenario.batch
+            table[kernels.O_DEC_POWER, j] = 100.0 + 10.0 * scenario.batch
+            table[kernels.O_PRE_TIME, j] = 0.2
+            table[kernels.O_PRE_POWER, j] = 300.0
+        return table
+
+
+def test_a_served_run_adds_the_drain_of_its_last_requests(engine):
+    scenario = Scenario("llama-3.1-8b", "h100-sxm", batch=4, input_len=10, output_len=4)
+    static = engine.predict(scenario)
+    assert static.memory.resident_batch == 4 and static.devices == 1
+    run = served_runs(_LinearSteps(), {scenario: static}, {scenario: 10})[scenario]
+    # By hand: N = 10 requests, C = 4 in flight, m = 4 - 1 = 3 decode steps on average.
+    #   prefills      10/4 x 0.2 s                                        = 0.5 s
+    #   full batch    (10 - 4) x 3 / 4 = 4.5 steps x 14 ms                = 0.063 s
+    #   drain         3 x (11/1 + 12/2 + 13/3 + 14/4) ms = 3 x 24.8333 ms = 0.0745 s
+    assert run.e2e_latency_s == pytest.approx(0.6375, rel=1e-12)
+    # Energy: 0.5 s x 300 W = 150 J; 0.063 s x 140 W = 8.82 J;
+    #   drain 3 x (11 x 110/1 + 12 x 120/2 + 13 x 130/3 + 14 x 140/4) mJ = 3 x 2.98333 J = 8.95 J.
+    assert run.energy_J == pytest.approx(167.77, rel=1e-12)
+    assert run.throughput_total_tok_s == pytest.approx(10 * 14 / 0.6375, rel=1e-12)
+    assert run.throughput_output_tok_s == pytest.approx(10 * 4 / 0.6375, rel=1e-12)
+    assert run.tokens_per_joule == pytest.approx(140 / 167.77, rel=1e-12)
+    assert run.power_W == pytest.approx(167.77 / 0.6375, rel=1e-12)
+    assert (run.ttft_s, run.itl_s) == (static.ttft_s, static.itl_s)  # latencies stay the static batch's
+
+
+def test_the_chat_workload_is_a_served_run_of_the_papers_thousand_requests(table):
+    chat = table.workloads["chat"]
+    assert chat.requests == 1000 and "1,000" in chat.requests_basis
+    assert table.workloads["sharma-1024"].requests is None
+
+
+def test_a_served_run_is_slower_than_its_static_batches_by_the_drain(report, engine, table):
+    """H100, Llama 3.3 70B, TP=4 at batch C = 512, N = 1,000 requests, m = 189 decode steps: the
+    served run takes N/C static batches plus the drain Σ (m/k)·ITL(k) less the m·ITL(C) those
+    batches already count. Step times grow with the batch, so the drain lies between
+    m·H_C·ITL(1) and m·H_C·ITL(C) (H_C the harmonic number)."""
+    row_report = next(r for r in report.rows if r.row.id == "b25-h100-llama70b-tp4-throughput")
+    chat = table.workloads["chat"]
+    scenario = Scenario("llama-3.3-70b", "h100-sxm", batch=512, input_len=chat.input_len,
+                        output_len=chat.output_len, tp=4)
+    static = engine.predict(scenario)
+    one = engine.predict(scenario.with_changes(batch=1))
+    m = chat.output_len - 1
+    harmonic = sum(1.0 / k for k in range(1, 513))
+    static_time = 1000 / 512 * static.e2e_latency_s
+    shortest = static_time + m * harmonic * one.itl_s - m * static.itl_s
+    longest = static_time + m * harmonic * static.itl_s - m * static.itl_s
+    tokens = 1000 * (chat.input_len + chat.output_len)
+    served = row_report.calibrated.value
+    assert tokens / longest <= served <= tokens / shortest
+    assert served < static.throughput_total_tok_s
+
+
+# ---- the issue's targets ---------------------------------------------------------------------
+
+
+def _measured(report, group):
+    return [r for r in report.rows
+            if r.row.in_statistics and r.row.kind == "measured" and r.group == group]
+
+
+def test_no_prediction_is_off_by_more_than_2x_without_an_explanation(report):
+    unexplained = [r.row.id for r in report.rows if r.off() and r.row.explanation is None]
+    assert unexplained == []
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "GPUs at 35% median |error| over 32 rows (target 20%; 46% before the busy power floor and the "
+    "served runs): the engine lacks the serving stack's per-step host time (scheduling, input "
+    "preparation, sampling), which no documented figure sets, and vLLM's expert-parallel losses; see "
+    "resources/measurements.md"))
+def test_gpu_median_error_meets_the_target(report):
+    bucket = stats(_measured(report, "GPUs"), "calibrated")
+    assert bucket.n >= 30
+    assert bucket.median_abs_pct_error <= 20.0
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Dataflow at 64% median |error| over 16 rows (target 35%): the SN40L's inter-RDU link latency is a catalog "
+    "estimate that dominates its ITL, and the CS-3 and SN40L runs include per-request API time "
+    "(HTTP endpoints) the engine does not count; see resources/measurements.md"))
+def test_dataflow_median_error_meets_the_target(report):
+    bucket = stats(_measured(report, "dataflow"), "calibrated")
+    assert bucket.n >= 15
+    assert bucket.median_abs_pct_error <= 35.0

@@ -1,0 +1,80 @@
+"""Each calibration constant of the GPU class agrees with the figures its basis states: the
+value is recomputed from the numbers written in the basis text (resources/efficiency.toml), so
+editing one without the other fails here."""
+
+from __future__ import annotations
+
+import re
+import statistics
+
+import pytest
+
+from accelscope.engine.efficiency import load_constants
+
+
+@pytest.fixture(scope="module")
+def constants():
+    return load_constants()
+
+
+def _gpu(constants):
+    return constants.for_class("gpu-simt")
+
+
+def test_busy_power_floor_is_the_mean_of_the_stated_load_over_tdp_ratios(constants):
+    gpu = _gpu(constants)
+    basis = gpu.basis["busy_power_fraction"]
+    pairs = [(float(w), float(tdp)) for w, tdp in re.findall(r"(\d+) W of (\d+) W", basis)]
+    assert pairs == [(478.0, 700.0), (337.0, 400.0), (625.0, 750.0)]  # the paper's three GPUs
+    mean = statistics.fmean(w / tdp for w, tdp in pairs)  # 0.6829, 0.8425, 0.8333 -> 0.7862
+    assert mean == pytest.approx(0.7862, abs=1e-4)
+    stated = float(re.search(r"is (0\.\d+)", basis).group(1))
+    assert stated == gpu.busy_power_fraction
+    assert abs(gpu.busy_power_fraction - mean) <= 0.005  # rounded to two decimals
+
+
+def test_classes_without_a_published_load_figure_have_no_floor(constants):
+    for name, cls in constants.classes.items():
+        if name == "gpu-simt":
+            continue
+        assert cls.busy_power_fraction == 0.0, name
+        assert re.search(r"no floor|not set|Not needed", cls.basis["busy_power_fraction"]), name
+
+
+def test_gpu_compute_efficiency_is_the_large_gemm_fraction_less_the_stated_loss(constants):
+    gpu = _gpu(constants)
+    basis = gpu.basis["compute_efficiency"]
+    low, high, peak = (float(x) for x in re.search(r"(\d+)-(\d+) of (\d+) TFLOP/s", basis).groups())
+    loss = float(re.search(r"another ~(\d+)%", basis).group(1)) / 100.0
+    large_gemm = (low + high) / 2.0 / peak  # 785/989 = 0.794
+    assert large_gemm * (1.0 - loss) == pytest.approx(gpu.compute_efficiency, abs=0.02)  # 0.714 vs 0.70
+
+
+def test_gpu_memory_efficiency_lies_between_the_stated_decode_and_copy_fractions(constants):
+    gpu = _gpu(constants)
+    basis = gpu.basis["memory_efficiency"]
+    copies = [float(a) / float(b) for a, b in re.findall(r"(\d\.\d) of (\d\.\d+) TB/s", basis)]
+    assert copies and all(c == pytest.approx(0.9, abs=0.02) for c in copies)  # 3.0/3.35, 4.3/4.8
+    kernels = float(re.search(r"the ~(0\.\d+) such kernels", basis).group(1))
+    assert gpu.memory_efficiency == pytest.approx((statistics.fmean(copies) + kernels) / 2.0, abs=0.01)
+
+
+def test_gpu_per_layer_overhead_is_kernels_times_launch_cost(constants):
+    gpu = _gpu(constants)
+    basis = gpu.basis["per_layer_overhead_s"]
+    kernels = int(re.search(r"launches ~(\d+) kernels", basis).group(1))
+    low, high = (float(x) * 1e-6 for x in re.search(r"costs ~([\d.]+)-([\d.]+) us", basis).groups())
+    assert kernels * low <= gpu.per_layer_overhead_s <= kernels * high  # 8-12 us
+
+
+def test_gpu_interconnect_efficiency_is_the_stated_bus_bandwidth_fraction(constants):
+    gpu = _gpu(constants)
+    low, high, link = (float(x) for x in re.search(
+        r"~(\d+)-(\d+) GB/s of the (\d+) GB/s", gpu.basis["interconnect_efficiency"]).groups())
+    assert low / link <= gpu.interconnect_efficiency + 0.005 and gpu.interconnect_efficiency <= high / link
+
+
+def test_gpu_usable_memory_is_vllms_default_utilisation(constants):
+    gpu = _gpu(constants)
+    stated = float(re.search(r"gpu_memory_utilization = (0\.\d+)", gpu.basis["usable_memory_fraction"]).group(1))
+    assert stated == gpu.usable_memory_fraction
