@@ -70,6 +70,7 @@ from .panels.tiers import TiersPanel
 from .presets_dock import PresetsPanel
 from .validation_window import ValidationWindow
 
+TAB_LABELS = {"memory": "Memory", "sweep": "Sweep"}
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves
 RECENT_LIMIT = 8
 UNSAVED_NAME = "Unsaved scenario"
@@ -183,8 +184,10 @@ class MainWindow(QMainWindow):
         }
         assert tuple(self.panels) == VIEWS
         self.tabs = QTabWidget()
-        for panel in self.panels.values():
-            self.tabs.addTab(panel, _no_mnemonic(panel.title))
+        for view, panel in self.panels.items():
+            # Short tab labels so nine tabs fit beside the docks; the full title is the tooltip.
+            index = self.tabs.addTab(panel, _no_mnemonic(TAB_LABELS.get(view, panel.title)))
+            self.tabs.setTabToolTip(index, panel.title)
             panel.accelerator_selected.connect(self.controller.select)
         self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
         self.tabs.currentChanged.connect(self._tab_changed)

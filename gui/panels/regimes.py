@@ -118,6 +118,24 @@ class _Geometry:
                       self.paper_column, self.row_height)
 
 
+SHORT_NAMES = {
+    "single_stream": "Single stream",
+    "moderate_batch": "Moderate batch",
+    "high_throughput": "High throughput",
+    "long_context": "Long context",
+    "multi_model": "Multi-model",
+    "moe": "MoE",
+    "embedding": "Embedding",
+    "highly_quantized": "Quantized",
+}
+SHORT_UNITS = {
+    "tokens/s per device": "tok/s/dev",
+    "requests/s per device": "req/s/dev",
+    "tokens/s": "tok/s",
+    "models per device": "models/dev",
+}
+
+
 class RegimeHeatmap(QWidget):
     """Accelerators x regimes, coloured by score, with the paper's grades in a second grid.
 
@@ -198,10 +216,16 @@ class RegimeHeatmap(QWidget):
         column_width = max((paper_left - PAPER_GAP_PX - cells_left) / regimes, 30.0)
         wrap = int(Qt.TextFlag.TextWordWrap)
         header_height = 0.0
+        # Narrow columns (the tab beside both docks) get their headers turned upright rather
+        # than broken mid-word.
+        self._upright_headers = widest_word > column_width
         for header, unit in zip(content.headers, content.units, strict=True):
-            box = QRectF(0, 0, column_width - 8, 1000)
-            height = (bold.boundingRect(box, wrap, header).height()
-                      + normal.boundingRect(box, wrap, unit).height())
+            if self._upright_headers:
+                height = bold.horizontalAdvance(header) + normal.horizontalAdvance(f"  {unit}")
+            else:
+                box = QRectF(0, 0, column_width - 8, 1000)
+                height = (bold.boundingRect(box, wrap, header).height()
+                          + normal.boundingRect(box, wrap, unit).height())
             header_height = max(header_height, height)
         header_height += 10
         rows = len(content.ids)
@@ -280,6 +304,20 @@ class RegimeHeatmap(QWidget):
         bold, normal = QFontMetricsF(self.bold), QFontMetricsF(self.font)
         wrap = int(Qt.TextFlag.TextWordWrap)
         bottom = g.header_top + g.header_height - 4
+        if getattr(self, "_upright_headers", False):
+            for column, (header, unit) in enumerate(zip(content.headers, content.units, strict=True)):
+                centre = g.cells_left + (column + 0.5) * g.column_width
+                painter.save()
+                painter.translate(centre + bold.ascent() / 2 - 1, bottom)
+                painter.rotate(-90)
+                painter.setPen(DARK_TEXT)
+                painter.setFont(self.bold)
+                painter.drawText(QPointF(0, 0), header)
+                painter.setFont(self.font)
+                painter.setPen(QColor("#444444"))
+                painter.drawText(QPointF(bold.horizontalAdvance(header) + normal.horizontalAdvance("  "), 0), unit)
+                painter.restore()
+            return
         for column, (header, unit) in enumerate(zip(content.headers, content.units, strict=True)):
             left = g.cells_left + column * g.column_width + 4
             width = g.column_width - 8
@@ -475,8 +513,10 @@ class RegimesPanel(AnalysisPanel):
         self.row_ids = grid.accelerators
         graded = [a for a in grid.accelerators if a in self.definitions.paper_ratings]
         paper_rows = len(graded) if tuple(graded) == grid.accelerators[: len(graded)] else 0
-        headers = tuple(f"{i + 1}. {regime.name}" for i, regime in enumerate(grid.regimes))
-        units = tuple(regime.unit + (" (lower is better)" if regime.direction == "lower" else "")
+        # Column headers are short (the full name and the metric are in each cell's hover): eight
+        # columns share the tab with the docks open, and long names broke mid-word there.
+        headers = tuple(f"{i + 1}. {SHORT_NAMES.get(regime.id, regime.name)}" for i, regime in enumerate(grid.regimes))
+        units = tuple(SHORT_UNITS.get(regime.unit, regime.unit) + (" ↓" if regime.direction == "lower" else "")
                       for regime in grid.regimes)
         texts = tuple(
             tuple(score_text(grid.scores[a, r], bool(grid.fits[a, r])) for r in range(len(grid.regimes)))
@@ -575,7 +615,7 @@ class RegimesPanel(AnalysisPanel):
         count = len(self.row_ids) or len(self.engine.catalog.accelerators)
         self.note.setText(
             f"Score = each regime's metric (under its name; hover a cell for its definition, raw value and layout) "
-            f"divided by the best of the catalog's {count} accelerators, or best ÷ own where lower is better: 1.00 is "
+            f"divided by the best of the catalog's {count} accelerators, or best ÷ own where lower is better (↓): 1.00 is "
             f"the best (in bold), and colour follows the score linearly. Each regime runs its own model and workload on the "
             f"fewest devices that hold it (tensor parallel up to {rule.max_tp}, then pipeline stages) or on one "
             f"device, as it states; “—” (hatched) where it cannot run. Right: the grades of "
