@@ -61,6 +61,9 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "sharma-table3-llama2-70b-single-stream",
     "sharma-table4-llama2-70b-batch-throughput",
     "long-context-128k",
+    "sharma-scaling-1t-moe",
+    "sharma-fig8-regimes",
+    "sharma-heterogeneous-memory",
 )
 
 _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", "parallel", "accelerators", "view")
