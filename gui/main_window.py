@@ -7,8 +7,8 @@ import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -53,6 +53,7 @@ from accelscope.engine.workspace import VIEWS, Workspace
 
 from . import session
 from .controller import Controller, Throttle
+from .display import THEMES, Display
 from .controls import ControlsPanel
 from .export import PNG_SCALES, export_all, export_view, write_sidecar
 from .formulas import FormulasWindow
@@ -210,8 +211,8 @@ class MainWindow(QMainWindow):
         scroll.setWidget(self.controls)
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # Wide enough for every control and its typed entry, beside a vertical scroll bar.
-        scroll.setMinimumWidth(self.controls.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+        self.controls_scroll = scroll
+        self._fit_controls_dock()
         self.controls_dock = self._dock("Scenario", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.presets_panel = PresetsPanel(catalog)
         self.presets_dock = self._dock("Presets", self.presets_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -226,6 +227,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.summary_label, 1)
         self.statusBar().addPermanentWidget(self.timing_label)
 
+        self.display = Display(self)
         self._build_menus()
         self.controls.set_workspace(workspace, self.engine.model(workspace.scenario.model))
         self.controls.scenario_changed.connect(self._field_changed)
@@ -257,6 +259,10 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(layout.geometry)
         if layout.state:
             self.restoreState(layout.state)
+        if layout.theme != "light":
+            self.set_theme(layout.theme)
+        if layout.presentation:
+            self.set_presentation(True)
         if layout.preset_path:
             try:
                 self.current_preset = load_preset(Path(layout.preset_path), self.engine.catalog)
@@ -268,11 +274,19 @@ class MainWindow(QMainWindow):
         """Save the scenario and the layout for the next run; returns any problems (never raises)."""
         self.controller.throttle.flush()
         current = self.current_preset
+        presentation = self.display.presentation
+        if presentation:
+            self.set_presentation(False)  # the dock layout as it is outside presentation mode
+        state = bytes(self.saveState().data())
+        if presentation:
+            self.set_presentation(True)
         problems = [
             session.save_session(self.preset_of_workspace(session.SESSION_PRESET_NAME, "")),
             session.save_layout(session.WindowLayout(
                 geometry=bytes(self.saveGeometry().data()),
-                state=bytes(self.saveState().data()),
+                state=state,
+                presentation=presentation,
+                theme=self.display.theme,
                 preset_path=str(current.source) if current and current.source and not current.bundled else "",
             )),
         ]
@@ -284,6 +298,9 @@ class MainWindow(QMainWindow):
         if self.validation_window is not None:
             self.validation_window.stop()
             self.validation_window.close()
+        # Fonts, palette and style are the application's: give them back as they were.
+        self.set_presentation(False)
+        self.set_theme("light")
         super().closeEvent(event)
 
     def show_problems(self, problems: list[str]) -> None:
@@ -337,6 +354,18 @@ class MainWindow(QMainWindow):
         self._action(view_menu, "Select &next accelerator", lambda: self.select_neighbour(+1), "Ctrl+]")
         self._action(view_menu, "Select &previous accelerator", lambda: self.select_neighbour(-1), "Ctrl+[")
         view_menu.addSeparator()
+        self.presentation_action = self._action(view_menu, "P&resentation mode", self.toggle_presentation, "F5")
+        self.presentation_action.setCheckable(True)
+        theme_menu = view_menu.addMenu("&Theme")
+        self.theme_actions: dict[str, QAction] = {}
+        group = QActionGroup(self)
+        for theme in THEMES:
+            action = self._action(theme_menu, theme.capitalize(), lambda theme=theme: self.set_theme(theme))
+            action.setCheckable(True)
+            action.setChecked(theme == "light")
+            group.addAction(action)
+            self.theme_actions[theme] = action
+        view_menu.addSeparator()
         view_menu.addAction(self.controls_dock.toggleViewAction())
         view_menu.addAction(self.presets_dock.toggleViewAction())
         view_menu.addAction(self.explain_dock.toggleViewAction())
@@ -345,6 +374,26 @@ class MainWindow(QMainWindow):
         self._action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "Ctrl+/")
         self._action(self.help_menu, "&Loading problems…", self.show_loading_problems)
         self._action(self.help_menu, "&About accelscope", self.show_about)
+
+    def _fit_controls_dock(self) -> None:
+        """Wide enough for every control and its typed entry, beside a vertical scroll bar."""
+        self.controls.adjustSize()
+        scroll = self.controls_scroll
+        scroll.setMinimumWidth(self.controls.sizeHint().width() + scroll.verticalScrollBar().sizeHint().width() + 4)
+
+    def toggle_presentation(self) -> None:
+        self.set_presentation(not self.display.presentation)
+
+    def set_presentation(self, on: bool) -> None:
+        """Large type, thick lines, black on white, presets and status bar hidden (F5 again leaves)."""
+        self.display.set_presentation(on, [self.presets_dock, self.statusBar()])
+        self.presentation_action.setChecked(on)
+        # The controls' text changed size; their new size is known once the font change is delivered.
+        QTimer.singleShot(0, self._fit_controls_dock)
+
+    def set_theme(self, theme: str) -> None:
+        self.display.set_theme(theme)
+        self.theme_actions[theme].setChecked(True)
 
     def shortcut_list(self) -> list[tuple[str, str]]:
         """(keys, what they do) for every menu action that has a shortcut, and the controls' keys."""

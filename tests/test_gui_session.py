@@ -147,3 +147,52 @@ def test_f1_opens_the_formulas_and_a_term_link_focuses_its_control(qtbot, data_d
     window.focus_control("tp")
     qtbot.waitUntil(lambda: QApplication.focusWidget() is window.controls.parallel_spins["tp"])
     formulas.close()
+
+
+def test_presentation_mode_enlarges_plots_and_text_and_hides_secondary_panels(qtbot, data_dir):
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QApplication
+
+    from accelscope.gui.display import PRESENTATION_FONT_SCALE, PRESENTATION_PLOT_ZOOM
+
+    window = _window(qtbot)
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    base_points = QApplication.font().pointSizeF()
+    view = window.panels["roofline"].findChildren(pg.GraphicsView)[0]
+    assert view.transform().m11() == pytest.approx(1.0)
+    window.presets_dock.show()
+    window.set_presentation(True)
+    assert QApplication.font().pointSizeF() == pytest.approx(base_points * PRESENTATION_FONT_SCALE)
+    assert view.transform().m11() == pytest.approx(PRESENTATION_PLOT_ZOOM, rel=0.02)
+    assert not window.presets_dock.isVisible() and not window.statusBar().isVisible()
+    window.resize(1200, 800)  # the zoom survives a resize
+    qtbot.wait(50)
+    assert view.transform().m11() == pytest.approx(PRESENTATION_PLOT_ZOOM, rel=0.02)
+    window.toggle_presentation()
+    assert QApplication.font().pointSizeF() == pytest.approx(base_points)
+    assert view.transform().m11() == pytest.approx(1.0)
+    assert window.presets_dock.isVisible() and window.statusBar().isVisible()
+
+
+def test_presentation_and_theme_are_remembered_and_given_back_on_close(qtbot, data_dir):
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    base_window_colour = QApplication.palette().color(QPalette.ColorRole.Window)
+    first = _window(qtbot, remember_session=True)
+    first.show()
+    first.set_theme("dark")
+    assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() < 80
+    first.set_presentation(True)
+    first.close()
+    assert QApplication.palette().color(QPalette.ColorRole.Window) == base_window_colour
+    layout = session.load_layout()
+    assert (layout.presentation, layout.theme) == (True, "dark")
+
+    second = _window(qtbot, remember_session=True)
+    second.show()
+    assert second.display.presentation and second.display.theme == "dark"
+    assert second.presentation_action.isChecked() and second.theme_actions["dark"].isChecked()
+    second.close()

@@ -1,0 +1,149 @@
+"""How the window looks: presentation mode and the light or dark theme.
+
+Presentation mode is for the back of a lecture room: every plot is drawn at a larger scale
+(fonts, lines and markers together, by zooming each plot's view, so no panel has to know about
+it), the window's text is larger, colours are pure black on white, and the secondary panels
+(presets, status bar) are hidden. The dark theme darkens the window around the plots; the plot
+canvases stay white so their colours, hatching and grey notes read the same as in exports and
+on paper.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QRectF
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+
+PRESENTATION_PLOT_ZOOM = 1.5  # plot fonts 11 pt -> ~16 pt, lines 2 px -> 3 px
+PRESENTATION_FONT_SCALE = 1.4  # the window's own text
+THEMES: tuple[str, ...] = ("light", "dark")
+
+
+class _PlotZoom(QObject):
+    """Keeps a pyqtgraph view's scene ``zoom`` times smaller than the widget, so it is drawn
+    ``zoom`` times larger, through every resize."""
+
+    def __init__(self, zoom: float) -> None:
+        super().__init__()
+        self.zoom = zoom
+
+    def eventFilter(self, view: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Resize and isinstance(view, pg.GraphicsView):
+            size = event.size()
+            # Set before the view's own resizeEvent, which fits this range into the new size.
+            view.range = QRectF(0, 0, size.width() / self.zoom, size.height() / self.zoom)
+        return False
+
+
+class Display:
+    """Applies presentation mode and the theme to one main window (and puts them back)."""
+
+    def __init__(self, window: QWidget) -> None:
+        self.window = window
+        self.presentation = False
+        self.theme = "light"
+        self._zoom = _PlotZoom(PRESENTATION_PLOT_ZOOM)
+        app = QApplication.instance()
+        self._base_font = QFont(app.font())
+        self._base_palette = QPalette(app.palette())
+        self._base_style = app.style().name()
+        self._hidden_by_presentation: list[QWidget] = []
+
+    # -- presentation mode -------------------------------------------------------------------
+
+    def set_presentation(self, on: bool, secondary: list[QWidget]) -> None:
+        if on == self.presentation:
+            return
+        self.presentation = on
+        app = QApplication.instance()
+        font = QFont(self._base_font)
+        if on:
+            font.setPointSizeF(self._base_font.pointSizeF() * PRESENTATION_FONT_SCALE)
+        app.setFont(font)
+        for widget in self.window.findChildren(QWidget):
+            # Widgets given a font of their own (the explain text, plot notes) scale with it.
+            if widget.testAttribute(_OWN_FONT) and not isinstance(widget, pg.GraphicsView):
+                own = widget.font()
+                factor = PRESENTATION_FONT_SCALE if on else 1 / PRESENTATION_FONT_SCALE
+                own.setPointSizeF(max(own.pointSizeF() * factor, 1.0))
+                widget.setFont(own)
+        self.zoom_plots()
+        if on:
+            self._hidden_by_presentation = [w for w in secondary if w.isVisible()]
+            for widget in self._hidden_by_presentation:
+                widget.hide()
+        else:
+            for widget in self._hidden_by_presentation:
+                widget.show()
+            self._hidden_by_presentation = []
+        self._apply_palette()
+
+    def zoom_plots(self) -> None:
+        """Zoom every plot of the window (call again after adding a panel)."""
+        for view in self.window.findChildren(pg.GraphicsView):
+            view.removeEventFilter(self._zoom)
+            width, height = view.width(), view.height()
+            if self.presentation:
+                view.installEventFilter(self._zoom)
+                zoom = PRESENTATION_PLOT_ZOOM
+                pg.GraphicsView.setRange(view, QRectF(0, 0, width / zoom, height / zoom), padding=0,
+                                         disableAutoPixel=True)
+            else:
+                view.autoPixelRange = True
+                pg.GraphicsView.setRange(view, QRectF(0, 0, width, height), padding=0, disableAutoPixel=False)
+                view.updateMatrix()
+
+    # -- theme ----------------------------------------------------------------------------------
+
+    def set_theme(self, theme: str) -> None:
+        if theme not in THEMES:
+            raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {theme!r}")
+        self.theme = theme
+        self._apply_palette()
+
+    def _apply_palette(self) -> None:
+        app = QApplication.instance()
+        if self.theme == "dark":
+            app.setStyle(QStyleFactory.create("Fusion"))
+            app.setPalette(dark_palette(high_contrast=self.presentation))
+        else:
+            app.setStyle(QStyleFactory.create(self._base_style) or QStyleFactory.create("Fusion"))
+            app.setPalette(light_palette() if self.presentation else self._base_palette)
+
+
+_OWN_FONT = pg.QtCore.Qt.WidgetAttribute.WA_SetFont
+
+
+def light_palette() -> QPalette:
+    """Pure black on white: the most contrast a projector can give."""
+    palette = QPalette()
+    for role, colour in (
+        (QPalette.ColorRole.Window, "#FFFFFF"), (QPalette.ColorRole.WindowText, "#000000"),
+        (QPalette.ColorRole.Base, "#FFFFFF"), (QPalette.ColorRole.AlternateBase, "#F0F0F0"),
+        (QPalette.ColorRole.Text, "#000000"), (QPalette.ColorRole.Button, "#F0F0F0"),
+        (QPalette.ColorRole.ButtonText, "#000000"), (QPalette.ColorRole.Highlight, "#0046AD"),
+        (QPalette.ColorRole.HighlightedText, "#FFFFFF"), (QPalette.ColorRole.ToolTipBase, "#FFFFFF"),
+        (QPalette.ColorRole.ToolTipText, "#000000"),
+    ):
+        palette.setColor(role, QColor(colour))
+    return palette
+
+
+def dark_palette(*, high_contrast: bool = False) -> QPalette:
+    window, text = ("#000000", "#FFFFFF") if high_contrast else ("#2B2B2B", "#E8E8E8")
+    palette = QPalette()
+    for role, colour in (
+        (QPalette.ColorRole.Window, window), (QPalette.ColorRole.WindowText, text),
+        (QPalette.ColorRole.Base, "#1E1E1E" if not high_contrast else "#000000"),
+        (QPalette.ColorRole.AlternateBase, "#333333"), (QPalette.ColorRole.Text, text),
+        (QPalette.ColorRole.Button, "#3A3A3A"), (QPalette.ColorRole.ButtonText, text),
+        (QPalette.ColorRole.BrightText, "#FF6B6B"), (QPalette.ColorRole.Highlight, "#4C8DFF"),
+        (QPalette.ColorRole.HighlightedText, "#000000"), (QPalette.ColorRole.ToolTipBase, "#FFFFE0"),
+        (QPalette.ColorRole.ToolTipText, "#000000"), (QPalette.ColorRole.PlaceholderText, "#9A9A9A"),
+        (QPalette.ColorRole.Link, "#7FB2FF"),
+    ):
+        palette.setColor(role, QColor(colour))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#7A7A7A"))
+    return palette
