@@ -28,7 +28,7 @@ class _PlotZoom(QObject):
         super().__init__()
         self.zoom = zoom
 
-    def eventFilter(self, view: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+    def eventFilter(self, view: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and isinstance(view, pg.GraphicsView):
             size = event.size()
             # Set before the view's own resizeEvent, which fits this range into the new size.

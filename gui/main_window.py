@@ -53,8 +53,8 @@ from accelscope.engine.workspace import VIEWS, Workspace
 
 from . import session
 from .controller import Controller, Throttle
-from .display import THEMES, Display
 from .controls import ControlsPanel
+from .display import THEMES, Display
 from .export import PNG_SCALES, export_all, export_view, write_sidecar
 from .formulas import FormulasWindow
 from .panels.base import Panel
