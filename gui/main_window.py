@@ -34,8 +34,9 @@ from PySide6.QtWidgets import (
 
 from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog, user_data_dir
+from accelscope.engine.compare import comparison
 from accelscope.engine.errors import AccelscopeError
-from accelscope.engine.explain import explain
+from accelscope.engine.explain import Explanation, explain
 from accelscope.engine.frame import Frame
 from accelscope.engine.model import ModelArch
 from accelscope.engine.presets import (
@@ -226,6 +227,11 @@ class MainWindow(QMainWindow):
         self.timing_label = QLabel("Preparing the engine (the first start compiles its kernels)…")
         self.statusBar().addWidget(self.summary_label, 1)
         self.statusBar().addPermanentWidget(self.timing_label)
+        self.compare_label = QLabel("<b>Comparing with A</b> (Ctrl+K unpins)")
+        self.compare_label.setStyleSheet("QLabel { background: #FFE9A8; color: #000; padding: 1px 6px; }")
+        self.compare_label.hide()
+        self.statusBar().addPermanentWidget(self.compare_label)
+        self.compare_frame: Frame | None = None
 
         self.display = Display(self)
         self._build_menus()
@@ -354,6 +360,8 @@ class MainWindow(QMainWindow):
         self._action(view_menu, "Select &next accelerator", lambda: self.select_neighbour(+1), "Ctrl+]")
         self._action(view_menu, "Select &previous accelerator", lambda: self.select_neighbour(-1), "Ctrl+[")
         view_menu.addSeparator()
+        self.compare_action = self._action(view_menu, "&Compare: pin this scenario as A", self.toggle_compare, "Ctrl+K")
+        self.compare_action.setCheckable(True)
         self.presentation_action = self._action(view_menu, "P&resentation mode", self.toggle_presentation, "F5")
         self.presentation_action.setCheckable(True)
         theme_menu = view_menu.addMenu("&Theme")
@@ -374,6 +382,23 @@ class MainWindow(QMainWindow):
         self._action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "Ctrl+/")
         self._action(self.help_menu, "&Loading problems…", self.show_loading_problems)
         self._action(self.help_menu, "&About accelscope", self.show_about)
+
+    # -- compare: a pinned scenario A drawn behind the current one, B ------------------------------
+
+    def toggle_compare(self) -> None:
+        self.set_compare(self.compare_frame is None)
+
+    def set_compare(self, on: bool) -> None:
+        """Pin the current scenario as A (every plot then shows A as ghosts behind B, and the
+        explain panel opens with the deltas), or unpin it."""
+        self.controller.throttle.flush()
+        self.compare_frame = self.controller.last_frame if on else None
+        self.compare_action.setChecked(self.compare_frame is not None)
+        for panel in self.panels.values():
+            if hasattr(panel, "set_reference"):
+                panel.set_reference(self.compare_frame)
+        self.compare_label.setVisible(self.compare_frame is not None)
+        self.update_explanation()
 
     def _fit_controls_dock(self) -> None:
         """Wide enough for every control and its typed entry, beside a vertical scroll bar."""
@@ -783,7 +808,14 @@ class MainWindow(QMainWindow):
         scenario = frame.workspace.scenario
         if scenario.accelerator not in frame.accelerators:
             scenario = scenario.with_changes(accelerator=frame.accelerators[0])
-        self.explain_panel.show_explanation(explain(self.engine, scenario))
+        explanation = explain(self.engine, scenario)
+        if self.compare_frame is not None:
+            a = self.compare_frame
+            accelerator = scenario.accelerator
+            a_result = a.result(accelerator) if accelerator in a.accelerators else None
+            deltas = comparison(a.workspace, a_result, frame.result(accelerator))
+            explanation = Explanation(explanation.title, deltas.sections + explanation.sections)
+        self.explain_panel.show_explanation(explanation)
 
     def _show_problem(self, message: str) -> None:
         self.statusBar().showMessage(message, 10000)

@@ -196,3 +196,25 @@ def test_presentation_and_theme_are_remembered_and_given_back_on_close(qtbot, da
     assert second.display.presentation and second.display.theme == "dark"
     assert second.presentation_action.isChecked() and second.theme_actions["dark"].isChecked()
     second.close()
+
+
+def test_compare_pins_a_and_the_explain_panel_opens_with_the_deltas(qtbot, data_dir):
+    window = _window(qtbot)
+    window.controller.set_field("batch", 1)
+    window.controller.throttle.flush()
+    window.set_compare(True)
+    a_frame = window.compare_frame
+    assert a_frame is window.controller.last_frame and window.compare_action.isChecked()
+    window.controller.set_field("batch", 64)
+    window.controller.throttle.flush()
+    window.update_explanation()
+    text = window.explain_panel.text()
+    assert "B against A (pinned)" in text and "batch 1 → 64" in text
+    selected = window.controller.workspace.selected
+    a_itl = a_frame.result(selected).itl_s
+    b_itl = window.controller.last_frame.result(selected).itl_s
+    assert f"{b_itl / a_itl - 1:+.1%}" in text
+    window.toggle_compare()
+    assert window.compare_frame is None and not window.compare_action.isChecked()
+    text = window.explain_panel.text()
+    assert "B against A" not in text
