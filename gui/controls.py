@@ -40,7 +40,7 @@ from .bindings import (
 )
 from .palette import CLASS_LABELS, colour_for
 
-# Slider ranges from the issue; typed entry accepts more (the slider then pins to its end).
+# Slider ranges cover what is usually explored; typed entry accepts more (the slider then pins to its end).
 BATCH_SLIDER = (1, 1024)
 BATCH_TYPED_MAX = 1_000_000
 INPUT_SLIDER = (128, 1_048_576)

@@ -285,11 +285,20 @@ def test_computed_claims_have_values_and_the_others_a_reason(report):
         if claim.status == "computed":
             assert claim_report.calibrated.value is not None and math.isfinite(claim_report.calibrated.value)
             assert claim.metric.startswith("ratio_") or claim.metric in METRICS
+        elif claim.status == "computed by a study":
+            assert claim_report.calibrated.value is not None and math.isfinite(claim_report.calibrated.value)
+            assert claim.reason and "study" in claim.reason
         else:
             assert claim_report.calibrated is None and claim.reason
-    statuses = {c.claim.id: c.claim.status for c in report.claims}
-    assert statuses["s25-ep-parameter-to-compute-8.4x"] == "not computed yet"
-    assert statuses["s25-ep-latency-variance-2.1x"] == "not computed yet"
+    by_id = {c.claim.id: c for c in report.claims}
+    # The scaling study's numbers, as the Scaling tab shows them.
+    from accelscope.engine.api import Engine
+    from accelscope.engine.scaling import claims_check
+
+    checks = {check.claim_id: check.computed_value for check in claims_check(Engine())}
+    for claim_id in ("s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"):
+        assert by_id[claim_id].claim.status == "computed by a study"
+        assert by_id[claim_id].calibrated.value == pytest.approx(checks[claim_id], rel=1e-12)
 
 
 def test_validate_json_parses_and_exits_zero(capsys):
