@@ -29,6 +29,12 @@ class BenchResult:
     update_ms_p99: float
     update_ms_max: float
     updates_measured: int
+    # The same changes in CPU time of the app process: on a shared machine the wall time also
+    # counts the time other processes held the cores, the CPU time much less so.
+    update_cpu_ms_p50: float
+    update_cpu_ms_p95: float
+    update_cpu_ms_p99: float
+    load_average: float  # of the machine (1 minute), when the updates were measured
     startup_warm_s: float  # process start to the first painted window, warm numba cache
     startup_cold_s: float  # the same with an empty numba cache
     startup_cold_ready_s: float  # ... until the kernels are compiled and the first frame drawn
@@ -63,9 +69,9 @@ def app_like_scenarios(engine, count: int, seed: int = 1) -> list:
             Scenario(
                 model=model.id,
                 accelerator=rng.choice(accelerators),
-                batch=int(round(2 ** rng.uniform(0, 10))),
-                input_len=int(round(2 ** rng.uniform(7, 20))),
-                output_len=int(round(2 ** rng.uniform(0, 15))),
+                batch=round(2 ** rng.uniform(0, 10)),
+                input_len=round(2 ** rng.uniform(7, 20)),
+                output_len=round(2 ** rng.uniform(0, 15)),
                 weight_precision=precision,
                 activation_precision=precision,
                 kv_precision=rng.choice(("bf16", "fp8")),
@@ -105,11 +111,12 @@ def measure_engine(engine, evaluations: int, reference_evaluations: int, repeats
 # ---- full update ------------------------------------------------------------------------------
 
 
-def measure_updates(changes: int, seed: int = 2) -> list[float]:
+def measure_updates(changes: int, seed: int = 2) -> tuple[list[float], list[float]]:
     """Milliseconds from a control change until the window has repainted (the visible plot,
-    the explain panel, the controls), with every catalog accelerator shown, offscreen. Each
-    change moves one control the way a user would (a slider, a combo choice, a spin box, a
-    tab); the throttles are flushed, so the explain text is counted on every change."""
+    the explain panel, the controls), with every catalog accelerator shown, offscreen: wall
+    time and the process's CPU time, per change. Each change moves one control the way a
+    user would (a slider, a combo choice, a spin box, a tab); the throttles are flushed, so
+    the explain text is counted on every change."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
@@ -123,7 +130,7 @@ def measure_updates(changes: int, seed: int = 2) -> list[float]:
         return _timed_changes(app, MainWindow(), changes, seed)
 
 
-def _timed_changes(app, window, changes: int, seed: int) -> list[float]:  # noqa: ANN001 — Qt objects
+def _timed_changes(app, window, changes: int, seed: int) -> tuple[list[float], list[float]]:
     from accelscope.engine.precision import PRECISIONS
 
     window.resize(1600, 1000)
@@ -144,20 +151,21 @@ def _timed_changes(app, window, changes: int, seed: int) -> list[float]:  # noqa
         lambda: controls.model_combo.setCurrentIndex(rng.randrange(controls.model_combo.count())),
         lambda: window.tabs.setCurrentIndex(rng.randrange(window.tabs.count())),
     ]
-    timings = []
+    timings, cpu_timings = [], []
     try:
         for _ in range(changes):
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             rng.choice(moves)()
             window.controller.throttle.flush()  # what the timer would run a frame later
             window.explain_throttle.flush()
             app.processEvents()  # delivers the paint events: the plot and the text are drawn
             timings.append((time.perf_counter() - started) * 1e3)
+            cpu_timings.append((time.process_time() - cpu_started) * 1e3)
     finally:
         window.close()
         window.deleteLater()
         app.processEvents()
-    return timings
+    return timings, cpu_timings
 
 
 # ---- start-up ---------------------------------------------------------------------------------
@@ -209,21 +217,22 @@ def measure_startup(numba_cache_dir: str | None) -> tuple[float, float]:
 _UPDATES_PROBE = """
 import json, resource, sys
 from accelscope.gui.bench import measure_updates
-timings = measure_updates(int(sys.argv[1]))
-print(json.dumps({"timings": timings, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}))
+timings, cpu_timings = measure_updates(int(sys.argv[1]))
+print(json.dumps({"timings": timings, "cpu_timings": cpu_timings,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}))
 """
 
 
-def measure_app(changes: int) -> tuple[list[float], float]:
-    """Update timings and the peak resident memory of an app process (a new one, so the
-    figure is the app's own and not this harness's)."""
+def measure_app(changes: int) -> tuple[list[float], list[float], float]:
+    """Update timings (wall, CPU) and the peak resident memory of an app process (a new one,
+    so the figure is the app's own and not this harness's)."""
     environment = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     completed = subprocess.run(
         [sys.executable, "-c", _UPDATES_PROBE, str(changes)],
         env=environment, capture_output=True, text=True, timeout=1800, check=True,
     )
     data = json.loads(completed.stdout.strip().splitlines()[-1])
-    return data["timings"], data["peak_rss_mb"]
+    return data["timings"], data["cpu_timings"], data["peak_rss_mb"]
 
 
 def run_bench(*, quick: bool = False) -> BenchResult:
@@ -236,7 +245,8 @@ def run_bench(*, quick: bool = False) -> BenchResult:
     warm_paint, _ = measure_startup(None)
     with tempfile.TemporaryDirectory(prefix="accelscope-cold-cache-") as empty:
         cold_paint, cold_ready = measure_startup(empty)
-    timings, peak_rss_mb = measure_app(changes)
+    timings, cpu_timings, peak_rss_mb = measure_app(changes)
+    load_average = os.getloadavg()[0]
     return BenchResult(
         engine_evals_per_s=kernel,
         reference_evals_per_s=reference,
@@ -246,6 +256,10 @@ def run_bench(*, quick: bool = False) -> BenchResult:
         update_ms_p99=_percentile(timings, 99),
         update_ms_max=max(timings),
         updates_measured=len(timings),
+        update_cpu_ms_p50=_percentile(cpu_timings, 50),
+        update_cpu_ms_p95=_percentile(cpu_timings, 95),
+        update_cpu_ms_p99=_percentile(cpu_timings, 99),
+        load_average=load_average,
         startup_warm_s=warm_paint,
         startup_cold_s=cold_paint,
         startup_cold_ready_s=cold_ready,
@@ -257,9 +271,11 @@ def format_result(result: BenchResult) -> str:
     return "\n".join([
         f"engine:     {result.engine_evals_per_s:,.0f} evaluations/s (kernels, one core)",
         f"reference:  {result.reference_evals_per_s:,.0f} evaluations/s  ->  {result.engine_speedup:,.0f}x",
-        f"update:     p50 {result.update_ms_p50:.1f} ms  p95 {result.update_ms_p95:.1f} ms  "
-        f"p99 {result.update_ms_p99:.1f} ms  max {result.update_ms_max:.1f} ms over {result.updates_measured} changes",
-        f"start-up:   first paint {result.startup_warm_s:.2f} s (warm numba cache), "
-        f"{result.startup_cold_s:.2f} s (empty cache; kernels ready after {result.startup_cold_ready_s:.2f} s)",
+        (f"update:     p50 {result.update_ms_p50:.1f} ms  p95 {result.update_ms_p95:.1f} ms  "
+        f"p99 {result.update_ms_p99:.1f} ms  max {result.update_ms_max:.1f} ms over {result.updates_measured} changes"),
+        (f"            CPU time p50 {result.update_cpu_ms_p50:.1f} ms  p95 {result.update_cpu_ms_p95:.1f} ms  "
+        f"p99 {result.update_cpu_ms_p99:.1f} ms; machine load {result.load_average:.2f} (1 min)"),
+        (f"start-up:   first paint {result.startup_warm_s:.2f} s (warm numba cache), "
+        f"{result.startup_cold_s:.2f} s (empty cache; kernels ready after {result.startup_cold_ready_s:.2f} s)"),
         f"peak RSS:   {result.peak_rss_mb:.0f} MB (the app process, after the updates)",
     ]) + "\n"

@@ -7,7 +7,8 @@ import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+import pyqtgraph as pg
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -561,6 +562,10 @@ class MainWindow(QMainWindow):
             panel.update_frame(frame)
             panel.set_selected(frame.workspace.selected)
             self._panel_frames[view] = frame
+            # The scene marks changed items dirty through a queued call; run it now, so a tab
+            # being shown is painted once rather than once on showing and again for its items.
+            for graphics in panel.findChildren(pg.GraphicsView):
+                QCoreApplication.sendPostedEvents(graphics.scene(), QEvent.Type.MetaCall.value)
         return panel
 
     def set_workspace(self, workspace: Workspace) -> None:

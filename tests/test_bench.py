@@ -21,3 +21,5 @@ def test_bench_quick_prints_every_figure(capsys):
     assert all(isinstance(figures[key], float) and math.isfinite(figures[key]) and figures[key] > 0 for key in KEYS)
     assert figures["update_ms_p50"] <= figures["update_ms_p95"] <= figures["update_ms_p99"]
     assert figures["startup_cold_ready_s"] >= figures["startup_cold_s"]
+    assert 0 < figures["update_cpu_ms_p50"] <= figures["update_cpu_ms_p95"] <= figures["update_cpu_ms_p99"]
+    assert figures["load_average"] >= 0

@@ -311,3 +311,30 @@ def test_the_explain_panel_keeps_the_readers_place(qtbot, engine):
     middle = scroll_bar.value()
     panel.show_explanation(explain(engine, Scenario("llama-3.1-8b", "h100-sxm", batch=2)))
     assert scroll_bar.value() == middle
+
+
+def test_an_update_in_place_shows_what_a_fresh_panel_shows(qtbot, engine):
+    from PySide6.QtGui import QTextCursor
+
+    from accelscope.engine.scenario import Scenario
+    from accelscope.gui.panels.explain import ExplainPanel
+
+    def shown(panel):
+        out, block = [], panel.browser.document().begin()
+        while block.isValid():
+            cursor = QTextCursor(block)
+            cursor.movePosition(QTextCursor.MoveOperation.NextCharacter)
+            out.append((block.text(), cursor.charFormat().fontWeight(), cursor.charFormat().font().pointSize()))
+            block = block.next()
+        return out
+
+    live = ExplainPanel()
+    qtbot.addWidget(live)
+    live.show_explanation(explain(engine, Scenario("llama-3.1-8b", "h100-sxm", batch=1000)))
+    later = explain(engine, Scenario("llama-3.1-8b", "h100-sxm", batch=300))
+    live.show_explanation(later)
+    assert live._blocks is not None  # rewritten in place
+    fresh = ExplainPanel()
+    qtbot.addWidget(fresh)
+    fresh.show_explanation(later)
+    assert live.text() == fresh.text() and shown(live) == shown(fresh)

@@ -298,11 +298,33 @@ def test_texts_beside_bars_stay_inside_their_plot(qtbot, engine, catalog, cls, s
     checked = 0
     for pool in pools:
         view = pool.plot.vb.sceneBoundingRect()
-        for item in pool.items:
-            if item.isVisible():
-                assert item.sceneBoundingRect().right() <= view.right() + 1.0, item.toPlainText()
+        for text, box in zip(pool.texts(), pool.scene_boxes(), strict=True):
+            if text:
+                assert box.right() <= view.right() + 1.0, text
+                assert box.left() >= view.left() - 1.0, text
                 checked += 1
     assert checked
+
+
+@pytest.mark.parametrize("cls", (LatencyPanel, EnergyPanel))
+def test_value_texts_sit_beside_their_bars(qtbot, engine, catalog, cls):
+    """Each row's value is written just right of its longest bar, centred on the row, and
+    says the value the engine computed."""
+    frame = frame_of(engine)
+    panel = make_panel(qtbot, catalog, cls, frame)
+    for plot in panel.plots:
+        ends = np.max([bars.bar_ends(item) for item in plot.items.values()], axis=0)
+        texts, boxes = plot.texts.texts(), plot.texts.scene_boxes()
+        assert len(texts) == len(frame.accelerators)
+        for row, (text, box) in enumerate(zip(texts, boxes, strict=True)):
+            assert text
+            end = plot.plot.vb.mapViewToScene(pg.Point(ends[row], row))
+            assert end.x() - 0.5 <= box.left() <= end.x() + 2 * bars.TEXT_GAP_PX
+            assert box.center().y() == pytest.approx(end.y(), abs=1.0)
+    first = panel.ttft if cls is LatencyPanel else panel.power
+    value = frame.value(k.O_TTFT, SHOWN[0]) * 1e3 if cls is LatencyPanel else frame.value(k.O_POWER, SHOWN[0])
+    expected = bars.compact(value) if cls is LatencyPanel else f"{value / 1e3:.3g} kW" if value >= 1e3 else f"{value:.3g} W"
+    assert first.texts.texts()[0] == expected
 
 
 def _is_blank(image: QImage) -> bool:
@@ -351,7 +373,7 @@ def test_a_frame_with_the_same_numbers_touches_nothing(qtbot, engine, catalog, m
     panel.set_selected("mi300x")
     before = panel.plotted()
     touched = []
-    for item_cls, name in ((pg.BarGraphItem, "setOpts"), (pg.TextItem, "setText"), (pg.TextItem, "setPos"),
+    for item_cls, name in ((pg.BarGraphItem, "setOpts"), (bars._Texts, "set"), (pg.TextItem, "setText"),
                            (pg.AxisItem, "setTicks"), (pg.ViewBox, "setRange"), (pg.ScatterPlotItem, "setData")):
         touched += count_calls(monkeypatch, item_cls, name)
     panel.update_frame(frame_of(engine, shown=tuple(catalog.accelerators)))  # a new frame, same numbers

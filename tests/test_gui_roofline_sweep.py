@@ -52,15 +52,58 @@ def sweep_panel(qtbot, catalog):
     return panel
 
 
-def click_first_point(item) -> None:
-    """What a mouse click on a spot does: the scatter reports the points under the cursor."""
-    item.scatter.sigClicked.emit(item.scatter, item.scatter.points()[:1], None)
+class FakeClick:
+    """What pyqtgraph hands an item's mouseClickEvent: a button and a position in the item."""
+
+    def __init__(self, pos) -> None:
+        self._pos = pos
+        self.accepted = False
+
+    def button(self):
+        from PySide6.QtCore import Qt
+
+        return Qt.MouseButton.LeftButton
+
+    def pos(self):
+        return self._pos
+
+    def accept(self) -> None:
+        self.accepted = True
+
+    def ignore(self) -> None:
+        self.accepted = False
 
 
-def tip_of_first_point(item) -> str:
-    """The tool tip pyqtgraph shows when hovering the item's first spot."""
-    spot = item.scatter.points()[0]
-    return item.scatter.opts["tip"](x=spot.pos().x(), y=spot.pos().y(), data=spot.data())
+def click_line(line_set, key) -> None:
+    """A left click on the middle of a line (the panel must have been rendered)."""
+    from PySide6.QtCore import QPointF
+
+    path = line_set.view_path(key)
+    middle = path.elementAt(path.elementCount() // 2)
+    click = FakeClick(QPointF(middle.x, middle.y))
+    line_set.mouseClickEvent(click)
+    assert click.accepted and line_set.key_at(click.pos()) == key
+
+
+def spot_index(item, accelerator: str, role: str | None = None) -> int:
+    """Where an accelerator's spot is among the spots of a merged item (which holds every
+    accelerator's spots of one role)."""
+    index = item.index_of(accelerator, role)
+    assert index is not None, f"no spot of {accelerator} ({role})"
+    assert item.points()[index].data().accelerator == accelerator
+    return index
+
+
+def click_spot(item, accelerator: str, role: str | None = None) -> None:
+    """A mouse click on an accelerator's spot of a merged item."""
+    index = spot_index(item, accelerator, role)
+    item.sigClicked.emit(item, item.points()[index : index + 1], None)
+
+
+def tip_of_spot(item, accelerator: str, role: str | None = None) -> str:
+    """The tool tip pyqtgraph shows when hovering an accelerator's spot of a merged item."""
+    spot = item.points()[spot_index(item, accelerator, role)]
+    return item.opts["tip"](x=spot.pos().x(), y=spot.pos().y(), data=spot.data())
 
 
 def distinct_colours(widget, path: Path) -> int:
@@ -106,19 +149,37 @@ def test_roofline_points_and_ridges_equal_the_engine(engine, roofline_panel):
 def test_roofline_lines_follow_the_roofline_objects(engine, roofline_panel):
     frame = make_frame(engine, ("h100-sxm", "mi300x"))
     roofline_panel.update_frame(frame)
+    targets_x, targets_y, targets_refs = roofline_panel.targets.shown_spots()
     for accelerator in frame.accelerators:
         roof = frame.roofline(accelerator)
-        items = roofline_panel.items[accelerator]
-        x, y = items.roof.getOriginalDataset()
-        assert x[0] == pytest.approx(0.1) and x[-1] == pytest.approx(1e5)
+        lines = roofline_panel.lines[accelerator]
+        x, y = roofline_panel.line_set.original(lines.roof)
+        # Straight in log-log: drawn through its corners, the ridge among them.
+        ridge = roof.main_slope.ridge_point(roof.peak_flops)
+        np.testing.assert_allclose(x, [0.1, ridge, 1e5], rtol=1e-12)
         expected = np.array([roof.attainable(v) for v in x]) / 1e12
         np.testing.assert_allclose(y, expected, rtol=1e-12)
-        others = [s for s in roof.slopes if s is not roof.main_slope]
-        for slope, tier in zip(others, items.tiers, strict=False):
-            tx, ty = tier.getOriginalDataset()
+        # Hover targets along the line carry the accelerator, on the line and spanning it.
+        along = [i for i, ref in enumerate(targets_refs) if ref.accelerator == accelerator and ref.role == "roof"]
+        assert len(along) > 50
+        np.testing.assert_allclose(targets_y[along], [roof.attainable(v) / 1e12 for v in targets_x[along]], rtol=1e-12)
+        assert targets_x[along].min() == pytest.approx(0.1) and targets_x[along].max() == pytest.approx(1e5)
+        others = [(i, s) for i, s in enumerate(roof.slopes) if s is not roof.main_slope]
+        assert others
+        for n, (index, slope) in enumerate(others):
+            tx, ty = roofline_panel.line_set.original(lines.tier(n))
             np.testing.assert_allclose(ty, slope.bandwidth_Bps * tx / 1e12, rtol=1e-12)
             # Each other tier climbs to the compute ceiling (or the edge of the plot).
             assert tx[-1] == pytest.approx(min(slope.ridge_point(roof.peak_flops), 1e5), rel=1e-9)
+            along = [i for i, ref in enumerate(targets_refs)
+                     if ref.accelerator == accelerator and ref.role == "tier" and ref.index == index]
+            np.testing.assert_allclose(targets_y[along], slope.bandwidth_Bps * targets_x[along] / 1e12, rtol=1e-12)
+            assert targets_x[along].min() == pytest.approx(tx[0]) and targets_x[along].max() == pytest.approx(tx[-1])
+            # What is drawn is what is read back: the curve holds log10 of the data.
+            path = roofline_panel.line_set.view_path(lines.tier(n))
+            assert path.elementCount() == len(ty)
+            view_y = [path.elementAt(i).y for i in range(path.elementCount())]
+            np.testing.assert_allclose(view_y, np.log10(ty), rtol=1e-12)
 
 
 def test_roofline_title_names_the_compute_precision(engine, roofline_panel):
@@ -131,11 +192,16 @@ def test_roofline_title_names_the_compute_precision(engine, roofline_panel):
         assert "a100-80gb" in title
 
 
+def roofline_scene_items(panel) -> list[int]:
+    return [id(panel.line_set), id(panel.targets), id(panel.ridges), *(id(item) for item in panel.points.values())]
+
+
 def test_roofline_update_reuses_items(engine, roofline_panel):
     shown = ("h100-sxm", "mi300x")
     roofline_panel.update_frame(make_frame(engine, shown, batch=1))
-    items = {a: roofline_panel.items[a] for a in shown}
-    kept = {a: [id(item) for item in items[a].all()] for a in shown}
+    lines = {a: roofline_panel.lines[a] for a in shown}
+    keys = roofline_panel.line_set.line_keys()
+    kept = roofline_scene_items(roofline_panel)
     scene_items = len(roofline_panel.plot.items)
     before = roofline_panel.plotted()
 
@@ -143,8 +209,9 @@ def test_roofline_update_reuses_items(engine, roofline_panel):
     after = roofline_panel.plotted()
     assert np.all(after["decode_x"] > 10 * before["decode_x"])  # weights shared by 64 sequences
     for accelerator in shown:
-        assert roofline_panel.items[accelerator] is items[accelerator]
-        assert [id(item) for item in roofline_panel.items[accelerator].all()] == kept[accelerator]
+        assert roofline_panel.lines[accelerator] is lines[accelerator]
+    assert roofline_panel.line_set.line_keys() == keys
+    assert roofline_scene_items(roofline_panel) == kept
     assert len(roofline_panel.plot.items) == scene_items
 
     roofline_panel.update_frame(make_frame(engine, shown, model="qwen3-32b", batch=64))
@@ -154,27 +221,37 @@ def test_roofline_update_reuses_items(engine, roofline_panel):
 
 def test_roofline_hides_accelerators_no_longer_shown(engine, roofline_panel):
     roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x", "wse-3")))
-    wse = roofline_panel.items["wse-3"]
+    wse = roofline_panel.lines["wse-3"]
     roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x")))
     assert list(roofline_panel.plotted()["accelerators"]) == ["h100-sxm", "mi300x"]
-    assert not any(item.isVisible() for item in wse.all())
+    assert not any(roofline_panel.line_set.is_shown(key) for key in wse.line_keys())
+    merged = (roofline_panel.targets, roofline_panel.ridges, *roofline_panel.points.values())
+    assert all(item.index_of("wse-3") is None for item in merged)
     assert roofline_panel.legend.labels() == ["H100 SXM5 80GB", "Instinct MI300X"]
     roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "wse-3")))
-    assert roofline_panel.items["wse-3"] is wse
-    assert wse.roof.isVisible() and wse.decode.isVisible()
-    assert not roofline_panel.items["mi300x"].roof.isVisible()
+    assert roofline_panel.lines["wse-3"] is wse
+    assert roofline_panel.line_set.is_shown(wse.roof) and roofline_panel.points["decode"].index_of("wse-3") is not None
+    assert not roofline_panel.line_set.is_shown(roofline_panel.lines["mi300x"].roof)
+    assert all(item.index_of("mi300x") is None for item in merged)
 
 
+@shown_on_offscreen
 def test_roofline_clicks_select_an_accelerator(engine, roofline_panel, qtbot):
+    from PySide6.QtCore import QPointF
+
     roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x")))
-    items = roofline_panel.items["mi300x"]
-    for item in (items.decode, items.prefill, items.ridge, items.roof):
+    render(qtbot, roofline_panel)
+    panel = roofline_panel
+    for item, role in ((panel.points["decode"], None), (panel.points["prefill"], None), (panel.ridges, None),
+                       (panel.targets, "roof"), (panel.targets, "tier")):
         with qtbot.waitSignal(roofline_panel.accelerator_selected) as blocker:
-            click_first_point(item)
+            click_spot(item, "mi300x", role)
         assert blocker.args == ["mi300x"]
     with qtbot.waitSignal(roofline_panel.accelerator_selected) as blocker:
-        items.roof.curve.sigClicked.emit(items.roof.curve, None)
+        click_line(panel.line_set, panel.lines["mi300x"].roof)
     assert blocker.args == ["mi300x"]
+    # Away from every line, a click is left to the plot.
+    assert panel.line_set.key_at(QPointF(-5.0, 8.0)) is None
     sample, _label = roofline_panel.legend.legend.items[0]
     with qtbot.waitSignal(roofline_panel.accelerator_selected) as blocker:
         sample.sigClicked.emit(sample.item)
@@ -182,31 +259,45 @@ def test_roofline_clicks_select_an_accelerator(engine, roofline_panel, qtbot):
 
 
 def test_roofline_selection_highlights(engine, roofline_panel):
-    roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x")))
+    roofline_panel.update_frame(make_frame(engine, ("mi300x", "h100-sxm", "b200")))
     roofline_panel.set_selected("mi300x")
-    chosen, other = roofline_panel.items["mi300x"], roofline_panel.items["h100-sxm"]
-    assert chosen.roof.opts["pen"].widthF() > other.roof.opts["pen"].widthF()
-    assert chosen.decode.opts["symbolSize"] > other.decode.opts["symbolSize"]
-    assert chosen.decode.zValue() > other.decode.zValue()
-    label = dict(zip(["h100-sxm", "mi300x"], [lab for _s, lab in roofline_panel.legend.legend.items], strict=True))
+    chosen, other = roofline_panel.lines["mi300x"], roofline_panel.lines["h100-sxm"]
+    line_set = roofline_panel.line_set
+    assert line_set.pen(chosen.roof).widthF() > line_set.pen(other.roof).widthF()
+    assert line_set.z(chosen.roof) > line_set.z(other.roof) > line_set.z(other.tier(0))
+    for item in roofline_panel.points.values():
+        # Larger, and drawn last (on top of the others' points).
+        assert item.spot_style(spot_index(item, "mi300x"), "size") > item.spot_style(spot_index(item, "h100-sxm"), "size")
+        assert spot_index(item, "mi300x") == len(item.points()) - 1
+    label = dict(zip(["mi300x", "h100-sxm", "b200"], [lab for _s, lab in roofline_panel.legend.legend.items],
+                     strict=True))
     assert label["mi300x"].opts.get("bold") and not label["h100-sxm"].opts.get("bold")
+    # Another selection: sizes and order follow, the points stay where they were.
+    before = roofline_panel.plotted()
+    roofline_panel.set_selected("h100-sxm")
+    decode = roofline_panel.points["decode"]
+    assert spot_index(decode, "h100-sxm") == len(decode.points()) - 1
+    assert decode.spot_style(spot_index(decode, "mi300x"), "size") < decode.spot_style(spot_index(decode, "h100-sxm"), "size")
+    np.testing.assert_array_equal(roofline_panel.plotted()["decode_x"], before["decode_x"])
+    assert line_set.pen(other.roof).widthF() > line_set.pen(chosen.roof).widthF()
 
 
 def test_roofline_tips_say_phase_intensity_peak_share_and_bound(engine, roofline_panel):
-    frame = make_frame(engine, ("h100-sxm",), batch=16)
+    frame = make_frame(engine, ("h100-sxm", "mi300x"), batch=16)
     roofline_panel.update_frame(frame)
     result = engine.predict(frame.workspace.scenario)
-    tip = tip_of_first_point(roofline_panel.items["h100-sxm"].decode)
+    tip = tip_of_spot(roofline_panel.points["decode"], "h100-sxm")
     assert "NVIDIA H100" in tip and "decode" in tip
     assert f"{result.decode.operational_intensity:.3g} FLOP/byte" in tip
     share = result.decode.achieved_flops_per_s / frame.roofline("h100-sxm").peak_flops
     assert f"{share:.1%} of the BF16 peak" in tip
     assert f"bound: {result.decode.bound}" in tip
     assert "does not fit" not in tip
-    prefill_tip = tip_of_first_point(roofline_panel.items["h100-sxm"].prefill)
+    prefill_tip = tip_of_spot(roofline_panel.points["prefill"], "h100-sxm")
     assert "prefill" in prefill_tip and f"bound: {result.prefill.bound}" in prefill_tip
-    roof_tip = tip_of_first_point(roofline_panel.items["h100-sxm"].roof)
+    roof_tip = tip_of_spot(roofline_panel.targets, "h100-sxm", "roof")
     assert "HBM3" in roof_tip and "TFLOP/s" in roof_tip and "ridge" in roof_tip
+    assert "MI300X" in tip_of_spot(roofline_panel.points["decode"], "mi300x")
 
 
 def test_roofline_points_that_do_not_fit_are_hollow(engine, roofline_panel):
@@ -217,7 +308,7 @@ def test_roofline_points_that_do_not_fit_are_hollow(engine, roofline_panel):
     assert list(drawn["decode_hollow"]) == [True, False]
     assert list(drawn["prefill_hollow"]) == [True, False]
     assert np.all(np.isfinite(drawn["decode_y"]))  # drawn, not dropped
-    tip = tip_of_first_point(roofline_panel.items["h100-sxm"].decode)
+    tip = tip_of_spot(roofline_panel.points["decode"], "h100-sxm")
     assert "does not fit (hypothetical)" in tip
     # Fitting again fills the same item.
     roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x"), model="llama-3.1-8b"))
@@ -232,9 +323,10 @@ def test_roofline_hover_shows_a_tool_tip(engine, roofline_panel, qtbot):
 
     roofline_panel.update_frame(make_frame(engine, ("h100-sxm",), batch=16))
     render(qtbot, roofline_panel)
-    spot = roofline_panel.items["h100-sxm"].decode.scatter.points()[0]
+    decode = roofline_panel.points["decode"]
+    spot = decode.points()[spot_index(decode, "h100-sxm")]
     view = roofline_panel.graphics
-    scene_pos = roofline_panel.items["h100-sxm"].decode.scatter.mapToScene(QPointF(spot.pos()))
+    scene_pos = decode.mapToScene(QPointF(spot.pos()))
     QTest.mouseMove(view.viewport(), view.mapFromScene(scene_pos))
     qtbot.waitUntil(lambda: "decode" in roofline_panel.plot.vb.toolTip(), timeout=2000)
     assert "NVIDIA H100" in roofline_panel.plot.vb.toolTip()
@@ -271,34 +363,39 @@ def test_sweep_marks_what_does_not_fit(engine, sweep_panel):
     assert np.all(drawn["state"][0] == NO_FIT) and drawn["current_state"][0] == NO_FIT
     assert np.all(np.isfinite(drawn["y"][0]))
     assert drawn["hypothetical_segments"][0] == len(frame.sweep_batches) - 1
-    h100 = sweep_panel.items["h100-sxm"]
-    assert "does not fit" in sweep_panel.tip_for(h100.curve.opts["data"][0])
+    assert "does not fit" in tip_of_spot(sweep_panel.points, "h100-sxm")
     # On an MI300X the weights fit; large batches overflow the KV cache and run in waves.
     waves = frame.sweep_values(k.O_WAVES, "mi300x")
     assert np.array_equal(drawn["state"][1], np.where(waves > 1, WAVES, FITS))
     assert (drawn["state"][1] == WAVES).any() and (drawn["state"][1] == FITS).any()
     assert drawn["hypothetical_segments"][1] == 0
-    last = sweep_panel.items["mi300x"].curve.opts["data"][-1]
+    _x, _y, refs = sweep_panel.points.shown_spots()
+    last = max((ref for ref in refs if ref.accelerator == "mi300x"), key=lambda ref: ref.index)
+    assert last.index == len(frame.sweep_batches) - 1
     assert f"runs in {int(waves[-1])} waves" in sweep_panel.tip_for(last)
 
 
 def test_sweep_tips_name_batch_latency_throughput_itl_ttft(engine, sweep_panel):
     frame = make_frame(engine, ("h100-sxm",), batch=16)
     sweep_panel.update_frame(frame)
-    tip = tip_of_first_point(sweep_panel.items["h100-sxm"].curve)
+    tip = tip_of_spot(sweep_panel.points, "h100-sxm")
     at_1 = engine.predict(frame.workspace.scenario.with_changes(batch=1))
     assert "NVIDIA H100" in tip and "batch 1" in tip
     assert f"{at_1.itl_s * 1e3:.3g} ms" in tip
     assert "end-to-end latency" in tip and "output tokens/s" in tip and "TTFT" in tip
-    current = tip_of_first_point(sweep_panel.items["h100-sxm"].current)
+    current = tip_of_spot(sweep_panel.current, "h100-sxm")
     assert "batch 16 (current)" in current
+
+
+def sweep_scene_items(panel) -> list[int]:
+    return [id(panel.line_set), id(panel.points), id(panel.current)]
 
 
 def test_sweep_update_reuses_items_and_changes_data(engine, sweep_panel):
     shown = ("h100-sxm", "mi300x")
     sweep_panel.update_frame(make_frame(engine, shown, batch=8))
-    items = {a: sweep_panel.items[a] for a in shown}
-    kept = {a: [id(item) for item in items[a].all()] for a in shown}
+    lines = {a: sweep_panel.lines[a] for a in shown}
+    kept = sweep_scene_items(sweep_panel)
     scene_items = len(sweep_panel.plot.items)
     before = sweep_panel.plotted()
     sweep_panel.update_frame(make_frame(engine, shown, batch=128))
@@ -308,32 +405,45 @@ def test_sweep_update_reuses_items_and_changes_data(engine, sweep_panel):
     sweep_panel.update_frame(make_frame(engine, shown, model="qwen3-32b", batch=128))
     assert not np.allclose(sweep_panel.plotted()["y"], after["y"])
     for accelerator in shown:
-        assert sweep_panel.items[accelerator] is items[accelerator]
-        assert [id(item) for item in sweep_panel.items[accelerator].all()] == kept[accelerator]
+        assert sweep_panel.lines[accelerator] is lines[accelerator]
+    assert sweep_scene_items(sweep_panel) == kept
     assert len(sweep_panel.plot.items) == scene_items
 
 
+@shown_on_offscreen
 def test_sweep_hides_accelerators_and_clicks_select(engine, sweep_panel, qtbot):
     sweep_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x", "wse-3")))
-    wse = sweep_panel.items["wse-3"]
+    render(qtbot, sweep_panel)
+    wse = sweep_panel.lines["wse-3"]
     with qtbot.waitSignal(sweep_panel.accelerator_selected) as blocker:
-        click_first_point(wse.curve)
+        click_spot(sweep_panel.points, "wse-3")
     assert blocker.args == ["wse-3"]
     with qtbot.waitSignal(sweep_panel.accelerator_selected) as blocker:
-        click_first_point(sweep_panel.items["mi300x"].current)
+        click_spot(sweep_panel.current, "mi300x")
     assert blocker.args == ["mi300x"]
+    with qtbot.waitSignal(sweep_panel.accelerator_selected) as blocker:
+        click_line(sweep_panel.line_set, wse.curve)
+    assert blocker.args == ["wse-3"]
     sweep_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x")))
     assert list(sweep_panel.plotted()["accelerators"]) == ["h100-sxm", "mi300x"]
-    assert not any(item.isVisible() for item in wse.all())
+    assert not any(sweep_panel.line_set.is_shown(key) for key in wse.line_keys())
+    assert sweep_panel.points.index_of("wse-3") is None and sweep_panel.current.index_of("wse-3") is None
 
 
 def test_sweep_selection_highlights_and_labels_batches(engine, sweep_panel):
     frame = make_frame(engine, ("h100-sxm", "mi300x"))
     sweep_panel.update_frame(frame)
     sweep_panel.set_selected("mi300x")
-    chosen, other = sweep_panel.items["mi300x"], sweep_panel.items["h100-sxm"]
-    assert chosen.curve.opts["pen"].widthF() > other.curve.opts["pen"].widthF()
-    assert chosen.curve.zValue() > other.curve.zValue()
+    chosen, other = sweep_panel.lines["mi300x"], sweep_panel.lines["h100-sxm"]
+    line_set = sweep_panel.line_set
+    assert line_set.pen(chosen.curve).widthF() > line_set.pen(other.curve).widthF()
+    assert line_set.z(chosen.curve) > line_set.z(other.curve)
+    points = sweep_panel.points
+    assert points.spot_style(spot_index(points, "mi300x"), "size") > points.spot_style(spot_index(points, "h100-sxm"), "size")
+    # The selected accelerator's markers are drawn last, on top of the others'.
+    _x, _y, refs = points.shown_spots()
+    assert {ref.accelerator for ref in refs[-len(frame.sweep_batches):]} == {"mi300x"}
+    assert spot_index(sweep_panel.current, "mi300x") == len(sweep_panel.current.points()) - 1
     label = sweep_panel.batch_labels[64]
     assert label.isVisible()
     column = list(frame.sweep_batches).index(64)
@@ -372,8 +482,10 @@ def test_panels_take_an_empty_selection(engine, roofline_panel, sweep_panel):
     for panel in (roofline_panel, sweep_panel):
         panel.update_frame(empty)
         assert len(panel.plotted()["accelerators"]) == 0
-    assert not roofline_panel.items["h100-sxm"].decode.isVisible()
-    assert not sweep_panel.items["h100-sxm"].curve.isVisible()
+    assert not roofline_panel.line_set.is_shown(roofline_panel.lines["h100-sxm"].roof)
+    assert len(roofline_panel.points["decode"].points()) == 0 and len(roofline_panel.ridges.points()) == 0
+    assert not sweep_panel.line_set.is_shown(sweep_panel.lines["h100-sxm"].curve)
+    assert len(sweep_panel.points.points()) == 0 and len(sweep_panel.current.points()) == 0
     assert roofline_panel.legend.labels() == []
 
 
@@ -396,57 +508,72 @@ def count_calls(monkeypatch, cls, name: str) -> list:
 def test_roofline_a_batch_drag_moves_only_the_points(engine, roofline_panel, monkeypatch):
     import pyqtgraph as pg
 
-    from accelscope.gui.panels.roofline import Marker
+    from accelscope.gui.panels.roofline import LineSet
 
     roofline_panel.update_frame(make_frame(engine, EIGHT, batch=8))
     roofline_panel.set_selected("h100-sxm")
-    lines = count_calls(monkeypatch, pg.PlotDataItem, "setData")
-    moves = count_calls(monkeypatch, Marker, "set_point")
+    lines = count_calls(monkeypatch, LineSet, "set_line")
+    rebuilt = count_calls(monkeypatch, pg.ScatterPlotItem, "setData")
+    redrawn = count_calls(monkeypatch, pg.ScatterPlotItem, "invalidate")
     frame = make_frame(engine, EIGHT, batch=9)
     roofline_panel.update_frame(frame)
     roofline_panel.set_selected("h100-sxm")
-    assert lines == []  # the roofs, ridges and tiers do not depend on the batch
-    assert len(moves) == 2 * len(EIGHT)
+    assert lines == []  # the roofs and tiers do not depend on the batch
+    assert rebuilt == []  # the points keep their styles: moved in place
+    assert sorted(map(id, redrawn)) == sorted(map(id, roofline_panel.points.values()))  # not the ridges, targets
     roofline_panel.update_frame(make_frame(engine, EIGHT, batch=9))  # a new frame, same numbers
     roofline_panel.set_selected("h100-sxm")
-    assert len(moves) == 2 * len(EIGHT) and lines == []
+    assert len(redrawn) == 2 and lines == [] and rebuilt == []
     drawn = roofline_panel.plotted()
     for i, accelerator in enumerate(EIGHT):
         result = engine.predict(frame.workspace.scenario_on(accelerator))
         assert drawn["decode_x"][i] == pytest.approx(result.decode.operational_intensity, rel=1e-12)
-        for marker in (roofline_panel.items[accelerator].prefill, roofline_panel.items[accelerator].decode):
-            assert_spot_is_at_its_data(marker)
+        assert drawn["prefill_y"][i] == pytest.approx(result.prefill.achieved_flops_per_s / 1e12, rel=1e-12)
+        for item in roofline_panel.points.values():
+            assert_spot_is_at_its_data(item, accelerator)
 
 
-def assert_spot_is_at_its_data(marker) -> None:
-    """A marker moved in place shows its one spot where its data says (log10 on log axes),
-    and the view's bounds follow it."""
-    (x,), (y,) = marker.getOriginalDataset()
-    (spot,) = marker.points()
+def assert_spot_is_at_its_data(item, accelerator: str) -> None:
+    """A spot moved in place is shown where its data says (log10 on log axes), carries its
+    accelerator, and the view's bounds take it in."""
+    index = spot_index(item, accelerator)
+    xs, ys, _refs = item.shown_spots()
+    x, y = xs[index], ys[index]
+    spot = item.points()[index]
     assert (spot.pos().x(), spot.pos().y()) == pytest.approx((np.log10(x), np.log10(y)), rel=1e-12)
-    low, high = marker.dataBounds(0)
+    low, high = item.dataBounds(0)
     assert low <= np.log10(x) <= high
+    low, high = item.dataBounds(1)
+    assert low <= np.log10(y) <= high
 
 
 def test_sweep_a_batch_drag_leaves_the_curves_alone(engine, sweep_panel, monkeypatch):
     import pyqtgraph as pg
 
-    from accelscope.gui.panels.roofline import Marker, SpotRef
+    from accelscope.gui.panels.roofline import LineSet, SpotRef
 
     sweep_panel.update_frame(make_frame(engine, EIGHT, batch=8))
-    curves = count_calls(monkeypatch, pg.PlotDataItem, "setData")
-    moves = count_calls(monkeypatch, Marker, "set_point")
+    curves = count_calls(monkeypatch, LineSet, "set_line")
+    rebuilt = count_calls(monkeypatch, pg.ScatterPlotItem, "setData")
+    redrawn = count_calls(monkeypatch, pg.ScatterPlotItem, "invalidate")
     frame = make_frame(engine, EIGHT, batch=9)
     sweep_panel.update_frame(frame)
-    assert curves == []  # the sweep does not depend on the current batch
-    assert len(moves) == len(EIGHT)
+    assert curves == [] and rebuilt == []  # the sweep does not depend on the current batch
+    assert redrawn == [sweep_panel.current]  # the current batches moved in place
     for accelerator in EIGHT:
-        current = sweep_panel.items[accelerator].current
-        assert_spot_is_at_its_data(current)
-        assert current.getOriginalDataset()[0][0] == frame.value(k.O_E2E, accelerator)
-        assert current.points()[0].data() == SpotRef(accelerator, "current")
+        assert_spot_is_at_its_data(sweep_panel.current, accelerator)
+        index = spot_index(sweep_panel.current, accelerator)
+        assert sweep_panel.current.shown_spots()[0][index] == frame.value(k.O_E2E, accelerator)
+        assert sweep_panel.current.points()[index].data() == SpotRef(accelerator, "current")
     sweep_panel.update_frame(make_frame(engine, EIGHT, model="qwen3-32b", batch=9))
     assert len(curves) == 2 * len(EIGHT)  # a new model: every curve and its dashed part
+    drawn = sweep_panel.plotted()
+    for i, accelerator in enumerate(EIGHT):
+        scenario = sweep_panel.frame.workspace.scenario_on(accelerator)
+        at_256 = engine.predict(scenario.with_changes(batch=256))
+        column = list(drawn["batches"]).index(256)
+        assert drawn["y"][i, column] == pytest.approx(at_256.throughput_output_tok_s, rel=1e-12)
+        assert_spot_is_at_its_data(sweep_panel.points, accelerator)
 
 
 def test_markers_reuse_their_rendered_symbols(engine, roofline_panel, sweep_panel):
@@ -455,10 +582,12 @@ def test_markers_reuse_their_rendered_symbols(engine, roofline_panel, sweep_pane
     for batch in range(2, 40):
         for panel in (roofline_panel, sweep_panel):
             panel.update_frame(make_frame(engine, EIGHT, batch=batch))
-            panel.set_selected("mi300x")
-    markers = [m for items in roofline_panel.items.values() for m in (items.prefill, items.decode)]
-    markers += [items.current for items in sweep_panel.items.values()]
-    assert max(len(marker.fragmentAtlas) for marker in markers) <= 3  # fits, waves, does not fit
+            panel.set_selected("mi300x" if batch % 2 else "h100-sxm")
+    # At most one symbol per accelerator, state (fits, waves, does not fit) and size (selected or not).
+    for item in (*roofline_panel.points.values(), sweep_panel.current):
+        assert len(item.fragmentAtlas) <= 3 * 2 * len(EIGHT)
+        assert len(item.fragmentAtlas) >= len(EIGHT)  # one symbol at least per accelerator: it can fail
+    assert len(sweep_panel.points.fragmentAtlas) <= 3 * 2 * len(EIGHT)
 
 
 @shown_on_offscreen
@@ -469,9 +598,37 @@ def test_roofline_hover_over_a_line_shows_its_tip(engine, roofline_panel, qtbot)
 
     roofline_panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x"), batch=16))
     render(qtbot, roofline_panel)
-    roof = roofline_panel.items["mi300x"].roof
-    spot = roof.scatter.points()[len(roof.scatter.points()) // 2]
+    targets = roofline_panel.targets
+    along = [i for i, ref in enumerate(targets.shown_spots()[2]) if ref.accelerator == "mi300x" and ref.role == "roof"]
+    spot = targets.points()[along[len(along) // 2]]
     view = roofline_panel.graphics
-    QTest.mouseMove(view.viewport(), view.mapFromScene(roof.scatter.mapToScene(QPointF(spot.pos()))))
+    QTest.mouseMove(view.viewport(), view.mapFromScene(targets.mapToScene(QPointF(spot.pos()))))
     qtbot.waitUntil(lambda: "roofline" in roofline_panel.plot.vb.toolTip(), timeout=2000)
     assert "MI300X" in roofline_panel.plot.vb.toolTip()
+
+
+def test_sweep_restyles_changed_points_in_place(engine, sweep_panel, monkeypatch):
+    """A change that turns points from fitting to not fitting (same number of points)
+    restyles those spots in place: the markers drawn say what the engine says."""
+    import pyqtgraph as pg
+
+    from accelscope.gui.panels.sweep import FITS, NO_FIT, WAVES
+
+    shown = ("h100-sxm", "mi300x")
+    sweep_panel.update_frame(make_frame(engine, shown, model="llama-3.1-8b"))
+    rebuilt = count_calls(monkeypatch, pg.ScatterPlotItem, "setData")
+    frame = make_frame(engine, shown, model="llama-3.3-70b", tp=1)
+    sweep_panel.update_frame(frame)
+    assert rebuilt == []  # restyled in place, not rebuilt
+    drawn = sweep_panel.plotted()
+    for i, accelerator in enumerate(shown):
+        fits = frame.sweep_values(k.O_FITS, accelerator)
+        waves = frame.sweep_values(k.O_WAVES, accelerator)
+        expected = np.where(fits == 0, NO_FIT, np.where(waves > 1, WAVES, FITS))
+        np.testing.assert_array_equal(drawn["state"][i], expected)
+    assert np.all(drawn["state"][0] == NO_FIT) and (drawn["state"][1] == FITS).any()
+    # Every restyled spot has its symbol looked up again (pyqtgraph draws from that).
+    assert np.all(sweep_panel.points.data["sourceRect"]["w"] > 0)
+    for column in (0, len(frame.sweep_batches) - 1):
+        index = sweep_panel.points.shown_spots()[2].index(sweep_panel._ref("h100-sxm", "sweep", column))
+        assert sweep_panel.points.spot_style(index, "symbol") == "x"

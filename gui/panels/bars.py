@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QPointF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticText
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from ..style import PLOT_FONT_POINTS, plot_font, style_plot
@@ -33,7 +33,9 @@ FALLBACK_VIEW_PX = 300.0  # before the first layout
 VALUE_FONT_POINTS = PLOT_FONT_POINTS
 NO_FIT_PATTERN = Qt.BrushStyle.BDiagPattern  # hatching for scenarios that do not fit
 NO_FIT_PATTERN_LIGHT = Qt.BrushStyle.FDiagPattern  # the same, on a lighter second bar of a row
+RIGHT_END_STEP = 0.05  # decades: the right end of a log bar axis moves in steps of this
 ROW_LABEL_SLACK_PX = 8  # room beside a row label so the bold (selected) one is not clipped
+ROW_WIDTH_STEP_PX = 48  # a row-label axis narrows only when it would lose this much
 
 
 def compact(value: float) -> str:
@@ -154,6 +156,36 @@ def opaque_over(colour: QColor, background: QColor = PLOT_BACKGROUND) -> QColor:
     )
 
 
+class _MeasuringPainter:
+    """Stands in for the painter while pyqtgraph lays out an axis' ticks: it asks the painter
+    only for the font to use and the size of each label, and sizes come from a cache. Laying
+    out the text of each label again (QPainter.boundingRect) was most of the cost of an axis
+    whose range changed, which a bar plot's does on most frames (its texts need room)."""
+
+    def __init__(self, painter, sizes: dict) -> None:
+        self._painter = painter
+        self._sizes = sizes
+
+    def setFont(self, font: QFont) -> None:
+        self._painter.setFont(font)
+
+    def boundingRect(self, rect, flags, text: str):
+        key = (self._painter.font().key(), rect.x(), rect.y(), rect.width(), rect.height(), int(flags), text)
+        if key not in self._sizes:
+            if len(self._sizes) >= MEASURED_LABELS:
+                self._sizes.clear()
+            self._sizes[key] = self._painter.boundingRect(rect, flags, text)
+        return QRectF(self._sizes[key])  # a copy: pyqtgraph changes the one it gets
+
+
+MEASURED_LABELS = 4000  # label sizes an axis remembers, at most
+
+
+def measured_draw_specs(sizes: dict, painter, generate):
+    """``generate(painter)`` (pyqtgraph's generateDrawSpecs) with label sizes from ``sizes``."""
+    return generate(_MeasuringPainter(painter, sizes))
+
+
 class GridAxis(pg.AxisItem):
     """An axis whose grid lines are opaque and lie beneath the data.
 
@@ -168,17 +200,18 @@ class GridAxis(pg.AxisItem):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._opaque_pens: dict[tuple[int, int], QPen] = {}
+        self._label_sizes: dict = {}
 
-    def setZValue(self, z: float) -> None:  # noqa: N802 — Qt's name
+    def setZValue(self, z: float) -> None:
         # PlotItem puts its axes at z = 0.5, over the data; a grid axis stays beneath it.
         super().setZValue(min(z, GRID_Z) if self.grid is not False else z)
 
-    def setGrid(self, grid: int | float | bool) -> None:  # noqa: N802 — pyqtgraph's name
+    def setGrid(self, grid: float | bool) -> None:
         super().setGrid(grid)
         self.setZValue(self.zValue())
 
-    def generateDrawSpecs(self, p):  # noqa: N802 — pyqtgraph's name
-        specs = super().generateDrawSpecs(p)
+    def generateDrawSpecs(self, p):
+        specs = measured_draw_specs(self._label_sizes, p, super().generateDrawSpecs)
         if specs is None or self.grid is False:
             return specs
         axis_spec, tick_specs, text_specs = specs
@@ -207,6 +240,8 @@ class RowAxis(pg.AxisItem):
         self._colours: list[QColor] = []
         self._bold_row: int | None = None
         self._rows_set: tuple | None = None  # the arguments of the last set_rows
+        self._label_sizes: dict = {}
+        self._fitted_width: int | None = None  # the width last set for the labels, in pixels
         self.setStyle(tickLength=0)
         self.setTickFont(plot_font())
         self.setPen(pg.mkPen("k", width=1))
@@ -257,11 +292,20 @@ class RowAxis(pg.AxisItem):
 
     def _fit_width(self) -> None:
         # A fixed width measured in bold, so selecting a row neither clips its label nor
-        # shifts the plots sideways.
+        # shifts the plots sideways. It grows at once but shrinks only by a whole step: a new
+        # width lays the plots out again and redraws their axes, and texts that change on
+        # every frame (the memory status column) would otherwise do that on every frame.
         metrics = QFontMetricsF(self._bold_font())
         widest = max((metrics.horizontalAdvance(text) for text in self._labels), default=0.0)
         offset = self.style["tickTextOffset"][0]
-        self.setWidth(math.ceil(widest) + offset + ROW_LABEL_SLACK_PX)
+        needed = math.ceil(widest) + offset + ROW_LABEL_SLACK_PX
+        current = self._fitted_width
+        if current is None or needed > current or needed <= current - ROW_WIDTH_STEP_PX:
+            self._fitted_width = needed
+            self.setWidth(needed)
+
+    def generateDrawSpecs(self, p):
+        return measured_draw_specs(self._label_sizes, p, super().generateDrawSpecs)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         super().drawPicture(p, axisSpec, tickSpecs, [])
@@ -438,12 +482,92 @@ class SelectionBand:
         self.item.setVisible(True)
 
 
-class TextPool:
-    """Text labels in a plot, one per row: items are created when more rows appear and hidden,
-    not deleted, when rows go, so a new frame only changes their text and place — and only
-    where they changed (a text item redoes its layout on every call, changed or not)."""
+class _Texts(pg.GraphicsObject):
+    """The texts of a :class:`TextPool`, drawn by one item: each at a point of the plot (view
+    coordinates), in screen pixels beside it (a view's scale does not stretch them), placed by
+    its anchor as a ``TextItem`` would be (its box, margins included, has the point at
+    ``anchor`` of its width and height)."""
 
-    MEASURED_TEXTS = 2000  # widths remembered, at most
+    MARGIN_PX = 4.0  # a TextItem's document margin, so the texts sit where TextItems did
+
+    def __init__(self, font: QFont, anchor: tuple[float, float]) -> None:
+        super().__init__()
+        self.font = font
+        self.anchor = anchor
+        self.metrics = QFontMetricsF(font)
+        self.texts: list[str] = []
+        self.colours: list[QColor] = []
+        self.places = np.zeros((0, 2))
+        self._static: dict[str, QStaticText] = {}
+        self._rect: QRectF | None = None
+
+    def set(self, texts: list[str], colours: list[QColor], places: np.ndarray) -> None:
+        self.prepareGeometryChange()
+        self.texts, self.colours, self.places = texts, colours, places
+        self._rect = None
+        self.update()
+
+    def width_px(self, text: str) -> float:
+        return self.metrics.horizontalAdvance(text) + 2 * self.MARGIN_PX
+
+    def boxes(self) -> list[QRectF]:
+        """Each text's box in scene coordinates (pixels), margins included; empty where none."""
+        to_scene = self.sceneTransform()
+        height = self.metrics.height() + 2 * self.MARGIN_PX
+        boxes = []
+        for text, (x, y) in zip(self.texts, self.places, strict=True):
+            if not text:
+                boxes.append(QRectF())
+                continue
+            point = to_scene.map(QPointF(x, y))
+            width = self.width_px(text)
+            boxes.append(QRectF(point.x() - self.anchor[0] * width, point.y() - self.anchor[1] * height, width, height))
+        return boxes
+
+    def boundingRect(self) -> QRectF:
+        if self._rect is None:
+            united = QRectF()
+            for box in self.boxes():
+                if not box.isEmpty():
+                    united = united.united(box)
+            from_scene, invertible = self.sceneTransform().inverted()
+            self._rect = from_scene.mapRect(united) if invertible and not united.isEmpty() else QRectF()
+        return self._rect
+
+    def viewTransformChanged(self) -> None:
+        self.prepareGeometryChange()
+        self._rect = None  # the texts keep their size in pixels
+
+    def paint(self, painter, *args) -> None:
+        from_scene, invertible = self.sceneTransform().inverted()
+        if not invertible:
+            return
+        # Draw in scene pixels: the view's scale drops out, an export's scale stays.
+        painter.setTransform(from_scene * painter.transform())
+        painter.setFont(self.font)
+        painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
+        for text, colour, box in zip(self.texts, self.colours, self.boxes(), strict=True):
+            if not text:
+                continue
+            static = self._static.get(text)
+            if static is None:
+                if len(self._static) >= TextPool.MEASURED_TEXTS:
+                    self._static.clear()
+                static = self._static[text] = QStaticText(text)
+                static.setTextFormat(Qt.TextFormat.PlainText)
+            painter.setPen(colour)
+            painter.drawStaticText(QPointF(box.x() + self.MARGIN_PX, box.y() + self.MARGIN_PX), static)
+
+
+class TextPool:
+    """Text labels in a plot, one per row, drawn by one item (:class:`_Texts`).
+
+    One TextItem per label made every label cost pyqtgraph's per-item work at each paint
+    (its transform is redone before every paint, its text laid out again on every change);
+    the latency panel has sixty of them. Here a new frame only stores the texts and places
+    that changed, and the paint draws them all with cached layouts (QStaticText)."""
+
+    MEASURED_TEXTS = 2000  # widths and layouts remembered, at most
 
     def __init__(self, plot: pg.PlotItem, anchor: tuple[float, float] = (0.0, 0.5),
                  points: int = VALUE_FONT_POINTS) -> None:
@@ -451,11 +575,12 @@ class TextPool:
         self.anchor = anchor
         self.font = plot_font()
         self.font.setPointSize(points)
-        self.items: list[pg.TextItem] = []
-        self._shown = 0
-        self._texts: list[str] = []  # per item: its text, "" where hidden
-        self._colours: list[object] = []  # per item: the colour its text was given
-        self._places: list[tuple[float, float] | None] = []  # per item: where it was put
+        self.item = _Texts(self.font, anchor)
+        # The texts do not count in the view's bounds (the row plots do not autorange).
+        plot.addItem(self.item, ignoreBounds=True)
+        self._texts: list[str] = []  # per row: its text, "" for none
+        self._colours: list[QColor] = []
+        self._places = np.zeros((0, 2))
         self._widths: dict[str, float] = {}  # pixels, by text (one font)
 
     def set(self, texts: Sequence[str], xs: Sequence[float], ys: Sequence[float],
@@ -465,74 +590,55 @@ class TextPool:
 
     def set_texts(self, texts: Sequence[str], colours: Sequence[str] | str = "k") -> None:
         """The text of each row ("" for none); :meth:`place` puts them."""
-        while len(self.items) < len(texts):
-            item = pg.TextItem("", anchor=self.anchor)
-            item.setFont(self.font)
-            # The texts do not count in the view's bounds (ignoreBounds) and the row plots do
-            # not autorange, so nothing needs to hear of a move: without this flag, moving a
-            # text costs no round trips through Python.
-            item.setFlag(item.GraphicsItemFlag.ItemSendsGeometryChanges, False)
-            item.setVisible(False)
-            self.plot.addItem(item, ignoreBounds=True)
-            self.items.append(item)
-            self._texts.append("")
-            self._colours.append(None)
-            self._places.append(None)
-        for i, item in enumerate(self.items):
-            text = texts[i] if i < len(texts) else ""
-            if text:
-                colour = colours if isinstance(colours, str) else colours[i]
-                if colour != self._colours[i]:
-                    item.setColor(colour)
-                    self._colours[i] = colour
-                if text != self._texts[i]:
-                    self._set_text(item, text)
-                if not item.isVisible():
-                    item.setVisible(True)
-            elif item.isVisible():
-                item.setVisible(False)
-            self._texts[i] = text
-        self._shown = len(texts)
-
-    def _set_text(self, item: pg.TextItem, text: str) -> None:
-        if self.anchor[0] != 0:
-            item.setText(text)
+        texts = list(texts)
+        colours = [_colour(colours if isinstance(colours, str) else colours[i]) for i in range(len(texts))]
+        if texts == self._texts and colours == self._colours:
             return
-        # Anchored at the left edge, the text box's offset depends on its height alone, so
-        # TextItem's re-anchoring (a third of the cost) is only needed when that changes (a
-        # glyph from a fallback font can make a line taller).
-        box = item.textItem
-        height = box.boundingRect().height()
-        box.setPlainText(text)
-        if box.boundingRect().height() != height:
-            item.updateTextPos()
+        self._texts, self._colours = texts, colours
+        if len(self._places) != len(texts):
+            places = np.full((len(texts), 2), np.nan)
+            shared = min(len(texts), len(self._places))
+            places[:shared] = self._places[:shared]
+            self._places = places
+        self.item.set(self._texts, self._colours, self._places)
 
     def place(self, xs: Sequence[float], ys: Sequence[float]) -> None:
-        """Put each shown row's text at (x, y), in view coordinates."""
-        for i in range(self._shown):
-            if not self._texts[i]:
-                continue
-            place = (float(xs[i]), float(ys[i]))
-            if place != self._places[i]:
-                self.items[i].setPos(*place)
-                self._places[i] = place
+        """Put each row's text at (x, y), in view coordinates."""
+        n = len(self._texts)
+        places = np.column_stack([np.asarray(xs, float)[:n], np.asarray(ys, float)[:n]]) if n else np.zeros((0, 2))
+        if np.array_equal(places, self._places, equal_nan=True):
+            return
+        self._places = places
+        self.item.set(self._texts, self._colours, self._places)
 
     def widths_px(self) -> np.ndarray:
         """Width of each row's text on screen, margins included (0 where none is shown)."""
-        return np.array([self._width(item, text) if text else 0.0
-                         for item, text in zip(self.items[: self._shown], self._texts, strict=False)])
+        return np.array([self._width(text) if text else 0.0 for text in self._texts])
 
-    def _width(self, item: pg.TextItem, text: str) -> float:
+    def _width(self, text: str) -> float:
         width = self._widths.get(text)
         if width is None:
             if len(self._widths) >= self.MEASURED_TEXTS:
                 self._widths.clear()
-            width = self._widths[text] = item.boundingRect().width()
+            width = self._widths[text] = self.item.width_px(text)
         return width
 
     def texts(self) -> list[str]:
         """The text of each row ("" where none is shown)."""
-        return [item.toPlainText() if item.isVisible() else "" for item in self.items[: self._shown]]
+        return list(self._texts)
+
+    def scene_boxes(self) -> list[QRectF]:
+        """Each row's text box in scene coordinates (empty where none is shown)."""
+        return self.item.boxes()
+
+
+def _colour(colour) -> QColor:
+    return _named_colour(colour) if isinstance(colour, str) else pg.mkColor(colour)
+
+
+@functools.cache
+def _named_colour(colour: str) -> QColor:
+    return pg.mkColor(colour)
 
 
 class RowPicker(QObject):
@@ -678,6 +784,9 @@ class LogBarPlot:
         self.texts.set_texts(self._labels)
         text_px = self.texts.widths_px() + TEXT_GAP_PX
         right = right_end_for_texts(self._base, self._ends, text_px, view_px)
+        # In steps, beyond the room needed: a drag that changes the values a little then
+        # leaves the axis alone (a new range makes it lay out and draw its ticks again).
+        right = self._base + math.ceil((right - self._base) / RIGHT_END_STEP - 1e-9) * RIGHT_END_STEP
         gap = TEXT_GAP_PX * (right - self._base) / view_px
         self.texts.place(self._ends + gap, rows)
         set_range(self.plot, 0, self._base, right)

@@ -26,6 +26,9 @@ class Panel(QWidget):
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.catalog = catalog
+        # Opaque: repainting the panel (every frame) then does not repaint the tab widget's
+        # frame beneath it first.
+        self.setAutoFillBackground(True)
         self.frame: Frame | None = None
         self.selected: str | None = None
 

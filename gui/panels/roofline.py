@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from accelscope.engine import codes
@@ -119,85 +120,322 @@ def log_axes() -> dict[str, LogAxis]:
     return {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
 
 
-def is_hollow(item: pg.PlotDataItem) -> bool:
-    return pg.mkBrush(item.opts["symbolBrush"]).style() == Qt.BrushStyle.NoBrush
+def _view(values: np.ndarray, log: bool) -> np.ndarray:
+    """Data units to view coordinates: log10 on a log axis (what PlotDataItem does)."""
+    values = np.asarray(values, dtype=float)
+    if not log:
+        return values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(values)
 
 
-class Marker(pg.ScatterPlotItem):
-    """One marker that moves on every frame (an operating point, the current batch): a
-    ScatterPlotItem holding at most one spot.
+class Spots(pg.ScatterPlotItem):
+    """The markers of one role (a plot element: the decode points, the ridges, ...) for every
+    shown accelerator, in one item.
 
-    A PlotDataItem (a curve and a scatter, with its dataset bookkeeping) takes about 150 µs
-    to move its spot and ScatterPlotItem.setData about 50 µs (it rebuilds the spot and looks
-    its symbol up again); moving the spot in place, when only its position changed, takes a
-    few µs. That counts with two points per accelerator moving on every frame of a slider
-    drag. (Moving in place writes ScatterPlotItem's spot record and drops its cached bounds,
-    as setData does; tests/test_gui_roofline_sweep.py checks the spot lands where its data
-    says.) It keeps the PlotDataItem calls the panels use — ``setLogMode``,
-    ``getOriginalDataset``, ``scatter``, ``sigPointsClicked``, ``setSymbolSize`` and the
-    ``symbol…`` entries of ``opts`` — so it stands where one was. Pens and brushes should be
-    made once and passed again: pyqtgraph caches the rendered symbol by their identity.
+    pyqtgraph pays a fixed Python cost per item at every paint (bounds, the view mask, the
+    transform), about 0.16 ms for a scatter item: one item per accelerator and role made that
+    cost grow with the accelerators shown. Here each spot has its own symbol, size, pen and
+    brush, and carries a :class:`SpotRef` as its data, which tells hover tips and clicks which
+    accelerator it stands for. Positions are in data units; on log axes the item places them
+    at log10 itself (``setLogMode``), as PlotDataItem would.
+
+    :meth:`set_spots` moves the spots in place when only their positions or data changed
+    (a few µs; setData rebuilds every spot and looks its symbol up again), and does nothing
+    when nothing did. Pens and brushes should be made once and passed again: pyqtgraph
+    renders a symbol once per (symbol, size, pen, brush) and keys it on their identity.
     """
 
-    def __init__(self, *, symbol: str, size: float, tip, pen=None, brush=None) -> None:
-        super().__init__(symbol=symbol, size=size, pen=pen, brush=brush, hoverable=True, tip=tip)
-        self.sigPointsClicked = self.sigClicked
+    def __init__(self, *, tip, symbol: str = "o", size: float = 10.0, hover_only: bool = False, **style) -> None:
+        super().__init__(symbol=symbol, size=size, hoverable=True, tip=tip, **style)
         self._log = (False, False)
-        self._xy: tuple[float, float] | None = None
-        self._ref: object = None
-        self.opts.update(symbol=symbol, symbolSize=size, symbolPen=pen, symbolBrush=brush)
-
-    @property
-    def scatter(self) -> Marker:
-        return self
+        self._x = np.empty(0)
+        self._y = np.empty(0)
+        self._refs: list = []
+        self._styled: tuple | None = None  # what the spots were last styled with
+        if hover_only:
+            # Targets to be hovered and clicked, not seen: the view need not paint them (it
+            # still finds them under the mouse). Painting them cost as much as visible ones.
+            self.setFlag(self.GraphicsItemFlag.ItemHasNoContents, True)
 
     def setLogMode(self, x: bool, y: bool) -> None:
         self._log = (bool(x), bool(y))
-        self._place()
+        self._styled = None  # place every spot again
+        self.set_spots(self._x, self._y, self._refs)
 
-    def set_point(self, x: float, y: float, ref: object, *, symbol: str | None = None,
-                  pen=None, brush=None, restyle: bool = False) -> None:
-        """Put the spot at (x, y) in data units, carrying ``ref`` as its data. With
-        ``restyle``, set its symbol (if given), pen and brush first."""
-        if restyle:
-            if symbol is not None:
-                self.setSymbol(symbol, update=False)
-                self.opts["symbol"] = symbol
-            self.setPen(pen, update=False)
-            self.setBrush(brush, update=False)
-            self.opts.update(symbolPen=pen, symbolBrush=brush)
-        self._xy, self._ref = (float(x), float(y)), ref
-        self._place(rebuild=restyle)
-
-    def clear_point(self) -> None:
-        self._xy = None
-        self._place()
-
-    def _place(self, rebuild: bool = True) -> None:
-        if self._xy is None:
-            self.setData(x=[], y=[])
+    def set_spots(self, x, y, refs, *, symbols=None, sizes=None, pens=None, brushes=None) -> None:
+        """Show one spot per (x, y) in data units, each carrying its ref; ``symbols``,
+        ``sizes``, ``pens`` and ``brushes`` are per spot, or None for the item's default."""
+        x, y, refs = np.asarray(x, dtype=float), np.asarray(y, dtype=float), list(refs)
+        style = (
+            len(refs),
+            None if symbols is None else tuple(symbols),
+            None if sizes is None else tuple(float(s) for s in sizes),
+            None if pens is None else tuple(map(id, pens)),
+            None if brushes is None else tuple(map(id, brushes)),
+        )
+        same_place = (
+            style == self._styled and np.array_equal(x, self._x) and np.array_equal(y, self._y)
+            and all(a is b for a, b in zip(refs, self._refs, strict=True))
+        )
+        if same_place:
             return
-        x, y = self._xy
-        x, y = (np.log10(x) if self._log[0] else x), (np.log10(y) if self._log[1] else y)
-        if rebuild or len(self.data) != 1:
-            self.setData(x=[x], y=[y], data=[self._ref])
+        self._x, self._y, self._refs = x, y, refs
+        view_x, view_y = _view(x, self._log[0]), _view(y, self._log[1])
+        styles = {key: value for key, value in
+                  (("symbol", symbols), ("size", sizes), ("pen", pens), ("brush", brushes)) if value is not None}
+        if self._styled is None or style[0] != self._styled[0] or any(
+                (new is None) != (old is None) for new, old in zip(style[1:], self._styled[1:], strict=True)):
+            data = np.empty(len(refs), dtype=object)
+            data[:] = refs
+            self.setData(x=view_x, y=view_y, data=data, **{key: list(value) for key, value in styles.items()})
+            self._styled = style
             return
-        # The same spot, moved: what setData does after it has rebuilt the spot's style.
+        # The same number of spots: what setData does, for the spots that changed only.
         self.prepareGeometryChange()
-        self.data["x"][0], self.data["y"][0], self.data["data"][0] = x, y, self._ref
+        self.data["x"], self.data["y"] = view_x, view_y
+        self.data["data"][:] = refs
+        if style != self._styled:
+            restyled = np.zeros(len(refs), dtype=bool)
+            for key, values in styles.items():
+                column = self.data[key]
+                if key in ("pen", "brush"):  # made once by the panels: told apart by identity
+                    changed = np.fromiter((a is not b for a, b in zip(column, values, strict=True)),
+                                          dtype=bool, count=len(refs))
+                else:
+                    changed = np.fromiter((a != b for a, b in zip(column, values, strict=True)),
+                                          dtype=bool, count=len(refs))
+                for index in np.flatnonzero(changed):  # few, usually: no array of Qt objects built
+                    column[index] = values[index]
+                restyled |= changed
+            self.data["sourceRect"][restyled] = 0  # their symbols are looked up again
+            self._styled = style
+            self.updateSpots()
         self.bounds = [None, None]  # the cached data bounds
         self.informViewBoundsChanged()
         self.invalidate()
         self.sigPlotChanged.emit(self)
 
-    def getOriginalDataset(self) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
-        if self._xy is None:
-            return None, None
-        return np.array([self._xy[0]]), np.array([self._xy[1]])
+    def shown_spots(self) -> tuple[np.ndarray, np.ndarray, list]:
+        """(x, y, refs) of the spots shown, in data units."""
+        return self._x, self._y, list(self._refs)
 
-    def setSymbolSize(self, size: float) -> None:
-        self.setSize(size)
-        self.opts["symbolSize"] = size
+    def spot_style(self, index: int, name: str):
+        """The symbol, size, pen or brush a spot is drawn with (its own, else the item's)."""
+        value = self.data[name][index]
+        if name == "size":
+            return float(self.opts["size"]) if value < 0 else float(value)
+        return self.opts[name] if value is None else value
+
+    def index_of(self, accelerator_id: str, role: str | None = None) -> int | None:
+        """The first spot of an accelerator (and role), or None."""
+        for i, ref in enumerate(self._refs):
+            if ref.accelerator == accelerator_id and (role is None or ref.role == role):
+                return i
+        return None
+
+
+@dataclass
+class _Path:
+    """One line of a :class:`LineSet`: its data (data units), how it is drawn, and its path."""
+
+    x: np.ndarray
+    y: np.ndarray
+    connect: np.ndarray | str
+    pen: QPen
+    z: float = 0.0
+    visible: bool = True
+    bounded: bool = True  # counts in the view's auto range
+    path: QPainterPath = field(default_factory=QPainterPath)
+    # View-coordinate extent of the path's points ((x low, x high), (y low, y high)), or None.
+    extent: tuple[tuple[float, float], tuple[float, float]] | None = None
+
+
+class LineSet(pg.GraphicsObject):
+    """Many lines, each with its own pen, drawn by one item, in z order.
+
+    A PlotCurveItem costs pyqtgraph's per-item Python at every paint and on every change
+    (its bounds, pixel padding and the scene's index: ~4 bounding-rect calls per paint), which
+    with forty lines on a plot was a large part of each frame. Here each line is a key
+    (e.g. ``(accelerator id, "roof")``) with its data in data units (placed at log10 on log
+    axes, as PlotDataItem would), its pen, z order and visibility; the item keeps one path per
+    line and one bounding rect for all. A click within ``CLICK_WIDTH_PX`` of a line emits
+    :attr:`sigClicked` with the key of the topmost such line.
+    """
+
+    CLICK_WIDTH_PX = 8.0
+    sigClicked = Signal(object)  # the key of the line clicked
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lines: dict[object, _Path] = {}
+        self._log = (False, False)
+        self._order: list[_Path] | None = None  # visible lines by z, when known
+        self._extent: list | None = None  # [all visible, bounded visible] extents, when known
+        self._rect: QRectF | None = None  # bounding rect, when known (depends on the view's scale)
+
+    # ---- lines ---------------------------------------------------------------------------
+
+    def setLogMode(self, x: bool, y: bool) -> None:
+        self._log = (bool(x), bool(y))
+        for line in self._lines.values():
+            self._build(line)
+        self._changed()
+
+    def set_line(self, key: object, x, y, connect: np.ndarray | str = "all", *, pen: QPen | None = None,
+                 bounded: bool = True) -> None:
+        """Set a line's points (data units); ``connect`` as PlotCurveItem takes it (a bool per
+        point: join it to the next). A new key needs a pen."""
+        line = self._lines.get(key)
+        if line is None:
+            if pen is None:
+                raise ValueError(f"line {key!r}: a new line needs a pen")
+            line = self._lines[key] = _Path(np.empty(0), np.empty(0), "all", pen, bounded=bounded)
+            self._order = None
+        line.x, line.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        line.connect = connect
+        self._build(line)
+        self._changed()
+
+    def set_style(self, key: object, *, pen: QPen | None = None, z: float | None = None,
+                  visible: bool | None = None) -> None:
+        """Restyle a line; what does not change costs nothing."""
+        line = self._lines[key]
+        changed = False
+        if pen is not None and pen is not line.pen:
+            line.pen, changed = pen, True
+        if z is not None and z != line.z:
+            line.z, changed, self._order = z, True, None
+        if visible is not None and visible != line.visible:
+            line.visible, changed, self._order = visible, True, None
+            self._extent = None
+        if changed:
+            self._changed()
+
+    def _build(self, line: _Path) -> None:
+        x, y = _view(line.x, self._log[0]), _view(line.y, self._log[1])
+        joined = not isinstance(line.connect, np.ndarray) or bool(line.connect[:-1].any())
+        # A line that cannot be placed is not drawn (as PlotDataItem drops it); nor is one
+        # without a segment (a dashed part where there is none).
+        if len(x) and joined and np.isfinite(x).all() and np.isfinite(y).all():
+            line.path = pg.arrayToQPath(x, y, connect=line.connect)
+            line.extent = ((float(x.min()), float(x.max())), (float(y.min()), float(y.max())))
+        else:
+            line.path, line.extent = QPainterPath(), None
+        self._extent = None
+
+    def _changed(self, geometry: bool = True) -> None:
+        if geometry:
+            self.prepareGeometryChange()
+            self._rect = None
+            self.informViewBoundsChanged()
+        self.update()
+
+    # ---- read back -------------------------------------------------------------------------
+
+    def line_keys(self) -> list:
+        return list(self._lines)
+
+    def original(self, key: object) -> tuple[np.ndarray, np.ndarray]:
+        """A line's (x, y) in data units."""
+        return self._lines[key].x, self._lines[key].y
+
+    def view_path(self, key: object) -> QPainterPath:
+        """A line's path as drawn, in view coordinates (log10 on log axes)."""
+        return self._lines[key].path
+
+    def connection(self, key: object) -> np.ndarray | str:
+        return self._lines[key].connect
+
+    def pen(self, key: object) -> QPen:
+        return self._lines[key].pen
+
+    def z(self, key: object) -> float:
+        return self._lines[key].z
+
+    def is_shown(self, key: object) -> bool:
+        return key in self._lines and self._lines[key].visible and self.isVisible()
+
+    # ---- drawing -------------------------------------------------------------------------
+
+    def _visible(self) -> list[_Path]:
+        if self._order is None:
+            self._order = sorted((line for line in self._lines.values() if line.visible), key=lambda line: line.z)
+        return self._order
+
+    def _extents(self) -> list:
+        """[(x range, y range) of every visible line, ... of those that count in the view's
+        auto range], each None when there is none."""
+        if self._extent is None:
+            self._extent = []
+            for lines in (self._visible(), [line for line in self._visible() if line.bounded]):
+                extents = [line.extent for line in lines if line.extent is not None]
+                if not extents:
+                    self._extent.append(None)
+                    continue
+                self._extent.append((
+                    (min(e[0][0] for e in extents), max(e[0][1] for e in extents)),
+                    (min(e[1][0] for e in extents), max(e[1][1] for e in extents)),
+                ))
+        return self._extent
+
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange=None):
+        extent = self._extents()[1]
+        return (None, None) if extent is None else extent[ax]
+
+    def pixelPadding(self) -> float:
+        return max((line.pen.widthF() for line in self._visible()), default=0.0) / 2 + 1
+
+    def boundingRect(self) -> QRectF:
+        if self._rect is None:
+            extent = self._extents()[0]
+            if extent is None:
+                self._rect = QRectF()
+            else:
+                (x0, x1), (y0, y1) = extent
+                px, py = self.pixelVectors()
+                pad = self.pixelPadding()
+                pad_x = 0.0 if px is None else px.length() * pad
+                pad_y = 0.0 if py is None else py.length() * pad
+                self._rect = QRectF(x0 - pad_x, y0 - pad_y, x1 - x0 + 2 * pad_x, y1 - y0 + 2 * pad_y)
+        return self._rect
+
+    def viewTransformChanged(self) -> None:
+        self.prepareGeometryChange()
+        self._rect = None  # the padding is in pixels
+
+    def paint(self, painter, *args) -> None:
+        antialias = self._exportOpts.get("antialias", True) if self._exportOpts is not False else (
+            pg.getConfigOption("antialias"))
+        painter.setRenderHint(painter.RenderHint.Antialiasing, antialias)
+        for line in self._visible():
+            painter.setPen(line.pen)
+            painter.drawPath(line.path)
+
+    # ---- clicks --------------------------------------------------------------------------
+
+    def key_at(self, pos: QPointF) -> object | None:
+        """The key of the topmost visible line within CLICK_WIDTH_PX of ``pos`` (item
+        coordinates), or None."""
+        view = self.getViewWidget()
+        if view is None:
+            return None
+        to_device = self.deviceTransform(view.viewportTransform())
+        stroker = QPainterPathStroker()
+        stroker.setWidth(self.CLICK_WIDTH_PX)
+        device_pos = to_device.map(pos)
+        for line in reversed(self._visible()):
+            if line.extent is not None and stroker.createStroke(to_device.map(line.path)).contains(device_pos):
+                return next(key for key, value in self._lines.items() if value is line)
+        return None
+
+    def mouseClickEvent(self, event) -> None:
+        key = self.key_at(event.pos()) if event.button() == Qt.MouseButton.LeftButton else None
+        if key is None:
+            event.ignore()
+            return
+        event.accept()
+        self.sigClicked.emit(key)
 
 
 class SelectingSample(pg.ItemSample):
@@ -257,27 +495,36 @@ class AcceleratorLegend:
         return [label.text for _sample, label in self.legend.items]
 
 
+
+
 @dataclass
-class _RooflineItems:
-    """The plot items of one accelerator, created the first time it is shown."""
+class _Lines:
+    """What the panel knows of one accelerator's lines (kept in the panel's :class:`LineSet`
+    under the keys ``(id, "roof")`` and ``(id, "tier", n)``), made the first time it is shown.
+    Its markers (ridge, operating points) live in the panel's :class:`Spots`, one item per role."""
 
-    roof: pg.PlotDataItem  # min(peak, main-tier bandwidth x intensity)
-    ridge: pg.PlotDataItem
-    prefill: Marker
-    decode: Marker
-    tiers: list[pg.PlotDataItem] = field(default_factory=list)  # one per other tier, dashed
+    accelerator_id: str
+    tiers_made: int = 0  # tier lines made so far (the ones not used are hidden)
     drawn: tuple | None = None  # (roofline, x range) the lines were last drawn for
-    styled_selected: bool | None = None  # whether the items are styled as the selected one
-    # What each operating point was last drawn with: (intensity, achieved, fits) or None
-    # when it is empty, so that a frame only touches the points that moved.
-    points_drawn: dict[str, tuple | None] = field(default_factory=dict)
-    tiers_used: int = 0  # tier lines the roofline has (the others are hidden)
-    marker_styles: dict[bool, tuple] = field(default_factory=dict)  # fits -> (brush, pen), made once
-    refs: dict[str, SpotRef] = field(default_factory=dict)  # phase -> the spot data, made once
+    version: int = 0  # counts redraws, so the merged hover targets know when to follow
+    tiers_used: int = 0  # tier lines the roofline has
+    styled_selected: bool | None = None  # whether the roof is styled as the selected one
     visible: bool = False
+    # Hover targets along the lines (x, y in data units, one ref each), and the ridge point.
+    targets: tuple[np.ndarray, np.ndarray, list] = (np.empty(0), np.empty(0), [])
+    ridge: tuple[float, float] | None = None
 
-    def all(self) -> list[pg.GraphicsObject]:
-        return [self.roof, self.ridge, self.prefill, self.decode, *self.tiers]
+    @property
+    def roof(self) -> tuple[str, str]:
+        """The key of the roof, min(peak, main-tier bandwidth x intensity)."""
+        return (self.accelerator_id, "roof")
+
+    def tier(self, n: int) -> tuple[str, str, int]:
+        """The key of the n-th other tier's line (dashed)."""
+        return (self.accelerator_id, "tier", n)
+
+    def line_keys(self) -> list[tuple]:
+        return [self.roof, *(self.tier(n) for n in range(self.tiers_made))]
 
 
 def log_log_plot(panel: Panel, *, title: str, x_label: str, x_unit: str, y_label: str, y_unit: str
@@ -291,6 +538,12 @@ def log_log_plot(panel: Panel, *, title: str, x_label: str, x_unit: str, y_label
     legend = AcceleratorLegend(graphics.ci, panel.catalog, panel.accelerator_selected.emit)
     graphics.ci.layout.setColumnStretchFactor(0, 1)
     return graphics, plot, legend
+
+
+PHASES = ("prefill", "decode")
+LINES_Z, TARGETS_Z, RIDGE_Z, POINT_Z = 1, 0, 20, 21  # the markers above every line
+TIER_ORDER, ROOF_ORDER, SELECTED_ROOF_ORDER = 0, 1, 2  # within the lines: the selected roof on top
+RIDGE_PEN = pg.mkPen("w", width=1)
 
 
 class RooflinePanel(Panel):
@@ -317,76 +570,57 @@ class RooflinePanel(Panel):
         layout.addWidget(self.graphics, stretch=1)
         layout.addWidget(self.note)
 
-        self.items: dict[str, _RooflineItems] = {}
+        self.lines: dict[str, _Lines] = {}
+        self.line_set = LineSet()  # every accelerator's roof and tier lines
+        self.line_set.setZValue(LINES_Z)
+        self.line_set.sigClicked.connect(lambda key: self.accelerator_selected.emit(key[0]))
+        self.plot.addItem(self.line_set)  # only the roofs count in the view's range (see set_line)
+        self._pens: dict[tuple, QPen] = {}  # made once, so an unchanged style is told by identity
+        # One item per role across the accelerators (see Spots): markers above every line.
+        self.targets = Spots(tip=self._tip, size=HOVER_TARGET_SIZE, pen=None, brush=None, hover_only=True)
+        self.ridges = Spots(tip=self._tip, size=RIDGE_SIZE, pen=RIDGE_PEN)
+        self.points = {phase: Spots(tip=self._tip, symbol=symbol, size=MARKER_SIZE)
+                       for phase, symbol in zip(PHASES, (palette.PREFILL_SYMBOL, palette.DECODE_SYMBOL), strict=True)}
+        for z, item in ((TARGETS_Z, self.targets), (RIDGE_Z, self.ridges), *((POINT_Z, p) for p in self.points.values())):
+            item.setZValue(z)
+            item.sigClicked.connect(self._points_clicked)
+            # Far tiers reach far below the device roofs: their hover targets must not stretch the view.
+            self.plot.addItem(item, ignoreBounds=item is self.targets)
+        self._targets_key: tuple | None = None  # (accelerator, lines version) the targets were merged for
+        self._operating: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # phase -> (intensity, achieved) per row
+        self._fits = np.zeros(0, dtype=bool)
+        self._refs: dict[tuple, SpotRef] = {}  # made once, so unchanged spots are told by identity
+        self._marker_styles: dict[tuple[str, bool], tuple] = {}  # (accelerator, fits) -> (brush, pen)
+        self._ridge_brushes: dict[str, pg.QtGui.QBrush] = {}
         self._title = ""
 
     # ---- items ---------------------------------------------------------------------------
 
-    def _hoverable(self, item: pg.PlotDataItem) -> pg.PlotDataItem:
-        item.scatter.setData(hoverable=True, tip=self._tip)
-        item.sigPointsClicked.connect(self._points_clicked)
-        return item
+    def _ref(self, accelerator_id: str, role: str, index: int = 0) -> SpotRef:
+        key = (accelerator_id, role, index)
+        if key not in self._refs:
+            self._refs[key] = SpotRef(accelerator_id, role, index)
+        return self._refs[key]
 
-    def _marker(self, symbol: str) -> Marker:
-        marker = Marker(symbol=symbol, size=MARKER_SIZE, tip=self._tip)
-        marker.sigPointsClicked.connect(self._points_clicked)
-        return marker
+    def _pen(self, accelerator_id: str, *, dashed: bool = False, width: float = LINE_WIDTH) -> QPen:
+        key = (accelerator_id, dashed, width)
+        if key not in self._pens:
+            self._pens[key] = pen(palette.colour_for(accelerator_id), width=width, dashed=dashed)
+        return self._pens[key]
 
-    def _line(self, accelerator_id: str, *, dashed: bool) -> pg.PlotDataItem:
-        """A line with invisible markers along it, so that hovering it shows a tip."""
-        item = pg.PlotDataItem(
-            pen=pen(palette.colour_for(accelerator_id), dashed=dashed),
-            symbol="o",
-            symbolSize=HOVER_TARGET_SIZE,
-            symbolPen=None,
-            symbolBrush=None,
-        )
-        item.setCurveClickable(True, width=8)
-        # The curve itself (points report through sigPointsClicked).
-        item.curve.sigClicked.connect(lambda _curve, _ev, a=accelerator_id: self.accelerator_selected.emit(a))
-        # The markers are there to be hovered, not seen: the view need not paint them (it
-        # still finds them under the mouse). Painting them cost as much as the visible ones.
-        item.scatter.setFlag(item.scatter.GraphicsItemFlag.ItemHasNoContents, True)
-        return self._hoverable(item)
-
-    def _items_for(self, accelerator_id: str) -> _RooflineItems:
-        if accelerator_id in self.items:
-            return self.items[accelerator_id]
-        colour = palette.colour_for(accelerator_id)
-        symbol = palette.symbol_for(self.catalog.accelerators[accelerator_id].architecture_class)
-        items = _RooflineItems(
-            roof=self._line(accelerator_id, dashed=False),
-            ridge=self._hoverable(
-                pg.PlotDataItem(
-                    pen=None, symbol=symbol, symbolSize=RIDGE_SIZE, symbolBrush=colour, symbolPen=pg.mkPen("w", width=1)
-                )
-            ),
-            prefill=self._marker(palette.PREFILL_SYMBOL),
-            decode=self._marker(palette.DECODE_SYMBOL),
-        )
-        for z, item in ((1, items.roof), (3, items.ridge), (4, items.prefill), (4, items.decode)):
-            item.setZValue(z)
-            self.plot.addItem(item)
-        self.items[accelerator_id] = items
-        return items
-
-    def _tier_item(self, accelerator_id: str, items: _RooflineItems, n: int) -> pg.PlotDataItem:
-        while len(items.tiers) <= n:
-            item = self._line(accelerator_id, dashed=True)
-            item.setZValue(0)
-            # Far tiers reach far below the device roofs; they must not stretch the view.
-            self.plot.addItem(item, ignoreBounds=True)
-            items.tiers.append(item)
-        return items.tiers[n]
+    def _lines_for(self, accelerator_id: str) -> _Lines:
+        if accelerator_id not in self.lines:
+            self.lines[accelerator_id] = _Lines(accelerator_id)
+        return self.lines[accelerator_id]
 
     # ---- updates -------------------------------------------------------------------------
 
     def update_frame(self, frame: Frame) -> None:
         self.frame = frame
         shown = set(frame.accelerators)
-        for accelerator_id, items in self.items.items():
+        for accelerator_id, lines in self.lines.items():
             if accelerator_id not in shown:
-                self._show(items, False)
+                self._show(lines, False)
 
         intensity = {}
         for phase, flops_row, bytes_row in (("prefill", k.O_PRE_FLOPS, k.O_PRE_BYTES), ("decode", k.O_DEC_FLOPS, k.O_DEC_BYTES)):
@@ -395,33 +629,29 @@ class RooflinePanel(Panel):
         x_range = self._intensity_range(np.concatenate(list(intensity.values())))
 
         current = frame.current
-        fits = current[k.O_FITS]
         with np.errstate(divide="ignore", invalid="ignore"):
             achieved = {
                 "prefill": current[k.O_PRE_FLOPS] / current[k.O_PRE_TIME] / TFLOPS,
                 "decode": current[k.O_DEC_FLOPS] / current[k.O_DEC_TIME] / TFLOPS,
             }
+        self._operating = {phase: (intensity[phase], achieved[phase]) for phase in PHASES}
+        self._fits = current[k.O_FITS] != 0
         for j, accelerator_id in enumerate(frame.accelerators):
-            items = self._items_for(accelerator_id)
-            self._draw_lines(accelerator_id, items, frame.rooflines[j], x_range)
-            self._show(items, True)
-            for phase in ("prefill", "decode"):
-                self._draw_point(items, accelerator_id, phase, float(intensity[phase][j]),
-                                 float(achieved[phase][j]), bool(fits[j]))
+            lines = self._lines_for(accelerator_id)
+            self._draw_lines(accelerator_id, lines, frame.rooflines[j], x_range)
+            self._show(lines, True)
+        self._merge_line_spots(frame.accelerators)
         self._set_title(frame)
         self.legend.show(frame.accelerators, self.selected)
-        self._apply_selection()
+        self._apply_selection()  # restyles the selected roof and draws the operating points
 
-    @staticmethod
-    def _show(items: _RooflineItems, visible: bool) -> None:
-        """Show or hide an accelerator's items (only on a change: each call makes Qt work)."""
-        if items.visible == visible:
+    def _show(self, lines: _Lines, visible: bool) -> None:
+        """Show or hide an accelerator's lines (only on a change: each call makes Qt work)."""
+        if lines.visible == visible:
             return
-        for item in (items.roof, items.ridge, items.prefill, items.decode):
-            item.setVisible(visible)
-        for item in items.tiers[: items.tiers_used]:
-            item.setVisible(visible)
-        items.visible = visible
+        for key in lines.line_keys()[: 1 + lines.tiers_used]:
+            self.line_set.set_style(key, visible=visible)
+        lines.visible = visible
 
     @staticmethod
     def _intensity_range(operating_intensities: np.ndarray) -> tuple[float, float]:
@@ -433,9 +663,9 @@ class RooflinePanel(Panel):
             high = max(high, 10.0 ** np.ceil(np.log10(finite.max() * 2)))
         return float(low), float(high)
 
-    def _draw_lines(self, accelerator_id: str, items: _RooflineItems, roof: Roofline, x_range: tuple[float, float]) -> None:
+    def _draw_lines(self, accelerator_id: str, lines: _Lines, roof: Roofline, x_range: tuple[float, float]) -> None:
         key = (roof, x_range)
-        if items.drawn == key:  # lines depend only on the device, precision and range
+        if lines.drawn == key:  # lines depend only on the device, precision and range
             return
         low, high = x_range
         n = round(np.log10(high / low) * POINTS_PER_DECADE) + 1
@@ -445,59 +675,94 @@ class RooflinePanel(Panel):
         if low < ridge < high:
             x = np.union1d(x, [ridge])  # a sharp corner at the ridge
         y = np.minimum(roof.peak_flops, main.bandwidth_Bps * x) / TFLOPS
-        items.roof.setData(x, y, data=[SpotRef(accelerator_id, "roof")] * len(x))
-        if low <= ridge <= high:
-            items.ridge.setData([ridge], [roof.peak_flops / TFLOPS], data=[SpotRef(accelerator_id, "ridge")])
-        else:
-            items.ridge.setData([], [])
+        # The lines are straight in log-log: drawn through their corners only (stroking a
+        # path costs per segment); the points along them are the hover targets.
+        corners = np.array([low, ridge, high] if low < ridge < high else [low, high])
+        self.line_set.set_line(lines.roof, corners, np.minimum(roof.peak_flops, main.bandwidth_Bps * corners) / TFLOPS,
+                               pen=self._pen(accelerator_id))
+        self.line_set.set_style(lines.roof, visible=lines.visible)
+        targets = [(x, y, [self._ref(accelerator_id, "roof")] * len(x))]
+        lines.ridge = (ridge, roof.peak_flops / TFLOPS) if low <= ridge <= high else None
 
         others = [(i, s) for i, s in enumerate(roof.slopes) if s is not main]
         for n_tier, (i, slope) in enumerate(others):
             end = min(slope.ridge_point(roof.peak_flops), high)
-            item = self._tier_item(accelerator_id, items, n_tier)
-            item.setVisible(items.visible)
-            if end <= low:
-                item.setData([], [])
-                continue
-            xt = np.geomspace(low, end, max(2, round(np.log10(end / low) * POINTS_PER_DECADE) + 1))
-            item.setData(xt, slope.bandwidth_Bps * xt / TFLOPS, data=[SpotRef(accelerator_id, "tier", i)] * len(xt))
-        for item in items.tiers[len(others) :]:
-            item.setVisible(False)
-        items.tiers_used = len(others)
-        items.drawn = key
+            tier_key = lines.tier(n_tier)
+            ends = np.empty(0)
+            if end > low:
+                xt = np.geomspace(low, end, max(2, round(np.log10(end / low) * POINTS_PER_DECADE) + 1))
+                targets.append((xt, slope.bandwidth_Bps * xt / TFLOPS, [self._ref(accelerator_id, "tier", i)] * len(xt)))
+                ends = np.array([low, end])
+            # Far tiers reach far below the device roofs; they must not stretch the view.
+            self.line_set.set_line(tier_key, ends, slope.bandwidth_Bps * ends / TFLOPS,
+                                   pen=self._pen(accelerator_id, dashed=True), bounded=False)
+            self.line_set.set_style(tier_key, z=TIER_ORDER, visible=lines.visible)
+        lines.tiers_made = max(lines.tiers_made, len(others))
+        for n_tier in range(len(others), lines.tiers_made):
+            self.line_set.set_style(lines.tier(n_tier), visible=False)
+        lines.tiers_used = len(others)
+        lines.targets = (np.concatenate([t[0] for t in targets]), np.concatenate([t[1] for t in targets]),
+                         [ref for t in targets for ref in t[2]])
+        lines.drawn = key
+        lines.version += 1
 
-    def _marker_style(self, items: _RooflineItems, accelerator_id: str, fits: bool) -> tuple:
+    def _merge_line_spots(self, shown: tuple[str, ...]) -> None:
+        """The hover targets and ridge points of every shown accelerator, each in one item;
+        redone only when a line was redrawn or the shown accelerators changed."""
+        key = tuple((a, self.lines[a].version) for a in shown)
+        if key == self._targets_key:
+            return
+        self._targets_key = key
+        every = [self.lines[a].targets for a in shown]
+        self.targets.set_spots(np.concatenate([t[0] for t in every] or [np.empty(0)]),
+                               np.concatenate([t[1] for t in every] or [np.empty(0)]),
+                               [ref for t in every for ref in t[2]])
+        with_ridge = [a for a in shown if self.lines[a].ridge is not None]
+        self.ridges.set_spots(
+            [self.lines[a].ridge[0] for a in with_ridge], [self.lines[a].ridge[1] for a in with_ridge],
+            [self._ref(a, "ridge") for a in with_ridge],
+            symbols=[palette.symbol_for(self.catalog.accelerators[a].architecture_class) for a in with_ridge],
+            brushes=[self._ridge_brush(a) for a in with_ridge],
+        )
+
+    def _ridge_brush(self, accelerator_id: str) -> pg.QtGui.QBrush:
+        if accelerator_id not in self._ridge_brushes:
+            self._ridge_brushes[accelerator_id] = pg.mkBrush(palette.colour_for(accelerator_id))
+        return self._ridge_brushes[accelerator_id]
+
+    def _marker_style(self, accelerator_id: str, fits: bool) -> tuple:
         """Brush and pen of an operating point: filled and ringed in black where the scenario
         fits, hollow in the accelerator's colour where it does not. Made once per state, so
         pyqtgraph's symbol cache (keyed on the pen and brush objects) keeps hitting."""
-        if fits not in items.marker_styles:
+        key = (accelerator_id, fits)
+        if key not in self._marker_styles:
             colour = palette.colour_for(accelerator_id)
             if fits:
-                items.marker_styles[fits] = (pg.mkBrush(colour), pg.mkPen("k", width=1))
+                self._marker_styles[key] = (pg.mkBrush(colour), pg.mkPen("k", width=1))
             else:
-                items.marker_styles[fits] = (NO_BRUSH, pg.mkPen(colour, width=2.5))
-        return items.marker_styles[fits]
+                self._marker_styles[key] = (NO_BRUSH, pg.mkPen(colour, width=2.5))
+        return self._marker_styles[key]
 
-    def _draw_point(self, items: _RooflineItems, accelerator_id: str, phase: str, intensity: float,
-                    achieved: float, fits: bool) -> None:
-        """Move an operating point; a point that did not move is not touched, and the marker
-        is restyled only when its fit changes."""
-        item = items.prefill if phase == "prefill" else items.decode
-        last = items.points_drawn.get(phase, ())  # () never drawn, None drawn empty
-        if not (np.isfinite(intensity) and intensity > 0 and np.isfinite(achieved) and achieved > 0):
-            if last is not None:
-                item.clear_point()
-                items.points_drawn[phase] = None
+    def _draw_points(self) -> None:
+        """The prefill and decode points of every shown accelerator, the selected one last (so
+        drawn on top) and larger. Points that did not move are not touched."""
+        frame = self.frame
+        if frame is None:
             return
-        state = (intensity, achieved, fits)
-        if state == last:
-            return
-        restyle = not last or last[2] != fits
-        brush, symbol_pen = self._marker_style(items, accelerator_id, fits)
-        if phase not in items.refs:
-            items.refs[phase] = SpotRef(accelerator_id, phase)
-        item.set_point(intensity, achieved, items.refs[phase], pen=symbol_pen, brush=brush, restyle=restyle)
-        items.points_drawn[phase] = state
+        rows = list(range(len(frame.accelerators)))
+        chosen = self._selected_row()
+        if chosen is not None:
+            rows = [r for r in rows if r != chosen] + [chosen]
+        for phase, item in self.points.items():
+            intensity, achieved = self._operating[phase]
+            drawn = [r for r in rows if np.isfinite(intensity[r]) and intensity[r] > 0
+                     and np.isfinite(achieved[r]) and achieved[r] > 0]
+            styles = [self._marker_style(frame.accelerators[r], bool(self._fits[r])) for r in drawn]
+            item.set_spots(
+                intensity[drawn], achieved[drawn], [self._ref(frame.accelerators[r], phase) for r in drawn],
+                sizes=[SELECTED_MARKER_SIZE if r == chosen else MARKER_SIZE for r in drawn],
+                brushes=[brush for brush, _pen in styles], pens=[symbol_pen for _brush, symbol_pen in styles],
+            )
 
     def _set_title(self, frame: Frame) -> None:
         precisions: dict[str, list[str]] = {}
@@ -522,20 +787,16 @@ class RooflinePanel(Panel):
         super().set_selected(accelerator_id)  # then restyles the items
 
     def _apply_selection(self) -> None:
-        """The selected accelerator: thicker roof, bigger points, drawn on top. The others keep
-        their look, so the comparison stays readable."""
-        for accelerator_id, items in self.items.items():
+        """The selected accelerator: thicker roof drawn over the others, bigger points drawn
+        last. The others keep their look, so the comparison stays readable."""
+        for accelerator_id, lines in self.lines.items():
             chosen = accelerator_id == self.selected
-            if items.styled_selected == chosen:
+            if lines.styled_selected == chosen:
                 continue  # restyling makes pyqtgraph redo the item: only on a change
-            items.styled_selected = chosen
-            colour = palette.colour_for(accelerator_id)
-            items.roof.setPen(pen(colour, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH))
-            for item in (items.prefill, items.decode):
-                item.setSymbolSize(SELECTED_MARKER_SIZE if chosen else MARKER_SIZE)
-            lift = 10 if chosen else 0
-            for z, item in ((1, items.roof), (3, items.ridge), (4, items.prefill), (4, items.decode)):
-                item.setZValue(z + lift)
+            lines.styled_selected = chosen
+            self.line_set.set_style(lines.roof, z=SELECTED_ROOF_ORDER if chosen else ROOF_ORDER,
+                                    pen=self._pen(accelerator_id, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH))
+        self._draw_points()
 
     def _points_clicked(self, _item, points, _event) -> None:
         if len(points):
@@ -604,22 +865,19 @@ class RooflinePanel(Panel):
     def plotted(self) -> dict[str, np.ndarray]:
         """What is drawn, read back from the items: intensities in FLOP/byte, performance in
         TFLOP/s, one entry per shown accelerator (NaN where a point is not drawn)."""
-        shown = [a for a in (self.frame.accelerators if self.frame else ()) if self.items[a].roof.isVisible()]
-
-        def first(item: pg.PlotDataItem) -> tuple[float, float]:
-            x, y = item.getOriginalDataset()
-            if x is None or len(x) == 0:
-                return np.nan, np.nan
-            return float(x[0]), float(y[0])
-
+        shown = [a for a in (self.frame.accelerators if self.frame else ()) if self.line_set.is_shown((a, "roof"))]
         out: dict[str, np.ndarray] = {"accelerators": np.array(shown, dtype=object)}
-        for name in ("prefill", "decode", "ridge"):
-            points = [first(getattr(self.items[a], name)) for a in shown]
-            out[f"{name}_x"] = np.array([p[0] for p in points])
-            out[f"{name}_y"] = np.array([p[1] for p in points])
-        for name in ("prefill", "decode"):
-            out[f"{name}_hollow"] = np.array([is_hollow(getattr(self.items[a], name)) for a in shown])
-        out["roof_top_y"] = np.array([np.nanmax(self.items[a].roof.getOriginalDataset()[1]) for a in shown])
-        out["tiers_drawn"] = np.array([sum(t.isVisible() for t in self.items[a].tiers) for a in shown])
+        for name, item in (("prefill", self.points["prefill"]), ("decode", self.points["decode"]),
+                           ("ridge", self.ridges)):
+            x, y, _refs = item.shown_spots()
+            rows = [item.index_of(a) for a in shown]
+            out[f"{name}_x"] = np.array([x[i] if i is not None else np.nan for i in rows])
+            out[f"{name}_y"] = np.array([y[i] if i is not None else np.nan for i in rows])
+            if name != "ridge":
+                out[f"{name}_hollow"] = np.array(
+                    [i is not None and item.spot_style(i, "brush").style() == Qt.BrushStyle.NoBrush for i in rows]
+                )
+        out["roof_top_y"] = np.array([np.nanmax(self.line_set.original((a, "roof"))[1]) for a in shown])
+        out["tiers_drawn"] = np.array([sum(self.line_set.is_shown(key) for key in self.lines[a].line_keys()[1:]) for a in shown])
         out["title"] = np.array(self._title)
         return out

@@ -9,11 +9,11 @@ dashed line).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from accelscope.engine import codes
@@ -24,7 +24,7 @@ from accelscope.engine.frame import Frame
 from .. import palette
 from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font
 from .base import Panel
-from .roofline import Marker, SpotRef, log_log_plot, number
+from .roofline import LineSet, SpotRef, Spots, log_log_plot, number
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
 NO_FIT_SYMBOL = "x"
@@ -56,30 +56,54 @@ def marker_states(fits: np.ndarray, waves: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Style:
-    """Marker symbol, pen and brush of each state, made once per accelerator."""
+    """Marker symbol, pen and brush of each state, and the lines' pens, made once per accelerator."""
 
     symbols: tuple[str, str, str]
     pens: tuple[pg.QtGui.QPen, pg.QtGui.QPen, pg.QtGui.QPen]
     brushes: tuple[pg.QtGui.QBrush, pg.QtGui.QBrush, pg.QtGui.QBrush]
     faded: QColor  # the accelerator's colour, for what cannot run
+    line_pens: dict[bool, QPen]  # selected or not -> the solid line's pen
+    dashed_pens: dict[bool, QPen]  # ... the dashed line's
 
 
 @dataclass
-class _SweepItems:
-    curve: pg.PlotDataItem  # solid where the weights fit; a marker per batch, with tips
-    hypothetical: pg.PlotDataItem  # dashed, faded: the segments where the weights do not fit
-    current: Marker  # the scenario's batch, large and ringed
+class _SweepLines:
+    """What the panel knows of one accelerator's lines (kept in the panel's :class:`LineSet`),
+    made the first time it is shown; its markers live in the panel's :class:`Spots`, one item
+    for every sweep point and one for the current batch."""
+
+    accelerator_id: str
     style: _Style
-    styled_selected: bool | None = None  # whether the items are styled as the selected one
-    # What was last drawn, so a frame only touches what changed: the sweep's inputs
-    # (latency, throughput, fits, waves per batch; they do not depend on the current batch,
-    # so a batch drag leaves the curves alone) and the current point (x, y, state).
+    styled_selected: bool | None = None  # whether the lines are styled as the selected one
+    # The sweep's inputs last drawn (latency, throughput, fits, waves per batch; they do not
+    # depend on the current batch, so a batch drag leaves the lines and points alone).
     curve_drawn: np.ndarray | None = None
-    current_drawn: tuple | None = ()  # () never drawn, None drawn empty
+    version: int = 0  # counts redraws, so the merged points know when to follow
+    # The points drawn: their sweep columns, latency, throughput and state (FITS, WAVES, NO_FIT).
+    columns: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    x: np.ndarray = field(default_factory=lambda: np.empty(0))
+    y: np.ndarray = field(default_factory=lambda: np.empty(0))
+    states: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    refs: list = field(default_factory=list)  # the points' SpotRefs
     visible: bool = False
 
-    def all(self) -> list[pg.GraphicsObject]:
-        return [self.curve, self.hypothetical, self.current]
+    @property
+    def curve(self) -> tuple[str, str]:
+        """The key of the solid line (where the weights fit) in the panel's LineSet."""
+        return (self.accelerator_id, "curve")
+
+    @property
+    def hypothetical(self) -> tuple[str, str]:
+        """The key of the dashed, faded line: the segments where the weights do not fit."""
+        return (self.accelerator_id, "hypothetical")
+
+    def line_keys(self) -> list[tuple[str, str]]:
+        return [self.curve, self.hypothetical]
+
+
+LINES_Z, POINTS_Z, CURRENT_Z = 1, 20, 21  # the markers above every line
+HYPOTHETICAL_ORDER, CURVE_ORDER = 1, 2  # within the lines
+SELECTED_LIFT = 10  # the selected lines are drawn over the others
 
 
 class SweepPanel(Panel):
@@ -113,7 +137,21 @@ class SweepPanel(Panel):
         self._note_batch: int | None = None
         self._set_note(None)
 
-        self.items: dict[str, _SweepItems] = {}
+        self.lines: dict[str, _SweepLines] = {}
+        self.line_set = LineSet()  # every accelerator's solid and dashed line
+        self.line_set.setZValue(LINES_Z)
+        self.line_set.sigClicked.connect(lambda key: self.accelerator_selected.emit(key[0]))
+        self.plot.addItem(self.line_set)
+        # One item for every accelerator's sweep points, one for the current batches (see Spots).
+        self.points = Spots(tip=self._tip, size=MARKER_SIZE)
+        self.current = Spots(tip=self._tip, size=CURRENT_MARKER_SIZE, pen=CURRENT_PEN)
+        for z, item in ((POINTS_Z, self.points), (CURRENT_Z, self.current)):
+            item.setZValue(z)
+            item.sigClicked.connect(self._points_clicked)
+            self.plot.addItem(item)
+        self._points_key: tuple | None = None  # (accelerator, lines version) order the points were merged for
+        self._current_rows: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0), np.empty(0), np.empty(0))
+        self._refs: dict[tuple, SpotRef] = {}  # made once, so unchanged spots are told by identity
         self._label_places: list[tuple[float, float] | None] | None = None  # where the B= labels are
 
     # ---- items ---------------------------------------------------------------------------
@@ -128,104 +166,115 @@ class SweepPanel(Panel):
             pens=(pg.mkPen(colour, width=1), pg.mkPen(colour, width=2), pg.mkPen(faded, width=1)),
             brushes=(pg.mkBrush(colour), pg.mkBrush("w"), pg.mkBrush(faded)),
             faded=faded,
+            line_pens={chosen: pen(colour, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH) for chosen in (False, True)},
+            dashed_pens={chosen: pen(faded, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH, dashed=True)
+                         for chosen in (False, True)},
         )
 
-    def _items_for(self, accelerator_id: str) -> _SweepItems:
-        if accelerator_id in self.items:
-            return self.items[accelerator_id]
+    def _ref(self, accelerator_id: str, role: str, index: int = 0) -> SpotRef:
+        key = (accelerator_id, role, index)
+        if key not in self._refs:
+            self._refs[key] = SpotRef(accelerator_id, role, index)
+        return self._refs[key]
+
+    def _lines_for(self, accelerator_id: str) -> _SweepLines:
+        if accelerator_id in self.lines:
+            return self.lines[accelerator_id]
         style = self._style(accelerator_id)
-        items = _SweepItems(
-            curve=pg.PlotDataItem(pen=pen(palette.colour_for(accelerator_id)), symbolSize=MARKER_SIZE),
-            hypothetical=pg.PlotDataItem(pen=pen(style.faded, dashed=True)),
-            current=Marker(symbol=style.symbols[FITS], size=CURRENT_MARKER_SIZE, tip=self._tip),
-            style=style,
-        )
-        items.curve.scatter.setData(hoverable=True, tip=self._tip)
-        for item in (items.curve, items.current):
-            item.sigPointsClicked.connect(self._points_clicked)
-        items.curve.setCurveClickable(True, width=8)
-        # The line itself (its points report through sigPointsClicked).
-        items.curve.curve.sigClicked.connect(lambda _curve, _ev, a=accelerator_id: self.accelerator_selected.emit(a))
-        for z, item in ((2, items.curve), (1, items.hypothetical), (5, items.current)):
-            item.setZValue(z)
-            self.plot.addItem(item)
-        self.items[accelerator_id] = items
-        return items
+        lines = _SweepLines(accelerator_id, style)
+        self.line_set.set_line(lines.curve, [], [], pen=style.line_pens[False])
+        self.line_set.set_line(lines.hypothetical, [], [], pen=style.dashed_pens[False])
+        self.line_set.set_style(lines.curve, z=CURVE_ORDER, visible=False)
+        self.line_set.set_style(lines.hypothetical, z=HYPOTHETICAL_ORDER, visible=False)
+        self.lines[accelerator_id] = lines
+        return lines
 
     # ---- updates -------------------------------------------------------------------------
 
     def update_frame(self, frame: Frame) -> None:
         self.frame = frame
         shown = set(frame.accelerators)
-        for accelerator_id, items in self.items.items():
+        for accelerator_id, lines in self.lines.items():
             if accelerator_id not in shown:
-                self._show(items, False)
+                self._show(lines, False)
 
         # The sweep's inputs for every accelerator at once: [row, accelerator, batch].
         sweep = frame.sweep[SWEEP_ROWS]
         for j, accelerator_id in enumerate(frame.accelerators):
-            items = self._items_for(accelerator_id)
-            if items.curve_drawn is None or not np.array_equal(items.curve_drawn, sweep[:, j], equal_nan=True):
-                self._draw_sweep(items, accelerator_id, frame, j)
-                items.curve_drawn = sweep[:, j].copy()
-            self._draw_current(items, accelerator_id, frame, j)
-            self._show(items, True)
+            lines = self._lines_for(accelerator_id)
+            if lines.curve_drawn is None or not np.array_equal(lines.curve_drawn, sweep[:, j], equal_nan=True):
+                self._draw_sweep(lines, frame, j)
+                lines.curve_drawn = sweep[:, j].copy()
+            self._show(lines, True)
+        current = frame.current
+        self._current_rows = (current[k.O_E2E], current[k.O_THROUGHPUT_OUTPUT],
+                              marker_states(current[k.O_FITS], current[k.O_WAVES]))
 
         self.legend.show(frame.accelerators, self.selected)
-        self._apply_selection()
+        self._apply_selection()  # restyles the selected lines and draws the points
         self._set_note(frame.workspace.scenario.batch)
 
-    @staticmethod
-    def _show(items: _SweepItems, visible: bool) -> None:
-        """Show or hide an accelerator's items (only on a change: each call makes Qt work)."""
-        if items.visible != visible:
-            for item in items.all():
-                item.setVisible(visible)
-            items.visible = visible
+    def _show(self, lines: _SweepLines, visible: bool) -> None:
+        """Show or hide an accelerator's lines."""
+        if lines.visible != visible:
+            for key in lines.line_keys():
+                self.line_set.set_style(key, visible=visible)
+            lines.visible = visible
 
-    def _draw_sweep(self, items: _SweepItems, accelerator_id: str, frame: Frame, j: int) -> None:
+    def _draw_sweep(self, lines: _SweepLines, frame: Frame, j: int) -> None:
         x = frame.sweep[k.O_E2E, j]
         y = frame.sweep[k.O_THROUGHPUT_OUTPUT, j]
         drawable = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
-        if drawable.size == 0:
-            items.curve.setData([], [])
-            items.hypothetical.setData([], [])
-        else:
-            self._draw_curve(items, accelerator_id, frame, j, x, y, drawable)
-
-    def _draw_curve(self, items: _SweepItems, accelerator_id: str, frame: Frame, j: int,
-                    x: np.ndarray, y: np.ndarray, drawable: np.ndarray) -> None:
-        style = items.style
         states = marker_states(frame.sweep[k.O_FITS, j], frame.sweep[k.O_WAVES, j])[drawable]
+        lines.columns, lines.x, lines.y, lines.states = drawable, x[drawable], y[drawable], states
+        lines.refs = [self._ref(lines.accelerator_id, "sweep", int(column)) for column in drawable]
+        lines.version += 1
+        if drawable.size == 0:
+            self.line_set.set_line(lines.curve, [], [])
+            self.line_set.set_line(lines.hypothetical, [], [])
+            return
         runs = states != NO_FIT
         solid = np.append(runs[:-1] & runs[1:], False)  # connect[i]: join point i to i + 1
-        items.curve.setData(
-            x[drawable],
-            y[drawable],
-            connect=solid,
-            symbol=[style.symbols[s] for s in states],
-            symbolPen=[style.pens[s] for s in states],
-            symbolBrush=[style.brushes[s] for s in states],
-            data=[SpotRef(accelerator_id, "sweep", int(c)) for c in drawable],
-        )
-        items.hypothetical.setData(x[drawable], y[drawable], connect=np.append(~solid[:-1], False))
+        self.line_set.set_line(lines.curve, lines.x, lines.y, connect=solid)
+        self.line_set.set_line(lines.hypothetical, lines.x, lines.y, connect=np.append(~solid[:-1], False))
 
-    def _draw_current(self, items: _SweepItems, accelerator_id: str, frame: Frame, j: int) -> None:
-        x = float(frame.current[k.O_E2E, j])
-        y = float(frame.current[k.O_THROUGHPUT_OUTPUT, j])
-        if not (np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0):
-            if items.current_drawn is not None:
-                items.current.clear_point()
-                items.current_drawn = None
+    def _draw_points(self) -> None:
+        """Every shown accelerator's sweep points and current batch, the selected one's last
+        (so drawn on top). The sweep points are rebuilt only when a sweep or the selection
+        changed; the current batches move in place."""
+        frame = self.frame
+        if frame is None:
             return
-        state = int(marker_states(frame.current[k.O_FITS, j], frame.current[k.O_WAVES, j]))
-        drawn = (x, y, state)
-        if drawn == items.current_drawn:
-            return
-        restyle = not items.current_drawn or items.current_drawn[2] != state
-        items.current.set_point(x, y, SpotRef(accelerator_id, "current"), symbol=items.style.symbols[state],
-                                pen=CURRENT_PEN, brush=items.style.brushes[state], restyle=restyle)
-        items.current_drawn = drawn
+        rows = list(range(len(frame.accelerators)))
+        chosen = self._selected_row()
+        if chosen is not None:
+            rows = [r for r in rows if r != chosen] + [chosen]
+        ids = [frame.accelerators[r] for r in rows]
+
+        key = (tuple((a, self.lines[a].version) for a in ids), chosen)
+        if key != self._points_key:
+            self._points_key = key
+            every = [self.lines[a] for a in ids]
+            symbols, pens, brushes, sizes, refs = [], [], [], [], []
+            for lines, row in zip(every, rows, strict=True):
+                style = lines.style
+                symbols += [style.symbols[s] for s in lines.states]
+                pens += [style.pens[s] for s in lines.states]
+                brushes += [style.brushes[s] for s in lines.states]
+                sizes += [SELECTED_MARKER_SIZE if row == chosen else MARKER_SIZE] * len(lines.states)
+                refs += lines.refs
+            self.points.set_spots(np.concatenate([lines.x for lines in every] or [np.empty(0)]),
+                                  np.concatenate([lines.y for lines in every] or [np.empty(0)]), refs,
+                                  symbols=symbols, sizes=sizes, pens=pens, brushes=brushes)
+
+        x, y, states = self._current_rows
+        drawn = [r for r in rows if np.isfinite(x[r]) and np.isfinite(y[r]) and x[r] > 0 and y[r] > 0]
+        styles = [self.lines[frame.accelerators[r]].style for r in drawn]
+        self.current.set_spots(
+            x[drawn], y[drawn], [self._ref(frame.accelerators[r], "current") for r in drawn],
+            symbols=[style.symbols[states[r]] for style, r in zip(styles, drawn, strict=True)],
+            brushes=[style.brushes[states[r]] for style, r in zip(styles, drawn, strict=True)],
+        )
 
     def _set_note(self, batch: int | None) -> None:
         if batch == self._note_batch and self.note.text():
@@ -247,18 +296,15 @@ class SweepPanel(Panel):
         super().set_selected(accelerator_id)  # then restyles the items
 
     def _apply_selection(self) -> None:
-        for accelerator_id, items in self.items.items():
+        for accelerator_id, lines in self.lines.items():
             chosen = accelerator_id == self.selected
-            if items.styled_selected == chosen:
+            if lines.styled_selected == chosen:
                 continue  # restyling makes pyqtgraph redo the item: only on a change
-            items.styled_selected = chosen
-            width = SELECTED_LINE_WIDTH if chosen else LINE_WIDTH
-            items.curve.setPen(pen(palette.colour_for(accelerator_id), width=width))
-            items.hypothetical.setPen(pen(items.style.faded, width=width, dashed=True))
-            items.curve.setSymbolSize(SELECTED_MARKER_SIZE if chosen else MARKER_SIZE)
-            lift = 10 if chosen else 0
-            for z, item in ((2, items.curve), (1, items.hypothetical), (5, items.current)):
-                item.setZValue(z + lift)
+            lines.styled_selected = chosen
+            lift = SELECTED_LIFT if chosen else 0
+            self.line_set.set_style(lines.curve, pen=lines.style.line_pens[chosen], z=CURVE_ORDER + lift)
+            self.line_set.set_style(lines.hypothetical, pen=lines.style.dashed_pens[chosen], z=HYPOTHETICAL_ORDER + lift)
+        self._draw_points()
         self._place_batch_labels()
 
     def _place_batch_labels(self) -> None:
@@ -327,26 +373,25 @@ class SweepPanel(Panel):
         tokens/s) are [accelerator, batch] with NaN where no point is drawn; ``state`` is
         FITS (0), WAVES (1) or NO_FIT (2) as the marker shows it, -1 where none is drawn."""
         frame = self.frame
-        shown = [a for a in (frame.accelerators if frame else ()) if self.items[a].curve.isVisible()]
+        shown = [a for a in (frame.accelerators if frame else ()) if self.line_set.is_shown((a, "curve"))]
+        row_of = {a: i for i, a in enumerate(shown)}
         batches = frame.sweep_batches if frame else np.empty(0, dtype=np.int64)
         x = np.full((len(shown), len(batches)), np.nan)
         y = np.full_like(x, np.nan)
         state = np.full(x.shape, -1, dtype=np.int64)
         current = np.full((len(shown), 2), np.nan)
         current_state = np.full(len(shown), -1, dtype=np.int64)
-        for i, accelerator_id in enumerate(shown):
-            items = self.items[accelerator_id]
-            xs, ys = items.curve.getOriginalDataset()
-            if xs is None:
-                continue
-            columns = [ref.index for ref in items.curve.opts["data"]]
-            x[i, columns], y[i, columns] = xs, ys
-            state[i, columns] = [self._state_of(items, sym, brush) for sym, brush in
-                                 zip(items.curve.opts["symbol"], items.curve.opts["symbolBrush"], strict=True)]
-            cx, cy = items.current.getOriginalDataset()
-            if cx is not None and len(cx):
-                current[i] = cx[0], cy[0]
-                current_state[i] = self._state_of(items, items.current.opts["symbol"], items.current.opts["symbolBrush"])
+        for item, role in ((self.points, "sweep"), (self.current, "current")):
+            xs, ys, refs = item.shown_spots()
+            for i, ref in enumerate(refs):
+                row = row_of.get(ref.accelerator)
+                if row is None or ref.role != role:
+                    continue
+                drawn = self._state_of(item.spot_style(i, "symbol"), item.spot_style(i, "brush"))
+                if role == "sweep":
+                    x[row, ref.index], y[row, ref.index], state[row, ref.index] = xs[i], ys[i], drawn
+                else:
+                    current[row], current_state[row] = (xs[i], ys[i]), drawn
         return {
             "accelerators": np.array(shown, dtype=object),
             "batches": np.asarray(batches),
@@ -357,12 +402,12 @@ class SweepPanel(Panel):
             "current_y": current[:, 1],
             "current_state": current_state,
             "hypothetical_segments": np.array(
-                [int(np.count_nonzero(self.items[a].hypothetical.opts["connect"])) for a in shown]
+                [int(np.count_nonzero(self.line_set.connection((a, "hypothetical")))) for a in shown]
             ),
         }
 
     @staticmethod
-    def _state_of(items: _SweepItems, symbol: str, brush) -> int:
+    def _state_of(symbol: str, brush) -> int:
         if symbol == NO_FIT_SYMBOL:
             return NO_FIT
         return WAVES if pg.mkBrush(brush).color() == QColor("white") else FITS
