@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerate the README's pictures, docs/images/*.png, from `accelscope report` on two bundled
+# Regenerate the README's pictures, docs/images/*.png, from `accelscope report` on bundled
 # presets: the roofline from "teach-roofline-basics" (three devices, prefill under the flat roof,
-# decode on the slope) and the other plots from "brunetta-fig2-batch-sweep" (six GPUs, batch 64).
+# decode on the slope), the other plots from "brunetta-fig2-batch-sweep" (six GPUs, batch 64),
+# the scaling and regime tabs from "sharma-scaling-1t-moe" and "sharma-fig8-regimes".
 #
 #   bash packaging/make_screenshots.sh
 #
@@ -38,6 +39,8 @@ report() {
 }
 report teach-roofline-basics
 report brunetta-fig2-batch-sweep
+report sharma-scaling-1t-moe
+report sharma-fig8-regimes
 
 mkdir -p "$out"
 # source PNG (from the report's numbered files) -> stable name in docs/images
@@ -56,6 +59,8 @@ chosen = {
     "latency.png": "brunetta-fig2-batch-sweep/*-latency.png",
     "sweep.png": "brunetta-fig2-batch-sweep/*-sweep.png",
     "energy.png": "brunetta-fig2-batch-sweep/*-energy.png",
+    "scaling.png": "sharma-scaling-1t-moe/*-scaling.png",
+    "regimes.png": "sharma-fig8-regimes/*-regimes.png",
 }
 failed = False
 for name, pattern in chosen.items():
