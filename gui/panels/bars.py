@@ -36,6 +36,13 @@ NO_FIT_PATTERN_LIGHT = Qt.BrushStyle.FDiagPattern  # the same, on a lighter seco
 RIGHT_END_STEP = 0.05  # decades: the right end of a log bar axis moves in steps of this
 ROW_LABEL_SLACK_PX = 8  # room beside a row label so the bold (selected) one is not clipped
 ROW_WIDTH_STEP_PX = 48  # a row-label axis narrows only when it would lose this much
+# The pinned scenario A behind each bar: a faint grey bar to A's value, ended by a tick that
+# shows on any bar colour (black, ringed in white), a little taller than the bar.
+REFERENCE_FILL = (0, 0, 0, 38)
+REFERENCE_TICK_PX = 4.0
+REFERENCE_TICK_OVERHANG = 1.2  # of the bar's height
+REFERENCE_Z, REFERENCE_TICK_Z = -1.0, 4.0  # the faint bar beneath the bars, the tick over them
+REFERENCE_NOTE_COLOUR = "#808080"  # A's texts (e.g. its fit status)
 
 
 def compact(value: float) -> str:
@@ -102,15 +109,19 @@ def _same_array(old: object, new: np.ndarray) -> bool:
 
 
 def set_bars(item: pg.BarGraphItem, x0: np.ndarray, width: np.ndarray, y: np.ndarray, *,
-             height: float = BAR_HEIGHT, brushes: Sequence[QBrush] | None = None,
+             height: float | np.ndarray = BAR_HEIGHT, brushes: Sequence[QBrush] | None = None,
              pens: Sequence[QPen] | None = None) -> None:
     """Update a bar item in place, passing only what changed (every change makes the item
-    redraw its picture), and nothing at all when nothing did. Empty rows pass no per-bar
-    pens or brushes, which ``BarGraphItem`` cannot take as empty lists."""
+    redraw its picture), and nothing at all when nothing did. ``height``: one for every bar,
+    or one per bar. Empty rows pass no per-bar pens or brushes, which ``BarGraphItem`` cannot
+    take as empty lists."""
     new: dict[str, object] = {"x0": np.asarray(x0, float), "width": np.asarray(width, float),
                               "y": np.asarray(y, float)}
     opts: dict[str, object] = {key: value for key, value in new.items() if not _same_array(item.opts.get(key), value)}
-    if item.opts.get("height") != height:
+    if isinstance(height, np.ndarray):
+        if not _same_array(item.opts.get("height"), height):
+            opts["height"] = height
+    elif isinstance(item.opts.get("height"), np.ndarray) or item.opts.get("height") != height:
         opts["height"] = height
     rows = len(new["x0"])  # type: ignore[arg-type]
     for key, styles in (("brushes", brushes), ("pens", pens)):
@@ -239,6 +250,7 @@ class RowAxis(pg.AxisItem):
         self._ids: list[str] = []
         self._colours: list[QColor] = []
         self._bold_row: int | None = None
+        self._notes: list[str] = []  # per row: a second, grey line beneath its label ("" for none)
         self._rows_set: tuple | None = None  # the arguments of the last set_rows
         self._label_sizes: dict = {}
         self._fitted_width: int | None = None  # the width last set for the labels, in pixels
@@ -256,24 +268,33 @@ class RowAxis(pg.AxisItem):
         return list(self._ids)
 
     @property
+    def notes(self) -> list[str]:
+        return list(self._notes)
+
+    @property
     def bold_row(self) -> int | None:
         return self._bold_row
 
     def set_rows(self, labels: Sequence[str], colours: Sequence[str] | None = None,
-                 max_width: float | None = None, ids: Sequence[str] | None = None) -> None:
+                 max_width: float | None = None, ids: Sequence[str] | None = None,
+                 notes: Sequence[str] | None = None) -> None:
         """One label per row; labels wider than ``max_width`` pixels are cut with an ellipsis
         (hover shows them whole). ``ids``: what each row stands for, if not its label.
+        ``notes``: a second line per row, in grey beneath the label ("" for none).
         The same rows again change nothing (new ticks would make the axis redraw and the
         layout recompute its width)."""
         key = (tuple(labels), None if colours is None else tuple(colours), max_width,
-               None if ids is None else tuple(ids))
+               None if ids is None else tuple(ids), None if notes is None else tuple(notes))
         if key == self._rows_set:
             return
         self._rows_set = key
         self._ids = list(ids) if ids is not None else list(labels)
+        notes = list(notes) if notes is not None else [""] * len(labels)
         if max_width is not None:
             metrics = QFontMetricsF(self._bold_font())
             labels = [metrics.elidedText(text, Qt.TextElideMode.ElideRight, max_width) for text in labels]
+            notes = [metrics.elidedText(text, Qt.TextElideMode.ElideRight, max_width) for text in notes]
+        self._notes = notes
         self._labels = list(labels)
         self._colours = [QColor(c) for c in colours] if colours is not None else []
         self.setTicks([[(float(i), text) for i, text in enumerate(self._labels)], []])
@@ -296,7 +317,7 @@ class RowAxis(pg.AxisItem):
         # width lays the plots out again and redraws their axes, and texts that change on
         # every frame (the memory status column) would otherwise do that on every frame.
         metrics = QFontMetricsF(self._bold_font())
-        widest = max((metrics.horizontalAdvance(text) for text in self._labels), default=0.0)
+        widest = max((metrics.horizontalAdvance(text) for text in self._labels + self._notes), default=0.0)
         offset = self.style["tickTextOffset"][0]
         needed = math.ceil(widest) + offset + ROW_LABEL_SLACK_PX
         current = self._fitted_width
@@ -323,11 +344,20 @@ class RowAxis(pg.AxisItem):
                 p.setPen(QPen(self._colours[row]))
             else:
                 p.setPen(default_pen)
+            note = self._notes[row] if row is not None and 0 <= row < len(self._notes) else ""
             if self.orientation == "left":  # right-aligned: grow leftwards for bold text
-                rect = rect.adjusted(-ROW_LABEL_SLACK_PX * 4, 0, 0, 0)
+                grow = (-ROW_LABEL_SLACK_PX * 4 - self.width(), 0, 0, 0)
             else:
-                rect = rect.adjusted(0, 0, ROW_LABEL_SLACK_PX * 4, 0)
-            p.drawText(rect, int(flags), text)
+                grow = (0, 0, ROW_LABEL_SLACK_PX * 4 + self.width(), 0)
+            rect = rect.adjusted(*grow)
+            if note:  # the label and its note as two lines centred on the row
+                half = rect.height() / 2
+                p.drawText(rect.translated(0, -half), int(flags), text)
+                p.setFont(normal)
+                p.setPen(QPen(QColor(REFERENCE_NOTE_COLOUR)))
+                p.drawText(rect.translated(0, half), int(flags), note)
+            else:
+                p.drawText(rect, int(flags), text)
 
 
 def _log_tick_label(exponent: float) -> str:
@@ -455,6 +485,15 @@ def swatch(colour: str, text: str, *, hatch: bool = False, glyph: str | None = N
     glyph = glyph or ("▨" if hatch else "■")
     return (f'<span style="white-space:nowrap"><span style="color:{colour}; font-size:{PLOT_FONT_POINTS + 5}pt">'
             f"{glyph}</span>&nbsp;{text}</span>")
+
+
+REFERENCE_BARS_NOTE = (
+    "<b>ghost: A (pinned)</b> — "
+    + swatch("#C4C4C4", "faint grey bar to A's value")
+    + " &nbsp; "
+    + swatch("#000000", "black tick: where A's bar ends", glyph="┃")
+    + " &nbsp; (hover a row for A's values)"
+)
 
 
 class SelectionBand:
@@ -745,6 +784,21 @@ class LogBarPlot:
             item = pg.BarGraphItem(x0=[], width=[], y=[], height=height, brush="k", pen=pg.mkPen("k"))
             self.plot.addItem(item)
             self.items[key] = item
+        # The pinned scenario A: made once, hidden while nothing is pinned (then they cost no paint).
+        # Opaque (the faint grey over white): Qt fills translucent shapes much more slowly.
+        self.reference_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT,
+                                              brush=pg.mkBrush(opaque_over(QColor(*REFERENCE_FILL))),
+                                              pen=pg.mkPen(None))
+        self.reference_ticks = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT,
+                                               brush=pg.mkBrush("k"), pen=pg.mkPen("w", width=1))
+        for item, z in ((self.reference_bars, REFERENCE_Z), (self.reference_ticks, REFERENCE_TICK_Z)):
+            item.setZValue(z)
+            item.setVisible(False)
+            self.plot.addItem(item)
+        self._reference: dict[str, np.ndarray] | None = None  # A's values per series and row (NaN: none)
+        self._reference_logs = np.zeros(0)  # log10 of A's values, every series' rows in turn (NaN: none)
+        self._reference_rows = np.zeros(0)  # their y
+        self._reference_heights = np.zeros(0)  # their bars' heights
         self.texts = TextPool(self.plot, anchor=(0.0, 0.5))
         self._colours: list[str] = []
         self._fits = np.zeros(0, bool)
@@ -759,13 +813,18 @@ class LogBarPlot:
         return self.plot.getAxis("left")
 
     def update(self, values: dict[str, np.ndarray], colours: Sequence[str], fits: np.ndarray,
-               texts: Sequence[str]) -> None:
+               texts: Sequence[str], reference: dict[str, np.ndarray] | None = None) -> None:
+        """``reference``: the pinned scenario A's values per series and row (NaN where A did
+        not show the accelerator), drawn as ghosts; None when nothing is pinned."""
         self._colours = list(colours)
         self._fits = np.asarray(fits, bool)
         self._labels = list(texts)
+        self._reference = reference
         n = len(self._colours)
         rows = np.arange(n, dtype=float)
-        base, _ = log_base(np.concatenate([values[key] for key, *_ in self.series]))
+        keys = [key for key, *_ in self.series]
+        shown_values = [values[key] for key in keys] + ([reference[key] for key in keys] if reference else [])
+        base, _ = log_base(np.concatenate(shown_values))
         ends = np.full(n, base)
         pens = self._pens()
         for key, offset, height, alpha in self.series:
@@ -774,8 +833,32 @@ class LogBarPlot:
                      brushes=self._brushes(alpha), pens=pens)
             ends = np.maximum(ends, base + widths)
         self._base, self._ends = base, ends
+        self._draw_reference_bars(n)
         self.fit_x_range()
         set_row_range(self.plot, n)
+
+    def _draw_reference_bars(self, n: int) -> None:
+        """A's faint bars (from the common base to A's value); its ticks are placed with the
+        texts, as their width is in pixels."""
+        reference = self._reference
+        shown = reference is not None and n > 0
+        for item in (self.reference_bars, self.reference_ticks):
+            if item.isVisible() != shown:
+                item.setVisible(shown)
+        if not shown:
+            self._reference_logs = np.zeros(0)
+            return
+        rows = np.arange(n, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = [np.where(reference[key] > 0, np.log10(reference[key]), np.nan) for key, *_ in self.series]
+        self._reference_logs = np.concatenate(logs)
+        self._reference_rows = np.concatenate([rows + offset for _key, offset, _h, _a in self.series])
+        self._reference_heights = np.concatenate([np.full(n, height) for _key, _o, height, _a in self.series])
+        drawn = np.isfinite(self._reference_logs)
+        widths = np.where(drawn, np.maximum(np.nan_to_num(self._reference_logs) - self._base, 0.0), 0.0)
+        # One height for all: a BarGraphItem takes one per item (or per bar, as an array).
+        set_bars(self.reference_bars, np.full(len(widths), self._base), widths, self._reference_rows,
+                 height=self._reference_heights if len(self.series) > 1 else float(self._reference_heights[0]))
 
     def fit_x_range(self) -> None:
         """Leave each row room, in pixels, for the value written beside its bars."""
@@ -783,13 +866,44 @@ class LogBarPlot:
         rows = np.arange(len(self._labels), dtype=float)
         self.texts.set_texts(self._labels)
         text_px = self.texts.widths_px() + TEXT_GAP_PX
-        right = right_end_for_texts(self._base, self._ends, text_px, view_px)
+        if len(self._reference_logs):
+            right, text_ends = self._fit_beside_reference(text_px, view_px)
+        else:
+            right, text_ends = right_end_for_texts(self._base, self._ends, text_px, view_px), self._ends
         # In steps, beyond the room needed: a drag that changes the values a little then
         # leaves the axis alone (a new range makes it lay out and draw its ticks again).
         right = self._base + math.ceil((right - self._base) / RIGHT_END_STEP - 1e-9) * RIGHT_END_STEP
-        gap = TEXT_GAP_PX * (right - self._base) / view_px
-        self.texts.place(self._ends + gap, rows)
+        per_px = (right - self._base) / view_px
+        if len(self._reference_logs):
+            drawn = np.isfinite(self._reference_logs)
+            tick = REFERENCE_TICK_PX * per_px
+            set_bars(self.reference_ticks, np.where(drawn, np.nan_to_num(self._reference_logs) - tick / 2, self._base),
+                     np.where(drawn, tick, 0.0), self._reference_rows,
+                     height=self._reference_heights * REFERENCE_TICK_OVERHANG)
+        self.texts.place(text_ends + TEXT_GAP_PX * per_px, rows)
         set_range(self.plot, 0, self._base, right)
+
+    def _fit_beside_reference(self, text_px: np.ndarray, view_px: float) -> tuple[float, np.ndarray]:
+        """The right end of the axis and where each row's text starts (view units, before
+        the gap) while A's ghosts are drawn: beside B's bars, as without them, unless A's
+        tick would fall under the text; then beyond the tick. A's bars and ticks get room too."""
+        n = len(self._ends)
+        reference_ends = np.where(np.isfinite(self._reference_logs), self._reference_logs, -np.inf)
+        reference_ends = reference_ends.reshape(-1, n).max(axis=0)
+        tick_px = np.full(n, REFERENCE_TICK_PX + 6.0)  # the tick clear of the plot's edge
+        text_ends = self._ends
+        right = 0.0
+        for _ in range(2):  # where a text goes depends on the scale, and the scale on the texts
+            right = right_end_for_texts(self._base, np.concatenate([text_ends, np.maximum(reference_ends, self._base)]),
+                                        np.concatenate([text_px, tick_px]), view_px)
+            per_px = (right - self._base) / view_px
+            under_text = ((reference_ends + REFERENCE_TICK_PX * per_px >= self._ends)
+                          & (reference_ends - REFERENCE_TICK_PX * per_px <= self._ends + text_px * per_px))
+            text_ends = np.where(under_text, np.maximum(self._ends, reference_ends + REFERENCE_TICK_PX / 2 * per_px),
+                                 self._ends)
+        right = right_end_for_texts(self._base, np.concatenate([text_ends, np.maximum(reference_ends, self._base)]),
+                                    np.concatenate([text_px, tick_px]), view_px)
+        return right, text_ends
 
     def set_selected_row(self, row: int | None) -> None:
         self._selected_row = row
@@ -804,6 +918,22 @@ class LogBarPlot:
         item = self.items[key]
         widths = bar_widths(item)
         return np.where(widths > 0, 10.0 ** bar_ends(item), 0.0)
+
+    def reference_values(self, key: str, part: str = "tick") -> np.ndarray:
+        """The pinned scenario A's drawn values of a series: where its ticks are centred
+        (``part="tick"``) or its faint bars end (``"bar"``); NaN where none is drawn, and
+        empty when nothing is pinned."""
+        n = len(self._colours)
+        item = self.reference_ticks if part == "tick" else self.reference_bars
+        if not item.isVisible() or n == 0:
+            return np.empty(0)
+        rows = slice([s[0] for s in self.series].index(key) * n, None)
+        widths = bar_widths(item)[rows][:n]
+        ends = bar_ends(item)[rows][:n]
+        if part == "tick":
+            return np.where(widths > 0, 10.0 ** (ends - widths / 2), np.nan)
+        drawn = np.isfinite(self._reference_logs[rows][:n])
+        return np.where(drawn, 10.0 ** ends, np.nan)
 
     def hatched_rows(self) -> np.ndarray:
         brushes = self.items[self.series[0][0]].opts["brushes"] or []

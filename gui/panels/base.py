@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.frame import Frame
+
+from ..style import plot_font
+
+
+def reference_note_label(html: str) -> QLabel:
+    """The legend entry of the pinned scenario's ghosts: rich text, hidden until A is pinned."""
+    label = QLabel(html)
+    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setFont(plot_font())
+    label.setContentsMargins(8, 2, 8, 2)
+    label.setVisible(False)
+    return label
 
 
 class Panel(QWidget):
@@ -18,6 +31,10 @@ class Panel(QWidget):
     accelerator's bar or point, and highlight the selected one in :meth:`set_selected`.
     :meth:`plotted` returns what is currently drawn (read back from the plot items, in display
     units), so tests can compare it with the engine.
+
+    In compare mode :attr:`reference` is the pinned scenario A's Frame: panels that draw it
+    (as ghosts behind the current scenario) override :meth:`_apply_reference`, and show
+    :attr:`reference_note` (the legend entry for the ghosts) only while comparing.
     """
 
     title: str = ""
@@ -31,6 +48,8 @@ class Panel(QWidget):
         self.setAutoFillBackground(True)
         self.frame: Frame | None = None
         self.selected: str | None = None
+        self.reference: Frame | None = None
+        self.reference_note: QLabel | None = None  # made by panels that draw ghosts
 
     def update_frame(self, frame: Frame) -> None:
         raise NotImplementedError
@@ -41,6 +60,35 @@ class Panel(QWidget):
 
     def _apply_selection(self) -> None:
         """Restyle the items for ``self.selected``; panels that highlight it override this."""
+
+    def set_reference(self, frame: Frame | None) -> None:
+        """Pin scenario A (its Frame) to be drawn behind the current one, or unpin (None)."""
+        self.reference = frame
+        if self.reference_note is not None:
+            self.reference_note.setVisible(frame is not None)
+        self._apply_reference()
+
+    def _apply_reference(self) -> None:
+        """Draw (or remove) the ghosts of ``self.reference``; panels that draw them override this."""
+
+    def _reference_columns(self) -> np.ndarray:
+        """For each row of the current frame, A's column for that accelerator; -1 where A did
+        not show it (or nothing is pinned)."""
+        frame, reference = self.frame, self.reference
+        if frame is None:
+            return np.empty(0, dtype=np.int64)
+        if reference is None:
+            return np.full(len(frame.accelerators), -1, dtype=np.int64)
+        columns = {a: j for j, a in enumerate(reference.accelerators)}
+        return np.array([columns.get(a, -1) for a in frame.accelerators], dtype=np.int64)
+
+    def _reference_values(self, row: int) -> np.ndarray | None:
+        """One output (a kernels.O_* row) of the pinned scenario A for each row of the current
+        frame, NaN where A did not show the accelerator; None when nothing is pinned."""
+        if self.reference is None or self.frame is None:
+            return None
+        columns = self._reference_columns()
+        return np.where(columns >= 0, self.reference.current[row, np.maximum(columns, 0)], np.nan)
 
     def plotted(self) -> dict[str, np.ndarray]:
         raise NotImplementedError

@@ -13,7 +13,7 @@ from accelscope.engine.frame import Frame
 
 from ..palette import colour_for
 from . import bars
-from .base import Panel
+from .base import Panel, reference_note_label
 
 SCOPE_WORDS = {
     "device": "device-level: the accelerator board (GPU sensors)",
@@ -52,6 +52,8 @@ class EnergyPanel(Panel):
         )
         self.canvas = bars.canvas()
         bars.panel_layout(self, self.header, self.canvas)
+        self.reference_note = reference_note_label(bars.REFERENCE_BARS_NOTE)
+        self.layout().addWidget(self.reference_note)
         self.power = bars.LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
                                      x_label="power, log scale", x_unit="W", row_labels=True)
         self.efficiency = bars.LogBarPlot(self.canvas, 1, title="Tokens per joule (input + output)",
@@ -71,10 +73,18 @@ class EnergyPanel(Panel):
         fits = frame.values(k.O_FITS) != 0
         power = frame.values(k.O_POWER)
         tokens_per_joule = frame.values(k.O_TOKENS_PER_J)
-        self.power.update({"value": power}, colours, fits, [watts(v) for v in power])
+        reference_power = self._reference_values(k.O_POWER)
+        reference_efficiency = self._reference_values(k.O_TOKENS_PER_J)
+        self.power.update({"value": power}, colours, fits, [watts(v) for v in power],
+                          None if reference_power is None else {"value": reference_power})
         self.efficiency.update({"value": tokens_per_joule}, colours, fits,
-                               [bars.compact(v) for v in tokens_per_joule])
+                               [bars.compact(v) for v in tokens_per_joule],
+                               None if reference_efficiency is None else {"value": reference_efficiency})
         self._apply_selection()
+
+    def _apply_reference(self) -> None:
+        if self.frame is not None:
+            self.update_frame(self.frame)
 
     def plotted(self) -> dict[str, np.ndarray]:
         return {
@@ -84,6 +94,10 @@ class EnergyPanel(Panel):
             "accelerators": np.array(self.power.row_axis.ids, dtype=object),
             "rows": np.array(self.power.row_axis.labels, dtype=object),
             "power_text": np.array(self.power.texts.texts(), dtype=object),
+            # The pinned scenario A (NaN where no ghost is drawn): its ticks, and where its faint bars end.
+            "reference_power_W": self.power.reference_values("value"),
+            "reference_tokens_per_J": self.efficiency.reference_values("value"),
+            "reference_power_bar_W": self.power.reference_values("value", "bar"),
         }
 
     # ---- helpers -------------------------------------------------------------------------
@@ -121,4 +135,12 @@ class EnergyPanel(Panel):
         ]
         if int(c[k.O_WARNINGS]) & codes.WARN_POWER_CAPPED:
             lines.append(f"⚠ {codes.WARNINGS[codes.WARN_POWER_CAPPED]}")
+        reference = self.reference
+        if reference is not None and accelerator_id in reference.accelerators:
+            a = reference.current[:, reference.index(accelerator_id)]
+            lines += [f"<span style='color:{bars.REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in (
+                "<b>pinned scenario A</b> (the ghosts)",
+                f"power, all {int(a[k.O_DEVICES])} device(s) — A: {watts(a[k.O_POWER])}",
+                f"tokens per joule (input + output) — A: {bars.compact(a[k.O_TOKENS_PER_J])}",
+            )]
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -13,7 +13,7 @@ from accelscope.engine.frame import Frame
 
 from ..palette import colour_for
 from . import bars
-from .base import Panel
+from .base import Panel, reference_note_label
 
 SYSTEM_ALPHA = 255
 DEVICE_ALPHA = 95  # the per-device bar: the same colour, lighter
@@ -44,6 +44,8 @@ class LatencyPanel(Panel):
         )
         self.canvas = bars.canvas()
         bars.panel_layout(self, self.header, self.canvas)
+        self.reference_note = reference_note_label(bars.REFERENCE_BARS_NOTE)
+        self.layout().addWidget(self.reference_note)
         self.ttft = bars.LogBarPlot(self.canvas, 0, title="Time to first token", x_label="TTFT, log scale",
                                     x_unit="ms", row_labels=True)
         self.itl = bars.LogBarPlot(self.canvas, 1, title="Inter-token latency", x_label="ITL, log scale",
@@ -70,12 +72,31 @@ class LatencyPanel(Panel):
         devices = frame.values(k.O_DEVICES)
         with np.errstate(divide="ignore", invalid="ignore"):
             per_device = np.where(devices > 0, system / devices, np.nan)
-        self.ttft.update({"value": ttft_ms}, colours, fits, [bars.compact(v) for v in ttft_ms])
-        self.itl.update({"value": itl_ms}, colours, fits, [bars.compact(v) for v in itl_ms])
+        reference = self._reference_outputs()
+        self.ttft.update({"value": ttft_ms}, colours, fits, [bars.compact(v) for v in ttft_ms],
+                         None if reference is None else {"value": reference["ttft_ms"]})
+        self.itl.update({"value": itl_ms}, colours, fits, [bars.compact(v) for v in itl_ms],
+                        None if reference is None else {"value": reference["itl_ms"]})
         texts = [bars.compact(s) + (f" · {bars.compact(d)}/dev" if n > 1 else "")
                  for s, d, n in zip(system, per_device, devices, strict=True)]
-        self.throughput.update({"system": system, "device": per_device}, colours, fits, texts)
+        self.throughput.update({"system": system, "device": per_device}, colours, fits, texts,
+                               None if reference is None else {"system": reference["system"], "device": reference["device"]})
         self._apply_selection()
+
+    def _apply_reference(self) -> None:
+        if self.frame is not None:
+            self.update_frame(self.frame)
+
+    def _reference_outputs(self) -> dict[str, np.ndarray] | None:
+        """The pinned scenario A's values for the current rows (NaN where A did not show the
+        accelerator), in the units drawn; None when nothing is pinned."""
+        if self.reference is None:
+            return None
+        system, devices = self._reference_values(k.O_THROUGHPUT_OUTPUT), self._reference_values(k.O_DEVICES)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_device = np.where(devices > 0, system / devices, np.nan)
+        return {"ttft_ms": self._reference_values(k.O_TTFT) * 1e3, "itl_ms": self._reference_values(k.O_ITL) * 1e3,
+                "system": system, "device": per_device}
 
     def plotted(self) -> dict[str, np.ndarray]:
         return {
@@ -88,9 +109,32 @@ class LatencyPanel(Panel):
             "rows": np.array(self.ttft.row_axis.labels, dtype=object),
             "ttft_text": np.array(self.ttft.texts.texts(), dtype=object),
             "throughput_text": np.array(self.throughput.texts.texts(), dtype=object),
+            # The pinned scenario A (NaN where no ghost is drawn): its ticks, and where its faint bars end.
+            "reference_ttft_ms": self.ttft.reference_values("value"),
+            "reference_itl_ms": self.itl.reference_values("value"),
+            "reference_throughput_system_tok_s": self.throughput.reference_values("system"),
+            "reference_throughput_device_tok_s": self.throughput.reference_values("device"),
+            "reference_ttft_bar_ms": self.ttft.reference_values("value", "bar"),
+            "reference_throughput_device_bar_tok_s": self.throughput.reference_values("device", "bar"),
         }
 
     # ---- helpers -------------------------------------------------------------------------
+
+    def _reference_lines(self, accelerator_id: str) -> list[str]:
+        """The pinned scenario A's values, for the tool tip of a row with a ghost."""
+        reference = self.reference
+        if reference is None or accelerator_id not in reference.accelerators:
+            return []
+        a = reference.current[:, reference.index(accelerator_id)]
+        grey = bars.REFERENCE_NOTE_COLOUR
+        texts = [
+            "<b>pinned scenario A</b> (the ghosts)",
+            f"TTFT — A: {_ms(a[k.O_TTFT])}",
+            f"ITL — A: {_ms(a[k.O_ITL])}",
+            f"output throughput, whole system — A: {bars.compact(a[k.O_THROUGHPUT_OUTPUT])} tokens/s",
+            f"per device — A: {bars.compact(a[k.O_THROUGHPUT_OUTPUT] / max(int(a[k.O_DEVICES]), 1))} tokens/s",
+        ]
+        return [f"<span style='color:{grey}'>{text}</span>" for text in texts]
 
     def _apply_selection(self) -> None:
         row = self._selected_row()
@@ -118,4 +162,5 @@ class LatencyPanel(Panel):
         ]
         if int(c[k.O_WAVES]) > 1:
             lines.append(f"⚠ KV cache overflows: runs in {int(c[k.O_WAVES])} waves of {bars.count(c[k.O_RESIDENT])}")
+        lines += self._reference_lines(accelerator_id)
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -16,7 +16,7 @@ from accelscope.engine.frame import Frame
 
 from ..palette import colour_for
 from . import bars
-from .base import Panel
+from .base import Panel, reference_note_label
 
 # The four parts of a device's memory: fixed colours, distinct from one another, so the
 # accelerator's own colour is kept for the bar's outline.
@@ -38,6 +38,10 @@ USABLE_LINE_COLOUR = "#333333"
 PHYSICAL_COLOUR = "#555555"
 PHYSICAL_MARK_WIDTH = 1.2  # percent
 STATUS_SHARE = 0.36  # of the panel's width, at most, for the text beside the bars
+# The pinned scenario A's total: a thin grey bar in the gap beneath each row's bar.
+REFERENCE_TOTAL_OFFSET = bars.BAR_HEIGHT / 2 + 0.075  # row centre to the thin bar's centre
+REFERENCE_TOTAL_HEIGHT = 0.11
+REFERENCE_TOTAL_COLOUR = "#8C8C8C"
 LAYOUT_CODES = frozenset({
     codes.FIT_EP_NOT_DIVIDING_TP,
     codes.FIT_EP_ON_DENSE_MODEL,
@@ -97,6 +101,13 @@ class MemoryPanel(Panel):
         )
         self.canvas = bars.canvas()
         bars.panel_layout(self, self.header, self.canvas)
+        self.reference_note = reference_note_label(
+            "<b>ghost: A (pinned)</b> — "
+            + bars.swatch(REFERENCE_TOTAL_COLOUR, "thin grey bar beneath each row: A's total (cut at "
+                          f"{CLIP_PERCENT:.0f}%)")
+            + " &nbsp; grey second line of a status: A's, where it differs (hover a row for A's values)"
+        )
+        self.layout().addWidget(self.reference_note)
 
         self.plot = bars.row_plot(self.canvas.ci, 0, 0, title=None, x_label="share of usable memory per device",
                                   x_unit="%", log_x=False, row_labels=True, status_axis=True)
@@ -130,6 +141,11 @@ class MemoryPanel(Panel):
                                         brush=PHYSICAL_COLOUR, pen=pg.mkPen(None))
         self.physical.setZValue(7)
         self.plot.addItem(self.physical)
+        self.reference_total = pg.BarGraphItem(x0=[], width=[], y=[], height=REFERENCE_TOTAL_HEIGHT,
+                                               brush=REFERENCE_TOTAL_COLOUR, pen=pg.mkPen(None))
+        self.reference_total.setZValue(4)
+        self.reference_total.setVisible(False)  # only while a scenario is pinned (then it costs no paint)
+        self.plot.addItem(self.reference_total)
         self.clip_marks = pg.ScatterPlotItem(symbol="t2", size=CLIP_MARK_PX, pen=None, brush=pg.mkBrush("k"))
         self.clip_marks.setZValue(7)
         self.plot.addItem(self.clip_marks)
@@ -137,6 +153,7 @@ class MemoryPanel(Panel):
         self.picker = bars.RowPicker(self.canvas, [self.plot], self._rows, self._tooltip, self._clicked, self)
         self._status: list[str] = []
         self._status_colours: list[str] = []
+        self._reference_status: list[str] = []  # per row: A's status where it differs from B's, else ""
         self._multiples: list[str] = []
         self._clipped_rows = np.zeros(0)  # rows with a clip mark
 
@@ -164,6 +181,7 @@ class MemoryPanel(Panel):
             bars.set_bars(item, x0, np.minimum(end, CLIP_PERCENT) - x0, rows)
             start = end
         total = start
+        self._draw_reference_total(rows)
         bars.set_bars(self.outline, np.zeros(n), np.minimum(total, CLIP_PERCENT), rows,
                       pens=self._outline_pens(ids))
         physical = np.nan_to_num(physical, nan=0.0)
@@ -176,9 +194,8 @@ class MemoryPanel(Panel):
         self._multiples = [f"×{bars.compact(t / 100.0)}" if c else "" for t, c in zip(total, clipped, strict=True)]
 
         statuses = [fit_status(frame.current[:, j]) for j in range(n)]
-        far = frame.values(k.O_WEIGHTS_FAR)
-        self._status = [text + (f" · + {far[j] / 1e9:.1f} GB in {self._far_words(ids[j])}" if far[j] > 0 else "")
-                        for j, (text, _) in enumerate(statuses)]
+        self._status = [self._status_text(frame.current[:, j], text, ids[j]) for j, (text, _) in enumerate(statuses)]
+        self._reference_status = self._reference_statuses()
         self.plot.getAxis("left").set_rows(list(ids), colours=None)
         self._status_colours = [c for _, c in statuses]
         self._fit_to_width()
@@ -188,6 +205,56 @@ class MemoryPanel(Panel):
         bars.set_row_range(self.plot, n, HEAD_ROOM_ROWS)
         self._apply_selection()
 
+    def _status_text(self, column: np.ndarray, fit_text: str, accelerator_id: str) -> str:
+        far = column[k.O_WEIGHTS_FAR]
+        return fit_text + (f" · + {far / 1e9:.1f} GB in {self._far_words(accelerator_id)}" if far > 0 else "")
+
+    # ---- the pinned scenario A ------------------------------------------------------------
+
+    def _apply_reference(self) -> None:
+        if self.frame is not None:
+            self.update_frame(self.frame)
+
+    def _reference_percent(self) -> np.ndarray | None:
+        """A's total in device memory per row, as a share of A's usable memory (NaN where A
+        did not show the accelerator); None when nothing is pinned."""
+        if self.reference is None:
+            return None
+        usable = self._reference_values(k.O_USABLE)
+        total = sum(self._reference_values(row) for row in (k.O_WEIGHTS, k.O_KV, k.O_ACTIVATIONS, k.O_OVERHEAD))
+        total = total - self._reference_values(k.O_WEIGHTS_FAR)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            percent = np.where(usable > 0, 100.0 * total / usable, np.inf)
+        return np.where(np.isnan(usable), np.nan, percent)
+
+    def _draw_reference_total(self, rows: np.ndarray) -> None:
+        percent = self._reference_percent()
+        shown = percent is not None and len(rows) > 0
+        if self.reference_total.isVisible() != shown:
+            self.reference_total.setVisible(shown)
+        if not shown:
+            return
+        drawn = ~np.isnan(percent)
+        bars.set_bars(self.reference_total, np.zeros(len(rows)),
+                      np.where(drawn, np.minimum(np.nan_to_num(percent, posinf=CLIP_PERCENT), CLIP_PERCENT), 0.0),
+                      rows + REFERENCE_TOTAL_OFFSET, height=REFERENCE_TOTAL_HEIGHT)
+
+    def _reference_statuses(self) -> list[str]:
+        """A's status beside each row where it differs from B's ("" elsewhere, or for all
+        when nothing is pinned)."""
+        frame, reference = self.frame, self.reference
+        if reference is None:
+            return []
+        statuses = []
+        for row, column in enumerate(self._reference_columns()):
+            text = ""
+            if column >= 0:
+                a = reference.current[:, column]
+                a_status = self._status_text(a, fit_status(a)[0], frame.accelerators[row])
+                text = f"A: {a_status}" if a_status != self._status[row] else ""
+            statuses.append(text)
+        return statuses
+
     def plotted(self) -> dict[str, np.ndarray]:
         drawn = {f"{name}_pct": bars.bar_widths(item) for (name, _, _), item in zip(PARTS, self.parts, strict=True)}
         drawn["total_pct"] = bars.bar_widths(self.outline)
@@ -196,6 +263,13 @@ class MemoryPanel(Panel):
         drawn["multiple"] = np.array(self.multiples.texts(), dtype=object)
         drawn["accelerators"] = np.array(self.plot.getAxis("left").ids, dtype=object)
         drawn["rows"] = np.array(self.plot.getAxis("left").labels, dtype=object)
+        # The pinned scenario A: its total (cut at CLIP_PERCENT; NaN where no ghost is drawn) and
+        # its status where it differs from B's ("" elsewhere); empty when nothing is pinned.
+        widths = bars.bar_widths(self.reference_total)
+        drawn["reference_total_pct"] = (np.where(self._reference_percent() >= 0, widths, np.nan)
+                                        if self.reference_total.isVisible() and self.reference is not None
+                                        else np.empty(0))
+        drawn["reference_status"] = np.array(self.plot.getAxis("right").notes, dtype=object)
         return drawn
 
     # ---- helpers -------------------------------------------------------------------------
@@ -220,7 +294,8 @@ class MemoryPanel(Panel):
 
     def _fit_status_column(self) -> None:
         self.plot.getAxis("right").set_rows(self._status, colours=self._status_colours,
-                                            max_width=STATUS_SHARE * max(self.canvas.width(), 1))
+                                            max_width=STATUS_SHARE * max(self.canvas.width(), 1),
+                                            notes=self._reference_status or None)
         self.canvas.settle()
 
     def _outline_pens(self, ids: tuple[str, ...]) -> list:
@@ -233,6 +308,21 @@ class MemoryPanel(Panel):
         self.plot.getAxis("right").set_bold_row(row)
         if self.frame is not None and len(self.frame.accelerators):
             bars.set_pens(self.outline, self._outline_pens(self.frame.accelerators))
+
+    def _reference_lines(self, accelerator_id: str) -> list[str]:
+        """The pinned scenario A's total and status, for the tool tip of a row with a ghost."""
+        reference = self.reference
+        if reference is None or accelerator_id not in reference.accelerators:
+            return []
+        a = reference.current[:, reference.index(accelerator_id)]
+        total = a[k.O_WEIGHTS] - a[k.O_WEIGHTS_FAR] + a[k.O_KV] + a[k.O_ACTIVATIONS] + a[k.O_OVERHEAD]
+        share = f" ({100 * total / a[k.O_USABLE]:.0f}% of usable)" if a[k.O_USABLE] > 0 else ""
+        texts = [
+            "<b>pinned scenario A</b> (the ghosts)",
+            f"total in device memory — A: {_gb(total)}{share}",
+            f"status — A: {self._status_text(a, fit_status(a)[0], accelerator_id)}",
+        ]
+        return [f"<span style='color:{bars.REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in texts]
 
     def _far_words(self, accelerator_id: str) -> str:
         accelerator = self.catalog.accelerators.get(accelerator_id)
@@ -285,4 +375,5 @@ class MemoryPanel(Panel):
             lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(column[k.O_FIT_CODE])]}")
         lines.append(self._status[row] if row < len(self._status) else "")
         lines.extend(f"⚠ {text}" for text in codes.warning_texts(int(column[k.O_WARNINGS])))
+        lines.extend(self._reference_lines(accelerator_id))
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

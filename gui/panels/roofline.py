@@ -25,8 +25,8 @@ from accelscope.engine.roofline import Roofline, RooflineSlope
 
 from .. import palette
 from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font, style_plot
-from .bars import GridAxis
-from .base import Panel
+from .bars import GridAxis, opaque_over
+from .base import Panel, reference_note_label
 
 TFLOPS = 1e12  # display unit of the performance axis
 INTENSITY_RANGE = (0.1, 1e5)  # FLOP/byte, widened to take in every operating point
@@ -38,6 +38,14 @@ RIDGE_SIZE = 9.0  # smaller than the operating points, and it does not grow when
 SELECTED_LINE_WIDTH = 4.5
 HOVER_TARGET_SIZE = 16.0  # invisible markers along lines that carry their tool tip
 NO_BRUSH = pg.mkBrush(None)  # hollow markers (one object: pyqtgraph caches symbols by brush identity)
+# The pinned scenario A, drawn behind B: hollow, smaller and faint, so B stays in front.
+REFERENCE_MARKER_SIZE = 10.0
+# Faint colours are opaque (the colour at this alpha over white): Qt strokes a translucent
+# line pixel by pixel, many times slower, and the ghosts are repainted with every frame.
+REFERENCE_ALPHA = 140
+REFERENCE_ROOF_ALPHA = 110
+CONNECTOR_PEN = pg.mkPen("#8A8A8A", width=1.0, style=Qt.PenStyle.CustomDashLine)
+CONNECTOR_PEN.setDashPattern([2.0, 3.0])  # dotted, coarser than Qt's dots: fewer dashes to stroke
 
 LEVEL_NAMES = {"on-chip": "on-chip", "device": "device memory", "far": "far tier"}
 
@@ -541,8 +549,11 @@ def log_log_plot(panel: Panel, *, title: str, x_label: str, x_unit: str, y_label
 
 
 PHASES = ("prefill", "decode")
-LINES_Z, TARGETS_Z, RIDGE_Z, POINT_Z = 1, 0, 20, 21  # the markers above every line
-TIER_ORDER, ROOF_ORDER, SELECTED_ROOF_ORDER = 0, 1, 2  # within the lines: the selected roof on top
+REFERENCE_ROLES = {"prefill": "reference prefill", "decode": "reference decode"}  # A's points
+LINES_Z, TARGETS_Z, REFERENCE_Z, RIDGE_Z, POINT_Z = 1, 0, 19, 20, 21  # the markers above every line
+# Within the lines: A's roofs beneath everything, the selected roof on top, A→B connectors over the roofs.
+REFERENCE_ROOF_ORDER, TIER_ORDER, ROOF_ORDER, SELECTED_ROOF_ORDER, CONNECTOR_ORDER = -1, 0, 1, 2, 3
+CONNECTORS = ("reference", "connectors")  # the key of the A→B connectors in the LineSet
 RIDGE_PEN = pg.mkPen("w", width=1)
 
 
@@ -569,6 +580,12 @@ class RooflinePanel(Panel):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.graphics, stretch=1)
         layout.addWidget(self.note)
+        self.reference_note = reference_note_label(
+            "<b>ghost: A (pinned)</b> — faint hollow ▲ ● are the pinned scenario A's operating points, with a "
+            "dotted line from each to the current scenario's; faint dashed roofs are A's ceilings where its "
+            "precision differs. Hover a ghost for A's value."
+        )
+        layout.addWidget(self.reference_note)
 
         self.lines: dict[str, _Lines] = {}
         self.line_set = LineSet()  # every accelerator's roof and tier lines
@@ -581,7 +598,12 @@ class RooflinePanel(Panel):
         self.ridges = Spots(tip=self._tip, size=RIDGE_SIZE, pen=RIDGE_PEN)
         self.points = {phase: Spots(tip=self._tip, symbol=symbol, size=MARKER_SIZE)
                        for phase, symbol in zip(PHASES, (palette.PREFILL_SYMBOL, palette.DECODE_SYMBOL), strict=True)}
-        for z, item in ((TARGETS_Z, self.targets), (RIDGE_Z, self.ridges), *((POINT_Z, p) for p in self.points.values())):
+        # A's operating points (both phases, one item), drawn only while a scenario is pinned.
+        self.reference_points = Spots(tip=self._tip, size=REFERENCE_MARKER_SIZE, brush=NO_BRUSH)
+        self.line_set.set_line(CONNECTORS, [], [], "pairs", pen=CONNECTOR_PEN, bounded=False)
+        self.line_set.set_style(CONNECTORS, z=CONNECTOR_ORDER)
+        for z, item in ((TARGETS_Z, self.targets), (RIDGE_Z, self.ridges), (REFERENCE_Z, self.reference_points),
+                        *((POINT_Z, p) for p in self.points.values())):
             item.setZValue(z)
             item.sigClicked.connect(self._points_clicked)
             # Far tiers reach far below the device roofs: their hover targets must not stretch the view.
@@ -592,6 +614,13 @@ class RooflinePanel(Panel):
         self._refs: dict[tuple, SpotRef] = {}  # made once, so unchanged spots are told by identity
         self._marker_styles: dict[tuple[str, bool], tuple] = {}  # (accelerator, fits) -> (brush, pen)
         self._ridge_brushes: dict[str, pg.QtGui.QBrush] = {}
+        self._reference_pens: dict[str, QPen] = {}  # accelerator -> A's marker pen
+        # accelerator -> (A's roofline, intensity range) as drawn, None where hidden
+        self._reference_roofs: dict[str, tuple[Roofline, tuple[float, float]] | None] = {}
+        # A's operating points per phase, (intensity, TFLOP/s) for each row of the current
+        # frame (NaN where A did not show the accelerator), and what they were mapped for.
+        self._reference_operating: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._reference_mapped: tuple[Frame | None, tuple[str, ...]] | None = None
         self._title = ""
 
     # ---- items ---------------------------------------------------------------------------
@@ -626,7 +655,9 @@ class RooflinePanel(Panel):
         for phase, flops_row, bytes_row in (("prefill", k.O_PRE_FLOPS, k.O_PRE_BYTES), ("decode", k.O_DEC_FLOPS, k.O_DEC_BYTES)):
             with np.errstate(divide="ignore", invalid="ignore"):
                 intensity[phase] = frame.values(flops_row) / frame.values(bytes_row)
-        x_range = self._intensity_range(np.concatenate(list(intensity.values())))
+        self._map_reference()
+        x_range = self._intensity_range(np.concatenate(
+            [*intensity.values(), *(x for x, _y in self._reference_operating.values())]))
 
         current = frame.current
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -641,9 +672,10 @@ class RooflinePanel(Panel):
             self._draw_lines(accelerator_id, lines, frame.rooflines[j], x_range)
             self._show(lines, True)
         self._merge_line_spots(frame.accelerators)
+        self._draw_reference_roofs(x_range)
         self._set_title(frame)
         self.legend.show(frame.accelerators, self.selected)
-        self._apply_selection()  # restyles the selected roof and draws the operating points
+        self._apply_selection()  # restyles the selected roof and draws the operating points (B's and A's)
 
     def _show(self, lines: _Lines, visible: bool) -> None:
         """Show or hide an accelerator's lines (only on a change: each call makes Qt work)."""
@@ -764,6 +796,98 @@ class RooflinePanel(Panel):
                 brushes=[brush for brush, _pen in styles], pens=[symbol_pen for _brush, symbol_pen in styles],
             )
 
+    # ---- the pinned scenario A ------------------------------------------------------------
+
+    def _apply_reference(self) -> None:
+        if self.frame is not None:
+            self.update_frame(self.frame)  # A's points may widen the intensity range
+
+    def _map_reference(self) -> None:
+        """A's operating points for the rows of the current frame; redone only when A or the
+        shown accelerators changed (a control change leaves them as they are)."""
+        frame, reference = self.frame, self.reference
+        mapped = self._reference_mapped
+        if mapped is not None and mapped[0] is reference and mapped[1] == frame.accelerators:
+            return
+        self._reference_mapped = (reference, frame.accelerators)
+        self._reference_operating = {}
+        if reference is None:
+            return
+        columns = self._reference_columns()
+        present = columns >= 0
+        for phase, flops_row, bytes_row, time_row in (
+                ("prefill", k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME),
+                ("decode", k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME)):
+            flops, bytes_, time_s = (np.where(present, reference.current[row, columns], np.nan)
+                                     for row in (flops_row, bytes_row, time_row))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self._reference_operating[phase] = (flops / bytes_, flops / time_s / TFLOPS)
+
+    def _reference_pen(self, accelerator_id: str) -> QPen:
+        if accelerator_id not in self._reference_pens:
+            colour = pg.mkColor(palette.colour_for(accelerator_id))
+            colour.setAlpha(REFERENCE_ALPHA)
+            self._reference_pens[accelerator_id] = pg.mkPen(opaque_over(colour), width=1.8)
+        return self._reference_pens[accelerator_id]
+
+    def _draw_reference_points(self) -> None:
+        """A's prefill and decode points (where A showed the accelerator) and a dotted line
+        from each to B's point; nothing when no scenario is pinned."""
+        frame = self.frame
+        if frame is None:
+            return
+        x, y, refs, symbols, pens = [], [], [], [], []
+        ends_x, ends_y = [], []
+        for phase, symbol in zip(PHASES, (palette.PREFILL_SYMBOL, palette.DECODE_SYMBOL), strict=True):
+            if phase not in self._reference_operating:
+                continue
+            a_x, a_y = self._reference_operating[phase]
+            b_x, b_y = self._operating[phase]
+            for row in np.flatnonzero(np.isfinite(a_x) & (a_x > 0) & np.isfinite(a_y) & (a_y > 0)):
+                accelerator_id = frame.accelerators[row]
+                x.append(a_x[row])
+                y.append(a_y[row])
+                refs.append(self._ref(accelerator_id, REFERENCE_ROLES[phase]))
+                symbols.append(symbol)
+                pens.append(self._reference_pen(accelerator_id))
+                if np.isfinite(b_x[row]) and b_x[row] > 0 and np.isfinite(b_y[row]) and b_y[row] > 0:
+                    ends_x += [a_x[row], b_x[row]]
+                    ends_y += [a_y[row], b_y[row]]
+        self.reference_points.set_spots(x, y, refs, symbols=symbols, pens=pens)
+        if not (np.array_equal(self.line_set.original(CONNECTORS)[0], ends_x)
+                and np.array_equal(self.line_set.original(CONNECTORS)[1], ends_y)):
+            self.line_set.set_line(CONNECTORS, ends_x, ends_y, "pairs")
+
+    def _draw_reference_roofs(self, x_range: tuple[float, float]) -> None:
+        """A's roof, faint and dashed, for each accelerator whose ceilings A had otherwise
+        (another compute precision); hidden where they are B's."""
+        frame, reference = self.frame, self.reference
+        columns = self._reference_columns() if reference is not None else np.full(len(frame.accelerators), -1)
+        wanted: dict[str, Roofline] = {}
+        for row, column in enumerate(columns):
+            if column >= 0 and reference.rooflines[column] != frame.rooflines[row]:
+                wanted[frame.accelerators[row]] = reference.rooflines[column]
+        for accelerator_id, drawn in self._reference_roofs.items():
+            if drawn is not None and accelerator_id not in wanted:
+                self.line_set.set_style((accelerator_id, "reference roof"), visible=False)
+                self._reference_roofs[accelerator_id] = None
+        low, high = x_range
+        for accelerator_id, roof in wanted.items():
+            key = (accelerator_id, "reference roof")
+            if self._reference_roofs.get(accelerator_id) == (roof, x_range):
+                continue
+            ridge = roof.main_slope.ridge_point(roof.peak_flops)
+            corners = np.array([low, ridge, high] if low < ridge < high else [low, high])
+            if key not in self.line_set.line_keys():
+                colour = pg.mkColor(palette.colour_for(accelerator_id))
+                colour.setAlpha(REFERENCE_ROOF_ALPHA)
+                faint = pg.mkPen(opaque_over(colour), width=1.6, style=Qt.PenStyle.DashLine)
+                self.line_set.set_line(key, [], [], pen=faint, bounded=False)
+            self.line_set.set_line(key, corners,
+                                   np.minimum(roof.peak_flops, roof.main_slope.bandwidth_Bps * corners) / TFLOPS)
+            self.line_set.set_style(key, z=REFERENCE_ROOF_ORDER, visible=True)
+            self._reference_roofs[accelerator_id] = (roof, x_range)
+
     def _set_title(self, frame: Frame) -> None:
         precisions: dict[str, list[str]] = {}
         for roof in frame.rooflines:
@@ -797,6 +921,7 @@ class RooflinePanel(Panel):
             self.line_set.set_style(lines.roof, z=SELECTED_ROOF_ORDER if chosen else ROOF_ORDER,
                                     pen=self._pen(accelerator_id, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH))
         self._draw_points()
+        self._draw_reference_points()
 
     def _points_clicked(self, _item, points, _event) -> None:
         if len(points):
@@ -816,6 +941,8 @@ class RooflinePanel(Panel):
         roof = frame.roofline(ref.accelerator)
         if ref.role in ("prefill", "decode"):
             return self._point_tip(frame, accelerator, roof, ref.role)
+        if ref.role in REFERENCE_ROLES.values():
+            return self._reference_tip(accelerator, ref.role)
         if ref.role == "tier":
             slope = roof.slopes[ref.index]
             return (
@@ -828,6 +955,19 @@ class RooflinePanel(Panel):
         ]
         lines += [self._slope_text(s, roof) + (" (this line)" if s is roof.main_slope else "") for s in roof.slopes]
         return "\n".join(lines)
+
+    def _reference_tip(self, accelerator: Accelerator, role: str) -> str:
+        reference = self.reference
+        if reference is None or accelerator.id not in reference.accelerators:
+            return ""
+        phase = "prefill" if role == REFERENCE_ROLES["prefill"] else "decode"
+        flops_row, bytes_row, time_row = {"prefill": (k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME),
+                                          "decode": (k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME)}[phase]
+        flops, bytes_, time_s = (reference.value(row, accelerator.id) for row in (flops_row, bytes_row, time_row))
+        return "\n".join([
+            f"{accelerator.name} — {'prefill' if phase == 'prefill' else 'decode step'}, pinned scenario A",
+            f"A: {number(flops / time_s / TFLOPS)} TFLOP/s per device at {number(flops / bytes_)} FLOP/byte",
+        ])
 
     @staticmethod
     def _slope_text(slope: RooflineSlope, roof: Roofline) -> str:
@@ -877,6 +1017,16 @@ class RooflinePanel(Panel):
                 out[f"{name}_hollow"] = np.array(
                     [i is not None and item.spot_style(i, "brush").style() == Qt.BrushStyle.NoBrush for i in rows]
                 )
+        x, y, _refs = self.reference_points.shown_spots()
+        for phase, role in REFERENCE_ROLES.items():
+            rows = [self.reference_points.index_of(a, role) for a in shown]
+            out[f"reference_{phase}_x"] = np.array([x[i] if i is not None else np.nan for i in rows])
+            out[f"reference_{phase}_y"] = np.array([y[i] if i is not None else np.nan for i in rows])
+        connectors = self.line_set.original(CONNECTORS) if self.line_set.is_shown(CONNECTORS) else (np.empty(0),) * 2
+        out["reference_connectors"] = np.column_stack(connectors).reshape(-1, 2, 2)  # [segment, A/B, x/y]
+        out["reference_roof_top_y"] = np.array([
+            np.nanmax(self.line_set.original((a, "reference roof"))[1])
+            if self.line_set.is_shown((a, "reference roof")) else np.nan for a in shown])
         out["roof_top_y"] = np.array([np.nanmax(self.line_set.original((a, "roof"))[1]) for a in shown])
         out["tiers_drawn"] = np.array([sum(self.line_set.is_shown(key) for key in self.lines[a].line_keys()[1:]) for a in shown])
         out["title"] = np.array(self._title)

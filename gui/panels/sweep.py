@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -23,7 +24,8 @@ from accelscope.engine.frame import Frame
 
 from .. import palette
 from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font
-from .base import Panel
+from .bars import opaque_over
+from .base import Panel, reference_note_label
 from .roofline import LineSet, SpotRef, Spots, log_log_plot, number
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
@@ -48,6 +50,12 @@ def duration_text(seconds: float) -> str:
 # What a sweep curve is drawn from: when these are unchanged, so is the curve.
 SWEEP_ROWS = [k.O_E2E, k.O_THROUGHPUT_OUTPUT, k.O_FITS, k.O_WAVES]
 CURRENT_PEN = pg.mkPen("k", width=2)  # one object: pyqtgraph caches symbols by pen identity
+# The pinned scenario A, drawn behind B: its curves thin, faint and dashed, its current batch a grey ring.
+REFERENCE_ALPHA = 120
+REFERENCE_LINE_WIDTH = 1.4
+REFERENCE_DASHES = [6.0, 4.0]  # in pen widths: longer than the dashes of B's hypothetical segments
+REFERENCE_CURRENT_PEN = pg.mkPen("#8C8C8C", width=2.5)
+REFERENCE_CURRENT_SIZE = 18.0
 
 
 def marker_states(fits: np.ndarray, waves: np.ndarray) -> np.ndarray:
@@ -64,6 +72,7 @@ class _Style:
     faded: QColor  # the accelerator's colour, for what cannot run
     line_pens: dict[bool, QPen]  # selected or not -> the solid line's pen
     dashed_pens: dict[bool, QPen]  # ... the dashed line's
+    reference_pen: QPen  # the pinned scenario A's curve
 
 
 @dataclass
@@ -97,12 +106,17 @@ class _SweepLines:
         """The key of the dashed, faded line: the segments where the weights do not fit."""
         return (self.accelerator_id, "hypothetical")
 
+    @property
+    def reference(self) -> tuple[str, str]:
+        """The key of the pinned scenario A's curve (faint, dashed), shown only while comparing."""
+        return (self.accelerator_id, "reference")
+
     def line_keys(self) -> list[tuple[str, str]]:
         return [self.curve, self.hypothetical]
 
 
-LINES_Z, POINTS_Z, CURRENT_Z = 1, 20, 21  # the markers above every line
-HYPOTHETICAL_ORDER, CURVE_ORDER = 1, 2  # within the lines
+LINES_Z, REFERENCE_TARGETS_Z, REFERENCE_CURRENT_Z, POINTS_Z, CURRENT_Z = 1, 0, 19, 20, 21  # markers above every line
+REFERENCE_ORDER, HYPOTHETICAL_ORDER, CURVE_ORDER = 0, 1, 2  # within the lines: A's beneath B's
 SELECTED_LIFT = 10  # the selected lines are drawn over the others
 
 
@@ -134,6 +148,11 @@ class SweepPanel(Panel):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.graphics, stretch=1)
         layout.addWidget(self.note)
+        self.reference_note = reference_note_label(
+            "<b>ghost: A (pinned)</b> — faint long-dashed lines are the pinned scenario A's sweeps; the grey "
+            "ring is A's current batch. Hover them for A's values."
+        )
+        layout.addWidget(self.reference_note)
         self._note_batch: int | None = None
         self._set_note(None)
 
@@ -145,10 +164,17 @@ class SweepPanel(Panel):
         # One item for every accelerator's sweep points, one for the current batches (see Spots).
         self.points = Spots(tip=self._tip, size=MARKER_SIZE)
         self.current = Spots(tip=self._tip, size=CURRENT_MARKER_SIZE, pen=CURRENT_PEN)
-        for z, item in ((POINTS_Z, self.points), (CURRENT_Z, self.current)):
+        # The pinned scenario A: its current batches (grey rings), and hover targets along its curves.
+        self.reference_current = Spots(tip=self._tip, size=REFERENCE_CURRENT_SIZE, symbol="o",
+                                       pen=REFERENCE_CURRENT_PEN, brush=None)
+        self.reference_targets = Spots(tip=self._tip, size=MARKER_SIZE, pen=None, brush=None, hover_only=True)
+        for z, item in ((POINTS_Z, self.points), (CURRENT_Z, self.current),
+                        (REFERENCE_CURRENT_Z, self.reference_current), (REFERENCE_TARGETS_Z, self.reference_targets)):
             item.setZValue(z)
             item.sigClicked.connect(self._points_clicked)
             self.plot.addItem(item)
+        # What A's ghosts were drawn for: (A's frame, the shown accelerators), None before any.
+        self._reference_drawn: tuple[Frame | None, tuple[str, ...]] | None = None
         self._points_key: tuple | None = None  # (accelerator, lines version) order the points were merged for
         self._current_rows: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0), np.empty(0), np.empty(0))
         self._refs: dict[tuple, SpotRef] = {}  # made once, so unchanged spots are told by identity
@@ -169,7 +195,17 @@ class SweepPanel(Panel):
             line_pens={chosen: pen(colour, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH) for chosen in (False, True)},
             dashed_pens={chosen: pen(faded, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH, dashed=True)
                          for chosen in (False, True)},
+            reference_pen=self._reference_pen(colour),
         )
+
+    @staticmethod
+    def _reference_pen(colour: str) -> QPen:
+        faint = QColor(colour)
+        faint.setAlpha(REFERENCE_ALPHA)
+        # Opaque (the faint colour over white): Qt strokes translucent lines many times slower.
+        reference_pen = pg.mkPen(opaque_over(faint), width=REFERENCE_LINE_WIDTH, style=Qt.PenStyle.CustomDashLine)
+        reference_pen.setDashPattern(REFERENCE_DASHES)
+        return reference_pen
 
     def _ref(self, accelerator_id: str, role: str, index: int = 0) -> SpotRef:
         key = (accelerator_id, role, index)
@@ -186,6 +222,8 @@ class SweepPanel(Panel):
         self.line_set.set_line(lines.hypothetical, [], [], pen=style.dashed_pens[False])
         self.line_set.set_style(lines.curve, z=CURVE_ORDER, visible=False)
         self.line_set.set_style(lines.hypothetical, z=HYPOTHETICAL_ORDER, visible=False)
+        self.line_set.set_line(lines.reference, [], [], pen=style.reference_pen)
+        self.line_set.set_style(lines.reference, z=REFERENCE_ORDER, visible=False)
         self.lines[accelerator_id] = lines
         return lines
 
@@ -212,6 +250,7 @@ class SweepPanel(Panel):
 
         self.legend.show(frame.accelerators, self.selected)
         self._apply_selection()  # restyles the selected lines and draws the points
+        self._draw_reference()
         self._set_note(frame.workspace.scenario.batch)
 
     def _show(self, lines: _SweepLines, visible: bool) -> None:
@@ -275,6 +314,46 @@ class SweepPanel(Panel):
             symbols=[style.symbols[states[r]] for style, r in zip(styles, drawn, strict=True)],
             brushes=[style.brushes[states[r]] for style, r in zip(styles, drawn, strict=True)],
         )
+
+    # ---- the pinned scenario A ------------------------------------------------------------
+
+    def _apply_reference(self) -> None:
+        if self.frame is not None:
+            self._draw_reference()
+
+    def _draw_reference(self) -> None:
+        """A's sweep and current batch for each shown accelerator A also showed; redone only
+        when A or the shown accelerators changed (A does not change with the controls)."""
+        frame, reference = self.frame, self.reference
+        drawn = self._reference_drawn
+        if drawn is not None and drawn[0] is reference and drawn[1] == frame.accelerators:
+            return
+        self._reference_drawn = (reference, frame.accelerators)
+        columns = self._reference_columns()
+        shown = {frame.accelerators[row]: column for row, column in enumerate(columns) if column >= 0}
+        ring_x, ring_y, ring_refs, target_x, target_y, target_refs = [], [], [], [], [], []
+        for accelerator_id, lines in self.lines.items():
+            column = shown.get(accelerator_id)
+            if column is None:
+                self.line_set.set_style(lines.reference, visible=False)
+                continue
+            x = reference.sweep[k.O_E2E, column]
+            y = reference.sweep[k.O_THROUGHPUT_OUTPUT, column]
+            drawable = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
+            self.line_set.set_line(lines.reference, x[drawable], y[drawable])
+            self.line_set.set_style(lines.reference, visible=True)
+            target_x.append(x[drawable])
+            target_y.append(y[drawable])
+            target_refs += [self._ref(accelerator_id, "reference sweep", int(c)) for c in drawable]
+            current_x = reference.current[k.O_E2E, column]
+            current_y = reference.current[k.O_THROUGHPUT_OUTPUT, column]
+            if np.isfinite(current_x) and np.isfinite(current_y) and current_x > 0 and current_y > 0:
+                ring_x.append(current_x)
+                ring_y.append(current_y)
+                ring_refs.append(self._ref(accelerator_id, "reference current"))
+        self.reference_current.set_spots(ring_x, ring_y, ring_refs)
+        self.reference_targets.set_spots(np.concatenate(target_x or [np.empty(0)]),
+                                         np.concatenate(target_y or [np.empty(0)]), target_refs)
 
     def _set_note(self, batch: int | None) -> None:
         if batch == self._note_batch and self.note.text():
@@ -347,6 +426,8 @@ class SweepPanel(Panel):
         frame = self.frame
         if frame is None or ref.accelerator not in frame.accelerators:
             return ""
+        if ref.role.startswith("reference"):
+            return self._reference_tip(ref)
         j = frame.index(ref.accelerator)
         if ref.role == "current":
             column, batch = frame.current[:, j], frame.workspace.scenario.batch
@@ -366,6 +447,22 @@ class SweepPanel(Panel):
             lines.append(f"KV cache does not fit: runs in {int(column[k.O_WAVES])} waves")
         return "\n".join(lines)
 
+    def _reference_tip(self, ref: SpotRef) -> str:
+        reference = self.reference
+        if reference is None or ref.accelerator not in reference.accelerators:
+            return ""
+        j = reference.index(ref.accelerator)
+        if ref.role == "reference current":
+            column, batch = reference.current[:, j], reference.workspace.scenario.batch
+        else:
+            column, batch = reference.sweep[:, j, ref.index], int(reference.sweep_batches[ref.index])
+        name = self.catalog.accelerators[ref.accelerator].name
+        return "\n".join([
+            f"{name} — pinned scenario A, batch {batch}" + (" (A's current)" if ref.role == "reference current" else ""),
+            (f"A: {duration_text(column[k.O_E2E])} end-to-end, "
+             f"{number(column[k.O_THROUGHPUT_OUTPUT])} output tokens/s (whole system)"),
+        ])
+
     # ---- read back -------------------------------------------------------------------------
 
     def plotted(self) -> dict[str, np.ndarray]:
@@ -381,6 +478,19 @@ class SweepPanel(Panel):
         state = np.full(x.shape, -1, dtype=np.int64)
         current = np.full((len(shown), 2), np.nan)
         current_state = np.full(len(shown), -1, dtype=np.int64)
+        reference_x, reference_y = np.full_like(x, np.nan), np.full_like(x, np.nan)
+        reference_current = np.full((len(shown), 2), np.nan)
+        _x, _y, target_refs = self.reference_targets.shown_spots()
+        for row, accelerator_id in enumerate(shown):
+            key = (accelerator_id, "reference")
+            if self.line_set.is_shown(key):  # its points are A's drawable batches, as its targets are
+                line_x, line_y = self.line_set.original(key)
+                columns = [ref.index for ref in target_refs if ref.accelerator == accelerator_id]
+                reference_x[row, columns], reference_y[row, columns] = line_x, line_y
+        ring_x, ring_y, ring_refs = self.reference_current.shown_spots()
+        for i, ref in enumerate(ring_refs):
+            if ref.accelerator in row_of:
+                reference_current[row_of[ref.accelerator]] = ring_x[i], ring_y[i]
         for item, role in ((self.points, "sweep"), (self.current, "current")):
             xs, ys, refs = item.shown_spots()
             for i, ref in enumerate(refs):
@@ -401,6 +511,11 @@ class SweepPanel(Panel):
             "current_x": current[:, 0],
             "current_y": current[:, 1],
             "current_state": current_state,
+            # A's curve and current batch, as x and y are B's (NaN where none is drawn).
+            "reference_x": reference_x,
+            "reference_y": reference_y,
+            "reference_current_x": reference_current[:, 0],
+            "reference_current_y": reference_current[:, 1],
             "hypothetical_segments": np.array(
                 [int(np.count_nonzero(self.line_set.connection((a, "hypothetical")))) for a in shown]
             ),
