@@ -632,3 +632,18 @@ def test_sweep_restyles_changed_points_in_place(engine, sweep_panel, monkeypatch
     for column in (0, len(frame.sweep_batches) - 1):
         index = sweep_panel.points.shown_spots()[2].index(sweep_panel._ref("h100-sxm", "sweep", column))
         assert sweep_panel.points.spot_style(index, "symbol") == "x"
+
+
+@pytest.mark.parametrize("panel_fixture", ["roofline_panel", "sweep_panel"])
+def test_legend_markers_have_their_accelerators_colours(request, panel_fixture, engine):
+    from PySide6.QtGui import QColor
+
+    from accelscope.gui.palette import colour_for
+
+    panel = request.getfixturevalue(panel_fixture)
+    panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x", "b200")))
+    legend = panel.legend
+    assert legend.legend.items
+    for (sample, _label), accelerator_id in zip(legend.legend.items, legend.shown, strict=True):
+        # The legend paints a line sample's marker from its scatter's options.
+        assert sample.item.scatter.opts["brush"].color() == QColor(colour_for(accelerator_id))

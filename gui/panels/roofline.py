@@ -477,9 +477,13 @@ class AcceleratorLegend:
         if accelerator_id not in self.samples:
             colour = palette.colour_for(accelerator_id)
             symbol = palette.symbol_for(self.catalog.accelerators[accelerator_id].architecture_class)
-            self.samples[accelerator_id] = pg.PlotDataItem(
-                pen=pen(colour), symbol=symbol, symbolBrush=colour, symbolPen=colour, symbolSize=11
-            )
+            sample = pg.PlotDataItem(pen=pen(colour), symbol=symbol, symbolBrush=colour, symbolPen=colour, symbolSize=11)
+            # The legend draws a line sample's marker from its scatter's own options, which a
+            # PlotDataItem without data never sets: without this every marker is pyqtgraph's grey.
+            sample.scatter.setBrush(colour)
+            sample.scatter.setPen(colour)
+            sample.scatter.setSize(11)
+            self.samples[accelerator_id] = sample
         return self.samples[accelerator_id]
 
     def show(self, accelerators: tuple[str, ...], selected: str | None) -> None:
