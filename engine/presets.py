@@ -557,7 +557,7 @@ def find_preset(name_or_path: str | os.PathLike[str], catalog: Catalog) -> Prese
     text = os.fspath(name_or_path)
     path = Path(text)
     if path.suffix.lower() == ".json" or os.sep in text or (os.altsep and os.altsep in text) or path.is_file():
-        if not path.is_file():
+        if not path.exists():
             raise PresetError(path, None, "no such preset file")
         return load_preset(path, catalog)
     candidates = sorted(_all_files(), key=lambda item: item[1])  # user files before bundled ones

@@ -13,7 +13,7 @@ OFFSCREEN_NOISE = (
 )
 
 
-def _print_unless_noise(mode, context, message: str) -> None:  # noqa: ANN001 — Qt's handler signature
+def _print_unless_noise(mode, context, message: str) -> None:
     if message not in OFFSCREEN_NOISE:
         print(message, file=sys.stderr)
 

@@ -697,7 +697,10 @@ class MainWindow(QMainWindow):
 
     def recent_presets(self) -> list[Path]:
         try:
-            paths = json.loads((user_data_dir() / "recent.json").read_text(encoding="utf-8"))
+            recent = user_data_dir() / "recent.json"
+            if not recent.is_file():  # missing, or a pipe or device that would block the start
+                return []
+            paths = json.loads(recent.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return []
         if not isinstance(paths, list):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from accelscope.engine.api import Engine
@@ -184,11 +185,15 @@ class TiersPanel(AnalysisPanel):
             plot.addItem(line, ignoreBounds=True)
             self.claim_lines.append(line)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        # (filled, hollow) per curve, made once: pyqtgraph caches a rendered symbol per brush
+        # object, so a new brush at every update would grow its cache without end.
+        self._point_brushes: dict[str, tuple[QBrush, QBrush]] = {}
         for key, _, colour, marker in CURVES:
             curve = pg.PlotDataItem([], [], pen=pg.mkPen(colour, width=2.5), symbol=marker, symbolSize=MARKER_PX,
                                     symbolPen=pg.mkPen(colour, width=1.5), symbolBrush=colour)
             plot.addItem(curve)
             self.curves[key] = curve
+            self._point_brushes[key] = (pg.mkBrush(colour), pg.mkBrush(None))
         self.current = pg.ScatterPlotItem(symbol="star", size=CURRENT_MARKER_PX, pen=pg.mkPen("w", width=1),
                                           brush=pg.mkBrush(CURRENT_COLOUR))
         self.current.setZValue(10)
@@ -345,11 +350,12 @@ class TiersPanel(AnalysisPanel):
         x = 100.0 * shares
         top = MIN_DECADES
         bottom = 0.0
-        for key, _, colour, _ in CURVES:
+        for key, *_ in CURVES:
             _, slowdown, fits = series[key]
             y = np.log10(slowdown)
             # Hollow where the scenario does not fit: drawn, not dropped.
-            brushes = [pg.mkBrush(colour) if ok else pg.mkBrush(None) for ok in fits]
+            filled, hollow = self._point_brushes[key]
+            brushes = [filled if ok else hollow for ok in fits]
             self.curves[key].setData(x, y, symbolBrush=brushes)
             top = max(top, float(np.nanmax(y)))
             bottom = min(bottom, float(np.nanmin(y)))
