@@ -1207,9 +1207,10 @@ def _claim_dict(report: ClaimReport) -> dict[str, Any]:
     }
 
 
-def _num(value: float | None) -> str:
+def format_number(value: float | None, missing: str = "-") -> str:
+    """A measured or predicted number at the precision the table shows it."""
     if value is None or not math.isfinite(value):
-        return "-"
+        return missing
     magnitude = abs(value)
     if magnitude >= 1000:
         return f"{value:,.0f}"
@@ -1220,6 +1221,10 @@ def _num(value: float | None) -> str:
     if magnitude >= 1:
         return f"{value:.2f}"
     return f"{value:.3g}"
+
+
+def _num(value: float | None) -> str:
+    return format_number(value)
 
 
 def _ratio_text(ratio: float | None) -> str:

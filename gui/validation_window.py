@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.scenario import Scenario
-from accelscope.engine.validate import OFF_FACTOR, ClaimReport, Report, RowReport, validate
+from accelscope.engine.validate import OFF_FACTOR, ClaimReport, Report, RowReport, format_number, validate
 from accelscope.engine.workspace import Workspace
 
 ALL = "All accelerators"
@@ -47,16 +47,7 @@ VIEW_OF_METRIC = {
 
 
 def _number(value: float | None) -> str:
-    if value is None or not math.isfinite(value):
-        return "—"
-    if value == 0:
-        return "0"
-    magnitude = abs(value)
-    if magnitude >= 100:
-        return f"{value:,.0f}"
-    if magnitude >= 1:
-        return f"{value:.3g}"
-    return f"{value:.3g}"
+    return format_number(value, missing="—")
 
 
 def _ratio_text(ratio: float | None) -> str:
