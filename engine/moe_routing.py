@@ -31,6 +31,16 @@ of the distribution around it. Layer passes are simulated once into a pool and s
 composed by drawing one pass per layer from the pool of that layer's placement, which keeps
 the cost independent of the number of layers.
 
+Cost. Live views ask for the same spreads again and again, so what depends only on the
+routing is computed once: simulations are kept per setup; a simulation over ``ep`` devices
+also answers the same setup on one device (its draws do not depend on ``ep``, and on one
+device the busiest device is the whole layer); the composed step factors (step time over
+its mean load, which do not depend on the times) are kept on the simulation, so a spread
+for new times is an affine map of stored quantiles. Every composition of ``steps`` steps of
+``moe_layers`` layers reads the same table of uniform draws (common random numbers): each
+distribution is sampled as before, and spreads compared across layouts (EP against TP) do
+not differ by independent sampling noise.
+
 Everything is seeded: the same inputs give the same numbers.
 """
 
@@ -38,7 +48,8 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -57,6 +68,10 @@ MAX_LAYER_SAMPLES = 20_000
 DEFAULT_STEPS = 2000
 DEFAULT_PLACEMENTS = 8
 RESULT_CACHE_SIZE = 128  # simulations kept (each a few arrays of a few thousand entries)
+# Tables of uniform draws for composing steps are kept up to this many draws (4 MB; the
+# default 2,000 steps of 61 layers take 1 MB), a few of them; longer requests draw as they go.
+MAX_SHARED_DRAWS = 1 << 19
+DRAW_CACHE_SIZE = 4
 # Skewed picks redraw an expert the token already has (rejection) while less than this share
 # of the weight is taken, and scan the rest heaviest first after that. Both draw from the
 # weights of the experts not yet picked, so the switch changes the cost, not the result.
@@ -190,28 +205,30 @@ def simulate_layer_passes(
 
 
 @jit
-def compose_step_factors(layer_factors, layer_placement, placements, moe_layers, n_steps, seed, out):
-    """Per step, the mean over ``moe_layers`` layers of a layer factor drawn from the passes of
-    that layer's placement (layer l uses placement l mod placements). ``out`` [n_steps]."""
-    np.random.seed(seed)
+def compose_step_factors(layer_factors, layer_placement, placements, uniforms, out):
+    """Per step, the mean over its layers of a layer factor drawn from the passes of that
+    layer's placement (layer l uses placement l mod placements). ``uniforms`` [n_steps,
+    moe_layers] in [0, 1) choose the pass: uniform draws u give pass floor(u · passes) of the
+    placement's pool. ``out`` [n_steps]."""
+    n_steps, moe_layers = uniforms.shape
     counts = np.zeros(placements, dtype=np.int64)
     for i in range(layer_placement.shape[0]):
         counts[layer_placement[i]] += 1
     starts = np.zeros(placements + 1, dtype=np.int64)
     for p in range(placements):
         starts[p + 1] = starts[p] + counts[p]
-    order = np.empty(layer_placement.shape[0], dtype=np.int64)
+    pooled = np.empty(layer_placement.shape[0])  # factors grouped by placement
     filled = starts[:placements].copy()
     for i in range(layer_placement.shape[0]):
         p = layer_placement[i]
-        order[filled[p]] = i
+        pooled[filled[p]] = layer_factors[i]
         filled[p] += 1
     for step in range(n_steps):
         total = 0.0
         for layer in range(moe_layers):
             p = layer % placements
-            pick = starts[p] + np.random.randint(0, counts[p])
-            total += layer_factors[order[pick]]
+            pick = min(int(uniforms[step, layer] * counts[p]), counts[p] - 1)
+            total += pooled[starts[p] + pick]
         out[step] = total / moe_layers
 
 
@@ -286,6 +303,8 @@ class RoutingResult:
     busiest_device_assignments: np.ndarray
     busiest_device_experts: np.ndarray
     placement: np.ndarray
+    # Composed step factors by (load, steps, seed): they depend on this simulation only.
+    _step_factors: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def samples(self) -> int:
@@ -373,8 +392,35 @@ def popularity_weights(n_experts: int, skew: float, placements: int, seed: int) 
 
 def simulate_routing(setup: RoutingSetup) -> RoutingResult:
     """Run the simulation of ``setup`` (checked first). Results are kept for the most recent
-    setups: the same setup always gives the same result, and live views ask again often."""
-    return _simulate_cached(setup.validate())
+    setups: the same setup always gives the same result, and live views ask again often. A
+    one-device setup is answered from a kept simulation of the same draws over more devices."""
+    setup = setup.validate()
+    if setup.ep == 1 and setup in _single_device_views:
+        _single_device_views.move_to_end(setup)
+        return _single_device_views[setup]
+    result = _simulate_cached(setup)
+    if setup.ep > 1:
+        one = replace(setup, ep=1)
+        if one not in _single_device_views:
+            _single_device_views[one] = single_device_view(result)
+            if len(_single_device_views) > RESULT_CACHE_SIZE:
+                _single_device_views.popitem(last=False)
+    return result
+
+
+_single_device_views: OrderedDict[RoutingSetup, RoutingResult] = OrderedDict()
+
+
+def single_device_view(result: RoutingResult) -> RoutingResult:
+    """The result of the same setup on one device. The simulation's draws do not depend on
+    ``ep`` (it only groups experts into devices), so this equals simulating with ep = 1: the
+    busiest device holds every expert, gets every assignment (tokens · k, since a token's
+    experts are distinct) and touches every distinct expert."""
+    s = result.setup
+    assignments = np.full_like(result.busiest_device_assignments, s.tokens * s.experts_per_token)
+    assignments.flags.writeable = False
+    return RoutingResult(replace(s, ep=1), result.distinct_experts, assignments, result.distinct_experts,
+                         result.placement)
 
 
 @functools.lru_cache(maxsize=RESULT_CACHE_SIZE)
@@ -396,6 +442,107 @@ def _simulate_cached(s: RoutingSetup) -> RoutingResult:
     for array in (distinct, busiest_tokens, busiest_experts, placement):
         array.flags.writeable = False  # shared through the cache
     return RoutingResult(s, distinct, busiest_tokens, busiest_experts, placement)
+
+
+@functools.lru_cache(maxsize=DRAW_CACHE_SIZE)
+def _uniform_draws(n_steps: int, moe_layers: int, seed: int) -> np.ndarray:
+    """[n_steps, moe_layers] uniform draws in [0, 1), shared by every composition of that
+    shape and seed (read-only)."""
+    draws = np.random.default_rng(seed).random((n_steps, moe_layers))
+    draws.flags.writeable = False
+    return draws
+
+
+@dataclass(frozen=True)
+class StepFactors:
+    """Composed decode steps of one simulation: each step's time over the time at the mean
+    load, for the expert part (``factors``, read-only), and the figures a spread needs."""
+
+    factors: np.ndarray
+    mean: float
+    p50: float
+    p99: float
+    variance: float  # with ddof = 1, as StepTimeDistribution.variance_s2
+
+
+def step_factors(routing: RoutingResult, load: str = "experts", steps: int = DEFAULT_STEPS,
+                 seed: int | None = None) -> StepFactors:
+    """The composed step factors of ``routing`` (checked inputs; kept on the result)."""
+    if load not in LOAD_KINDS:
+        raise ValueError(f"load must be one of {', '.join(LOAD_KINDS)}, got {load!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 2 <= steps <= 10_000_000:
+        raise ValueError(f"steps must be a whole number between 2 and 10,000,000, got {steps!r}")
+    seed = routing.setup.seed + 1 if seed is None else seed
+    key = (load, steps, seed)
+    found = routing._step_factors.get(key)
+    if found is not None:
+        return found
+    per_layer = routing.busiest_device_experts if load == "experts" else routing.busiest_device_assignments
+    per_layer = per_layer.astype(np.float64)
+    mean_load = per_layer.mean()
+    layer_factors = per_layer / mean_load if mean_load > 0.0 else np.ones_like(per_layer)
+    out = np.empty(steps)
+    placements = int(routing.placement.max()) + 1
+    layers = routing.setup.moe_layers
+    if steps * layers <= MAX_SHARED_DRAWS:
+        compose_step_factors(layer_factors, routing.placement, placements, _uniform_draws(steps, layers, seed), out)
+    else:
+        # The same stream as one table (the generator's draws continue from block to block).
+        generator = np.random.default_rng(seed)
+        block = max(1, MAX_SHARED_DRAWS // layers)
+        for start in range(0, steps, block):
+            stop = min(steps, start + block)
+            compose_step_factors(layer_factors, routing.placement, placements,
+                                 generator.random((stop - start, layers)), out[start:stop])
+    out.flags.writeable = False
+    p50, p99 = np.percentile(out, (50, 99))
+    found = StepFactors(out, float(out.mean()), float(p50), float(p99), float(out.var(ddof=1)))
+    routing._step_factors[key] = found
+    return found
+
+
+@dataclass(frozen=True)
+class StepTimeSummary:
+    """The figures of a decode step-time distribution (s), without the samples."""
+
+    mean_s: float
+    p50_s: float
+    p99_s: float
+    variance_s2: float
+
+    @property
+    def std_s(self) -> float:
+        return math.sqrt(self.variance_s2)
+
+    @property
+    def coefficient_of_variation(self) -> float:
+        return self.std_s / self.mean_s if self.mean_s > 0.0 else 0.0
+
+
+def _check_times(expert_time_s: float, non_expert_time_s: float) -> None:
+    for name, value in (("expert_time_s", expert_time_s), ("non_expert_time_s", non_expert_time_s)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value >= 0.0
+        ):
+            raise ValueError(f"{name} must be a finite time of at least 0 s, got {value!r}")
+
+
+def step_time_summary(
+    routing: RoutingResult,
+    expert_time_s: float,
+    non_expert_time_s: float,
+    load: str = "experts",
+    steps: int = DEFAULT_STEPS,
+    seed: int | None = None,
+) -> StepTimeSummary:
+    """What :func:`step_time_distribution` gives for the same inputs, from the kept step
+    factors: step time = non-expert + expert · factor is increasing in the factor, so its
+    quantiles are those of the factors mapped the same way, and its variance expert² times
+    theirs (equal to the distribution's figures up to rounding)."""
+    _check_times(expert_time_s, non_expert_time_s)
+    f = step_factors(routing, load, steps, seed)
+    a, b = float(non_expert_time_s), float(expert_time_s)
+    return StepTimeSummary(a + b * f.mean, a + b * f.p50, a + b * f.p99, b * b * f.variance)
 
 
 @dataclass(frozen=True)
@@ -446,24 +593,7 @@ def step_time_distribution(
     ``load``: "experts" when the step is memory-bound (the busiest device reads the weights of
     the experts it was routed), "tokens" when compute-bound (it multiplies its assignments).
     """
-    for name, value in (("expert_time_s", expert_time_s), ("non_expert_time_s", non_expert_time_s)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not (
-            math.isfinite(value) and value >= 0.0
-        ):
-            raise ValueError(f"{name} must be a finite time of at least 0 s, got {value!r}")
-    if load not in LOAD_KINDS:
-        raise ValueError(f"load must be one of {', '.join(LOAD_KINDS)}, got {load!r}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or not 2 <= steps <= 10_000_000:
-        raise ValueError(f"steps must be a whole number between 2 and 10,000,000, got {steps!r}")
-    per_layer = routing.busiest_device_experts if load == "experts" else routing.busiest_device_assignments
-    per_layer = per_layer.astype(np.float64)
-    mean_load = per_layer.mean()
-    factors = per_layer / mean_load if mean_load > 0.0 else np.ones_like(per_layer)
-    out = np.empty(steps)
-    placements = int(routing.placement.max()) + 1
-    compose_step_factors(
-        factors, routing.placement, placements, routing.setup.moe_layers, steps,
-        routing.setup.seed + 1 if seed is None else seed, out,
-    )
-    return StepTimeDistribution(non_expert_time_s + expert_time_s * out, float(expert_time_s),
+    _check_times(expert_time_s, non_expert_time_s)
+    f = step_factors(routing, load, steps, seed)
+    return StepTimeDistribution(non_expert_time_s + expert_time_s * f.factors, float(expert_time_s),
                                 float(non_expert_time_s), load)

@@ -44,7 +44,7 @@ from . import codes
 from . import kernels as k
 from .api import Engine, result_from_column
 from .model import ModelArch
-from .moe_routing import RoutingResult, RoutingSetup, simulate_routing, step_time_distribution
+from .moe_routing import RoutingResult, RoutingSetup, simulate_routing, step_time_summary
 from .precision import bytes_per_element
 from .reference import Result, token_imbalance
 from .scenario import Scenario
@@ -303,7 +303,7 @@ class _SpreadModel:
         simulated = self.routing_result(tokens, ep)
         expert_time = max(0.0, result.itl_s - twin_itl_s)
         load = "tokens" if result.decode.bound == "compute" else "experts"
-        steps = step_time_distribution(simulated, expert_time, result.itl_s - expert_time, load=load)
+        steps = step_time_summary(simulated, expert_time, result.itl_s - expert_time, load=load)
         what = "assignments (compute-bound)" if load == "tokens" else "distinct experts read (memory-bound)"
         source = (
             f"routing Monte Carlo ({self.routing}{f', s = {self.skew:g}' if self.routing == 'skewed' else ''}): "
@@ -403,14 +403,21 @@ def compare_strategies(
         twin_out = engine.evaluate(twins)
         twin_itl = [float(twin_out[k.O_ITL, j]) for j in range(len(twins))]
 
-    spread_model = _SpreadModel(model, routing, skew, seed) if model.is_moe else None
+    spreads: dict[int, LatencySpread] = {}
+    if model.is_moe:
+        spread_model = _SpreadModel(model, routing, skew, seed)
+        # Expert-parallel layouts first: their simulations also answer one-device routing of
+        # the same tokens (moe_routing.simulate_routing), which the other layouts ask for.
+        fitting = [index for index, (_, result, _) in enumerate(picked) if result.fits]
+        for index in sorted(fitting, key=lambda i: -picked[i][1].scenario.ep):
+            spreads[index], _ = spread_model.spread(picked[index][1], twin_itl[index])
     rows: list[StrategyResult] = []
     for index, (name, result, found) in enumerate(picked):
         _, micro_batches = _decode_micro_batch(result)
         pp = result.scenario.pp
         idle = 1.0 - micro_batches / pp
-        if spread_model is not None and result.fits:
-            spread, _ = spread_model.spread(result, twin_itl[index])
+        if index in spreads:
+            spread = spreads[index]
         else:
             source = NO_ROUTING_SPREAD if not model.is_moe else "not computed: the layout does not fit"
             if pp > 1:
@@ -653,8 +660,9 @@ def ep_vs_tp(
     experts = model.moe.n_routed_experts
     for index, batch in enumerate(batches):
         tp_result, ep_result = results[2 * index], results[2 * index + 1]
-        tp_spread, _ = spread_model.spread(tp_result, float(twin_out[k.O_ITL, 2 * index]))
+        # EP first: its simulation also answers TP's one-device routing of the same tokens.
         ep_spread, simulated = spread_model.spread(ep_result, float(twin_out[k.O_ITL, 2 * index + 1]))
+        tp_spread, _ = spread_model.spread(tp_result, float(twin_out[k.O_ITL, 2 * index]))
         tokens, _ = _decode_micro_batch(ep_result)
         imbalance = token_imbalance(float(tokens * model.moe.experts_per_token), devices)
         reduce_tp, _ = _sent_bytes_per_step(model, tp_result, 1.0)

@@ -3,6 +3,8 @@ from a control change to the end of the repaint, start-up, and peak memory.
 
 These print figures; they are never asserted on in the test suite (timings depend on the
 machine), which only runs a tiny version to keep the command working.
+
+How the analysis tabs count: :data:`ANALYSIS_RATIONALE`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
+
+ANALYSIS_RATIONALE = (
+    "an analysis tab's study runs once the controls have rested 150 ms (not while the hand moves), so "
+    "update_ms ends at the repaint of what the tab shows and the study, when one is due, is timed "
+    "on its own as analysis_ms (compute, draw and repaint)"
+)
 
 
 @dataclass(frozen=True)
@@ -34,18 +42,52 @@ class BenchResult:
     update_cpu_ms_p50: float
     update_cpu_ms_p95: float
     update_cpu_ms_p99: float
+    # Studies of a visible analysis tab (scaling, TP/DP, regimes, tiers) after a change that
+    # made them stale, run as if the hand then rested: wall and CPU time to the repaint, and
+    # the engine's share (the panel's compute). Zeros when no change made a study due.
+    analysis_ms_p50: float
+    analysis_ms_p95: float
+    analysis_ms_p99: float
+    analysis_ms_max: float
+    analysis_cpu_ms_p50: float
+    analysis_cpu_ms_p95: float
+    analysis_compute_ms_p50: float
+    analysis_compute_ms_p95: float
+    analyses_measured: int
     load_average: float  # of the machine (1 minute), when the updates were measured
     startup_warm_s: float  # process start to the first painted window, warm numba cache
     startup_cold_s: float  # the same with an empty numba cache
     startup_cold_ready_s: float  # ... until the kernels are compiled and the first frame drawn
     peak_rss_mb: float
+    # Per analysis tab: (studies, p50 ms, p95 ms); printed, not in the JSON figures.
+    analysis_by_view: dict[str, tuple[int, float, float]] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, float]:
-        return asdict(self)
+        figures = asdict(self)
+        del figures["analysis_by_view"]
+        return figures
 
 
 def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
+    return float(np.percentile(np.asarray(values), q)) if values else 0.0
+
+
+@dataclass
+class UpdateTimings:
+    """Milliseconds per change (``update_*``) and per study of an analysis tab (``analysis_*``)."""
+
+    update_ms: list[float]
+    update_cpu_ms: list[float]
+    analysis_ms: list[float]
+    analysis_cpu_ms: list[float]
+    analysis_compute_ms: list[float]
+    analysis_views: list[str]  # the tab of each study
+
+    def analysis_by_view(self) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        for view, ms in zip(self.analysis_views, self.analysis_ms, strict=True):
+            found.setdefault(view, []).append(ms)
+        return found
 
 
 # ---- engine ----------------------------------------------------------------------------------
@@ -111,12 +153,13 @@ def measure_engine(engine, evaluations: int, reference_evaluations: int, repeats
 # ---- full update ------------------------------------------------------------------------------
 
 
-def measure_updates(changes: int, seed: int = 2) -> tuple[list[float], list[float]]:
+def measure_updates(changes: int, seed: int = 2) -> UpdateTimings:
     """Milliseconds from a control change until the window has repainted (the visible plot,
     the explain panel, the controls), with every catalog accelerator shown, offscreen: wall
     time and the process's CPU time, per change. Each change moves one control the way a
     user would (a slider, a combo choice, a spin box, a tab); the throttles are flushed, so
-    the explain text is counted on every change."""
+    the explain text is counted on every change. When the change leaves the visible analysis
+    tab's study due, the study is then run and timed on its own (:data:`ANALYSIS_RATIONALE`)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
@@ -130,14 +173,23 @@ def measure_updates(changes: int, seed: int = 2) -> tuple[list[float], list[floa
         return _timed_changes(app, MainWindow(), changes, seed)
 
 
-def _timed_changes(app, window, changes: int, seed: int) -> tuple[list[float], list[float]]:
+def _timed_changes(app, window, changes: int, seed: int, first_view: str | None = None) -> UpdateTimings:
+    """The changes of :func:`measure_updates` on ``window``, starting on the tab of
+    ``first_view`` (the window's own first tab when None); closes the window."""
     from accelscope.engine.precision import PRECISIONS
+
+    from .panels.analysis import AnalysisPanel
 
     window.resize(1600, 1000)
     window.show()
     window.start(synchronous=True)
     window.controller.set_shown(tuple(window.engine.catalog.accelerators))
     window.controller.throttle.flush()
+    if first_view is not None:
+        first = window.panels[first_view]
+        window.tabs.setCurrentWidget(first)
+        if isinstance(first, AnalysisPanel):
+            first.refresh_now()  # up to date before the first change
     app.processEvents()
     controls = window.controls
     rng = random.Random(seed)
@@ -151,21 +203,38 @@ def _timed_changes(app, window, changes: int, seed: int) -> tuple[list[float], l
         lambda: controls.model_combo.setCurrentIndex(rng.randrange(controls.model_combo.count())),
         lambda: window.tabs.setCurrentIndex(rng.randrange(window.tabs.count())),
     ]
-    timings, cpu_timings = [], []
+    analysis_panels = {panel: view for view, panel in window.panels.items() if isinstance(panel, AnalysisPanel)}
+    timings = UpdateTimings([], [], [], [], [], [])
     try:
         for _ in range(changes):
             started, cpu_started = time.perf_counter(), time.process_time()
             rng.choice(moves)()
             window.controller.throttle.flush()  # what the timer would run a frame later
             window.explain_throttle.flush()
+            # A study made due by this change waits for the hand to rest (a tab just shown
+            # waits 0 ms): held here, so it neither runs inside this update nor fires, hidden
+            # or not, inside a later one; it is run and timed below.
+            due = [panel for panel in analysis_panels if panel.pending()]
+            for panel in due:
+                panel.hold()
             app.processEvents()  # delivers the paint events: the plot and the text are drawn
-            timings.append((time.perf_counter() - started) * 1e3)
-            cpu_timings.append((time.process_time() - cpu_started) * 1e3)
+            timings.update_ms.append((time.perf_counter() - started) * 1e3)
+            timings.update_cpu_ms.append((time.process_time() - cpu_started) * 1e3)
+            for panel in due:
+                if not panel.isVisible():
+                    continue  # computes when next shown, which a tab move then measures
+                started, cpu_started = time.perf_counter(), time.process_time()
+                panel.refresh_now()  # what the settle timer runs once the controls rest
+                app.processEvents()
+                timings.analysis_ms.append((time.perf_counter() - started) * 1e3)
+                timings.analysis_cpu_ms.append((time.process_time() - cpu_started) * 1e3)
+                timings.analysis_compute_ms.append(panel.study_seconds * 1e3)
+                timings.analysis_views.append(analysis_panels[panel])
     finally:
         window.close()
         window.deleteLater()
         app.processEvents()
-    return timings, cpu_timings
+    return timings
 
 
 # ---- start-up ---------------------------------------------------------------------------------
@@ -215,16 +284,16 @@ def measure_startup(numba_cache_dir: str | None) -> tuple[float, float]:
 
 
 _UPDATES_PROBE = """
-import json, resource, sys
+import dataclasses, json, resource, sys
 from accelscope.gui.bench import measure_updates
-timings, cpu_timings = measure_updates(int(sys.argv[1]))
-print(json.dumps({"timings": timings, "cpu_timings": cpu_timings,
+timings = measure_updates(int(sys.argv[1]))
+print(json.dumps({"timings": dataclasses.asdict(timings),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}))
 """
 
 
-def measure_app(changes: int) -> tuple[list[float], list[float], float]:
-    """Update timings (wall, CPU) and the peak resident memory of an app process (a new one,
+def measure_app(changes: int) -> tuple[UpdateTimings, float]:
+    """Update and study timings and the peak resident memory of an app process (a new one,
     so the figure is the app's own and not this harness's)."""
     environment = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     completed = subprocess.run(
@@ -232,7 +301,7 @@ def measure_app(changes: int) -> tuple[list[float], list[float], float]:
         env=environment, capture_output=True, text=True, timeout=1800, check=True,
     )
     data = json.loads(completed.stdout.strip().splitlines()[-1])
-    return data["timings"], data["cpu_timings"], data["peak_rss_mb"]
+    return UpdateTimings(**data["timings"]), data["peak_rss_mb"]
 
 
 def run_bench(*, quick: bool = False) -> BenchResult:
@@ -245,25 +314,37 @@ def run_bench(*, quick: bool = False) -> BenchResult:
     warm_paint, _ = measure_startup(None)
     with tempfile.TemporaryDirectory(prefix="accelscope-cold-cache-") as empty:
         cold_paint, cold_ready = measure_startup(empty)
-    timings, cpu_timings, peak_rss_mb = measure_app(changes)
+    timings, peak_rss_mb = measure_app(changes)
     load_average = os.getloadavg()[0]
+    wall, cpu, analysis = timings.update_ms, timings.update_cpu_ms, timings.analysis_ms
     return BenchResult(
         engine_evals_per_s=kernel,
         reference_evals_per_s=reference,
         engine_speedup=kernel / reference,
-        update_ms_p50=_percentile(timings, 50),
-        update_ms_p95=_percentile(timings, 95),
-        update_ms_p99=_percentile(timings, 99),
-        update_ms_max=max(timings),
-        updates_measured=len(timings),
-        update_cpu_ms_p50=_percentile(cpu_timings, 50),
-        update_cpu_ms_p95=_percentile(cpu_timings, 95),
-        update_cpu_ms_p99=_percentile(cpu_timings, 99),
+        update_ms_p50=_percentile(wall, 50),
+        update_ms_p95=_percentile(wall, 95),
+        update_ms_p99=_percentile(wall, 99),
+        update_ms_max=max(wall),
+        updates_measured=len(wall),
+        update_cpu_ms_p50=_percentile(cpu, 50),
+        update_cpu_ms_p95=_percentile(cpu, 95),
+        update_cpu_ms_p99=_percentile(cpu, 99),
+        analysis_ms_p50=_percentile(analysis, 50),
+        analysis_ms_p95=_percentile(analysis, 95),
+        analysis_ms_p99=_percentile(analysis, 99),
+        analysis_ms_max=max(analysis, default=0.0),
+        analysis_cpu_ms_p50=_percentile(timings.analysis_cpu_ms, 50),
+        analysis_cpu_ms_p95=_percentile(timings.analysis_cpu_ms, 95),
+        analysis_compute_ms_p50=_percentile(timings.analysis_compute_ms, 50),
+        analysis_compute_ms_p95=_percentile(timings.analysis_compute_ms, 95),
+        analyses_measured=len(analysis),
         load_average=load_average,
         startup_warm_s=warm_paint,
         startup_cold_s=cold_paint,
         startup_cold_ready_s=cold_ready,
         peak_rss_mb=peak_rss_mb,
+        analysis_by_view={view: (len(values), _percentile(values, 50), _percentile(values, 95))
+                          for view, values in sorted(timings.analysis_by_view().items())},
     )
 
 
@@ -275,6 +356,13 @@ def format_result(result: BenchResult) -> str:
         f"p99 {result.update_ms_p99:.1f} ms  max {result.update_ms_max:.1f} ms over {result.updates_measured} changes"),
         (f"            CPU time p50 {result.update_cpu_ms_p50:.1f} ms  p95 {result.update_cpu_ms_p95:.1f} ms  "
         f"p99 {result.update_cpu_ms_p99:.1f} ms; machine load {result.load_average:.2f} (1 min)"),
+        (f"analysis:   p50 {result.analysis_ms_p50:.1f} ms  p95 {result.analysis_ms_p95:.1f} ms  "
+        f"p99 {result.analysis_ms_p99:.1f} ms  max {result.analysis_ms_max:.1f} ms over {result.analyses_measured} "
+        f"studies (CPU p50 {result.analysis_cpu_ms_p50:.1f} ms  p95 {result.analysis_cpu_ms_p95:.1f} ms; "
+        f"engine p50 {result.analysis_compute_ms_p50:.1f} ms  p95 {result.analysis_compute_ms_p95:.1f} ms)"),
+        *(f"            {view}: p50 {p50:.1f} ms  p95 {p95:.1f} ms over {count} studies"
+          for view, (count, p50, p95) in result.analysis_by_view.items()),
+        f"            {ANALYSIS_RATIONALE}",
         (f"start-up:   first paint {result.startup_warm_s:.2f} s (warm numba cache), "
         f"{result.startup_cold_s:.2f} s (empty cache; kernels ready after {result.startup_cold_ready_s:.2f} s)"),
         f"peak RSS:   {result.peak_rss_mb:.0f} MB (the app process, after the updates)",

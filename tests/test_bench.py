@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+SEED_WITH_A_SCALING_STUDY = 2  # its first moves change a control the Scaling study depends on
 KEYS = {
     "engine_evals_per_s", "reference_evals_per_s", "engine_speedup", "update_ms_p50", "update_ms_p95",
     "update_ms_p99", "startup_warm_s", "startup_cold_s", "peak_rss_mb",
@@ -23,3 +24,30 @@ def test_bench_quick_prints_every_figure(capsys):
     assert figures["startup_cold_ready_s"] >= figures["startup_cold_s"]
     assert 0 < figures["update_cpu_ms_p50"] <= figures["update_cpu_ms_p95"] <= figures["update_cpu_ms_p99"]
     assert figures["load_average"] >= 0
+    # Studies of analysis tabs are reported beside the updates, not inside them (zeros when
+    # none of the few changes left one due).
+    assert figures["analyses_measured"] >= 0
+    analysis = [figures[f"analysis_ms_{q}"] for q in ("p50", "p95", "p99", "max")]
+    assert all(math.isfinite(value) and value >= 0 for value in analysis)
+    assert analysis == sorted(analysis)
+    assert figures["analysis_compute_ms_p50"] <= figures["analysis_compute_ms_p95"]
+
+
+def test_a_study_made_due_is_timed_apart_from_the_update(qtbot):
+    # Starting on the Scaling tab, a batch change leaves its study due: the update is timed to
+    # the repaint of what the tab shows, and the study (run as if the hand rested) on its own.
+    from PySide6.QtWidgets import QApplication
+
+    from accelscope.engine.api import Engine
+    from accelscope.gui.bench import _timed_changes
+    from accelscope.gui.main_window import MainWindow
+    from accelscope.gui.style import configure_pyqtgraph
+
+    configure_pyqtgraph()
+    window = MainWindow(Engine())
+    qtbot.addWidget(window)
+    timings = _timed_changes(QApplication.instance(), window, 6, seed=SEED_WITH_A_SCALING_STUDY, first_view="scaling")
+    assert len(timings.update_ms) == len(timings.update_cpu_ms) == 6
+    assert len(timings.analysis_ms) >= 1
+    assert len(timings.analysis_ms) == len(timings.analysis_cpu_ms) == len(timings.analysis_compute_ms)
+    assert all(value > 0 for value in timings.analysis_ms + timings.analysis_compute_ms)

@@ -3,16 +3,22 @@ routing, exact balance, a two-expert case summed exactly, and the engine's analy
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
+from accelscope.engine import moe_routing
 from accelscope.engine.moe_routing import (
     RoutingSetup,
+    compose_step_factors,
     distinct_experts_variance,
     simulate_routing,
+    single_device_view,
+    step_factors,
     step_time_distribution,
+    step_time_summary,
 )
 
 # Simulated means must land within this many standard errors of the exact mean: a deviation
@@ -125,6 +131,53 @@ def test_step_time_keeps_the_mean_and_spreads():
     one_layer = routing.imbalance / routing.imbalance.mean()
     assert steps.std_s < 2e-3 * one_layer.std()
 
+
+
+@pytest.mark.parametrize("routing", ["uniform", "skewed"])
+def test_one_device_view_equals_simulating_on_one_device(routing):
+    # The draws do not depend on ep, so the view of an 8-device run is the 1-device run.
+    one = RoutingSetup(64, 4, 24, ep=1, routing=routing, skew=0.7, samples=400, seed=21)
+    direct = simulate_routing(one)  # asked first: simulated on one device
+    eight = simulate_routing(RoutingSetup(64, 4, 24, ep=8, routing=routing, skew=0.7, samples=400, seed=21))
+    view = single_device_view(eight)
+    assert view.setup == direct.setup
+    for name in ("distinct_experts", "busiest_device_assignments", "busiest_device_experts", "placement"):
+        assert np.array_equal(getattr(view, name), getattr(direct, name)), name
+    assert simulate_routing(one).imbalance_mean == 1.0
+
+
+def test_step_summary_is_the_distribution_without_samples():
+    routing = simulate_routing(RoutingSetup(128, 8, 16, ep=8, moe_layers=24, samples=500, seed=4))
+    for load in ("experts", "tokens"):
+        steps = step_time_distribution(routing, 3e-3, 2e-3, load=load)
+        summary = step_time_summary(routing, 3e-3, 2e-3, load=load)
+        assert summary.mean_s == pytest.approx(steps.mean_s, rel=1e-12)
+        assert summary.p50_s == pytest.approx(steps.p50_s, rel=1e-12)
+        assert summary.p99_s == pytest.approx(steps.p99_s, rel=1e-12)
+        assert summary.variance_s2 == pytest.approx(steps.variance_s2, rel=1e-9)
+        assert summary.coefficient_of_variation == pytest.approx(steps.coefficient_of_variation, rel=1e-9)
+    # Composed once per simulation and load, whatever the times.
+    assert step_factors(routing, "tokens") is step_factors(routing, "tokens")
+
+
+def test_long_compositions_draw_the_same_stream_in_blocks(monkeypatch):
+    routing = simulate_routing(RoutingSetup(32, 4, 8, ep=4, moe_layers=10, samples=300, seed=8))
+    whole = step_factors(routing, "tokens", steps=500).factors
+    monkeypatch.setattr(moe_routing, "MAX_SHARED_DRAWS", 64)  # blocks of 6 steps
+    fresh = dataclasses.replace(routing)  # the same simulation with nothing composed yet
+    assert np.array_equal(step_factors(fresh, "tokens", steps=500).factors, whole)
+
+def test_composed_passes_are_drawn_uniformly_from_each_placement():
+    # Two placements of 5 passes each; pass factors are their index. One layer per placement
+    # and uniform draws spaced evenly pick every pass of each pool equally often.
+    factors = np.arange(10, dtype=float)
+    placement = np.array([0, 1] * 5)
+    uniforms = np.repeat(((np.arange(1000) + 0.5) / 1000)[:, None], 2, axis=1)
+    out = np.empty(1000)
+    compose_step_factors(factors, placement, 2, uniforms, out)
+    # Placement 0 holds passes 0, 2, 4, 6, 8 (mean 4), placement 1 passes 1, 3, ... (mean 5).
+    assert out.mean() == pytest.approx((4.0 + 5.0) / 2, rel=1e-12)
+    assert np.array_equal(np.unique(out), (np.arange(0, 10, 2) + np.arange(1, 10, 2)) / 2)
 
 @pytest.mark.parametrize(
     ("changes", "message"),

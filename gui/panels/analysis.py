@@ -73,8 +73,13 @@ class AnalysisPanel(Panel):
             self._timer.start(0)
 
     def _settled(self) -> None:
-        if self.frame is not None:
+        # A tab left before its timer fired computes when it is shown again, not in the background.
+        if self.frame is not None and self.isVisible():
             self.refresh_now()
+
+    def hold(self) -> None:
+        """Drop a pending computation; showing the tab or refresh_now brings the study up to date."""
+        self._timer.stop()
 
     def refresh_now(self) -> None:
         """Compute the study for the latest frame and draw it, now."""

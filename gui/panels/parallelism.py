@@ -61,7 +61,13 @@ EP_COLOUR = "#CC3311"
 RATIO_COLOUR = "#555555"
 BATCH_MARK_COLOUR = "#888888"
 SYMBOL_PX = 10
+TP_BRUSH, EP_BRUSH, HOLLOW_BRUSH = pg.mkBrush(TP_COLOUR), pg.mkBrush(EP_COLOUR), pg.mkBrush("w")
 LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated title side by side
+LEGEND = (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
+          + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
+          + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
+          + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory", glyph="★")
+          + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,10 @@ class ParallelismPanel(AnalysisPanel):
         self._heat_splits: list[tuple[int, int]] = []
 
         self.header = bars.subtitle_label("")
+        # The legend never changes: a label of its own is laid out once, not with every header.
+        self.legend = bars.subtitle_label(LEGEND)
+        self.header.setContentsMargins(8, 4, 8, 0)
+        self.legend.setContentsMargins(8, 0, 8, 2)
         budget_row = QHBoxLayout()
         budget_row.setContentsMargins(8, 2, 8, 2)
         budget_label = QLabel("Devices in the node:")
@@ -158,9 +168,11 @@ class ParallelismPanel(AnalysisPanel):
                    y_label="output tokens/s, log scale", y_unit=None)
         self.ep_plot.addLegend(offset=(10, 10), labelTextSize=f"{PLOT_FONT_POINTS}pt")
         self.tp_curve = self.ep_plot.plot([], [], pen=pen(TP_COLOUR), symbol="o", symbolSize=SYMBOL_PX,
-                                          symbolBrush=TP_COLOUR, symbolPen=TP_COLOUR, name="TP (experts sliced)")
+                                          symbolBrush=TP_BRUSH, symbolPen=pg.mkPen(TP_COLOUR),
+                                          name="TP (experts sliced)")
         self.ep_curve = self.ep_plot.plot([], [], pen=pen(EP_COLOUR), symbol="s", symbolSize=SYMBOL_PX,
-                                          symbolBrush=EP_COLOUR, symbolPen=EP_COLOUR, name="EP (experts whole)")
+                                          symbolBrush=EP_BRUSH, symbolPen=pg.mkPen(EP_COLOUR),
+                                          name="EP (experts whole)")
         self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": bars.LogValueAxis("bottom")})
         style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
                    y_label="TP / EP throughput", y_unit="×")
@@ -169,7 +181,15 @@ class ParallelismPanel(AnalysisPanel):
         for plot_item in (self.ep_plot, self.ratio_plot):  # one width, so the two plots line up
             plot_item.getAxis("left").setWidth(LEFT_AXIS_PX)
         self.ratio_curve = self.ratio_plot.plot([], [], pen=pen(RATIO_COLOUR), symbol="d", symbolSize=SYMBOL_PX,
-                                                symbolBrush=RATIO_COLOUR, symbolPen=RATIO_COLOUR)
+                                                # Pen and brush objects made once: pyqtgraph caches a
+                                                # rendered symbol per object, and a colour string
+                                                # is a new object at every update.
+                                                symbolBrush=pg.mkBrush(RATIO_COLOUR), symbolPen=pg.mkPen(RATIO_COLOUR))
+        # Nine finite points per curve: no clipping of huge values is needed, and without it
+        # a range change does not re-feed every curve's points to its symbols.
+        for curve in (self.tp_curve, self.ep_curve, self.ratio_curve):
+            curve.setDynamicRangeLimit(None)
+        self._drawn_ep_tp: tuple | None = None  # what the EP/TP curves show, to skip redrawing it
         self.parity = pg.InfiniteLine(pos=1.0, angle=0, movable=False, pen=pen("#999999", width=1.5, dashed=True),
                                       label="TP faster above, EP below", labelOpts={
                                           "position": 0.02, "anchors": [(0, 1), (0, 1)], "color": "#555555"})
@@ -202,6 +222,7 @@ class ParallelismPanel(AnalysisPanel):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.header)
+        layout.addWidget(self.legend)
         layout.addLayout(budget_row)
         layout.addWidget(self.canvas, 1)
         layout.addWidget(self.notes)
@@ -318,18 +339,12 @@ class ParallelismPanel(AnalysisPanel):
         s = self.frame.workspace.scenario
         accelerator = self.catalog.accelerators.get(s.accelerator)
         device = accelerator.name if accelerator is not None else s.accelerator
-        legend = (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
-                  + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
-                  + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
-                  + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
-                                glyph="★")
-                  + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
         self.header.setText(
             f"On <b>{device}</b> · {s.input_len:,}-token prompts, {s.output_len:,} generated · "
             f"{s.weight_precision}/{s.activation_precision}/{s.kv_precision}. Left: every TP × DP split of the node, "
             "128 sequences per device (the second paper's Fig. 4): input + output tokens/s per device, and as a "
             "share of the model's best split. "
-            f"Right: {study.ep_tp_note} (Fig. 6). Hover for why.<br>{legend}")
+            f"Right: {study.ep_tp_note} (Fig. 6). Hover for why.")
 
     def _show_grid(self, study: ParallelismStudy) -> None:
         grid = study.grid
@@ -393,27 +408,35 @@ class ParallelismPanel(AnalysisPanel):
         if comparison is None:
             for curve in (self.tp_curve, self.ep_curve, self.ratio_curve):
                 curve.setData([], [])
+            self._drawn_ep_tp = None
             self.ep_plot.setTitle(f"EP vs TP: {study.ep_tp_problem}", size=f"{PLOT_FONT_POINTS + 1}pt")
             return
         batches = np.array([p.batch for p in comparison.points], float)
         tp = np.array([p.tp.throughput_output_tok_s for p in comparison.points])
         ep = np.array([p.ep.throughput_output_tok_s for p in comparison.points])
         ratio = np.array([p.tp_over_ep_throughput for p in comparison.points])
+        tp_fits = tuple(p.tp.fits for p in comparison.points)
+        ep_fits = tuple(p.ep.fits for p in comparison.points)
+        drawn = (comparison.devices, batches.tobytes(), tp.tobytes(), ep.tobytes(), tp_fits, ep_fits)
+        if drawn == self._drawn_ep_tp:
+            return  # e.g. a budget beyond the model's experts leaves the EP/TP side as it was
+        self._drawn_ep_tp = drawn
         # Hollow markers where a layout does not fit (the engine's numbers for a layout that could not run).
         log_batches = np.log10(batches)
-        self.tp_curve.setData(log_batches, np.log10(tp),
-                              symbolBrush=[TP_COLOUR if p.tp.fits else "w" for p in comparison.points])
-        self.ep_curve.setData(log_batches, np.log10(ep),
-                              symbolBrush=[EP_COLOUR if p.ep.fits else "w" for p in comparison.points])
-        self.ratio_curve.setData(log_batches, ratio)
-        self.ep_plot.setTitle(f"EP vs TP on {comparison.devices} devices", size=f"{PLOT_FONT_POINTS + 2}pt")
         x_pad = 0.08 * (log_batches[-1] - log_batches[0] or 1.0)
-        self.ep_plot.setXRange(log_batches[0] - x_pad, log_batches[-1] + x_pad, padding=0.0)
         low, high = float(np.log10(min(tp.min(), ep.min()))), float(np.log10(max(tp.max(), ep.max())))
         y_pad = 0.08 * max(high - low, 1.0)
-        self.ep_plot.setYRange(low - y_pad, high + y_pad, padding=0.0)
+        # Ranges first, in one call per plot, so the new points are laid out once.
+        self.ep_plot.setRange(xRange=(log_batches[0] - x_pad, log_batches[-1] + x_pad),
+                              yRange=(low - y_pad, high + y_pad), padding=0.0)
         self.ratio_plot.setYRange(min(0.9, float(ratio.min()) * 0.95), max(1.1, float(ratio.max()) * 1.05),
                                   padding=0.0)
+        self.tp_curve.setData(log_batches, np.log10(tp),
+                              symbolBrush=[TP_BRUSH if fits else HOLLOW_BRUSH for fits in tp_fits])
+        self.ep_curve.setData(log_batches, np.log10(ep),
+                              symbolBrush=[EP_BRUSH if fits else HOLLOW_BRUSH for fits in ep_fits])
+        self.ratio_curve.setData(log_batches, ratio)
+        self.ep_plot.setTitle(f"EP vs TP on {comparison.devices} devices", size=f"{PLOT_FONT_POINTS + 2}pt")
 
     def _show_notes(self, study: ParallelismStudy) -> None:
         lines = []

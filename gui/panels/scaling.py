@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
     QFrame,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -96,6 +97,9 @@ SIDE_MIN_WIDTH_PX = 260
 CANVAS_MIN_WIDTH_PX = 360
 CANVAS_MIN_HEIGHT_PX = 300
 NOTES_MAX_HEIGHT_PX = 205  # the numbers table: a header and seven strategies at 11 pt
+NOTES_COLUMN_GAP_PX = 14
+NOTES_HEADERS = ("strategy", "layout", "devices", "output tokens/s: system · device", "TTFT",
+                 "ITL: mean · p50 · p99", "ITL CV")
 WIDE_PANEL_PX = 1100  # narrower than this at first show: the side column starts hidden
 NOTES_SCROLL_MARGIN_PX = 18  # room for a horizontal scroll bar
 HISTOGRAM_HEIGHT_PX = 230
@@ -105,6 +109,12 @@ P50_COLOUR = "#222222"
 P99_COLOUR = "#B2182B"
 ENGINE_COLOUR = "#0077BB"
 SKEW_STEP = 0.1
+
+LEGEND = (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
+          + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
+          + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
+          + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
+          + bars.swatch("#BBBBBB", "light: up to ITL p99"))
 
 # The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
 FORM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -157,6 +167,90 @@ class ScalingStudy:
     claims: tuple[ClaimCheck, ...]
     is_moe: bool
     model_name: str
+
+
+# ---- the numbers table ---------------------------------------------------------------------------
+
+
+class StrategyTable(QWidget):
+    """The numbers beside the plots: one row per strategy, one plain-text label per cell.
+
+    Labels, not a rich-text table: a study changes most cells, and laying out a rich-text
+    table (for its size hint, then again to paint) costs about ten times as much as setting
+    a grid of one-line labels. A row without numbers shows one message across its cells:
+    from the layout column on when the strategy does not apply, after its layout when the
+    layout does not fit.
+    """
+
+    def __init__(self, strategies: list[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(8, 4, 8, 2)
+        grid.setHorizontalSpacing(NOTES_COLUMN_GAP_PX)
+        grid.setVerticalSpacing(1)
+        font = self.font()
+        font.setPointSize(PLOT_FONT_POINTS)
+        self.setFont(font)
+        columns = len(NOTES_HEADERS)
+        for column, text in enumerate(NOTES_HEADERS):
+            grid.addWidget(self._label(f"<b>{text}</b>", rich=True), 0, column)
+        self.names = [STRATEGY_NAMES[name] for name in strategies]
+        self.cells: list[list[QLabel]] = []  # per row, the cells after the name
+        self.not_applicable: list[QLabel] = []
+        self.no_fit: list[QLabel] = []
+        for row, name in enumerate(strategies, start=1):
+            grid.addWidget(self._label(f"<span style='color:{STRATEGY_COLOURS[name]}'>■</span>&nbsp;"
+                                       f"{STRATEGY_NAMES[name].replace(' ', '&nbsp;')}", rich=True), row, 0)
+            cells = [self._label("") for _ in range(columns - 1)]
+            for column, cell in enumerate(cells, start=1):
+                grid.addWidget(cell, row, column)
+            not_applicable = self._label("", colour=NOT_APPLICABLE_COLOUR)
+            no_fit = self._label("", colour=NO_FIT_COLOUR)
+            grid.addWidget(not_applicable, row, 1, 1, columns - 1)
+            grid.addWidget(no_fit, row, 2, 1, columns - 2)
+            self.cells.append(cells)
+            self.not_applicable.append(not_applicable)
+            self.no_fit.append(no_fit)
+        grid.setColumnStretch(columns, 1)  # spare width right of the table
+
+    @staticmethod
+    def _label(text: str, *, rich: bool = False, colour: str = "") -> QLabel:
+        label = QLabel(text)
+        label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        if colour:
+            label.setStyleSheet(f"color: {colour}")
+            label.hide()
+        return label
+
+    def set_numbers(self, row: int, texts: tuple[str, ...]) -> None:
+        """A row with numbers: the texts of the cells after the strategy's name."""
+        self._show(row, texts, "", "")
+
+    def set_not_applicable(self, row: int, message: str) -> None:
+        self._show(row, (), message, "")
+
+    def set_no_fit(self, row: int, layout: str, message: str) -> None:
+        self._show(row, (layout,), "", message)
+
+    def _show(self, row: int, texts: tuple[str, ...], not_applicable: str, no_fit: str) -> None:
+        for column, cell in enumerate(self.cells[row]):
+            shown = column < len(texts)
+            if shown and cell.text() != texts[column]:
+                cell.setText(texts[column])
+            cell.setVisible(shown)
+        for label, message in ((self.not_applicable[row], not_applicable), (self.no_fit[row], no_fit)):
+            if message and label.text() != message:
+                label.setText(message)
+            label.setVisible(bool(message))
+
+    def text(self) -> str:
+        """The table as shown: a line per strategy, a tab between cells."""
+        lines = []
+        for row, name in enumerate(self.names):
+            labels = [*self.cells[row], self.not_applicable[row], self.no_fit[row]]
+            lines.append("\t".join([name, *(label.text() for label in labels if label.isVisibleTo(self))]))
+        return "\n".join(lines)
 
 
 # ---- the synthetic-model form ------------------------------------------------------------------
@@ -310,8 +404,7 @@ class ScalingPanel(AnalysisPanel):
         self.itl_plot.plot.addItem(self.p50_marks)
         self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
                                      self._tooltip, self._row_clicked, self)
-        self.notes = bars.subtitle_label("")
-        self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notes = StrategyTable(self._strategies)
 
         self.form = SyntheticModelForm()
         self.form.model_requested.connect(self.model_requested)
@@ -326,9 +419,18 @@ class ScalingPanel(AnalysisPanel):
         notes_scroll.setWidget(self.notes)
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # The legend never changes: a label of its own is laid out once, not with every header.
+        self.legend = bars.subtitle_label(LEGEND)
+        self.header.setContentsMargins(8, 4, 8, 0)
+        self.legend.setContentsMargins(8, 0, 8, 2)
+        words = QVBoxLayout()
+        words.setContentsMargins(0, 0, 0, 0)
+        words.setSpacing(0)
+        words.addWidget(self.header)
+        words.addWidget(self.legend)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 6, 0)
-        top.addWidget(self.header, 1)
+        top.addLayout(words, 1)
         self.side_button = QToolButton()
         self.side_button.setText("Synthetic model · MoE routing")
         self.side_button.setCheckable(True)
@@ -570,12 +672,7 @@ class ScalingPanel(AnalysisPanel):
             words += f" Parameter-to-compute ratio (total / active parameters per token): <b>{ratio:.3g}×</b>."
         else:
             words += f" <span style='color:{NO_FIT_COLOUR}'>Cannot compare: {study.problem}</span>"
-        legend = (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
-                  + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
-                  + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
-                  + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
-                  + bars.swatch("#BBBBBB", "light: up to ITL p99"))
-        self.header.setText(words + "<br>" + legend)
+        self.header.setText(words)
 
     def _show_bars(self, study: ScalingStudy) -> None:
         names = self._strategies
@@ -622,36 +719,26 @@ class ScalingPanel(AnalysisPanel):
             self.p50_marks.setData(x=np.log10(p50[shown]), y=np.arange(n, dtype=float)[shown])
 
     def _show_notes(self, study: ScalingStudy) -> None:
+        self.notes.setVisible(study.comparison is not None)
         if study.comparison is None:
-            self.notes.setText("")
             return
-        cells = ("strategy", "layout", "devices", "output tokens/s: system · device", "TTFT",
-                 "ITL: mean · p50 · p99", "ITL CV")
-        rows = ["<tr>" + "".join(f"<th align='left' style='white-space:nowrap'>{c}&nbsp;&nbsp;</th>" for c in cells)
-                + "</tr>"]
-        for name, entry in zip(self._strategies, self._entries, strict=True):
-            label = (f"<span style='color:{STRATEGY_COLOURS[name]}'>■</span>&nbsp;"
-                     f"{STRATEGY_NAMES[name].replace(' ', '&nbsp;')}&nbsp;&nbsp;")
+        for row, entry in enumerate(self._entries):
             if entry is None:
-                rows.append(f"<tr><td style='white-space:nowrap'>{label}</td><td colspan=6 style='white-space:nowrap; color:{NOT_APPLICABLE_COLOUR}'>"
-                            "not applicable: a dense model has no experts to place</td></tr>")
-                continue
-            if not entry.found:
-                rows.append(f"<tr><td style='white-space:nowrap'>{label}</td><td style='white-space:nowrap'>{_layout_words(entry)}</td>"
-                            f"<td colspan=5 style='color:{NO_FIT_COLOUR}'>does not fit: "
-                            f"{short_reason(entry.result.fit_reason)}"
-                            "</td></tr>")
-                continue
-            spread = entry.spread
-            waves = f" · {entry.result.waves} KV waves" if entry.result.waves > 1 else ""
-            rows.append(
-                f"<tr><td style='white-space:nowrap'>{label}</td><td style='white-space:nowrap'>{_layout_words(entry)}{waves}&nbsp;&nbsp;</td><td style='white-space:nowrap'>{entry.devices:,}</td>"
-                f"<td style='white-space:nowrap'>{bars.compact(entry.output_tok_s)} · {bars.compact(entry.output_tok_s_per_device)}</td>"
-                f"<td style='white-space:nowrap'>{_time(entry.ttft_s)}</td>"
-                f"<td style='white-space:nowrap'>{_time(entry.itl_s)} · {_time(spread.p50_s)} · {_time(spread.p99_s)}&nbsp;&nbsp;</td>"
-                f"<td style='white-space:nowrap'>{f'{spread.coefficient_of_variation:.2%}' if spread.modelled else '— (no routing)'}</td></tr>"
-            )
-        self.notes.setText("<table cellspacing=0 cellpadding=1>" + "".join(rows) + "</table>")
+                self.notes.set_not_applicable(row, "not applicable: a dense model has no experts to place")
+            elif not entry.found:
+                self.notes.set_no_fit(row, _layout_words(entry),
+                                      f"does not fit: {short_reason(entry.result.fit_reason)}")
+            else:
+                spread = entry.spread
+                waves = f" · {entry.result.waves} KV waves" if entry.result.waves > 1 else ""
+                self.notes.set_numbers(row, (
+                    f"{_layout_words(entry)}{waves}",
+                    f"{entry.devices:,}",
+                    f"{bars.compact(entry.output_tok_s)} · {bars.compact(entry.output_tok_s_per_device)}",
+                    _time(entry.ttft_s),
+                    f"{_time(entry.itl_s)} · {_time(spread.p50_s)} · {_time(spread.p99_s)}",
+                    f"{spread.coefficient_of_variation:.2%}" if spread.modelled else "— (no routing)",
+                ))
         # As tall as the table, up to a limit; beyond it the table scrolls.
         self.notes_scroll.setFixedHeight(min(self.notes.sizeHint().height() + NOTES_SCROLL_MARGIN_PX,
                                              NOTES_MAX_HEIGHT_PX))
