@@ -9,6 +9,7 @@ How the analysis tabs count: :data:`ANALYSIS_RATIONALE`.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -178,6 +179,7 @@ def _timed_changes(app, window, changes: int, seed: int, first_view: str | None 
     ``first_view`` (the window's own first tab when None); closes the window."""
     from accelscope.engine.precision import PRECISIONS
 
+    from .controller import freeze_start_up_objects
     from .panels.analysis import AnalysisPanel
 
     window.resize(1600, 1000)
@@ -191,6 +193,7 @@ def _timed_changes(app, window, changes: int, seed: int, first_view: str | None 
         if isinstance(first, AnalysisPanel):
             first.refresh_now()  # up to date before the first change
     app.processEvents()
+    freeze_start_up_objects()  # as the app does after its first frame; undone below
     controls = window.controls
     rng = random.Random(seed)
     moves = [
@@ -234,6 +237,7 @@ def _timed_changes(app, window, changes: int, seed: int, first_view: str | None 
         window.close()
         window.deleteLater()
         app.processEvents()
+        gc.unfreeze()
     return timings
 
 
