@@ -67,7 +67,7 @@ MIN_LAYER_SAMPLES = 200
 MAX_LAYER_SAMPLES = 20_000
 DEFAULT_STEPS = 2000
 DEFAULT_PLACEMENTS = 8
-RESULT_CACHE_SIZE = 128  # simulations kept (each a few arrays of a few thousand entries)
+RESULT_CACHE_SIZE = 16  # simulations kept: ~1 MB each with their composed steps; a live view revisits few
 # Tables of uniform draws for composing steps are kept up to this many draws (4 MB; the
 # default 2,000 steps of 61 layers take 1 MB), a few of them; longer requests draw as they go.
 MAX_SHARED_DRAWS = 1 << 19
