@@ -1,6 +1,6 @@
 """The table of published measurements and `accelscope validate`: the table loads and is checked
 like the other catalogs, every row is a scenario the engine can run, and the report carries
-what it says; the served-run arithmetic against hand-worked numbers; and the issue's error
+what it says; the served-run arithmetic against hand-worked numbers; and the accuracy
 targets (median |error| <= 20% on GPUs and <= 35% on dataflow machines over the papers'
 measurements, no prediction off by more than 2x without an explanation)."""
 
@@ -389,7 +389,7 @@ def test_a_served_run_is_slower_than_its_static_batches_by_the_drain(report, eng
     assert served < static.throughput_total_tok_s
 
 
-# ---- the issue's targets ---------------------------------------------------------------------
+# ---- the accuracy targets ---------------------------------------------------------------------
 
 
 def _measured(report, group):
