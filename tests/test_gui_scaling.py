@@ -385,3 +385,22 @@ def test_parallelism_hover_explains_with_units(qtbot, private_engine):
     scene_pos = vb.mapViewToScene(vb.mapToView(vb.rect().center()))
     panel._hover(scene_pos)
     assert panel.hover_text.startswith("<p")
+
+
+def test_after_a_tab_is_shown_a_change_still_waits_for_the_controls_to_rest(qtbot, engine):
+    """Showing a stale tab computes at once (a 0 ms timer); that must not make every later
+    change compute at once too."""
+    from accelscope.engine.frame import compute_frame
+    from accelscope.engine.scenario import Scenario
+    from accelscope.engine.workspace import Workspace
+    from accelscope.gui.panels.analysis import SETTLE_MS
+    from accelscope.gui.panels.scaling import ScalingPanel
+
+    panel = ScalingPanel(engine.catalog, engine)
+    qtbot.addWidget(panel)
+    workspace = Workspace(Scenario("llama-3.1-8b", "h100-sxm"), shown=("h100-sxm",), view="scaling")
+    panel.update_frame(compute_frame(engine, workspace))
+    panel.show()  # stale: computes at once
+    qtbot.waitUntil(lambda: panel.study is not None and not panel.pending())
+    panel.update_frame(compute_frame(engine, workspace.with_scenario(batch=8)))
+    assert panel.pending() and panel._timer.interval() == SETTLE_MS

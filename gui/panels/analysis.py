@@ -64,7 +64,9 @@ class AnalysisPanel(Panel):
         if not self.inputs_changed(self.study_frame, frame):
             return
         if self.isVisible():
-            self._timer.start()  # restarted by every change: computes once the hand rests
+            # Restarted by every change: computes once the hand rests. The interval is given each
+            # time: showEvent's start(0) would otherwise stay the timer's interval.
+            self._timer.start(SETTLE_MS)
         # Hidden: nothing now; showEvent or refresh_now brings it up to date.
 
     def showEvent(self, event) -> None:
