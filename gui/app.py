@@ -11,6 +11,9 @@ def run(argv: list[str] | None = None) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
+    from .controller import pin_allocator_threshold
+
+    pin_allocator_threshold()  # before the app allocates: keeps freed large blocks from staying resident
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
     app.setApplicationName("accelscope")
     app.setOrganizationName("accelscope")

@@ -180,9 +180,10 @@ def _timed_changes(app, window, changes: int, seed: int, first_view: str | None 
     ``first_view`` (the window's own first tab when None); closes the window."""
     from accelscope.engine.precision import PRECISIONS
 
-    from .controller import freeze_start_up_objects
+    from .controller import freeze_start_up_objects, pin_allocator_threshold
     from .panels.analysis import AnalysisPanel
 
+    pin_allocator_threshold()  # as the app does when it starts
     window.resize(1600, 1000)
     window.show()
     window.start(synchronous=True)

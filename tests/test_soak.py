@@ -121,10 +121,11 @@ class SoakResult:
 def soak_window(qtbot, monkeypatch, tmp_path):
     from PySide6.QtWidgets import QMessageBox
 
-    from accelscope.gui.controller import freeze_start_up_objects
+    from accelscope.gui.controller import freeze_start_up_objects, pin_allocator_threshold
     from accelscope.gui.main_window import MainWindow
     from accelscope.gui.style import configure_pyqtgraph
 
+    pin_allocator_threshold()  # as the app does when it starts
     monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder
     private_temporary = tmp_path / "tmp"  # empty at the end, or something left a temporary file
     private_temporary.mkdir()

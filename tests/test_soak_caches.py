@@ -19,6 +19,7 @@ every symbol it needs is already rendered; any new atlas entry is a style made a
 from __future__ import annotations
 
 import random
+import sys
 
 import pytest
 
@@ -166,3 +167,10 @@ def test_the_app_start_freezes_start_up_objects_once_drawn(qtbot, monkeypatch):
         assert gc.get_freeze_count() > 0  # every object alive now is out of the collector's sight
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator switch")
+def test_the_allocator_threshold_can_be_pinned():
+    from accelscope.gui.controller import pin_allocator_threshold
+
+    assert pin_allocator_threshold() is True
