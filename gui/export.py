@@ -19,7 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.catalog_reading import special_file_kind
@@ -140,6 +140,10 @@ def bring_up_to_date(panel: AnalysisPanel, frame: Frame) -> None:
         panel.update_frame(frame)
     if panel.study is None or panel.study_frame is not frame or panel.pending():
         panel.refresh_now()
+        # Let the new study's layout settle before it is drawn: an axis sized to its new row labels
+        # posts a layout request, whose layout posts another; rendered at once, labels are cut.
+        for _ in range(3):
+            QApplication.processEvents()
 
 
 def view_tables(view: str, panel: QWidget, frame: Frame, catalog: Catalog) -> dict[str, Table]:

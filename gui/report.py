@@ -21,6 +21,7 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     app = QApplication.instance() or QApplication(["accelscope-report"])
     from .export import export_all
     from .headless import quiet_offscreen
+    from .panels.analysis import AnalysisPanel
     from .panels.energy import EnergyPanel
     from .panels.latency import LatencyPanel
     from .panels.memory import MemoryPanel
@@ -61,7 +62,10 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
                 panel.show()
                 panel.update_frame(frame)
                 panel.set_selected(workspace.selected)
-            app.processEvents()
+                if isinstance(panel, AnalysisPanel):
+                    panel.refresh_now()  # its study now, so the layout settles with the events below
+            for _ in range(3):  # layout requests post further layout requests (axes sized to labels)
+                app.processEvents()
             explanation = explain(engine, workspace.scenario) if workspace.shown else None
             return export_all(panels, frame, catalog, out, preset, explanation, scale=scale)
         finally:
