@@ -103,6 +103,11 @@ class Panel(QWidget):
             return None
         return self.frame.index(self.selected)
 
+    def _rows_selected_last(self) -> list[int]:
+        """Every row, the selected one last: drawn last, it stays on top of the others."""
+        chosen = self._selected_row()
+        return [r for r in range(self._rows()) if r != chosen] + ([] if chosen is None else [chosen])
+
     def _row(self, row: int) -> tuple[str, np.ndarray, str]:
         """(accelerator id, its column of kernel outputs, its display name) for a row."""
         accelerator_id = self.frame.accelerators[row]

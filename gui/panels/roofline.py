@@ -785,10 +785,8 @@ class RooflinePanel(Panel):
         frame = self.frame
         if frame is None:
             return
-        rows = list(range(len(frame.accelerators)))
+        rows = self._rows_selected_last()
         chosen = self._selected_row()
-        if chosen is not None:
-            rows = [r for r in rows if r != chosen] + [chosen]
         for phase, item in self.points.items():
             intensity, achieved = self._operating[phase]
             drawn = [r for r in rows if np.isfinite(intensity[r]) and intensity[r] > 0

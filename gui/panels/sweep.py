@@ -284,10 +284,8 @@ class SweepPanel(Panel):
         frame = self.frame
         if frame is None:
             return
-        rows = list(range(len(frame.accelerators)))
+        rows = self._rows_selected_last()
         chosen = self._selected_row()
-        if chosen is not None:
-            rows = [r for r in rows if r != chosen] + [chosen]
         ids = [frame.accelerators[r] for r in rows]
 
         key = (tuple((a, self.lines[a].version) for a in ids), chosen)
