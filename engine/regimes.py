@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import time
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -32,6 +31,7 @@ import numpy as np
 from . import codes
 from . import kernels as k
 from .api import Engine
+from .catalog_reading import read_toml_file
 from .errors import CatalogError
 from .precision import PRECISIONS
 from .scenario import MAX_BATCH, MAX_TOKENS, Scenario
@@ -172,10 +172,7 @@ def default_regimes_path() -> Path:
 def load_regimes(path: Path | None = None) -> RegimeDefinitions:
     """Read and check ``regimes.toml``; a bad field raises CatalogError naming it."""
     path = path or default_regimes_path()
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise CatalogError(path, None, f"cannot read regimes: {error}") from None
+    data = read_toml_file(Path(path))  # size-limited, special files refused, errors name the file
 
     layout_table = data.get("layout")
     if not isinstance(layout_table, dict):

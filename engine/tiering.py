@@ -21,7 +21,6 @@ all-in-HBM / throughput).
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -34,7 +33,7 @@ from . import kernels as k
 from .accelerator import MemoryTier
 from .api import Engine
 from .catalog import Catalog
-from .catalog_reading import TableReader
+from .catalog_reading import TableReader, read_toml_file
 from .errors import CatalogError
 from .scenario import Scenario
 from .sourced import Sourced
@@ -84,10 +83,7 @@ def default_far_tiers_path() -> Path:
 def load_far_tiers(path: Path | None = None) -> dict[str, FarTierOption]:
     """The far-tier table by id; a bad field raises CatalogError naming it."""
     path = path or default_far_tiers_path()
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise CatalogError(path, None, f"cannot read far tiers: {error}") from None
+    data = read_toml_file(Path(path))  # size-limited, special files refused, errors name the file
     entries = data.get("tier")
     if not isinstance(entries, list) or not entries:
         raise CatalogError(path, "tier", "expected at least one [[tier]] table")
