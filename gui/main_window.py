@@ -59,6 +59,7 @@ from .controls import ControlsPanel
 from .display import THEMES, Display
 from .export import PNG_SCALES, export_all, export_view, write_sidecar
 from .formulas import FormulasWindow
+from .panels.analysis import AnalysisPanel
 from .panels.base import Panel
 from .panels.energy import EnergyPanel
 from .panels.explain import ExplainPanel
@@ -194,10 +195,9 @@ class MainWindow(QMainWindow):
             panel.accelerator_selected.connect(self.controller.select)
         self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
         self.tabs.currentChanged.connect(self._tab_changed)
-        self.panels["tiers"].options_changed.connect(self._view_options_changed)
-        for view in ("scaling", "parallelism"):
-            self.panels[view].view_option_changed.connect(
-                lambda name, value: self._view_options_changed({name: value}))
+        for panel in self.panels.values():
+            if isinstance(panel, AnalysisPanel):
+                panel.view_option_changed.connect(self._view_option_changed)
         self.panels["scaling"].model_requested.connect(self.use_model)
         self.banner = _ProblemBanner()
         central = QWidget()
@@ -546,9 +546,9 @@ class MainWindow(QMainWindow):
             self.controls.set_model_info(self.engine.model(str(value)))
         self.controller.set_field(field, value)
 
-    def _view_options_changed(self, options: dict) -> None:
+    def _view_option_changed(self, name: str, value: object) -> None:
         """An analysis tab's own setting (e.g. the far tier) is part of the scenario: presets keep it."""
-        self.controller.set_workspace(self.controller.workspace.with_options(**options))
+        self.controller.set_workspace(self.controller.workspace.with_options(**{name: value}))
 
     def _tab_changed(self, index: int) -> None:
         self.controller.set_workspace(self.controller.workspace.with_changes(view=VIEWS[index]))

@@ -212,9 +212,9 @@ def test_changing_the_far_tier_changes_the_curves(qtbot, engine):
     before = panel.plotted()["weights_slowdown"]
     index = panel.combo.findData("grace-lpddr5x-c2c")
     assert index >= 0 and panel.combo.itemData(0) == OWN_TIER
-    with qtbot.waitSignal(panel.options_changed, timeout=1000) as signal:
+    with qtbot.waitSignal(panel.view_option_changed, timeout=1000) as signal:
         panel.combo.setCurrentIndex(index)
-    assert signal.args == [{"far_tier": "grace-lpddr5x-c2c"}]
+    assert signal.args == ["far_tier", "grace-lpddr5x-c2c"]
     assert panel.study.tier_id == "grace-lpddr5x-c2c"
     after = panel.plotted()["weights_slowdown"]
     sweep = engine_sweep(engine, frame.workspace.scenario, load_far_tiers()["grace-lpddr5x-c2c"])

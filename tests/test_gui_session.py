@@ -218,3 +218,13 @@ def test_compare_pins_a_and_the_explain_panel_opens_with_the_deltas(qtbot, data_
     assert window.compare_frame is None and not window.compare_action.isChecked()
     text = window.explain_panel.text()
     assert "B against A" not in text
+
+
+def test_every_analysis_tab_setting_reaches_the_workspace(qtbot, data_dir):
+    window = _window(qtbot)
+    window.panels["tiers"].view_option_changed.emit("far_tier", "cxl2-expander-x16")
+    window.panels["parallelism"].view_option_changed.emit("device_budget", 8)
+    window.panels["scaling"].view_option_changed.emit("routing_skew", 1.5)
+    workspace = window.controller.workspace
+    assert (workspace.option("far_tier"), workspace.option("device_budget"), workspace.option("routing_skew")) == (
+        "cxl2-expander-x16", 8, 1.5)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.api import Engine
@@ -29,6 +29,10 @@ SETTLE_MS = 150  # a study waits for the controls to rest this long
 
 
 class AnalysisPanel(Panel):
+    # A setting of the tab's own that belongs to the scenario (a Workspace view option, e.g.
+    # ("far_tier", id)): the main window puts it into the workspace, so presets keep it.
+    view_option_changed = Signal(str, object)
+
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
         self.engine = engine

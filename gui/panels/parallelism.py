@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
@@ -105,7 +105,6 @@ def _split_tick(tp: int, dp: int) -> str:
 
 class ParallelismPanel(AnalysisPanel):
     title = "TP/DP · EP/TP"
-    view_option_changed = Signal(str, object)  # ("device_budget", n), for the workspace's options
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)

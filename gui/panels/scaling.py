@@ -376,7 +376,6 @@ def _parse_whole(what: str, text: str, *, default: int | None) -> int:
 class ScalingPanel(AnalysisPanel):
     title = "Scaling"
     model_requested = Signal(object)  # a synthetic ModelArch for the main window to register and select
-    view_option_changed = Signal(str, object)  # ("routing_skew", value), for the workspace's options
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
@@ -97,7 +97,6 @@ def _index(fractions: np.ndarray, value: float) -> int:
 
 class TiersPanel(AnalysisPanel):
     title = "Memory tiers"
-    options_changed = Signal(dict)  # {"far_tier": id} when the user picks a tier
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
@@ -463,7 +462,7 @@ class TiersPanel(AnalysisPanel):
         if tier_id is None or tier_id == self.far_tier:
             return
         self.far_tier = tier_id
-        self.options_changed.emit(self.options())
+        self.view_option_changed.emit("far_tier", tier_id)
         self._tier_changed()
 
     def _tier_changed(self) -> None:
