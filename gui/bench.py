@@ -268,6 +268,9 @@ window.start()
 QTimer.singleShot(120_000, app.quit)
 app.exec()
 print(getattr(probe, "painted", -1.0), time.time() - started)
+# As the app does on quit: the window goes while Qt is alive, not in the interpreter's teardown.
+window.deleteLater()
+app.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
 """
 
 

@@ -7,8 +7,7 @@ import re
 import time
 from pathlib import Path
 
-import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -562,10 +561,7 @@ class MainWindow(QMainWindow):
             panel.update_frame(frame)
             panel.set_selected(frame.workspace.selected)
             self._panel_frames[view] = frame
-            # The scene marks changed items dirty through a queued call; run it now, so a tab
-            # being shown is painted once rather than once on showing and again for its items.
-            for graphics in panel.findChildren(pg.GraphicsView):
-                QCoreApplication.sendPostedEvents(graphics.scene(), QEvent.Type.MetaCall.value)
+            panel.prepare_paint()  # a tab being shown, or repainted below, is then painted once
         return panel
 
     def set_workspace(self, workspace: Workspace) -> None:
@@ -790,8 +786,9 @@ class MainWindow(QMainWindow):
     def show_frame(self, frame: Frame) -> None:
         """Draw the visible panel now; the others catch up when their tab is shown."""
         started = time.perf_counter()
-        self.refresh_panel(VIEWS[self.tabs.currentIndex()])
-        self.tabs.currentWidget().repaint()
+        panel = self.refresh_panel(VIEWS[self.tabs.currentIndex()])
+        if not isinstance(panel, AnalysisPanel):  # an analysis tab draws when its study has run
+            panel.repaint()
         self.last_repaint_seconds = time.perf_counter() - started
         s = frame.workspace.scenario
         model = self.engine.model(s.model)

@@ -98,6 +98,7 @@ class AnalysisPanel(Panel):
         self.study_seconds = time.perf_counter() - started
         self.study_frame = frame
         self.show_study(self.study)
+        self.prepare_paint()
 
     def pending(self) -> bool:
         return self._timer.isActive()

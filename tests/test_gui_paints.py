@@ -1,0 +1,114 @@
+"""A control change paints each plot of the visible tab once, and an analysis tab not at all
+until its study runs.
+
+pyqtgraph finishes a view's auto-range, its axes and text placement when the view is about to
+paint; what that changes marks the plot dirty again, so without :meth:`Panel.prepare_paint`
+Qt painted the whole plot a second time in 70-80% of the changes on the sweep and latency tabs
+(the most expensive paints of an update). Painting is counted, not timed, so the check holds on
+any machine.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from accelscope.engine.api import Engine
+from accelscope.engine.precision import PRECISIONS
+
+CHANGES = 12
+
+
+@pytest.fixture
+def window(qtbot, monkeypatch, tmp_path):
+    from accelscope.gui.main_window import MainWindow
+    from accelscope.gui.style import configure_pyqtgraph
+
+    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
+    configure_pyqtgraph()
+    window = MainWindow(Engine())
+    qtbot.addWidget(window)
+    window.resize(1600, 1000)
+    window.show()
+    window.start(synchronous=True)
+    window.controller.set_shown(tuple(window.engine.catalog.accelerators))
+    window.controller.throttle.flush()
+    return window
+
+
+def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:
+    """Paint events of the tab's plot viewports and of the tab itself over CHANGES control
+    changes (each settled and painted as the event loop would), with the viewports."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from accelscope.engine.workspace import VIEWS
+    from accelscope.gui.panels.analysis import AnalysisPanel
+
+    app = QApplication.instance()
+    window.tabs.setCurrentIndex(VIEWS.index(view))
+    panel = window.panels[view]
+    if isinstance(panel, AnalysisPanel):
+        panel.refresh_now()
+    qtbot.wait(100)  # the tab's first paints and any layout pass they start are not counted
+
+    class PaintCounter(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.paints: Counter = Counter()
+
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                self.paints[watched] += 1
+            return False
+
+    counter = PaintCounter()
+    viewports = [graphics.viewport() for graphics in panel.findChildren(pg.GraphicsView)]
+    for viewport in viewports:
+        viewport.installEventFilter(counter)
+    panel.installEventFilter(counter)
+    controls = window.controls
+    rng = random.Random(5)
+    moves = [
+        lambda: controls.batch_slider.setValue(rng.randint(0, controls.batch_slider.maximum())),
+        lambda: controls.input_slider.setValue(rng.randint(0, controls.input_slider.maximum())),
+        lambda: controls.output_slider.setValue(rng.randint(0, controls.output_slider.maximum())),
+        lambda: controls.precision_combos["weight_precision"].setCurrentIndex(rng.randrange(len(PRECISIONS))),
+        lambda: controls.parallel_spins["tp"].setValue(rng.choice((1, 2, 4, 8))),
+    ]
+    for _ in range(CHANGES):
+        rng.choice(moves)()
+        window.controller.throttle.flush()
+        window.explain_throttle.flush()
+        if isinstance(panel, AnalysisPanel):
+            panel.hold()  # the study waits for the controls to rest; not part of a change
+        app.processEvents()
+    for viewport in viewports:
+        viewport.removeEventFilter(counter)
+    panel.removeEventFilter(counter)
+    return counter.paints, viewports
+
+
+@pytest.mark.parametrize("view", ["roofline", "memory", "latency", "sweep", "energy"])
+def test_a_change_paints_each_plot_once(window, qtbot, view):
+    paints, viewports = paints_per_change(window, qtbot, view)
+    assert viewports
+    for viewport in viewports:
+        # Nearly every change moves the data (a spin box set to its own value does not), so
+        # the plot is painted; never twice for one change.
+        assert CHANGES // 2 <= paints[viewport] <= CHANGES, f"{view}: {paints[viewport]} paints over {CHANGES} changes"
+
+
+@pytest.mark.parametrize("view", ["scaling", "parallelism", "regimes", "tiers"])
+def test_an_analysis_tab_is_not_repainted_while_its_study_waits(window, qtbot, view):
+    paints, viewports = paints_per_change(window, qtbot, view)
+    # Its content changes only when the study runs once the controls rest, so a change must
+    # not repaint the page (a whole-page paint cost 4-9 ms per change).
+    assert paints[window.panels[view]] == 0
+    if view == "parallelism":
+        return  # its EP/TP plot marks the current batch live, a small part of one plot
+    for viewport in viewports:
+        assert paints[viewport] == 0, f"{view}: {paints[viewport]} plot paints over {CHANGES} changes"
