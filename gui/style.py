@@ -4,9 +4,13 @@ on a projector at the back of a room."""
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPixmapCache
 
 PLOT_FONT_POINTS = 11
+# Plots keep some items as device pictures (see roofline.LineSet); Qt's default 10 MB cache
+# holds one full-screen plot picture at most on a 4K screen, and one that does not fit is drawn
+# anew at every paint.
+PIXMAP_CACHE_KB = 64 * 1024
 LINE_WIDTH = 2.0
 GRID_ALPHA = 0.25
 
@@ -14,6 +18,7 @@ GRID_ALPHA = 0.25
 def configure_pyqtgraph() -> None:
     """Global pyqtgraph options; call once before any plot is created."""
     pg.setConfigOptions(background="w", foreground="k", antialias=True)
+    QPixmapCache.setCacheLimit(max(QPixmapCache.cacheLimit(), PIXMAP_CACHE_KB))
 
 
 def plot_font() -> QFont:

@@ -112,3 +112,21 @@ def test_an_analysis_tab_is_not_repainted_while_its_study_waits(window, qtbot, v
         return  # its EP/TP plot marks the current batch live, a small part of one plot
     for viewport in viewports:
         assert paints[viewport] == 0, f"{view}: {paints[viewport]} plot paints over {CHANGES} changes"
+
+
+def test_roofs_are_kept_as_a_picture_but_exported_as_lines(window):
+    """The roofline's lines change only with the precision, the shown accelerators or the
+    view's scale, so they are cached as a device picture; an export (SVG above all) must
+    still draw them as lines."""
+    from PySide6.QtWidgets import QGraphicsItem
+
+    from accelscope.gui.export import _export_mode
+
+    panel = window.refresh_panel("roofline")
+    cached = QGraphicsItem.CacheMode.DeviceCoordinateCache
+    assert panel.line_set.cacheMode() == cached
+    with _export_mode(panel):
+        assert panel.line_set.cacheMode() == QGraphicsItem.CacheMode.NoCache
+    assert panel.line_set.cacheMode() == cached
+    # The sweep's curves change with nearly every control: drawn directly.
+    assert window.refresh_panel("sweep").line_set.cacheMode() == QGraphicsItem.CacheMode.NoCache
