@@ -130,3 +130,39 @@ def test_roofs_are_kept_as_a_picture_but_exported_as_lines(window):
     assert panel.line_set.cacheMode() == cached
     # The sweep's curves change with nearly every control: drawn directly.
     assert window.refresh_panel("sweep").line_set.cacheMode() == QGraphicsItem.CacheMode.NoCache
+
+
+def test_a_wrapped_label_answers_heights_as_qlabel_does_and_forgets_them_on_change(qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel
+
+    from accelscope.gui.panels.base import WrappedLabel
+
+    text = ("<b>ghost: A (pinned)</b> — faint hollow markers are the pinned scenario's operating "
+            "points, with a dotted line from each to the current scenario's.")
+    label, plain = WrappedLabel(text), QLabel(text)
+    plain.setWordWrap(True)
+    for widget in (label, plain):
+        widget.setTextFormat(Qt.TextFormat.RichText)
+        qtbot.addWidget(widget)
+    widths = (120, 240, 480, 960)
+    assert [label.heightForWidth(w) for w in widths] == [plain.heightForWidth(w) for w in widths]
+    narrow = label.heightForWidth(120)
+    assert narrow > label.heightForWidth(960)  # the text wraps onto more lines when narrow
+
+    # A longer text, a larger font and wider margins each change the heights: none is kept.
+    for change in (lambda w: w.setText(text + " " + text),
+                   lambda w: w.setFont(_scaled_font(w, 2.0)),
+                   lambda w: w.setContentsMargins(20, 20, 20, 20)):
+        before = [label.heightForWidth(w) for w in widths]
+        change(label)
+        change(plain)
+        after = [label.heightForWidth(w) for w in widths]
+        assert after == [plain.heightForWidth(w) for w in widths]
+        assert after != before
+
+
+def _scaled_font(widget, factor: float):
+    font = widget.font()
+    font.setPointSizeF(font.pointSizeF() * factor)
+    return font

@@ -21,6 +21,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticTex
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from ..style import PLOT_FONT_POINTS, plot_font, style_plot
+from .base import WrappedLabel
 
 BAR_HEIGHT = 0.7  # of a row
 OUTLINE_WIDTH = 1.5
@@ -470,8 +471,7 @@ def set_range(plot: pg.PlotItem, axis: int, low: float, high: float) -> None:
 
 
 def subtitle_label(html: str) -> QLabel:
-    label = QLabel(html)
-    label.setWordWrap(True)
+    label = WrappedLabel(html)
     label.setTextFormat(Qt.TextFormat.RichText)
     font = label.font()
     font.setPointSize(PLOT_FONT_POINTS)

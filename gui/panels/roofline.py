@@ -26,7 +26,7 @@ from accelscope.engine.roofline import Roofline, RooflineSlope
 from .. import palette
 from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font, style_plot
 from .bars import GridAxis, opaque_over
-from .base import Panel, reference_note_label
+from .base import Panel, WrappedLabel, reference_note_label
 
 TFLOPS = 1e12  # display unit of the performance axis
 INTENSITY_RANGE = (0.1, 1e5)  # FLOP/byte, widened to take in every operating point
@@ -585,14 +585,13 @@ class RooflinePanel(Panel):
             y_label="Performance per device", y_unit="TFLOP/s",
         )
 
-        self.note = QLabel(
+        self.note = WrappedLabel(
             "Lines: attainable FLOP/s per device, min(peak, bandwidth × intensity). "
             "Solid: device memory (HBM; on-chip SRAM on SRAM machines); dashed: the other "
             "tiers (on-chip SRAM, host memory over PCIe or C2C). The class-shaped marker on each "
             "line is its ridge point. ▲ prefill, ● decode step of the current scenario; "
             "hollow: does not fit (hypothetical). Hover for values, click to select."
         )
-        self.note.setWordWrap(True)
         self.note.setFont(plot_font())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

@@ -60,6 +60,7 @@ from accelscope.engine.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
 from ..style import PLOT_FONT_POINTS, plot_font, style_plot
 from . import bars
 from .analysis import AnalysisPanel
+from .base import WrappedLabel
 from .memory import short_reason
 
 STRATEGY_NAMES: dict[str, str] = {
@@ -289,8 +290,7 @@ class SyntheticModelForm(QGroupBox):
         self.use_button.setToolTip("Build the model and show it in every tab")
         self.use_button.clicked.connect(self.use_model)
         layout.addWidget(self.use_button)
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
+        self.message = WrappedLabel("")
         layout.addWidget(self.message)
         self._fill(MOE_1T_FORM, None)
 
@@ -521,11 +521,9 @@ class ScalingPanel(AnalysisPanel):
         self.p99_line = self._marker_line(hist_plot, P99_COLOUR, "p99", 0.93)
         self.engine_line = self._marker_line(hist_plot, ENGINE_COLOUR, "engine", 0.75, dashed=True)
         layout.addWidget(self.histogram)
-        self.routing_text = QLabel("")
-        self.routing_text.setWordWrap(True)
+        self.routing_text = WrappedLabel("")
         self.routing_text.setTextFormat(Qt.TextFormat.RichText)
-        self.claims_text = QLabel("")
-        self.claims_text.setWordWrap(True)
+        self.claims_text = WrappedLabel("")
         self.claims_text.setTextFormat(Qt.TextFormat.RichText)
         for text in (self.routing_text, self.claims_text):
             font = text.font()

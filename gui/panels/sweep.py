@@ -25,7 +25,7 @@ from accelscope.engine.frame import Frame
 from .. import palette
 from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font
 from .bars import opaque_over
-from .base import Panel, reference_note_label
+from .base import Panel, WrappedLabel, reference_note_label
 from .roofline import LineSet, SpotRef, Spots, log_log_plot, number
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
@@ -141,8 +141,7 @@ class SweepPanel(Panel):
             self.plot.addItem(text, ignoreBounds=True)
             self.batch_labels[batch] = text
 
-        self.note = QLabel()
-        self.note.setWordWrap(True)
+        self.note = WrappedLabel()
         self.note.setFont(plot_font())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

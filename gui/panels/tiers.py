@@ -38,6 +38,7 @@ from accelscope.engine.tiering import (
 from ..style import PLOT_FONT_POINTS, plot_font, style_plot
 from . import bars
 from .analysis import AnalysisPanel
+from .base import WrappedLabel
 
 OWN_TIER = "own"  # the device's own far tier (the workspace's "far_tier" default)
 FALLBACK_TIER = "host-ddr5-pcie5"  # for a device without a far tier of its own
@@ -112,9 +113,8 @@ class TiersPanel(AnalysisPanel):
         self.combo.currentIndexChanged.connect(self._combo_changed)
         tier_label = QLabel("Far memory tier:")
         tier_label.setFont(font)
-        self.tier_info = QLabel("")
+        self.tier_info = WrappedLabel("")
         self.tier_info.setFont(font)
-        self.tier_info.setWordWrap(True)
         controls = QHBoxLayout()
         controls.setContentsMargins(8, 6, 8, 2)
         controls.addWidget(tier_label)
