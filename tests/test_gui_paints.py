@@ -166,3 +166,49 @@ def _scaled_font(widget, factor: float):
     font = widget.font()
     font.setPointSizeF(font.pointSizeF() * factor)
     return font
+
+
+def test_the_cached_roofs_are_never_stale(window, qtbot):
+    """After changes that move the roofs (precision, shown accelerators, selection, a resize)
+    and changes that do not, the window shows exactly what drawing the lines afresh shows."""
+    from PySide6.QtWidgets import QApplication, QGraphicsItem
+
+    from accelscope.engine.workspace import VIEWS
+
+    app = QApplication.instance()
+    window.tabs.setCurrentIndex(VIEWS.index("roofline"))
+    panel = window.panels["roofline"]
+    controls = window.controls
+    every = tuple(window.engine.catalog.accelerators)
+    changes = [
+        lambda: controls.batch_slider.setValue(controls.batch_slider.maximum() // 3),
+        lambda: controls.precision_combos["weight_precision"].setCurrentIndex(2),
+        lambda: controls.precision_combos["activation_precision"].setCurrentIndex(2),
+        lambda: window.controller.set_shown(every[:7]),
+        lambda: window.controller.select(every[3]),
+        lambda: window.resize(1400, 900),
+        lambda: controls.input_slider.setValue(controls.input_slider.maximum()),
+    ]
+    for change in changes:
+        change()
+        window.controller.throttle.flush()
+        app.processEvents()
+        shown = panel.graphics.grab().toImage()
+        panel.line_set.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        fresh = panel.graphics.grab().toImage()
+        panel.line_set.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        panel.graphics.grab()  # the picture is made again here, before the next change
+        # Blending a cached picture rounds antialiased edge pixels by a unit or two; a stale
+        # picture would put whole lines elsewhere.
+        assert _largest_channel_difference(shown, fresh) <= 3
+
+
+def _largest_channel_difference(first, second) -> int:
+    import numpy as np
+
+    assert first.size() == second.size()
+
+    def channels(image):
+        return np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes()).astype(np.int16)
+
+    return int(np.abs(channels(first) - channels(second)).max())
