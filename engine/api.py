@@ -78,6 +78,14 @@ class Engine:
         table = pack_scenarios(scenarios, self._model_index, self._accelerator_index)
         return self.evaluate_table(table)
 
+    def evaluate_batches(self, scenario: Scenario, batches: np.ndarray) -> np.ndarray:
+        """Kernel outputs of ``scenario`` at each batch size, one column per batch: the scenario
+        is packed once and its column repeated, rather than a Scenario made per batch. The
+        scenario must be resolved, and the batches valid batch sizes."""
+        table = np.repeat(pack_scenarios([scenario], self._model_index, self._accelerator_index), len(batches), axis=1)
+        table[k.S_BATCH] = batches
+        return self.evaluate_table(table)
+
     def evaluate_table(self, scenario_table: np.ndarray) -> np.ndarray:
         out = np.empty((k.N_OUTPUT_ROWS, scenario_table.shape[1]))
         k.evaluate_many(

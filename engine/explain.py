@@ -187,7 +187,7 @@ def _find_crossover(engine: Engine, scenario: Scenario, limit: int) -> _Crossove
     """Sweep the batch on a log scale up to ``limit`` in one kernel call, then narrow the first
     bracket where compute reaches memory with a few more calls."""
     batches = np.unique(np.round(np.geomspace(1, limit, _SWEEP_POINTS)).astype(np.int64))
-    sweep = engine.evaluate([scenario.with_changes(batch=int(b)) for b in batches])
+    sweep = engine.evaluate_batches(scenario, batches)
     reached = _compute_reaches_memory(sweep)
     if not reached.any():
         return _Crossover(None, batches, sweep)
@@ -198,7 +198,7 @@ def _find_crossover(engine: Engine, scenario: Scenario, limit: int) -> _Crossove
     while high - low > 1:
         points = np.unique(np.round(np.linspace(low, high, _REFINE_POINTS + 2)).astype(np.int64))
         points = points[(points > low) & (points < high)]
-        reached = _compute_reaches_memory(engine.evaluate([scenario.with_changes(batch=int(b)) for b in points]))
+        reached = _compute_reaches_memory(engine.evaluate_batches(scenario, points))
         if reached.any():
             index = int(np.argmax(reached))
             high = int(points[index])

@@ -46,3 +46,12 @@ def test_sram_machines_roofline_on_their_sram(engine):
     for accelerator in frame.accelerators:
         assert frame.roofline(accelerator).main_slope.level == "on-chip"
         assert frame.roofline(accelerator).ridge_point == pytest.approx(frame.result(accelerator).ridge_point)
+
+
+def test_evaluate_batches_equals_one_scenario_per_batch(engine):
+    scenario = engine.resolve(Scenario("mixtral-8x22b", "mi300x", input_len=4096, output_len=512, tp=4, ep=4,
+                                       weight_precision="fp8", kv_offload=0.25))
+    batches = np.array([1, 3, 17, 250, 1024], dtype=np.int64)
+    together = engine.evaluate_batches(scenario, batches)
+    one_by_one = engine.evaluate([scenario.with_changes(batch=int(b)) for b in batches])
+    np.testing.assert_array_equal(together, one_by_one)
