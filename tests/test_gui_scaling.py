@@ -117,7 +117,7 @@ def test_dense_model_keeps_the_expert_rows_labelled(qtbot, private_engine):
     for name in ("ep", "ep-tp"):
         row = STRATEGIES.index(name)
         assert drawn["devices"][row] == 0.0  # no bar
-        assert drawn["device_text"][row] == "n/a: dense model, no experts"
+        assert drawn["device_text"][row] == "n/a: dense"
     # 2 TB of BF16 weights: 32 H100s; one device with its host memory cannot hold them.
     assert drawn["devices"][STRATEGIES.index("tp")] == pytest.approx(32)
     offload = STRATEGIES.index("offload")

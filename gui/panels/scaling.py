@@ -685,7 +685,7 @@ class ScalingPanel(AnalysisPanel):
         for i, (name, entry) in enumerate(zip(names, self._entries or [None] * n, strict=True)):
             if entry is None:
                 colours.append(NOT_APPLICABLE_COLOUR)
-                why = "n/a: dense model, no experts" if name in ("ep", "ep-tp") and study.comparison else "—"
+                why = "n/a: dense" if name in ("ep", "ep-tp") and study.comparison else "—"
                 device_texts.append(why)
                 throughput_texts.append("")
                 itl_texts.append("")
