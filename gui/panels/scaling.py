@@ -394,7 +394,7 @@ class ScalingPanel(AnalysisPanel):
                                             x_unit=None, row_labels=True)
         self.throughput_plot = bars.LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
                                                x_unit=None, row_labels=False, series=THROUGHPUT_SERIES)
-        self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="inter-token latency, log scale",
+        self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
                                         x_unit="ms", row_labels=False, series=ITL_SERIES)
         self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=pg.mkPen(P50_COLOUR, width=2.5),
