@@ -97,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--preset", required=True, help="a preset name, file stem or path to a preset .json")
     report.add_argument("--out", required=True, help="folder to write into (created if needed)")
     report.add_argument("--scale", type=_scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
+    report.add_argument("--theme", choices=("light", "dark"), default="light",
+                        help="plot canvases light (the default, for paper) or dark (for dark slides)")
 
     validate = commands.add_parser(
         "validate",
@@ -285,7 +287,7 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
     from accelscope.gui.report import write_report
 
     try:
-        written = write_report(preset, Path(args.out), engine, scale=args.scale)
+        written = write_report(preset, Path(args.out), engine, scale=args.scale, theme_name=args.theme)
     except (OSError, AccelscopeError) as error:
         raise UsageError(f"accelscope report: cannot write {args.out}: {error}") from None
     out.writelines(f"{path}\n" for path in written)

@@ -8,7 +8,7 @@ workspace without emitting anything.
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
@@ -39,6 +39,7 @@ from .bindings import (
     SpinBinding,
 )
 from .palette import CLASS_LABELS, colour_for
+from .style import plot_colour
 
 # Slider ranges cover what is usually explored; typed entry accepts more (the slider then pins to its end).
 BATCH_SLIDER = (1, 1024)
@@ -92,8 +93,9 @@ TOOLTIPS = {
 
 
 def _swatch(colour: str) -> QIcon:
+    """An accelerator's colour as the plots draw it (in the current plot theme)."""
     pixmap = QPixmap(14, 14)
-    pixmap.fill(QColor(colour))
+    pixmap.fill(plot_colour(colour))
     return QIcon(pixmap)
 
 
@@ -238,6 +240,14 @@ class ControlsPanel(QWidget):
         layout.addWidget(accelerator_box, stretch=1)
 
         self.model_combo.currentIndexChanged.connect(self._model_changed)
+
+    def restyle_swatches(self) -> None:
+        """Paint the accelerators' colour swatches again, in the current plot theme (a new icon
+        is an item change to the tree, not a change of what is shown)."""
+        self.accelerator_tree.blockSignals(True)
+        for accelerator_id, item in self._accelerator_items.items():
+            item.setIcon(0, _swatch(colour_for(accelerator_id)))
+        self.accelerator_tree.blockSignals(False)
 
     def _label(self, text: str, buddy: QWidget) -> QLabel:
         """A label whose underlined letter, with Alt, moves the keyboard focus to ``buddy``."""

@@ -2,10 +2,11 @@
 
 Presentation mode is for the back of a lecture room: every plot is drawn at a larger scale
 (fonts, lines and markers together, by zooming each plot's view, so no panel has to know about
-it), the window's text is larger, colours are pure black on white, and the secondary panels
-(presets, status bar) are hidden. The dark theme darkens the window around the plots; the plot
-canvases stay white so their colours, hatching and grey notes read the same as in exports and
-on paper.
+it), the window's text is larger, colours are at their highest contrast (black on white, or
+white on black in the dark theme), and the secondary panels (presets, status bar) are hidden.
+The dark theme darkens the window and the plot canvases alike; the plots' colours for each
+theme come from :mod:`gui.theme`, and the window builds its tabs anew in them (see
+``MainWindow._apply_plot_theme``). Exports draw what the window shows.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QRectF
 from PySide6.QtGui import QColor, QFont, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+
+from . import theme as plot_themes
 
 PRESENTATION_PLOT_ZOOM = 1.5  # plot fonts 11 pt -> ~16 pt, lines 2 px -> 3 px
 PRESENTATION_FONT_SCALE = 1.4  # the window's own text
@@ -95,6 +98,10 @@ class Display:
                 view.updateMatrix()
 
     # -- theme ----------------------------------------------------------------------------------
+
+    def plot_theme(self) -> plot_themes.PlotTheme:
+        """The plots' colours for the theme and presentation mode (see gui.theme)."""
+        return plot_themes.for_display(self.theme, self.presentation)
 
     def set_theme(self, theme: str) -> None:
         if theme not in THEMES:

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -69,7 +69,7 @@ def render_png(widget: QWidget, path: Path, scale: float = 2.0) -> Path:
     size = widget.size()
     image = QImage(round(size.width() * scale), round(size.height() * scale), QImage.Format.Format_ARGB32)
     image.setDevicePixelRatio(scale)
-    image.fill(QColor(Qt.GlobalColor.white))
+    image.fill(widget.palette().color(widget.backgroundRole()))  # the window's background, light or dark
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)

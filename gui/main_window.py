@@ -52,7 +52,7 @@ from accelscope.engine.presets import (
 from accelscope.engine.scenario import Scenario
 from accelscope.engine.workspace import VIEWS, Workspace
 
-from . import session
+from . import session, theme
 from .controller import Controller, Throttle
 from .controls import ControlsPanel
 from .display import THEMES, Display
@@ -71,6 +71,7 @@ from .panels.scaling import ScalingPanel
 from .panels.sweep import SweepPanel
 from .panels.tiers import TiersPanel
 from .presets_dock import PresetsPanel
+from .style import configure_pyqtgraph
 from .validation_window import ValidationWindow
 
 TAB_LABELS = {"memory": "Memory", "sweep": "Sweep"}
@@ -174,30 +175,16 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"accelscope — {UNSAVED_NAME}")
         self.resize(1500, 950)
 
-        self.panels: dict[str, Panel] = {
-            "roofline": RooflinePanel(catalog),
-            "memory": MemoryPanel(catalog),
-            "latency": LatencyPanel(catalog),
-            "sweep": SweepPanel(catalog),
-            "energy": EnergyPanel(catalog),
-            "scaling": ScalingPanel(catalog, self.engine),
-            "parallelism": ParallelismPanel(catalog, self.engine),
-            "regimes": RegimesPanel(catalog, self.engine),
-            "tiers": TiersPanel(catalog, self.engine),
-        }
-        assert tuple(self.panels) == VIEWS
+        # The plots are built in the theme they will be shown in (the last session's, or light).
+        layout = session.load_layout() if remember_session else None
+        configure_pyqtgraph(theme.for_display(layout.theme, layout.presentation) if layout else theme.LIGHT)
+        self.panels = self._make_panels()
         self.tabs = QTabWidget()
         for view, panel in self.panels.items():
-            # Short tab labels so nine tabs fit beside the docks; the full title is the tooltip.
-            index = self.tabs.addTab(panel, _no_mnemonic(TAB_LABELS.get(view, panel.title)))
-            self.tabs.setTabToolTip(index, panel.title)
-            panel.accelerator_selected.connect(self.controller.select)
+            self.tabs.addTab(panel, "")
+            self._connect_panel(view, panel)
         self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
         self.tabs.currentChanged.connect(self._tab_changed)
-        for panel in self.panels.values():
-            if isinstance(panel, AnalysisPanel):
-                panel.view_option_changed.connect(self._view_option_changed)
-        self.panels["scaling"].model_requested.connect(self.use_model)
         self.banner = _ProblemBanner()
         central = QWidget()
         central_layout = QVBoxLayout(central)
@@ -249,18 +236,73 @@ class MainWindow(QMainWindow):
         self._panel_frames: dict[str, Frame] = {}  # the frame each panel last drew
         if restored is not None and restored.model is not None:
             self.controls.add_model(restored.model)
-        if remember_session:
-            self._restore_layout()
+        if layout is not None:
+            self._restore_layout(layout)
         self.validation_window: ValidationWindow | None = None
         self.problems: list[str] = []
         problems = [*catalog.problems] + ([session_problem] if session_problem else [])
         if problems:
             self.show_problems(problems)
 
+    # -- the tabs --------------------------------------------------------------------------------
+
+    def _make_panels(self) -> dict[str, Panel]:
+        """Every tab's panel, in the current plot theme."""
+        catalog = self.engine.catalog
+        panels: dict[str, Panel] = {
+            "roofline": RooflinePanel(catalog),
+            "memory": MemoryPanel(catalog),
+            "latency": LatencyPanel(catalog),
+            "sweep": SweepPanel(catalog),
+            "energy": EnergyPanel(catalog),
+            "scaling": ScalingPanel(catalog, self.engine),
+            "parallelism": ParallelismPanel(catalog, self.engine),
+            "regimes": RegimesPanel(catalog, self.engine),
+            "tiers": TiersPanel(catalog, self.engine),
+        }
+        assert tuple(panels) == VIEWS
+        return panels
+
+    def _connect_panel(self, view: str, panel: Panel) -> None:
+        index = VIEWS.index(view)
+        # Short tab labels so nine tabs fit beside the docks; the full title is the tooltip.
+        self.tabs.setTabText(index, _no_mnemonic(TAB_LABELS.get(view, panel.title)))
+        self.tabs.setTabToolTip(index, panel.title)
+        panel.accelerator_selected.connect(self.controller.select)
+        if isinstance(panel, AnalysisPanel):
+            panel.view_option_changed.connect(self._view_option_changed)
+        if isinstance(panel, ScalingPanel):
+            panel.model_requested.connect(self.use_model)
+
+    def _apply_plot_theme(self) -> None:
+        """Build the tabs anew when the plot theme changes (light or dark, presentation's high
+        contrast): a panel makes its pens and colours once, when it is built."""
+        wanted = self.display.plot_theme()
+        if wanted == theme.current():
+            return
+        configure_pyqtgraph(wanted)
+        self.controls.restyle_swatches()
+        current = self.tabs.currentIndex()
+        old = self.panels
+        self.panels = self._make_panels()
+        self.tabs.blockSignals(True)  # the workspace's view does not change
+        for index, (view, panel) in enumerate(self.panels.items()):
+            self.tabs.removeTab(index)
+            self.tabs.insertTab(index, panel, "")
+            self._connect_panel(view, panel)
+        self.tabs.setCurrentIndex(current)
+        self.tabs.blockSignals(False)
+        for panel in old.values():
+            panel.deleteLater()
+        self._panel_frames.clear()
+        for panel in self.panels.values():
+            panel.set_reference(self.compare_frame)
+        self.display.zoom_plots()
+        self.refresh_panel(VIEWS[current])
+
     # -- what is remembered between runs -------------------------------------------------------
 
-    def _restore_layout(self) -> None:
-        layout = session.load_layout()
+    def _restore_layout(self, layout: session.WindowLayout) -> None:
         if layout.geometry:
             self.restoreGeometry(layout.geometry)
         if layout.state:
@@ -304,9 +346,11 @@ class MainWindow(QMainWindow):
         if self.validation_window is not None:
             self.validation_window.stop()
             self.validation_window.close()
-        # Fonts, palette and style are the application's: give them back as they were.
-        self.set_presentation(False)
-        self.set_theme("light")
+        # Fonts, palette and style are the application's: give them back as they were, and let
+        # plots built after this window (another window, a report) start light.
+        self.display.set_presentation(False, [self.presets_dock, self.statusBar()])
+        self.display.set_theme("light")
+        configure_pyqtgraph(theme.LIGHT)
         super().closeEvent(event)
 
     def show_problems(self, problems: list[str]) -> None:
@@ -395,8 +439,7 @@ class MainWindow(QMainWindow):
         self.compare_frame = self.controller.last_frame if on else None
         self.compare_action.setChecked(self.compare_frame is not None)
         for panel in self.panels.values():
-            if hasattr(panel, "set_reference"):
-                panel.set_reference(self.compare_frame)
+            panel.set_reference(self.compare_frame)
         self.compare_label.setVisible(self.compare_frame is not None)
         self.update_explanation()
 
@@ -412,13 +455,16 @@ class MainWindow(QMainWindow):
     def set_presentation(self, on: bool) -> None:
         """Large type, thick lines, black on white, presets and status bar hidden (F5 again leaves)."""
         self.display.set_presentation(on, [self.presets_dock, self.statusBar()])
+        self._apply_plot_theme()
         self.presentation_action.setChecked(on)
         # The controls' text changed size; their new size is known once the font change is delivered.
         QTimer.singleShot(0, self._fit_controls_dock)
 
-    def set_theme(self, theme: str) -> None:
-        self.display.set_theme(theme)
-        self.theme_actions[theme].setChecked(True)
+    def set_theme(self, name: str) -> None:
+        """The light or dark theme, for the window and the plots (exports draw what is shown)."""
+        self.display.set_theme(name)
+        self._apply_plot_theme()
+        self.theme_actions[name].setChecked(True)
 
     def shortcut_list(self) -> list[tuple[str, str]]:
         """(keys, what they do) for every menu action that has a shortcut, and the controls' keys."""

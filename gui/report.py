@@ -12,8 +12,9 @@ from accelscope.engine.frame import compute_frame
 from accelscope.engine.presets import Preset
 
 REPORT_SIZE = (1400, 900)  # pixels of each panel before scaling
-def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale: float = 2.0) -> list[Path]:
-    """Render ``preset`` into ``out``; returns the files written."""
+def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale: float = 2.0,
+                 theme_name: str = "light") -> list[Path]:
+    """Render ``preset`` into ``out`` in the light or dark theme; returns the files written."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a window, even with a display
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
@@ -31,9 +32,19 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     from .panels.scaling import ScalingPanel
     from .panels.sweep import SweepPanel
     from .panels.tiers import TiersPanel
+    from . import theme
+    from .display import THEMES, dark_palette
     from .style import configure_pyqtgraph
 
-    configure_pyqtgraph()
+    if theme_name not in THEMES:
+        raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {theme_name!r}")
+    configure_pyqtgraph(theme.for_display(theme_name, presentation=False))
+    palette, style = app.palette(), app.style().name()
+    if theme_name == "dark":  # the panels' own backgrounds and texts, as the window shows them
+        from PySide6.QtWidgets import QStyleFactory
+
+        app.setStyle(QStyleFactory.create("Fusion"))
+        app.setPalette(dark_palette())
     engine = engine or Engine()
     if preset.model is not None:
         engine.add_model(preset.model)
@@ -73,3 +84,9 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
                 panel.close()
                 panel.deleteLater()
             app.processEvents()
+            if theme_name == "dark":
+                from PySide6.QtWidgets import QStyleFactory
+
+                app.setStyle(QStyleFactory.create(style))
+                app.setPalette(palette)
+            configure_pyqtgraph()

@@ -32,6 +32,7 @@ COLUMNS = ("Source", "Accelerator", "Model", "Metric", "Published", "Model (cali
            "Pure roofline", "Ratio (roofline)", "What it counts / why it differs")
 OFF_COLOUR = QColor("#F8D7DA")  # predicted/published beyond OFF_FACTOR either way
 CLOSE_COLOUR = QColor("#D4EDDA")  # within 20%: the GPU target
+MARKED_TEXT = QColor("#000000")  # on those light backgrounds, in the light and the dark theme
 CLOSE_RATIO = 1.2
 
 # The tab that shows a metric best when its row is loaded.
@@ -212,6 +213,7 @@ class ValidationWindow(QWidget):
                 if colour is not None:
                     for column in (5, 6):
                         self.table.item(row, column).setBackground(QBrush(colour))
+                        self.table.item(row, column).setForeground(QBrush(MARKED_TEXT))
         self.table.blockSignals(False)
         self.table.resizeColumnsToContents()
         for column in range(len(COLUMNS) - 1):

@@ -20,7 +20,17 @@ from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticText
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
-from ..style import PLOT_FONT_POINTS, plot_font, style_plot
+from .. import theme
+from ..style import (
+    PLOT_FONT_POINTS,
+    html_colour,
+    plot_brush,
+    plot_colour,
+    plot_font,
+    plot_pen,
+    plot_text_colour,
+    style_plot,
+)
 from .base import WrappedLabel
 
 BAR_HEIGHT = 0.7  # of a row
@@ -67,36 +77,58 @@ def count(value: float) -> str:
     return compact(value) if abs(value) >= 1e6 else f"{int(value):,}"
 
 
-# Brushes and pens are made once per colour and state and shared by every bar that uses them
-# (nothing modifies them), so a new frame makes no Qt objects and an unchanged style can be
-# told by identity.
+# Brushes and pens are made once per theme, colour and state and shared by every bar that uses
+# them (nothing modifies them), so a new frame makes no Qt objects and an unchanged style can be
+# told by identity. Colours are given as on a white canvas (see gui.theme).
 
 
-@functools.cache
 def hatched(colour: str) -> QBrush:
-    return QBrush(QColor(colour), NO_FIT_PATTERN)
+    return _hatched(theme.current(), colour)
 
 
-@functools.cache
 def hatched_light(colour: str, alpha: int) -> QBrush:
     """The hatching of a lighter second bar of a row: the other way, at least 120 alpha."""
-    faded = QColor(colour)
+    return _hatched_light(theme.current(), colour, alpha)
+
+
+def solid(colour: str, alpha: int = 255) -> QBrush:
+    return _solid(theme.current(), colour, alpha)
+
+
+def outline(colour: str, selected: bool) -> QPen:
+    return _outline(theme.current(), colour, selected)
+
+
+@functools.cache
+def drawn_solid(colour: str) -> QBrush:
+    """A solid brush of a colour already in the theme (e.g. computed from themed colours)."""
+    return QBrush(QColor(colour))
+
+
+@functools.cache
+def _hatched(plot_theme: theme.PlotTheme, colour: str) -> QBrush:
+    return QBrush(plot_theme.colour(colour), NO_FIT_PATTERN)
+
+
+@functools.cache
+def _hatched_light(plot_theme: theme.PlotTheme, colour: str, alpha: int) -> QBrush:
+    faded = plot_theme.colour(colour)
     faded.setAlpha(max(alpha, 120))
     return QBrush(faded, NO_FIT_PATTERN_LIGHT)
 
 
 @functools.cache
-def solid(colour: str, alpha: int = 255) -> QBrush:
-    c = QColor(colour)
+def _solid(plot_theme: theme.PlotTheme, colour: str, alpha: int) -> QBrush:
+    c = plot_theme.colour(colour)
     c.setAlpha(alpha)
     return QBrush(c)
 
 
 @functools.cache
-def outline(colour: str, selected: bool) -> QPen:
+def _outline(plot_theme: theme.PlotTheme, colour: str, selected: bool) -> QPen:
     if selected:
-        return pg.mkPen(SELECTED_OUTLINE, width=SELECTED_OUTLINE_WIDTH)
-    return pg.mkPen(colour, width=OUTLINE_WIDTH)
+        return plot_theme.pen(SELECTED_OUTLINE, width=SELECTED_OUTLINE_WIDTH)
+    return plot_theme.pen(colour, width=OUTLINE_WIDTH)
 
 
 def _same_objects(old: Sequence | None, new: Sequence | None) -> bool:
@@ -153,12 +185,14 @@ def bar_widths(item: pg.BarGraphItem) -> np.ndarray:
 # ---- axes ----------------------------------------------------------------------------------
 
 
-PLOT_BACKGROUND = QColor("white")  # gui.style.configure_pyqtgraph's background
 GRID_Z = -200.0  # below pyqtgraph's view box (z = -100), so the data is drawn over the grid
 
 
-def opaque_over(colour: QColor, background: QColor = PLOT_BACKGROUND) -> QColor:
-    """The opaque colour a translucent ``colour`` blends to over ``background``."""
+def opaque_over(colour: QColor, background: QColor | None = None) -> QColor:
+    """The opaque colour a translucent ``colour`` blends to over ``background`` (by default the
+    current theme's canvas). Both are drawing colours, already in the theme."""
+    if background is None:
+        background = QColor(theme.current().background)
     alpha = colour.alphaF()
     return QColor.fromRgbF(
         colour.redF() * alpha + background.redF() * (1.0 - alpha),
@@ -257,8 +291,8 @@ class RowAxis(pg.AxisItem):
         self._fitted_width: int | None = None  # the width last set for the labels, in pixels
         self.setStyle(tickLength=0)
         self.setTickFont(plot_font())
-        self.setPen(pg.mkPen("k", width=1))
-        self.setTextPen(pg.mkPen("k"))
+        self.setPen(plot_pen("k", width=1))
+        self.setTextPen(plot_pen("k"))
 
     @property
     def labels(self) -> list[str]:
@@ -297,7 +331,7 @@ class RowAxis(pg.AxisItem):
             notes = [metrics.elidedText(text, Qt.TextElideMode.ElideRight, max_width) for text in notes]
         self._notes = notes
         self._labels = list(labels)
-        self._colours = [QColor(c) for c in colours] if colours is not None else []
+        self._colours = [plot_text_colour(c) for c in colours] if colours is not None else []
         self.setTicks([[(float(i), text) for i, text in enumerate(self._labels)], []])
         self._fit_width()
 
@@ -355,7 +389,7 @@ class RowAxis(pg.AxisItem):
                 half = rect.height() / 2
                 p.drawText(rect.translated(0, -half), int(flags), text)
                 p.setFont(normal)
-                p.setPen(QPen(QColor(REFERENCE_NOTE_COLOUR)))
+                p.setPen(QPen(plot_text_colour(REFERENCE_NOTE_COLOUR)))
                 p.drawText(rect.translated(0, half), int(flags), note)
             else:
                 p.drawText(rect, int(flags), text)
@@ -481,19 +515,22 @@ def subtitle_label(html: str) -> QLabel:
 
 
 def swatch(colour: str, text: str, *, hatch: bool = False, glyph: str | None = None) -> str:
-    """A legend entry as rich text: a coloured block (or ``glyph``) and its meaning."""
+    """A legend entry as rich text: a coloured block (or ``glyph``) in the current plot theme,
+    and its meaning."""
     glyph = glyph or ("▨" if hatch else "■")
-    return (f'<span style="white-space:nowrap"><span style="color:{colour}; font-size:{PLOT_FONT_POINTS + 5}pt">'
-            f"{glyph}</span>&nbsp;{text}</span>")
+    return (f'<span style="white-space:nowrap"><span style="color:{html_colour(colour)}; '
+            f'font-size:{PLOT_FONT_POINTS + 5}pt">{glyph}</span>&nbsp;{text}</span>')
 
 
-REFERENCE_BARS_NOTE = (
-    "<b>ghost: A (pinned)</b> — "
-    + swatch("#C4C4C4", "faint grey bar to A's value")
-    + " &nbsp; "
-    + swatch("#000000", "black tick: where A's bar ends", glyph="┃")
-    + " &nbsp; (hover a row for A's values)"
-)
+
+def reference_bars_note() -> str:
+    """The legend of the pinned scenario's ghost bars (in the current plot theme)."""
+    tick = "light tick" if theme.current().dark else "black tick"
+    return ("<b>ghost: A (pinned)</b> — "
+            + swatch("#C4C4C4", "faint grey bar to A's value")
+            + " &nbsp; "
+            + swatch("#000000", f"{tick}: where A's bar ends", glyph="┃")
+            + " &nbsp; (hover a row for A's values)")
 
 
 class SelectionBand:
@@ -504,7 +541,7 @@ class SelectionBand:
 
     def __init__(self, plot: pg.PlotItem) -> None:
         self.item = pg.BarGraphItem(x0=[-self.HALF_SPAN], width=[2 * self.HALF_SPAN], y=[0.0], height=1.0,
-                                    brush=SELECTION_BAND, pen=pg.mkPen(None))
+                                    brush=plot_brush(SELECTION_BAND), pen=pg.mkPen(None))
         self.item.setZValue(-100)
         self.item.setVisible(False)
         plot.addItem(self.item, ignoreBounds=True)
@@ -623,12 +660,13 @@ class TextPool:
         self._widths: dict[str, float] = {}  # pixels, by text (one font)
 
     def set(self, texts: Sequence[str], xs: Sequence[float], ys: Sequence[float],
-            colours: Sequence[str] | str = "k") -> None:
+            colours: Sequence[str | QColor] | str = "k") -> None:
         self.set_texts(texts, colours)
         self.place(xs, ys)
 
-    def set_texts(self, texts: Sequence[str], colours: Sequence[str] | str = "k") -> None:
-        """The text of each row ("" for none); :meth:`place` puts them."""
+    def set_texts(self, texts: Sequence[str], colours: Sequence[str | QColor] | str = "k") -> None:
+        """The text of each row ("" for none); :meth:`place` puts them. ``colours``: one for all
+        or one per row, each as on a white canvas, or a QColor already chosen for the theme."""
         texts = list(texts)
         colours = [_colour(colours if isinstance(colours, str) else colours[i]) for i in range(len(texts))]
         if texts == self._texts and colours == self._colours:
@@ -672,12 +710,17 @@ class TextPool:
 
 
 def _colour(colour) -> QColor:
-    return _named_colour(colour) if isinstance(colour, str) else pg.mkColor(colour)
+    """A text colour in the current plot theme: a QColor is taken as it is (already chosen for
+    the theme, e.g. black or white against a cell it sits on); anything else is a colour as on
+    a white canvas."""
+    if isinstance(colour, QColor):
+        return colour
+    return _named_colour(theme.current(), colour) if isinstance(colour, str) else plot_text_colour(colour)
 
 
 @functools.cache
-def _named_colour(colour: str) -> QColor:
-    return pg.mkColor(colour)
+def _named_colour(plot_theme: theme.PlotTheme, colour: str) -> QColor:
+    return plot_theme.text_colour(colour)
 
 
 class RowPicker(QObject):
@@ -781,16 +824,16 @@ class LogBarPlot:
         self.series = tuple(series)
         self.items: dict[str, pg.BarGraphItem] = {}
         for key, _, height, _ in self.series:
-            item = pg.BarGraphItem(x0=[], width=[], y=[], height=height, brush="k", pen=pg.mkPen("k"))
+            item = pg.BarGraphItem(x0=[], width=[], y=[], height=height, brush=plot_brush("k"), pen=plot_pen("k"))
             self.plot.addItem(item)
             self.items[key] = item
         # The pinned scenario A: made once, hidden while nothing is pinned (then they cost no paint).
         # Opaque (the faint grey over white): Qt fills translucent shapes much more slowly.
         self.reference_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT,
-                                              brush=pg.mkBrush(opaque_over(QColor(*REFERENCE_FILL))),
+                                              brush=pg.mkBrush(opaque_over(plot_colour(REFERENCE_FILL))),
                                               pen=pg.mkPen(None))
         self.reference_ticks = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT,
-                                               brush=pg.mkBrush("k"), pen=pg.mkPen("w", width=1))
+                                               brush=plot_brush("k"), pen=plot_pen("w", width=1))
         for item, z in ((self.reference_bars, REFERENCE_Z), (self.reference_ticks, REFERENCE_TICK_Z)):
             item.setZValue(z)
             item.setVisible(False)

@@ -52,7 +52,7 @@ class EnergyPanel(Panel):
         )
         self.canvas = bars.canvas()
         bars.panel_layout(self, self.header, self.canvas)
-        self.reference_note = reference_note_label(bars.REFERENCE_BARS_NOTE)
+        self.reference_note = reference_note_label(bars.reference_bars_note())
         self.layout().addWidget(self.reference_note)
         self.power = bars.LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
                                      x_label="power, log scale", x_unit="W", row_labels=True)

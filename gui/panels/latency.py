@@ -44,7 +44,7 @@ class LatencyPanel(Panel):
         )
         self.canvas = bars.canvas()
         bars.panel_layout(self, self.header, self.canvas)
-        self.reference_note = reference_note_label(bars.REFERENCE_BARS_NOTE)
+        self.reference_note = reference_note_label(bars.reference_bars_note())
         self.layout().addWidget(self.reference_note)
         self.ttft = bars.LogBarPlot(self.canvas, 0, title="Time to first token", x_label="TTFT, log scale",
                                     x_unit="ms", row_labels=True)

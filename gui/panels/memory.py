@@ -15,6 +15,7 @@ from accelscope.engine.catalog import Catalog
 from accelscope.engine.frame import Frame
 
 from ..palette import colour_for
+from ..style import plot_brush, plot_pen, plot_text_colour
 from . import bars
 from .base import Panel, reference_note_label
 
@@ -117,36 +118,36 @@ class MemoryPanel(Panel):
         self.band = bars.SelectionBand(self.plot)
         self.parts: list[pg.BarGraphItem] = []
         for _, _, colour in PARTS:
-            item = pg.BarGraphItem(x0=[], width=[], y=[], height=bars.BAR_HEIGHT, brush=colour,
-                                   pen=pg.mkPen("w", width=1))
+            item = pg.BarGraphItem(x0=[], width=[], y=[], height=bars.BAR_HEIGHT, brush=plot_brush(colour),
+                                   pen=plot_pen("w", width=1))
             self.plot.addItem(item)
             self.parts.append(item)
         self.outline = pg.BarGraphItem(x0=[], width=[], y=[], height=bars.BAR_HEIGHT, brush=None,
-                                       pen=pg.mkPen("k"))
+                                       pen=plot_pen("k"))
         self.outline.setZValue(5)
         self.plot.addItem(self.outline)
         self.usable_line = pg.InfiniteLine(pos=100.0, angle=90, movable=False,
-                                           pen=pg.mkPen(USABLE_LINE_COLOUR, width=2,
+                                           pen=plot_pen(USABLE_LINE_COLOUR, width=2,
                                                         style=pg.QtCore.Qt.PenStyle.DashLine))
         self.usable_line.setZValue(6)
         self.plot.addItem(self.usable_line, ignoreBounds=True)
-        self.usable_text = pg.TextItem("usable memory", color=USABLE_LINE_COLOUR, anchor=(0.5, 1.0),
-                                       fill=pg.mkBrush("w"))  # white behind, so the line does not cross it
+        self.usable_text = pg.TextItem("usable memory", color=plot_text_colour(USABLE_LINE_COLOUR), anchor=(0.5, 1.0),
+                                       fill=plot_brush("w"))  # the canvas behind, so the line does not cross it
         self.usable_text.setFont(bars.plot_font())
         self.usable_text.setPos(100.0, -0.55)
         self.usable_text.setZValue(8)
         self.plot.addItem(self.usable_text, ignoreBounds=True)
         # A thin bar per row (not a fixed-size symbol), so it keeps to its row at any height.
         self.physical = pg.BarGraphItem(x=[], width=PHYSICAL_MARK_WIDTH, y=[], height=bars.BAR_HEIGHT + 0.15,
-                                        brush=PHYSICAL_COLOUR, pen=pg.mkPen(None))
+                                        brush=plot_brush(PHYSICAL_COLOUR), pen=pg.mkPen(None))
         self.physical.setZValue(7)
         self.plot.addItem(self.physical)
         self.reference_total = pg.BarGraphItem(x0=[], width=[], y=[], height=REFERENCE_TOTAL_HEIGHT,
-                                               brush=REFERENCE_TOTAL_COLOUR, pen=pg.mkPen(None))
+                                               brush=plot_brush(REFERENCE_TOTAL_COLOUR), pen=pg.mkPen(None))
         self.reference_total.setZValue(4)
         self.reference_total.setVisible(False)  # only while a scenario is pinned (then it costs no paint)
         self.plot.addItem(self.reference_total)
-        self.clip_marks = pg.ScatterPlotItem(symbol="t2", size=CLIP_MARK_PX, pen=None, brush=pg.mkBrush("k"))
+        self.clip_marks = pg.ScatterPlotItem(symbol="t2", size=CLIP_MARK_PX, pen=None, brush=plot_brush("k"))
         self.clip_marks.setZValue(7)
         self.plot.addItem(self.clip_marks)
         self.multiples = bars.TextPool(self.plot, anchor=(0.0, 0.5))

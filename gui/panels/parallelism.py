@@ -35,7 +35,18 @@ from accelscope.engine.scaling import (
 from accelscope.engine.tables import Table
 from accelscope.engine.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
 
-from ..style import PLOT_FONT_POINTS, pen, plot_font, style_plot
+from ..style import (
+    PLOT_FONT_POINTS,
+    html_text_colour,
+    pen,
+    plot_brush,
+    plot_colour,
+    plot_font,
+    plot_pen,
+    plot_text_colour,
+    style_plot,
+)
+from ..theme import contrast_ratio
 from . import bars
 from .analysis import AnalysisPanel
 
@@ -46,11 +57,10 @@ FIG4_MODELS: tuple[str, ...] = ("llama-3.1-8b", "qwen3-32b", "llama-3.3-70b")
 DEFAULT_MOE = "mixtral-8x22b"
 EP_TP_BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
-# A light sequential scale (white to blue) for "share of the model's best split": values are
-# written in the cells, so the colour only has to rank them.
+# A sequential scale (canvas to blue: white to blue on a light canvas) for "share of the model's
+# best split": values are written in the cells, so the colour only has to rank them.
 HEAT_LOW = "#F4F8FC"
 HEAT_HIGH = "#2166AC"
-DARK_TEXT_BELOW = 0.6  # on cells lighter than this share, dark text; else white
 NO_FIT_CELL = "#9A9A9A"
 CELL_SIZE = 0.94  # of a cell, so a white gap separates them
 BEATS_OUTLINE = "#111111"
@@ -61,13 +71,17 @@ EP_COLOUR = "#CC3311"
 RATIO_COLOUR = "#555555"
 BATCH_MARK_COLOUR = "#888888"
 SYMBOL_PX = 10
-TP_BRUSH, EP_BRUSH, HOLLOW_BRUSH = pg.mkBrush(TP_COLOUR), pg.mkBrush(EP_COLOUR), pg.mkBrush("w")
 LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated title side by side
-LEGEND = (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
-          + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
-          + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
-          + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory", glyph="★")
-          + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
+
+
+def legend_html() -> str:
+    """The heatmap's legend, in the current plot theme."""
+    return (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
+            + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
+            + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
+            + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
+                          glyph="★")
+            + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
 
 
 @dataclass(frozen=True)
@@ -82,11 +96,20 @@ class ParallelismStudy:
 
 
 def _heat_colour(share: float) -> QColor:
-    low, high = QColor(HEAT_LOW), QColor(HEAT_HIGH)
+    """The cell colour of a share, in the current plot theme."""
+    low, high = plot_colour(HEAT_LOW), plot_colour(HEAT_HIGH)
     t = min(max(share, 0.0), 1.0)
     return QColor.fromRgbF(low.redF() + t * (high.redF() - low.redF()),
                            low.greenF() + t * (high.greenF() - low.greenF()),
                            low.blueF() + t * (high.blueF() - low.blueF()))
+
+
+BLACK, WHITE = QColor("#000000"), QColor("#FFFFFF")
+
+
+def _text_on(fill: QColor) -> QColor:
+    """Black or white, whichever reads better on ``fill``."""
+    return BLACK if contrast_ratio(fill, BLACK) >= contrast_ratio(fill, WHITE) else WHITE
 
 
 def _bytes(size: float) -> str:
@@ -116,7 +139,7 @@ class ParallelismPanel(AnalysisPanel):
 
         self.header = bars.subtitle_label("")
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(LEGEND)
+        self.legend = bars.subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         budget_row = QHBoxLayout()
@@ -149,13 +172,13 @@ class ParallelismPanel(AnalysisPanel):
             plot_item.setMenuEnabled(False)
             plot_item.hideButtons()
             plot_item.vb.disableAutoRange()
-        self.cells = pg.BarGraphItem(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush="w", pen=None)
+        self.cells = pg.BarGraphItem(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush=plot_brush("w"), pen=None)
         self.heat_plot.addItem(self.cells)
         # Two single-line texts per cell (value, share): a one-line text centres on its anchor.
         self.cell_texts = bars.TextPool(self.heat_plot, anchor=(0.5, 1.0))
         self.cell_shares = bars.TextPool(self.heat_plot, anchor=(0.5, 0.0))
-        self.stars = pg.ScatterPlotItem(symbol="star", size=STAR_PX, pen=pg.mkPen("#6B4A00", width=1),
-                                        brush=pg.mkBrush(STAR_COLOUR))
+        self.stars = pg.ScatterPlotItem(symbol="star", size=STAR_PX, pen=plot_pen("#6B4A00", width=1),
+                                        brush=plot_brush(STAR_COLOUR))
         self.stars.setZValue(10)
         self.heat_plot.addItem(self.stars)
 
@@ -166,11 +189,13 @@ class ParallelismPanel(AnalysisPanel):
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
                    y_label="output tokens/s, log scale", y_unit=None)
         self.ep_plot.addLegend(offset=(10, 10), labelTextSize=f"{PLOT_FONT_POINTS}pt")
+        # Brushes made once: pyqtgraph caches a rendered symbol per brush object.
+        self.tp_brush, self.ep_brush, self.hollow_brush = plot_brush(TP_COLOUR), plot_brush(EP_COLOUR), plot_brush("w")
         self.tp_curve = self.ep_plot.plot([], [], pen=pen(TP_COLOUR), symbol="o", symbolSize=SYMBOL_PX,
-                                          symbolBrush=TP_BRUSH, symbolPen=pg.mkPen(TP_COLOUR),
+                                          symbolBrush=self.tp_brush, symbolPen=plot_pen(TP_COLOUR),
                                           name="TP (experts sliced)")
         self.ep_curve = self.ep_plot.plot([], [], pen=pen(EP_COLOUR), symbol="s", symbolSize=SYMBOL_PX,
-                                          symbolBrush=EP_BRUSH, symbolPen=pg.mkPen(EP_COLOUR),
+                                          symbolBrush=self.ep_brush, symbolPen=plot_pen(EP_COLOUR),
                                           name="EP (experts whole)")
         self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": bars.LogValueAxis("bottom")})
         style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
@@ -183,7 +208,7 @@ class ParallelismPanel(AnalysisPanel):
                                                 # Pen and brush objects made once: pyqtgraph caches a
                                                 # rendered symbol per object, and a colour string
                                                 # is a new object at every update.
-                                                symbolBrush=pg.mkBrush(RATIO_COLOUR), symbolPen=pg.mkPen(RATIO_COLOUR))
+                                                symbolBrush=plot_brush(RATIO_COLOUR), symbolPen=plot_pen(RATIO_COLOUR))
         # Nine finite points per curve: no clipping of huge values is needed, and without it
         # a range change does not re-feed every curve's points to its symbols.
         for curve in (self.tp_curve, self.ep_curve, self.ratio_curve):
@@ -191,7 +216,8 @@ class ParallelismPanel(AnalysisPanel):
         self._drawn_ep_tp: tuple | None = None  # what the EP/TP curves show, to skip redrawing it
         self.parity = pg.InfiniteLine(pos=1.0, angle=0, movable=False, pen=pen("#999999", width=1.5, dashed=True),
                                       label="TP faster above, EP below", labelOpts={
-                                          "position": 0.02, "anchors": [(0, 1), (0, 1)], "color": "#555555"})
+                                          "position": 0.02, "anchors": [(0, 1), (0, 1)],
+                                          "color": plot_text_colour("#555555")})
         self.parity.label.setFont(plot_font())
         self.ratio_plot.addItem(self.parity, ignoreBounds=True)
         self.batch_marks: list[pg.InfiniteLine] = []
@@ -203,7 +229,7 @@ class ParallelismPanel(AnalysisPanel):
             mark = pg.InfiniteLine(angle=90, movable=False, pen=pen(BATCH_MARK_COLOUR, width=1.5, dashed=True),
                                    label="batch" if first else None,
                                    labelOpts={"position": 0.06, "anchors": [(0, 1), (0, 1)],
-                                              "color": BATCH_MARK_COLOUR} if first else None)
+                                              "color": plot_text_colour(BATCH_MARK_COLOUR)} if first else None)
             if first:
                 mark.label.setFont(plot_font())
             plot_item.addItem(mark, ignoreBounds=True)
@@ -377,16 +403,17 @@ class ParallelismPanel(AnalysisPanel):
             ys.append(float(i))
             share = shares[i, j]
             if fits[i, j]:
-                brushes.append(bars.solid(_heat_colour(share).name()))
+                fill = _heat_colour(share)
+                brushes.append(bars.drawn_solid(fill.name()))
                 texts.append(bars.compact(values[i, j]))
                 shares_text.append(f"{share:.0%}")
-                text_colours.append("k" if share < DARK_TEXT_BELOW else "w")
+                text_colours.append(_text_on(fill))
             else:
                 brushes.append(bars.hatched(NO_FIT_CELL))
                 texts.append("no fit")
                 shares_text.append("")
                 text_colours.append("#444444")
-            pens.append(pg.mkPen(BEATS_OUTLINE, width=3.5) if cell.tp_beats_dp else pg.mkPen(None))
+            pens.append(plot_pen(BEATS_OUTLINE, width=3.5) if cell.tp_beats_dp else pg.mkPen(None))
             if cell.because_of_memory:
                 star_x.append(j + 0.5 * CELL_SIZE - 0.1)
                 star_y.append(i - 0.5 * CELL_SIZE + 0.14)
@@ -431,9 +458,9 @@ class ParallelismPanel(AnalysisPanel):
         self.ratio_plot.setYRange(min(0.9, float(ratio.min()) * 0.95), max(1.1, float(ratio.max()) * 1.05),
                                   padding=0.0)
         self.tp_curve.setData(log_batches, np.log10(tp),
-                              symbolBrush=[TP_BRUSH if fits else HOLLOW_BRUSH for fits in tp_fits])
+                              symbolBrush=[self.tp_brush if fits else self.hollow_brush for fits in tp_fits])
         self.ep_curve.setData(log_batches, np.log10(ep),
-                              symbolBrush=[EP_BRUSH if fits else HOLLOW_BRUSH for fits in ep_fits])
+                              symbolBrush=[self.ep_brush if fits else self.hollow_brush for fits in ep_fits])
         self.ratio_curve.setData(log_batches, ratio)
         self.ep_plot.setTitle(f"EP vs TP on {comparison.devices} devices", size=f"{PLOT_FONT_POINTS + 2}pt")
 
@@ -447,7 +474,7 @@ class ParallelismPanel(AnalysisPanel):
         if comparison is not None and comparison.points:
             first, last = comparison.points[0], comparison.points[-1]
             if not any(p.tp.fits or p.ep.fits for p in comparison.points):
-                lines.append(f"<span style='color:#B2182B'>⚠ Neither layout fits the weights on "
+                lines.append(f"<span style='color:{html_text_colour('#B2182B')}'>⚠ Neither layout fits the weights on "
                              f"{comparison.devices} devices: the curves are the engine's numbers for layouts that "
                              "could not run.</span>")
             lines.append(

@@ -29,16 +29,17 @@ from accelscope.engine.regimes import RegimeDefinitions, RegimeGrid, load_regime
 from accelscope.engine.tables import Table
 
 from ..palette import colour_for
-from ..style import PLOT_FONT_POINTS
+from ..style import PLOT_FONT_POINTS, plot_colour, plot_text_colour
 from . import bars
 from .analysis import AnalysisPanel
 
 COLOUR_MAP = "cividis"  # sequential, readable by the colour-blind and in greyscale
-NO_FIT_FILL = QColor("#E6E6E6")
-NO_FIT_HATCH = QColor("#9A9A9A")
-GRID_LINE = QColor("#FFFFFF")
-SELECTED_BAND = QColor(*bars.SELECTION_BAND)
-SELECTED_OUTLINE = QColor("#000000")
+# As on a white canvas (the theme maps them, see gui.theme).
+NO_FIT_FILL = "#E6E6E6"
+NO_FIT_HATCH = "#9A9A9A"
+MUTED_TEXT = "#444444"
+SHOWN_DOT = "#666666"
+# Text on a score's colour: whichever reads on it, in any theme (the colours are the data's).
 DARK_TEXT = QColor("#000000")
 LIGHT_TEXT = QColor("#FFFFFF")
 MARGIN_PX = 8
@@ -158,6 +159,15 @@ class RegimeHeatmap(QWidget):
         self.setMouseTracking(True)
         self.setMinimumSize(700, 420)
         self._geometry: _Geometry | None = None
+        # Colours of the current plot theme; the white between cells is the canvas.
+        self._canvas = plot_colour("w")
+        self._ink = plot_text_colour("k")
+        self._muted = plot_text_colour(MUTED_TEXT)
+        self._no_fit_fill = plot_colour(NO_FIT_FILL)
+        self._no_fit_hatch = plot_colour(NO_FIT_HATCH)
+        self._selected_band = plot_colour(bars.SELECTION_BAND)
+        self._selected_outline = plot_colour("k")
+        self._shown_dot = plot_colour(SHOWN_DOT)
 
     # ---- content -------------------------------------------------------------------------
 
@@ -290,7 +300,7 @@ class RegimeHeatmap(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        painter.fillRect(self.rect(), QColor("white"))
+        painter.fillRect(self.rect(), self._canvas)
         g = self.geometry_now()
         if g is not None:
             self._paint_headers(painter, g)
@@ -310,11 +320,11 @@ class RegimeHeatmap(QWidget):
                 painter.save()
                 painter.translate(centre + bold.ascent() / 2 - 1, bottom)
                 painter.rotate(-90)
-                painter.setPen(DARK_TEXT)
+                painter.setPen(self._ink)
                 painter.setFont(self.bold)
                 painter.drawText(QPointF(0, 0), header)
                 painter.setFont(self.font)
-                painter.setPen(QColor("#444444"))
+                painter.setPen(self._muted)
                 painter.drawText(QPointF(bold.horizontalAdvance(header) + normal.horizontalAdvance("  "), 0), unit)
                 painter.restore()
             return
@@ -324,12 +334,12 @@ class RegimeHeatmap(QWidget):
             unit_box = normal.boundingRect(QRectF(0, 0, width, 1000), wrap, unit)
             header_box = bold.boundingRect(QRectF(0, 0, width, 1000), wrap, header)
             unit_top = bottom - unit_box.height()
-            painter.setPen(DARK_TEXT)
+            painter.setPen(self._ink)
             painter.setFont(self.bold)
             painter.drawText(QRectF(left, unit_top - header_box.height(), width, header_box.height()),
                              wrap | int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom), header)
             painter.setFont(self.font)
-            painter.setPen(QColor("#444444"))
+            painter.setPen(self._muted)
             painter.drawText(QRectF(left, unit_top, width, unit_box.height()),
                              wrap | int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), unit)
 
@@ -342,16 +352,16 @@ class RegimeHeatmap(QWidget):
             if selected:
                 right = g.paper_left + g.paper_column * len(content.headers) if row < content.paper_rows \
                     else g.cells_left + g.column_width * len(content.headers)
-                painter.fillRect(QRectF(g.label_left, top, right - g.label_left, g.row_height), SELECTED_BAND)
+                painter.fillRect(QRectF(g.label_left, top, right - g.label_left, g.row_height), self._selected_band)
             # Label: a colour dot if shown in the other tabs, then the id, right-aligned.
             label_right = g.cells_left - LABEL_GAP_PX
             painter.setFont(self.bold if selected else self.font)
-            painter.setPen(DARK_TEXT)
+            painter.setPen(self._ink)
             painter.drawText(QRectF(g.label_left, top, label_right - g.label_left, g.row_height),
                              int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), accelerator)
             if accelerator in self.shown:
                 painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(QColor(colour_for(accelerator)))
+                painter.setBrush(plot_colour(colour_for(accelerator)))
                 painter.drawEllipse(QPointF(g.label_left + DOT_PX / 2 + 1, top + g.row_height / 2), DOT_PX / 2,
                                     DOT_PX / 2)
             for column in range(len(content.headers)):
@@ -362,10 +372,10 @@ class RegimeHeatmap(QWidget):
                     painter.fillRect(rect, fill)
                     text_colour = LIGHT_TEXT if fill.lightnessF() < 0.5 else DARK_TEXT
                 else:
-                    painter.fillRect(rect, NO_FIT_FILL)
-                    painter.fillRect(rect, QBrush(NO_FIT_HATCH, Qt.BrushStyle.BDiagPattern))
-                    text_colour = DARK_TEXT
-                painter.setPen(QPen(GRID_LINE, 1.5))
+                    painter.fillRect(rect, self._no_fit_fill)
+                    painter.fillRect(rect, QBrush(self._no_fit_hatch, Qt.BrushStyle.BDiagPattern))
+                    text_colour = self._ink
+                painter.setPen(QPen(self._canvas, 1.5))
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.drawRect(rect)
                 text = content.texts[row][column]
@@ -373,13 +383,13 @@ class RegimeHeatmap(QWidget):
                     painter.setFont(self.bold if content.best[row, column] else self.font)
                     if not fits:  # a white box behind the dash, so the hatching does not cross it
                         painter.fillRect(QRectF(rect.center().x() - 12, rect.center().y() - 9, 24, 18),
-                                         NO_FIT_FILL)
+                                         self._no_fit_fill)
                     painter.setPen(text_colour)
                     painter.drawText(rect, centre, text)
             if selected:
                 cells = g.cell(row, 0, content.paper_rows).united(
                     g.cell(row, len(content.headers) - 1, content.paper_rows))
-                painter.setPen(QPen(SELECTED_OUTLINE, 3))
+                painter.setPen(QPen(self._selected_outline, 3))
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.drawRect(cells)
 
@@ -391,7 +401,7 @@ class RegimeHeatmap(QWidget):
         wrap = int(Qt.TextFlag.TextWordWrap)
         # Title at the top of the header band, column numbers at its bottom (as in the main grid).
         painter.setFont(self.bold)
-        painter.setPen(DARK_TEXT)
+        painter.setPen(self._ink)
         number_height = normal.height() + 4
         title_box = QRectF(g.paper_left - PAPER_GAP_PX / 2, g.header_top, width + PAPER_GAP_PX / 2,
                            g.header_height - number_height - 2)
@@ -411,11 +421,11 @@ class RegimeHeatmap(QWidget):
                     painter.fillRect(rect, fill)
                     painter.setPen(LIGHT_TEXT if fill.lightnessF() < 0.5 else DARK_TEXT)
                     painter.drawText(rect, int(Qt.AlignmentFlag.AlignCenter), grade_letters(grade))
-                painter.setPen(QPen(GRID_LINE, 1.5))
+                painter.setPen(QPen(self._canvas, 1.5))
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.drawRect(rect)
             if row == self.selected_row:
-                painter.setPen(QPen(SELECTED_OUTLINE, 3))
+                painter.setPen(QPen(self._selected_outline, 3))
                 painter.drawRect(g.paper_cell(row, 0, content.paper_rows).united(
                     g.paper_cell(row, regimes - 1, content.paper_rows)))
 
@@ -438,7 +448,7 @@ class RegimeHeatmap(QWidget):
             painter.fillRect(box, fill)
             painter.setPen(LIGHT_TEXT if fill.lightnessF() < 0.5 else DARK_TEXT)
             painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), grade_letters(grade))
-            painter.setPen(DARK_TEXT)
+            painter.setPen(self._ink)
             painter.drawText(QRectF(x + chip * 1.6 + 6, top, half - chip * 1.6 - 6, line),
                              int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), grade)
         y += ((len(content.grades) + 1) // 2) * line
@@ -451,7 +461,7 @@ class RegimeHeatmap(QWidget):
         for stop in np.linspace(0.0, 1.0, 11):
             gradient.setColorAt(float(stop), self.colour(float(stop)))
         painter.fillRect(bar, QBrush(gradient))
-        painter.setPen(DARK_TEXT)
+        painter.setPen(self._ink)
         for stop in (0.0, 0.25, 0.5, 0.75, 1.0):
             x = bar.left() + stop * bar.width()
             painter.drawLine(QPointF(x, bar.bottom()), QPointF(x, bar.bottom() + 4))
@@ -459,16 +469,16 @@ class RegimeHeatmap(QWidget):
                              f"{stop:g}")
         y = bar.bottom() + line + 12
         swatch = QRectF(left, y + 3, chip * 1.6, chip)
-        painter.fillRect(swatch, NO_FIT_FILL)
-        painter.fillRect(swatch, QBrush(NO_FIT_HATCH, Qt.BrushStyle.BDiagPattern))
+        painter.fillRect(swatch, self._no_fit_fill)
+        painter.fillRect(swatch, QBrush(self._no_fit_hatch, Qt.BrushStyle.BDiagPattern))
         painter.drawText(swatch, int(Qt.AlignmentFlag.AlignCenter), "—")
         painter.drawText(QRectF(left + chip * 1.6 + 8, y, width, line),
                          int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), "cannot run (hover: why)")
         y += line + 4
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor("#666666"))
+        painter.setBrush(self._shown_dot)
         painter.drawEllipse(QPointF(left + chip * 0.8, y + line / 2), DOT_PX / 2, DOT_PX / 2)
-        painter.setPen(DARK_TEXT)
+        painter.setPen(self._ink)
         painter.drawText(QRectF(left + chip * 1.6 + 8, y, width, line),
                          int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), "shown in the other tabs")
 

@@ -24,7 +24,7 @@ from accelscope.engine.frame import Frame
 from accelscope.engine.roofline import Roofline, RooflineSlope
 
 from .. import palette
-from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font, style_plot
+from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_brush, plot_colour, plot_font, plot_pen, style_plot
 from .bars import GridAxis, opaque_over
 from .base import Panel, WrappedLabel, reference_note_label
 
@@ -40,12 +40,12 @@ HOVER_TARGET_SIZE = 16.0  # invisible markers along lines that carry their tool 
 NO_BRUSH = pg.mkBrush(None)  # hollow markers (one object: pyqtgraph caches symbols by brush identity)
 # The pinned scenario A, drawn behind B: hollow, smaller and faint, so B stays in front.
 REFERENCE_MARKER_SIZE = 10.0
-# Faint colours are opaque (the colour at this alpha over white): Qt strokes a translucent
+# Faint colours are opaque (the colour at this alpha over the canvas): Qt strokes a translucent
 # line pixel by pixel, many times slower, and the ghosts are repainted with every frame.
 REFERENCE_ALPHA = 140
 REFERENCE_ROOF_ALPHA = 110
-CONNECTOR_PEN = pg.mkPen("#8A8A8A", width=1.0, style=Qt.PenStyle.CustomDashLine)
-CONNECTOR_PEN.setDashPattern([2.0, 3.0])  # dotted, coarser than Qt's dots: fewer dashes to stroke
+CONNECTOR_COLOUR = "#8A8A8A"
+CONNECTOR_DASHES = [2.0, 3.0]  # dotted, coarser than Qt's dots: fewer dashes to stroke
 
 LEVEL_NAMES = {"on-chip": "on-chip", "device": "device memory", "far": "far tier"}
 
@@ -491,11 +491,12 @@ class AcceleratorLegend:
         if accelerator_id not in self.samples:
             colour = palette.colour_for(accelerator_id)
             symbol = palette.symbol_for(self.catalog.accelerators[accelerator_id].architecture_class)
-            sample = pg.PlotDataItem(pen=pen(colour), symbol=symbol, symbolBrush=colour, symbolPen=colour, symbolSize=11)
+            drawn = plot_colour(colour)
+            sample = pg.PlotDataItem(pen=pen(colour), symbol=symbol, symbolBrush=drawn, symbolPen=drawn, symbolSize=11)
             # The legend draws a line sample's marker from its scatter's own options, which a
             # PlotDataItem without data never sets: without this every marker is pyqtgraph's grey.
-            sample.scatter.setBrush(colour)
-            sample.scatter.setPen(colour)
+            sample.scatter.setBrush(drawn)
+            sample.scatter.setPen(drawn)
             sample.scatter.setSize(11)
             self.samples[accelerator_id] = sample
         return self.samples[accelerator_id]
@@ -572,7 +573,6 @@ LINES_Z, TARGETS_Z, REFERENCE_Z, RIDGE_Z, POINT_Z = 1, 0, 19, 20, 21  # the mark
 # Within the lines: A's roofs beneath everything, the selected roof on top, A→B connectors over the roofs.
 REFERENCE_ROOF_ORDER, TIER_ORDER, ROOF_ORDER, SELECTED_ROOF_ORDER, CONNECTOR_ORDER = -1, 0, 1, 2, 3
 CONNECTORS = ("reference", "connectors")  # the key of the A→B connectors in the LineSet
-RIDGE_PEN = pg.mkPen("w", width=1)
 
 
 class RooflinePanel(Panel):
@@ -612,12 +612,14 @@ class RooflinePanel(Panel):
         self._pens: dict[tuple, QPen] = {}  # made once, so an unchanged style is told by identity
         # One item per role across the accelerators (see Spots): markers above every line.
         self.targets = Spots(tip=self._tip, size=HOVER_TARGET_SIZE, pen=None, brush=None, hover_only=True)
-        self.ridges = Spots(tip=self._tip, size=RIDGE_SIZE, pen=RIDGE_PEN)
+        self.ridges = Spots(tip=self._tip, size=RIDGE_SIZE, pen=plot_pen("w", width=1))
         self.points = {phase: Spots(tip=self._tip, symbol=symbol, size=MARKER_SIZE)
                        for phase, symbol in zip(PHASES, (palette.PREFILL_SYMBOL, palette.DECODE_SYMBOL), strict=True)}
         # A's operating points (both phases, one item), drawn only while a scenario is pinned.
         self.reference_points = Spots(tip=self._tip, size=REFERENCE_MARKER_SIZE, brush=NO_BRUSH)
-        self.line_set.set_line(CONNECTORS, [], [], "pairs", pen=CONNECTOR_PEN, bounded=False)
+        connector_pen = plot_pen(CONNECTOR_COLOUR, width=1.0, style=Qt.PenStyle.CustomDashLine)
+        connector_pen.setDashPattern(CONNECTOR_DASHES)
+        self.line_set.set_line(CONNECTORS, [], [], "pairs", pen=connector_pen, bounded=False)
         self.line_set.set_style(CONNECTORS, z=CONNECTOR_ORDER)
         for z, item in ((TARGETS_Z, self.targets), (RIDGE_Z, self.ridges), (REFERENCE_Z, self.reference_points),
                         *((POINT_Z, p) for p in self.points.values())):
@@ -776,7 +778,7 @@ class RooflinePanel(Panel):
 
     def _ridge_brush(self, accelerator_id: str) -> pg.QtGui.QBrush:
         if accelerator_id not in self._ridge_brushes:
-            self._ridge_brushes[accelerator_id] = pg.mkBrush(palette.colour_for(accelerator_id))
+            self._ridge_brushes[accelerator_id] = plot_brush(palette.colour_for(accelerator_id))
         return self._ridge_brushes[accelerator_id]
 
     def _marker_style(self, accelerator_id: str, fits: bool) -> tuple:
@@ -787,9 +789,9 @@ class RooflinePanel(Panel):
         if key not in self._marker_styles:
             colour = palette.colour_for(accelerator_id)
             if fits:
-                self._marker_styles[key] = (pg.mkBrush(colour), pg.mkPen("k", width=1))
+                self._marker_styles[key] = (plot_brush(colour), plot_pen("k", width=1))
             else:
-                self._marker_styles[key] = (NO_BRUSH, pg.mkPen(colour, width=2.5))
+                self._marker_styles[key] = (NO_BRUSH, plot_pen(colour, width=2.5))
         return self._marker_styles[key]
 
     def _draw_points(self) -> None:
@@ -840,7 +842,7 @@ class RooflinePanel(Panel):
 
     def _reference_pen(self, accelerator_id: str) -> QPen:
         if accelerator_id not in self._reference_pens:
-            colour = pg.mkColor(palette.colour_for(accelerator_id))
+            colour = plot_colour(palette.colour_for(accelerator_id))
             colour.setAlpha(REFERENCE_ALPHA)
             self._reference_pens[accelerator_id] = pg.mkPen(opaque_over(colour), width=1.8)
         return self._reference_pens[accelerator_id]
@@ -894,7 +896,7 @@ class RooflinePanel(Panel):
             ridge = roof.main_slope.ridge_point(roof.peak_flops)
             corners = np.array([low, ridge, high] if low < ridge < high else [low, high])
             if key not in self.line_set.line_keys():
-                colour = pg.mkColor(palette.colour_for(accelerator_id))
+                colour = plot_colour(palette.colour_for(accelerator_id))
                 colour.setAlpha(REFERENCE_ROOF_ALPHA)
                 faint = pg.mkPen(opaque_over(colour), width=1.6, style=Qt.PenStyle.DashLine)
                 self.line_set.set_line(key, [], [], pen=faint, bounded=False)

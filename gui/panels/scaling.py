@@ -57,7 +57,16 @@ from accelscope.engine.scaling import (
 from accelscope.engine.tables import Table
 from accelscope.engine.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
 
-from ..style import PLOT_FONT_POINTS, plot_font, style_plot
+from ..style import (
+    PLOT_FONT_POINTS,
+    html_colour,
+    html_text_colour,
+    plot_brush,
+    plot_font,
+    plot_pen,
+    plot_text_colour,
+    style_plot,
+)
 from . import bars
 from .analysis import AnalysisPanel
 from .base import WrappedLabel
@@ -111,11 +120,13 @@ P99_COLOUR = "#B2182B"
 ENGINE_COLOUR = "#0077BB"
 SKEW_STEP = 0.1
 
-LEGEND = (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
-          + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
-          + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
-          + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
-          + bars.swatch("#BBBBBB", "light: up to ITL p99"))
+def legend_html() -> str:
+    """The bars' legend, in the current plot theme."""
+    return (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
+            + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
+            + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
+            + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
+            + bars.swatch("#BBBBBB", "light: up to ITL p99"))
 
 # The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
 FORM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -200,7 +211,7 @@ class StrategyTable(QWidget):
         self.not_applicable: list[QLabel] = []
         self.no_fit: list[QLabel] = []
         for row, name in enumerate(strategies, start=1):
-            grid.addWidget(self._label(f"<span style='color:{STRATEGY_COLOURS[name]}'>■</span>&nbsp;"
+            grid.addWidget(self._label(f"<span style='color:{html_colour(STRATEGY_COLOURS[name])}'>■</span>&nbsp;"
                                        f"{STRATEGY_NAMES[name].replace(' ', '&nbsp;')}", rich=True), row, 0)
             cells = [self._label("") for _ in range(columns - 1)]
             for column, cell in enumerate(cells, start=1):
@@ -220,7 +231,7 @@ class StrategyTable(QWidget):
         label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         if colour:
-            label.setStyleSheet(f"color: {colour}")
+            label.setStyleSheet(f"color: {html_text_colour(colour)}")
             label.hide()
         return label
 
@@ -339,7 +350,7 @@ class SyntheticModelForm(QGroupBox):
             self._say(f"{name}: press “Use this model” to show it in every tab", "#333333")
 
     def _say(self, text: str, colour: str) -> None:
-        self.message.setStyleSheet(f"color: {colour}")
+        self.message.setStyleSheet(f"color: {html_text_colour(colour)}")
         self.message.setText(text)
 
 
@@ -397,7 +408,7 @@ class ScalingPanel(AnalysisPanel):
         self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
                                         x_unit="ms", row_labels=False, series=ITL_SERIES)
         self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
-        self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=pg.mkPen(P50_COLOUR, width=2.5),
+        self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
         self.itl_plot.plot.addItem(self.p50_marks)
@@ -419,7 +430,7 @@ class ScalingPanel(AnalysisPanel):
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(LEGEND)
+        self.legend = bars.subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         words = QVBoxLayout()
@@ -513,8 +524,8 @@ class ScalingPanel(AnalysisPanel):
         hist_plot.setMouseEnabled(x=False, y=False)
         hist_plot.setMenuEnabled(False)
         hist_plot.hideButtons()
-        self.histogram_bars = pg.BarGraphItem(x0=[], x1=[], height=[], y0=0, brush=HISTOGRAM_COLOUR,
-                                              pen=pg.mkPen("w", width=1))
+        self.histogram_bars = pg.BarGraphItem(x0=[], x1=[], height=[], y0=0, brush=plot_brush(HISTOGRAM_COLOUR),
+                                              pen=plot_pen("w", width=1))
         hist_plot.addItem(self.histogram_bars)
         # Labels at different heights: p50 and the engine's expectation often coincide.
         self.p50_line = self._marker_line(hist_plot, P50_COLOUR, "p50", 0.93)
@@ -538,8 +549,9 @@ class ScalingPanel(AnalysisPanel):
     def _marker_line(plot: pg.PlotItem, colour: str, label: str, height: float,
                      dashed: bool = False) -> pg.InfiniteLine:
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-        line = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(colour, width=2, style=style),
-                               label=label, labelOpts={"position": height, "color": colour, "fill": (255, 255, 255, 220)})
+        line = pg.InfiniteLine(angle=90, movable=False, pen=plot_pen(colour, width=2, style=style),
+                               label=label, labelOpts={"position": height, "color": plot_text_colour(colour),
+                                                       "fill": plot_brush((255, 255, 255, 220))})
         line.label.setFont(plot_font())
         line.setVisible(False)
         plot.addItem(line, ignoreBounds=True)
@@ -668,7 +680,7 @@ class ScalingPanel(AnalysisPanel):
             ratio = study.comparison.strategies[0].parameter_to_compute
             words += f" Parameter-to-compute ratio (total / active parameters per token): <b>{ratio:.3g}×</b>."
         else:
-            words += f" <span style='color:{NO_FIT_COLOUR}'>Cannot compare: {study.problem}</span>"
+            words += f" <span style='color:{html_text_colour(NO_FIT_COLOUR)}'>Cannot compare: {study.problem}</span>"
         self.header.setText(words)
 
     def _show_bars(self, study: ScalingStudy) -> None:

@@ -23,7 +23,7 @@ from accelscope.engine.catalog import Catalog
 from accelscope.engine.frame import Frame
 
 from .. import palette
-from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_font
+from ..style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, plot_font, plot_pen, plot_text_colour
 from .bars import opaque_over
 from .base import Panel, WrappedLabel, reference_note_label
 from .roofline import LineSet, SpotRef, Spots, log_log_plot, number
@@ -49,12 +49,11 @@ def duration_text(seconds: float) -> str:
 
 # What a sweep curve is drawn from: when these are unchanged, so is the curve.
 SWEEP_ROWS = [k.O_E2E, k.O_THROUGHPUT_OUTPUT, k.O_FITS, k.O_WAVES]
-CURRENT_PEN = pg.mkPen("k", width=2)  # one object: pyqtgraph caches symbols by pen identity
 # The pinned scenario A, drawn behind B: its curves thin, faint and dashed, its current batch a grey ring.
 REFERENCE_ALPHA = 120
 REFERENCE_LINE_WIDTH = 1.4
 REFERENCE_DASHES = [6.0, 4.0]  # in pen widths: longer than the dashes of B's hypothetical segments
-REFERENCE_CURRENT_PEN = pg.mkPen("#8C8C8C", width=2.5)
+REFERENCE_CURRENT_COLOUR = "#8C8C8C"
 REFERENCE_CURRENT_SIZE = 18.0
 
 
@@ -134,7 +133,8 @@ class SweepPanel(Panel):
         label_font = plot_font()
         label_font.setPointSize(PLOT_FONT_POINTS - 1)
         for batch in LABELLED_BATCHES:
-            text = pg.TextItem(f"B={batch}", color="#222222", anchor=(-0.15, -0.1), fill=pg.mkBrush(255, 255, 255, 190))
+            text = pg.TextItem(f"B={batch}", color=plot_text_colour("#222222"), anchor=(-0.15, -0.1),
+                               fill=plot_brush((255, 255, 255, 190)))
             text.setFont(label_font)
             text.setZValue(30)
             text.setVisible(False)
@@ -162,10 +162,11 @@ class SweepPanel(Panel):
         self.plot.addItem(self.line_set)
         # One item for every accelerator's sweep points, one for the current batches (see Spots).
         self.points = Spots(tip=self._tip, size=MARKER_SIZE)
-        self.current = Spots(tip=self._tip, size=CURRENT_MARKER_SIZE, pen=CURRENT_PEN)
+        # Pens made once: pyqtgraph caches symbols by pen identity.
+        self.current = Spots(tip=self._tip, size=CURRENT_MARKER_SIZE, pen=plot_pen("k", width=2))
         # The pinned scenario A: its current batches (grey rings), and hover targets along its curves.
         self.reference_current = Spots(tip=self._tip, size=REFERENCE_CURRENT_SIZE, symbol="o",
-                                       pen=REFERENCE_CURRENT_PEN, brush=None)
+                                       pen=plot_pen(REFERENCE_CURRENT_COLOUR, width=2.5), brush=None)
         self.reference_targets = Spots(tip=self._tip, size=MARKER_SIZE, pen=None, brush=None, hover_only=True)
         for z, item in ((POINTS_Z, self.points), (CURRENT_Z, self.current),
                         (REFERENCE_CURRENT_Z, self.reference_current), (REFERENCE_TARGETS_Z, self.reference_targets)):
@@ -184,24 +185,28 @@ class SweepPanel(Panel):
     def _style(self, accelerator_id: str) -> _Style:
         colour = palette.colour_for(accelerator_id)
         symbol = palette.symbol_for(self.catalog.accelerators[accelerator_id].architecture_class)
-        faded = QColor(colour)
+        drawn = plot_colour(colour)  # in the theme; what follows is made from it, not mapped again
+        faded = QColor(drawn)
         faded.setAlpha(FADED_ALPHA)
         return _Style(
             symbols=(symbol, symbol, NO_FIT_SYMBOL),
-            pens=(pg.mkPen(colour, width=1), pg.mkPen(colour, width=2), pg.mkPen(faded, width=1)),
-            brushes=(pg.mkBrush(colour), pg.mkBrush("w"), pg.mkBrush(faded)),
+            pens=(pg.mkPen(drawn, width=1), pg.mkPen(drawn, width=2), pg.mkPen(faded, width=1)),
+            brushes=(pg.mkBrush(drawn), plot_brush("w"), pg.mkBrush(faded)),
             faded=faded,
-            line_pens={chosen: pen(colour, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH) for chosen in (False, True)},
-            dashed_pens={chosen: pen(faded, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH, dashed=True)
+            line_pens={chosen: pg.mkPen(drawn, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH)
+                       for chosen in (False, True)},
+            dashed_pens={chosen: pg.mkPen(faded, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH,
+                                          style=Qt.PenStyle.DashLine)
                          for chosen in (False, True)},
-            reference_pen=self._reference_pen(colour),
+            reference_pen=self._reference_pen(drawn),
         )
 
     @staticmethod
-    def _reference_pen(colour: str) -> QPen:
+    def _reference_pen(colour: QColor) -> QPen:
+        """A's curve: ``colour`` (in the theme), faint and dashed."""
         faint = QColor(colour)
         faint.setAlpha(REFERENCE_ALPHA)
-        # Opaque (the faint colour over white): Qt strokes translucent lines many times slower.
+        # Opaque (the faint colour over the canvas): Qt strokes translucent lines many times slower.
         reference_pen = pg.mkPen(opaque_over(faint), width=REFERENCE_LINE_WIDTH, style=Qt.PenStyle.CustomDashLine)
         reference_pen.setDashPattern(REFERENCE_DASHES)
         return reference_pen
@@ -522,4 +527,4 @@ class SweepPanel(Panel):
     def _state_of(symbol: str, brush) -> int:
         if symbol == NO_FIT_SYMBOL:
             return NO_FIT
-        return WAVES if pg.mkBrush(brush).color() == QColor("white") else FITS
+        return WAVES if pg.mkBrush(brush).color() == plot_colour("w") else FITS

@@ -35,7 +35,7 @@ from accelscope.engine.tiering import (
     sweep_offload,
 )
 
-from ..style import PLOT_FONT_POINTS, plot_font, style_plot
+from ..style import PLOT_FONT_POINTS, plot_brush, plot_font, plot_pen, plot_text_colour, style_plot
 from . import bars
 from .analysis import AnalysisPanel
 from .base import WrappedLabel
@@ -162,11 +162,12 @@ class TiersPanel(AnalysisPanel):
         plot.setXRange(-3, 103, padding=0.0)
         low, high = (math.log10(s) for s in CLAIM_SLOWDOWNS)
         self.claim_band = pg.LinearRegionItem(values=(low, high), orientation="horizontal", movable=False,
-                                              brush=pg.mkBrush(*CLAIM_BAND_BRUSH), pen=pg.mkPen(None))
+                                              brush=plot_brush(CLAIM_BAND_BRUSH), pen=pg.mkPen(None))
         self.claim_band.setZValue(-10)
         plot.addItem(self.claim_band, ignoreBounds=True)
         band_label = pg.TextItem(f"the paper's {100 * (CLAIM_SLOWDOWNS[0] - 1):.0f}–{100 * (CLAIM_SLOWDOWNS[1] - 1):.0f}% slower",
-                                 color=CLAIM_LINE_COLOUR, anchor=(1.0, 1.0), fill=pg.mkBrush(255, 255, 255, 190))
+                                 color=plot_text_colour(CLAIM_LINE_COLOUR), anchor=(1.0, 1.0),
+                                 fill=plot_brush((255, 255, 255, 190)))
         band_label.setFont(plot_font())
         band_label.setPos(102.0, high)
         plot.addItem(band_label, ignoreBounds=True)
@@ -176,10 +177,10 @@ class TiersPanel(AnalysisPanel):
             # The first label left of its line, the others right of theirs, so close lines do not collide.
             anchor = (1, 0) if index == 0 else (0, 0)
             line = pg.InfiniteLine(pos=share, angle=90, movable=False,
-                                   pen=pg.mkPen(CLAIM_LINE_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
-                                   label=f"{multiple:g}× model", labelOpts={"position": 0.6, "color": CLAIM_LINE_COLOUR,
-                                                                            "anchors": [anchor, anchor],
-                                                                            "fill": (255, 255, 255, 210)})
+                                   pen=plot_pen(CLAIM_LINE_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
+                                   label=f"{multiple:g}× model",
+                                   labelOpts={"position": 0.6, "color": plot_text_colour(CLAIM_LINE_COLOUR),
+                                              "anchors": [anchor, anchor], "fill": plot_brush((255, 255, 255, 210))})
             line.label.setFont(plot_font())
             plot.addItem(line, ignoreBounds=True)
             self.claim_lines.append(line)
@@ -188,13 +189,14 @@ class TiersPanel(AnalysisPanel):
         # object, so a new brush at every update would grow its cache without end.
         self._point_brushes: dict[str, tuple[QBrush, QBrush]] = {}
         for key, _, colour, marker in CURVES:
-            curve = pg.PlotDataItem([], [], pen=pg.mkPen(colour, width=2.5), symbol=marker, symbolSize=MARKER_PX,
-                                    symbolPen=pg.mkPen(colour, width=1.5), symbolBrush=colour)
+            filled = plot_brush(colour)
+            curve = pg.PlotDataItem([], [], pen=plot_pen(colour, width=2.5), symbol=marker, symbolSize=MARKER_PX,
+                                    symbolPen=plot_pen(colour, width=1.5), symbolBrush=filled)
             plot.addItem(curve)
             self.curves[key] = curve
-            self._point_brushes[key] = (pg.mkBrush(colour), pg.mkBrush(None))
-        self.current = pg.ScatterPlotItem(symbol="star", size=CURRENT_MARKER_PX, pen=pg.mkPen("w", width=1),
-                                          brush=pg.mkBrush(CURRENT_COLOUR))
+            self._point_brushes[key] = (filled, pg.mkBrush(None))
+        self.current = pg.ScatterPlotItem(symbol="star", size=CURRENT_MARKER_PX, pen=plot_pen("w", width=1),
+                                          brush=plot_brush(CURRENT_COLOUR))
         self.current.setZValue(10)
         plot.addItem(self.current)
         self.slowdown_plot = plot
@@ -203,14 +205,15 @@ class TiersPanel(AnalysisPanel):
         plot = bars.row_plot(self.canvas.ci, 0, 1, title="Largest model that fits", x_label="parameters",
                              x_unit="billion", log_x=True, row_labels=True)
         self.capacity_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=CAPACITY_BAR_HEIGHT,
-                                             brush="k", pen=pg.mkPen("k", width=1))
-        self._capacity_brushes = [pg.mkBrush(colour) for colour in CAPACITY_COLOURS]
+                                             brush=plot_brush("k"), pen=plot_pen("k", width=1))
+        self._capacity_brushes = [plot_brush(colour) for colour in CAPACITY_COLOURS]
         plot.addItem(self.capacity_bars)
         self.capacity_texts = bars.TextPool(plot, anchor=(0.0, 0.5))
         self.model_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
-                                          pen=pg.mkPen(MODEL_LINE_COLOUR, width=2, style=Qt.PenStyle.DashLine),
-                                          label="", labelOpts={"position": 0.04, "color": MODEL_LINE_COLOUR,
-                                                               "anchors": [(0, 1), (0, 1)], "fill": "w"})
+                                          pen=plot_pen(MODEL_LINE_COLOUR, width=2, style=Qt.PenStyle.DashLine),
+                                          label="", labelOpts={"position": 0.04,
+                                                               "color": plot_text_colour(MODEL_LINE_COLOUR),
+                                                               "anchors": [(0, 1), (0, 1)], "fill": plot_brush("w")})
         self.model_line.label.setFont(plot_font())
         plot.addItem(self.model_line, ignoreBounds=True)
         self.capacity_plot = plot
