@@ -125,8 +125,10 @@ class TiersPanel(AnalysisPanel):
         self.canvas.resized.connect(self._fit_capacity_texts)
         self._build_slowdown_plot()
         self._build_capacity_plot()
-        self.canvas.ci.layout.setColumnStretchFactor(0, 3)
-        self.canvas.ci.layout.setColumnStretchFactor(1, 2)
+        # The capacity bars in a strip beneath the curves: side by side, the two plots did not
+        # both fit a tab between the docks.
+        self.canvas.ci.layout.setRowStretchFactor(0, 5)
+        self.canvas.ci.layout.setRowStretchFactor(1, 2)
 
         legend = " &nbsp; ".join(bars.swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
         self.legend = bars.subtitle_label(
@@ -202,7 +204,7 @@ class TiersPanel(AnalysisPanel):
         self.slowdown_plot = plot
 
     def _build_capacity_plot(self) -> None:
-        plot = bars.row_plot(self.canvas.ci, 0, 1, title="Largest model that fits", x_label="parameters",
+        plot = bars.row_plot(self.canvas.ci, 1, 0, title="Largest model that fits", x_label="parameters",
                              x_unit="billion", log_x=True, row_labels=True)
         self.capacity_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=CAPACITY_BAR_HEIGHT,
                                              brush=plot_brush("k"), pen=plot_pen("k", width=1))
@@ -211,9 +213,10 @@ class TiersPanel(AnalysisPanel):
         self.capacity_texts = bars.TextPool(plot, anchor=(0.0, 0.5))
         self.model_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
                                           pen=plot_pen(MODEL_LINE_COLOUR, width=2, style=Qt.PenStyle.DashLine),
-                                          label="", labelOpts={"position": 0.04,
+                                          # At the top (the rows run downwards), hanging into the head room.
+                                          label="", labelOpts={"position": 0.02,
                                                                "color": plot_text_colour(MODEL_LINE_COLOUR),
-                                                               "anchors": [(0, 1), (0, 1)], "fill": plot_brush("w")})
+                                                               "anchors": [(0, 0), (0, 0)], "fill": plot_brush("w")})
         self.model_line.label.setFont(plot_font())
         plot.addItem(self.model_line, ignoreBounds=True)
         self.capacity_plot = plot
@@ -293,8 +296,10 @@ class TiersPanel(AnalysisPanel):
         self._show_curves(study)
         self._show_capacity(study)
         self._show_texts(study)
+        # Two lines: a title is as wide as its longest line, and one long line took the
+        # capacity plot's column from it in a window with both docks open.
         self.slowdown_plot.setTitle(
-            f"Decode slowdown against everything in device memory — {sweep.model} on {sweep.accelerator}",
+            f"Decode slowdown against everything in device memory<br>{sweep.model} on {sweep.accelerator}",
             size=f"{PLOT_FONT_POINTS + 2}pt")
 
     def table(self) -> Table | None:
@@ -390,7 +395,7 @@ class TiersPanel(AnalysisPanel):
         self.capacity_texts.set_texts(texts)
         self._capacity_axis = (base, top, base + widths, math.log10(model_billions))
         self._fit_capacity_texts()
-        bars.set_row_range(self.capacity_plot, 2, head_room=0.3)
+        bars.set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
         self.model_line.setValue(math.log10(model_billions))
         self.model_line.label.setFormat(f"{study.sweep.model}: {bars.compact(model_billions)} B")
 
