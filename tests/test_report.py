@@ -142,3 +142,17 @@ def test_png_scale_sets_the_resolution(qtbot, tmp_path):
     three = QImage(str(render_png(panel, tmp_path / "three.png", 3.0)))
     assert (one.width(), one.height()) == (700, 500)
     assert (three.width(), three.height()) == (2100, 1500)
+
+
+def test_report_command_takes_a_theme(capsys, monkeypatch, tmp_path):
+    import accelscope.gui.report as report
+
+    themes = []
+    monkeypatch.setattr(report, "write_report", lambda *args, theme_name="light", **kwargs: themes.append(theme_name) or [])
+    for extra, expected in (([], "light"), (["--theme", "dark"], "dark")):
+        assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path), *extra]) == 0
+        assert themes[-1] == expected
+    capsys.readouterr()
+    assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path), "--theme", "sepia"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sepia" in err
