@@ -411,12 +411,12 @@ class MainWindow(QMainWindow):
         theme_menu = view_menu.addMenu("&Theme")
         self.theme_actions: dict[str, QAction] = {}
         group = QActionGroup(self)
-        for theme in THEMES:
-            action = self._action(theme_menu, theme.capitalize(), lambda theme=theme: self.set_theme(theme))
+        for name in THEMES:
+            action = self._action(theme_menu, name.capitalize(), lambda name=name: self.set_theme(name))
             action.setCheckable(True)
-            action.setChecked(theme == "light")
+            action.setChecked(name == "light")
             group.addAction(action)
-            self.theme_actions[theme] = action
+            self.theme_actions[name] = action
         view_menu.addSeparator()
         view_menu.addAction(self.controls_dock.toggleViewAction())
         view_menu.addAction(self.presets_dock.toggleViewAction())

@@ -17,9 +17,11 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     """Render ``preset`` into ``out`` in the light or dark theme; returns the files written."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a window, even with a display
     from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QApplication
+    from PySide6.QtWidgets import QApplication, QStyleFactory
 
     app = QApplication.instance() or QApplication(["accelscope-report"])
+    from . import theme
+    from .display import THEMES, dark_palette
     from .export import export_all
     from .headless import quiet_offscreen
     from .panels.analysis import AnalysisPanel
@@ -32,8 +34,6 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     from .panels.scaling import ScalingPanel
     from .panels.sweep import SweepPanel
     from .panels.tiers import TiersPanel
-    from . import theme
-    from .display import THEMES, dark_palette
     from .style import configure_pyqtgraph
 
     if theme_name not in THEMES:
@@ -41,8 +41,6 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     configure_pyqtgraph(theme.for_display(theme_name, presentation=False))
     palette, style = app.palette(), app.style().name()
     if theme_name == "dark":  # the panels' own backgrounds and texts, as the window shows them
-        from PySide6.QtWidgets import QStyleFactory
-
         app.setStyle(QStyleFactory.create("Fusion"))
         app.setPalette(dark_palette())
     engine = engine or Engine()
@@ -85,8 +83,6 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
                 panel.deleteLater()
             app.processEvents()
             if theme_name == "dark":
-                from PySide6.QtWidgets import QStyleFactory
-
                 app.setStyle(QStyleFactory.create(style))
                 app.setPalette(palette)
             configure_pyqtgraph()

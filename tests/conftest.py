@@ -23,3 +23,30 @@ def engine():
 @pytest.fixture(scope="session")
 def catalog(engine):
     return engine.catalog
+
+
+@pytest.fixture
+def open_window(qtbot, monkeypatch, tmp_path):
+    """Makes a main window with its own engine (imports must not leak into other tests) and its
+    own user data folder, its kernels ready. ``size``: shown at that size (else not shown);
+    ``every_accelerator``: the whole catalog shown, and the frame for it drawn."""
+
+    def make(*, size: tuple[int, int] | None = None, every_accelerator: bool = False):
+        from accelscope.engine.api import Engine
+        from accelscope.gui.main_window import MainWindow
+        from accelscope.gui.style import configure_pyqtgraph
+
+        monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
+        configure_pyqtgraph()
+        window = MainWindow(Engine())
+        qtbot.addWidget(window)
+        if size is not None:
+            window.resize(*size)
+            window.show()
+        window.start(synchronous=True)
+        if every_accelerator:
+            window.controller.set_shown(tuple(window.engine.catalog.accelerators))
+            window.controller.throttle.flush()
+        return window
+
+    return make

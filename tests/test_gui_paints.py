@@ -15,27 +15,14 @@ from collections import Counter
 
 import pytest
 
-from accelscope.engine.api import Engine
 from accelscope.engine.precision import PRECISIONS
 
 CHANGES = 12
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.resize(1600, 1000)
-    window.show()
-    window.start(synchronous=True)
-    window.controller.set_shown(tuple(window.engine.catalog.accelerators))
-    window.controller.throttle.flush()
-    return window
+def window(open_window):
+    return open_window(size=(1600, 1000), every_accelerator=True)
 
 
 def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:

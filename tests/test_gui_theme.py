@@ -71,20 +71,8 @@ def test_texts_read_on_a_dark_canvas(dark):
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.resize(1400, 900)
-    window.show()
-    window.start(synchronous=True)
-    window.controller.set_shown(tuple(window.engine.catalog.accelerators))
-    window.controller.throttle.flush()
-    return window
+def window(open_window):
+    return open_window(size=(1400, 900), every_accelerator=True)
 
 
 def _canvases(window) -> list:

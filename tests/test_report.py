@@ -145,10 +145,15 @@ def test_png_scale_sets_the_resolution(qtbot, tmp_path):
 
 
 def test_report_command_takes_a_theme(capsys, monkeypatch, tmp_path):
-    import accelscope.gui.report as report
+    from accelscope.gui import report
 
     themes = []
-    monkeypatch.setattr(report, "write_report", lambda *args, theme_name="light", **kwargs: themes.append(theme_name) or [])
+
+    def write_report(*args, theme_name="light", **kwargs):
+        themes.append(theme_name)
+        return []
+
+    monkeypatch.setattr(report, "write_report", write_report)
     for extra, expected in (([], "light"), (["--theme", "dark"], "dark")):
         assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path), *extra]) == 0
         assert themes[-1] == expected

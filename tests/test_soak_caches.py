@@ -34,18 +34,8 @@ SEED = 11
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.resize(1600, 1000)
-    window.show()
-    window.start(synchronous=True)
-    return window
+def window(open_window):
+    return open_window(size=(1600, 1000))
 
 
 def replay(window, start) -> None:

@@ -201,17 +201,8 @@ def test_the_command_line_refuses_a_pipe_on_one_line(flag, pipe, tmp_path, capsy
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.engine.api import Engine
-    from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.start(synchronous=True)
-    return window
+def window(open_window):
+    return open_window()
 
 
 @pytest.fixture

@@ -474,7 +474,8 @@ class ParallelismPanel(AnalysisPanel):
         if comparison is not None and comparison.points:
             first, last = comparison.points[0], comparison.points[-1]
             if not any(p.tp.fits or p.ep.fits for p in comparison.points):
-                lines.append(f"<span style='color:{html_text_colour('#B2182B')}'>⚠ Neither layout fits the weights on "
+                warning = html_text_colour("#B2182B")
+                lines.append(f"<span style='color:{warning}'>⚠ Neither layout fits the weights on "
                              f"{comparison.devices} devices: the curves are the engine's numbers for layouts that "
                              "could not run.</span>")
             lines.append(
