@@ -828,7 +828,7 @@ class LogBarPlot:
             self.plot.addItem(item)
             self.items[key] = item
         # The pinned scenario A: made once, hidden while nothing is pinned (then they cost no paint).
-        # Opaque (the faint grey over white): Qt fills translucent shapes much more slowly.
+        # Opaque (the faint grey over the canvas): Qt fills translucent shapes much more slowly.
         self.reference_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT,
                                               brush=pg.mkBrush(opaque_over(plot_colour(REFERENCE_FILL))),
                                               pen=pg.mkPen(None))

@@ -26,9 +26,13 @@ class WrappedLabel(QLabel):
         self.setWordWrap(True)
         self._heights: dict[int, int] = {}
 
+    REMEMBERED_WIDTHS = 256  # a long session of window resizes asks about many widths
+
     def heightForWidth(self, width: int) -> int:
         height = self._heights.get(width)
         if height is None:
+            if len(self._heights) >= self.REMEMBERED_WIDTHS:
+                self._heights.clear()
             height = self._heights[width] = super().heightForWidth(width)
         return height
 
