@@ -35,13 +35,6 @@ def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:
     from accelscope.engine.workspace import VIEWS
     from accelscope.gui.panels.analysis import AnalysisPanel
 
-    app = QApplication.instance()
-    window.tabs.setCurrentIndex(VIEWS.index(view))
-    panel = window.panels[view]
-    if isinstance(panel, AnalysisPanel):
-        panel.refresh_now()
-    qtbot.wait(100)  # the tab's first paints and any layout pass they start are not counted
-
     class PaintCounter(QObject):
         def __init__(self) -> None:
             super().__init__()
@@ -52,8 +45,30 @@ def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:
                 self.paints[watched] += 1
             return False
 
-    counter = PaintCounter()
+    app = QApplication.instance()
+    window.tabs.setCurrentIndex(VIEWS.index(view))
+    panel = window.panels[view]
+    if isinstance(panel, AnalysisPanel):
+        panel.refresh_now()
     viewports = [graphics.viewport() for graphics in panel.findChildren(pg.GraphicsView)]
+    # The tab's first paints and any layout pass they start are not counted. Wait until the
+    # tab has been quiet for a few event-loop turns rather than for a fixed time: on a loaded
+    # machine the first paint can come later than any fixed wait.
+    settling = PaintCounter()
+    for widget in (panel, *viewports):
+        widget.installEventFilter(settling)
+    quiet_turns = 0
+    for _ in range(100):
+        before = sum(settling.paints.values())
+        qtbot.wait(30)
+        quiet_turns = quiet_turns + 1 if sum(settling.paints.values()) == before else 0
+        if quiet_turns == 4:
+            break
+    for widget in (panel, *viewports):
+        widget.removeEventFilter(settling)
+    assert quiet_turns == 4, f"{view}: the tab kept painting with no change made"
+
+    counter = PaintCounter()
     for viewport in viewports:
         viewport.installEventFilter(counter)
     panel.installEventFilter(counter)
