@@ -18,11 +18,19 @@ def _phase(phase: PhaseResult) -> dict[str, object]:
         "bytes": phase.bytes_per_device,
         "operational_intensity": phase.operational_intensity,
         "time_ms": phase.time_s * 1e3,
+        # The serving stack's host work over the phase (the whole prefill, or one decode step),
+        # outside the stage passes: time_ms = passes × stage pass + transfers + host.
+        "host_ms": phase.host_time_s * 1e3,
         "bound": phase.bound,
         "achieved_flops_per_s": phase.achieved_flops_per_s,
         "stage_pass_ms": {
             "compute": phase.compute_time_s * 1e3,
             "memory": phase.memory_time_s * 1e3,
+            "attention_compute": phase.attention_compute_time_s * 1e3,
+            "attention_memory": phase.attention_memory_time_s * 1e3,
+            # compute and memory together, as the class overlaps its operators: a pass is
+            # execution + communication + overhead
+            "execution": phase.execution_time_s * 1e3,
             "communication": phase.communication_time_s * 1e3,
             "overhead": phase.overhead_time_s * 1e3,
         },
@@ -101,6 +109,9 @@ def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, c
             "link_efficiency": cls.link_efficiency,
             "interconnect_efficiency": cls.interconnect_efficiency,
             "per_layer_overhead_s": cls.per_layer_overhead_s,
+            "step_overhead_s": cls.step_overhead_s,
+            "sequence_overhead_s": cls.sequence_overhead_s,
+            "operator_overlap": cls.operator_overlap,
             "busy_power_fraction": cls.busy_power_fraction,
             "usable_memory_fraction": cls.usable_memory_fraction,
             "runtime_overhead_gb": cls.runtime_overhead_bytes / GB,
@@ -144,6 +155,11 @@ def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator) -
         f"  throughput {result.throughput_output_tok_s:,.0f} output tok/s, {result.throughput_total_tok_s:,.0f} input+output tok/s",
         f"  power {result.power_W:,.0f} W ({accelerator.power_scope} level, all devices), "
         f"{result.tokens_per_joule:.3f} tokens/J (input+output)",
+        *(
+            [(f"  serving stack's host time: {result.decode.host_time_s * 1e3:.3f} ms of each decode step, "
+              f"{result.prefill.host_time_s * 1e3:.2f} ms of the prefill")]
+            if result.decode.host_time_s > 0 else []
+        ),
         f"  prefill: {result.prefill.bound}-bound, OI {result.prefill.operational_intensity:.1f} FLOP/byte; "
         f"decode: {result.decode.bound}-bound, OI {result.decode.operational_intensity:.2f} FLOP/byte; "
         f"ridge point {result.ridge_point:.0f} FLOP/byte",

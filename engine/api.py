@@ -122,26 +122,25 @@ def result_from_column(out: np.ndarray, j: int, scenario: Scenario) -> Result:
     """The typed result of one kernel output column."""
 
     def phase(prefix: str) -> PhaseResult:
-        row = {
-            "pre": (k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME, k.O_PRE_T_COMPUTE, k.O_PRE_T_MEMORY,
-                    k.O_PRE_T_COMM, k.O_PRE_T_OVERHEAD, k.O_PRE_BOUND, k.O_PRE_POWER,
-                    k.O_PRE_WEIGHT_BYTES, k.O_PRE_KV_BYTES),
-            "dec": (k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME, k.O_DEC_T_COMPUTE, k.O_DEC_T_MEMORY,
-                    k.O_DEC_T_COMM, k.O_DEC_T_OVERHEAD, k.O_DEC_BOUND, k.O_DEC_POWER,
-                    k.O_DEC_WEIGHT_BYTES, k.O_DEC_KV_BYTES),
-        }[prefix]
+        def value(name: str) -> float:
+            return float(out[getattr(k, f"O_{prefix}_{name}"), j])
+
         return PhaseResult(
-            flops_per_device=float(out[row[0], j]),
-            bytes_per_device=float(out[row[1], j]),
-            weight_bytes_per_device=float(out[row[9], j]),
-            kv_bytes_per_device=float(out[row[10], j]),
-            time_s=float(out[row[2], j]),
-            compute_time_s=float(out[row[3], j]),
-            memory_time_s=float(out[row[4], j]),
-            communication_time_s=float(out[row[5], j]),
-            overhead_time_s=float(out[row[6], j]),
-            bound=codes.BOUNDS[int(out[row[7], j])],
-            power_per_device_W=float(out[row[8], j]),
+            flops_per_device=value("FLOPS"),
+            bytes_per_device=value("BYTES"),
+            weight_bytes_per_device=value("WEIGHT_BYTES"),
+            kv_bytes_per_device=value("KV_BYTES"),
+            time_s=value("TIME"),
+            compute_time_s=value("T_COMPUTE"),
+            memory_time_s=value("T_MEMORY"),
+            attention_compute_time_s=value("T_ATTN_COMPUTE"),
+            attention_memory_time_s=value("T_ATTN_MEMORY"),
+            execution_time_s=value("T_EXECUTION"),
+            communication_time_s=value("T_COMM"),
+            overhead_time_s=value("T_OVERHEAD"),
+            host_time_s=value("T_HOST"),
+            bound=codes.BOUNDS[int(value("BOUND"))],
+            power_per_device_W=value("POWER"),
         )
 
     memory = MemoryResult(
@@ -164,8 +163,8 @@ def result_from_column(out: np.ndarray, j: int, scenario: Scenario) -> Result:
         warning_bits=int(out[k.O_WARNINGS, j]),
         compute_precision=PRECISIONS[int(out[k.O_COMPUTE_PRECISION, j])],
         waves=int(out[k.O_WAVES, j]),
-        prefill=phase("pre"),
-        decode=phase("dec"),
+        prefill=phase("PRE"),
+        decode=phase("DEC"),
         memory=memory,
         ttft_s=float(out[k.O_TTFT, j]),
         itl_s=float(out[k.O_ITL, j]),

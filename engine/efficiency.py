@@ -24,6 +24,9 @@ CLASS_FIELDS: tuple[str, ...] = (
     "usable_memory_fraction",
     "runtime_overhead_bytes",
     "busy_power_fraction",
+    "step_overhead_s",
+    "sequence_overhead_s",
+    "operator_overlap",
 )
 _FRACTIONS = {
     "compute_efficiency",
@@ -32,8 +35,10 @@ _FRACTIONS = {
     "interconnect_efficiency",
     "usable_memory_fraction",
     "busy_power_fraction",
+    "operator_overlap",
 }
-_MAY_BE_ZERO = {"busy_power_fraction"}  # 0 is meaningful: no floor above idle
+# 0 is meaningful: no floor above idle; operators run one after another.
+_MAY_BE_ZERO = {"busy_power_fraction", "operator_overlap"}
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,13 @@ class ClassConstants:
     # While executing (any phase) the device draws at least this fraction of its TDP: clocks
     # up, memory PHYs and cores powered whatever the arithmetic. 0 = idle plus work only.
     busy_power_fraction: float
+    # The serving stack's host work per forward step (scheduling, input preparation, sampling,
+    # output processing) during which the devices wait: a fixed part and a part per sequence.
+    step_overhead_s: float
+    sequence_overhead_s: float
+    # 1: a pass's operators overlap (spatial dataflow), so it takes max(compute, memory) of the
+    # whole pass; 0: they run one after another and each takes its own roofline.
+    operator_overlap: float
     basis: dict[str, str]
 
 
@@ -97,7 +109,7 @@ def load_constants(path: Path | None = None) -> Constants:
         values: dict[str, float] = {}
         class_basis: dict[str, str] = {}
         for name in CLASS_FIELDS:
-            high = 1.0 if name in _FRACTIONS else 1e12
+            high = 1.0 if name in _FRACTIONS or name.endswith("_s") else 1e12  # times: at most 1 s
             low = 1e-3 if name in _FRACTIONS and name not in _MAY_BE_ZERO else 0.0
             values[name], class_basis[name] = _number(
                 path, f"classes.{architecture_class}.{name}", table.get(name), low, high

@@ -14,6 +14,7 @@ Presentation only: no Qt here (the explain panel shows an :class:`Explanation`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,12 +26,13 @@ from .api import Engine
 from .efficiency import ClassConstants, Constants
 from .model import ModelArch
 from .precision import bytes_per_element
-from .reference import PhaseResult, Result
+from .reference import PhaseResult, Result, all_reduce
 from .scenario import Scenario
 
 # The crossover search: one kernel call over a log-spaced batch sweep up to the largest batch
 # that fits (or this batch, for a scenario that does not fit), then a few calls that narrow the
-# bracket where decode compute first reaches memory time.
+# bracket where decode compute first reaches memory time (the whole pass's, and, where operators
+# run one after another, the linear layers' own).
 CROSSOVER_MAX_BATCH = 2**20
 _SWEEP_POINTS = 61
 _REFINE_POINTS = 31  # batches per narrowing call: a bracket shrinks 32-fold per call
@@ -119,7 +121,9 @@ def format_energy(value: float) -> str:
 
 
 def format_time(seconds: float, trim: bool = False) -> str:
-    """ns, µs, ms, s; minutes and hours for long runs."""
+    """ns, µs, ms, s; minutes and hours for long runs; none at all is '0 s'."""
+    if seconds == 0:
+        return "0 s"
     if seconds >= 2 * 3600:
         return f"{significant(seconds / 3600)} h"
     if seconds >= 120:
@@ -165,13 +169,22 @@ def _sentence(text: str) -> str:
 
 @dataclass(frozen=True)
 class _Crossover:
-    batch: int | None  # smallest batch whose decode compute time reaches its memory time
+    batch: int | None  # smallest batch where the compared compute time reaches the memory time
     batches: np.ndarray  # the log-spaced sweep
     sweep: np.ndarray  # kernel outputs over the sweep [N_OUTPUT_ROWS, len(batches)]
 
 
 def _compute_reaches_memory(out: np.ndarray) -> np.ndarray:
+    """The whole decode pass: all its compute time against all its memory time (the bound)."""
     return out[k.O_DEC_T_COMPUTE] >= out[k.O_DEC_T_MEMORY]
+
+
+def _linear_compute_reaches_reads(out: np.ndarray) -> np.ndarray:
+    """The decode pass's linear layers: their compute time against their weight and activation
+    reads, attention and its KV cache taken out (what sets their time where operators run one
+    after another)."""
+    linear_compute = out[k.O_DEC_T_COMPUTE] - out[k.O_DEC_T_ATTN_COMPUTE]
+    return linear_compute >= out[k.O_DEC_T_MEMORY] - out[k.O_DEC_T_ATTN_MEMORY]
 
 
 def _sweep_limit(result: Result) -> int:
@@ -183,12 +196,21 @@ def _sweep_limit(result: Result) -> int:
     return CROSSOVER_MAX_BATCH
 
 
-def _find_crossover(engine: Engine, scenario: Scenario, limit: int) -> _Crossover:
-    """Sweep the batch on a log scale up to ``limit`` in one kernel call, then narrow the first
-    bracket where compute reaches memory with a few more calls."""
-    batches = np.unique(np.round(np.geomspace(1, limit, _SWEEP_POINTS)).astype(np.int64))
-    sweep = engine.evaluate_batches(scenario, batches)
-    reached = _compute_reaches_memory(sweep)
+def _find_crossover(
+    engine: Engine,
+    scenario: Scenario,
+    limit: int,
+    reached_at: Callable[[np.ndarray], np.ndarray] = _compute_reaches_memory,
+    swept: _Crossover | None = None,
+) -> _Crossover:
+    """Sweep the batch on a log scale up to ``limit`` in one kernel call (or reuse ``swept``'s
+    sweep), then narrow the first bracket where ``reached_at`` holds with a few more calls."""
+    if swept is None:
+        batches = np.unique(np.round(np.geomspace(1, limit, _SWEEP_POINTS)).astype(np.int64))
+        sweep = engine.evaluate_batches(scenario, batches)
+    else:
+        batches, sweep = swept.batches, swept.sweep
+    reached = reached_at(sweep)
     if not reached.any():
         return _Crossover(None, batches, sweep)
     first = int(np.argmax(reached))
@@ -198,7 +220,7 @@ def _find_crossover(engine: Engine, scenario: Scenario, limit: int) -> _Crossove
     while high - low > 1:
         points = np.unique(np.round(np.linspace(low, high, _REFINE_POINTS + 2)).astype(np.int64))
         points = points[(points > low) & (points < high)]
-        reached = _compute_reaches_memory(engine.evaluate_batches(scenario, points))
+        reached = reached_at(engine.evaluate_batches(scenario, points))
         if reached.any():
             index = int(np.argmax(reached))
             high = int(points[index])
@@ -217,6 +239,16 @@ def decode_crossover_batch(engine: Engine, scenario: Scenario) -> int | None:
     return _find_crossover(engine, scenario, _sweep_limit(engine.predict(scenario))).batch
 
 
+def linear_layers_crossover_batch(engine: Engine, scenario: Scenario) -> int | None:
+    """As :func:`decode_crossover_batch` for the decode pass's linear layers alone: the smallest
+    batch at which their compute time reaches the time of their weight and activation reads.
+    Where a class runs operators one after another, batching amortises the weight reads up to
+    here and no further."""
+    scenario = engine.resolve(scenario)
+    limit = _sweep_limit(engine.predict(scenario))
+    return _find_crossover(engine, scenario, limit, _linear_compute_reaches_reads).batch
+
+
 # ---- the explanation ---------------------------------------------------------------------
 
 
@@ -224,12 +256,15 @@ def explain(engine: Engine, scenario: Scenario) -> Explanation:
     """Sentences saying what bounds prefill and decode of ``scenario`` and why."""
     scenario = engine.resolve(scenario)
     result = engine.predict(scenario)
+    accelerator = engine.catalog.accelerator(scenario.accelerator)
+    whole_pass = _find_crossover(engine, scenario, _sweep_limit(result))
+    linear_layers = None
+    if engine.constants.for_class(accelerator.architecture_class).operator_overlap < 1.0:
+        linear_layers = _find_crossover(
+            engine, scenario, _sweep_limit(result), _linear_compute_reaches_reads, swept=whole_pass
+        )
     writer = _Writer(
-        result,
-        engine.model(scenario.model),
-        engine.catalog.accelerator(scenario.accelerator),
-        engine.constants,
-        _find_crossover(engine, scenario, _sweep_limit(result)),
+        result, engine.model(scenario.model), accelerator, engine.constants, whole_pass, linear_layers
     )
     return writer.explanation()
 
@@ -243,6 +278,7 @@ class _Pass:
     passes: int  # per device: chunks, or decode micro-batches
     sequences: float  # sequences in one pass
     tokens: float  # tokens in one pass
+    pipeline_passes: int  # stage passes in a row: chunks + pp − 1 for prefill, pp for decode
 
     @property
     def flops(self) -> float:
@@ -267,12 +303,23 @@ class _Pass:
     @property
     def time(self) -> float:
         p = self.phase
-        return max(p.compute_time_s, p.memory_time_s) + p.communication_time_s + p.overhead_time_s
+        return p.execution_time_s + p.communication_time_s + p.overhead_time_s
+
+    @property
+    def host_per_pass(self) -> float:
+        """The phase's host time spread over its stage passes, as the engine's bound counts it."""
+        return self.phase.host_time_s / self.pipeline_passes
 
 
 class _Writer:
     def __init__(
-        self, result: Result, model: ModelArch, accelerator: Accelerator, constants: Constants, crossover: _Crossover
+        self,
+        result: Result,
+        model: ModelArch,
+        accelerator: Accelerator,
+        constants: Constants,
+        crossover: _Crossover,
+        linear_crossover: _Crossover | None = None,  # where operators run one after another
     ) -> None:
         self.r = result
         self.s = result.scenario
@@ -281,6 +328,7 @@ class _Writer:
         self.constants = constants
         self.cls: ClassConstants = constants.for_class(accelerator.architecture_class)
         self.crossover = crossover
+        self.linear_crossover = linear_crossover
         self.stack = float(accelerator.software_efficiency)
         self.near: list[MemoryTier] = [
             t for t in accelerator.memory if t.placement and t.level in ("on-chip", "device")
@@ -295,10 +343,12 @@ class _Writer:
         chunk = constants.prefill_chunk_tokens
         prompt_tokens = self.resident * self.s.input_len
         n_chunks = math.ceil(prompt_tokens / chunk)
-        self.prefill = _Pass(result.prefill, n_chunks, self.resident / n_chunks, prompt_tokens / n_chunks)
+        self.prefill = _Pass(
+            result.prefill, n_chunks, self.resident / n_chunks, prompt_tokens / n_chunks, n_chunks + self.s.pp - 1
+        )
         micro_batches = min(self.resident, self.s.pp)
         micro_batch = self.resident / micro_batches
-        self.decode = _Pass(result.decode, micro_batches, micro_batch, micro_batch)
+        self.decode = _Pass(result.decode, micro_batches, micro_batch, micro_batch, self.s.pp)
 
     # -- shared phrases ----------------------------------------------------------------------
 
@@ -580,8 +630,17 @@ class _Writer:
         if phase.bound in ("compute", "memory"):
             return f"{phase.bound}-bound"
         larger = "compute" if phase.compute_time_s >= phase.memory_time_s else "memory"
-        what = "the fixed per-layer overhead" if phase.bound == "overhead" else "communication"
-        return f"{larger} is the larger of the two, but {what} exceeds both: {phase.bound}-bound"
+        if phase.bound == "communication":
+            what = "communication exceeds"
+        elif phase.host_time_s > 0:
+            # The engine's bound counts the host time spread over the phase's stage passes.
+            what = (
+                f"the fixed overheads ({format_time(phase.overhead_time_s)} of per-layer overhead and "
+                f"{format_time(p.host_per_pass)} of host time per pass) exceed"
+            )
+        else:
+            what = "the fixed per-layer overhead exceeds"
+        return f"{larger} is the larger of the two, but {what} both: {phase.bound}-bound"
 
     def rates_and_verdict(self, p: _Pass, reads: str, work: str) -> list[str]:
         """'<reads>; at <bw> × η that takes T, while <work> would take T' at <peak> × η — bound'."""
@@ -598,6 +657,71 @@ class _Writer:
             ]
         return [_sentence(f"{reads}; {clause}, while {work} would take {compute}{at_peak} — {self.verdict(p)}")]
 
+    def execution_sentence(self, p: _Pass, unit: str) -> str:
+        """How the pass's compute and memory time make its execution time, as the class overlaps
+        its operators (reference.execution_time): the whole pass's roofline, or the linear
+        layers' and attention's each, added."""
+        phase = p.phase
+        overlap = self.cls.operator_overlap
+        device = self.a.name
+        kind = f"({self.a.architecture_class} class)"
+        execution = format_time(phase.execution_time_s)
+        whole = max(phase.compute_time_s, phase.memory_time_s)
+        if overlap >= 1.0:
+            return _sentence(
+                f"{device} overlaps a pass's operators {kind}, each streaming into the next, so the pass takes the roofline "
+                f"of the whole: max({format_time(phase.compute_time_s)}, {format_time(phase.memory_time_s)}) = "
+                f"{execution} per {unit}"
+            )
+        linear_compute = phase.compute_time_s - phase.attention_compute_time_s
+        linear_memory = phase.memory_time_s - phase.attention_memory_time_s
+        linear = max(linear_compute, linear_memory)
+        attention = max(phase.attention_compute_time_s, phase.attention_memory_time_s)
+        operators = (
+            f"the linear layers take max({format_time(linear_compute)} of compute, {format_time(linear_memory)} of "
+            f"weight and activation reads) = {format_time(linear)} and attention max("
+            f"{format_time(phase.attention_compute_time_s)} of compute, "
+            f"{format_time(phase.attention_memory_time_s)} of KV-cache reads) = {format_time(attention)}"
+        )
+        if overlap <= 0.0:
+            return _sentence(
+                f"{device} runs a pass's operators one after another {kind}, so each takes its own roofline and their "
+                f"times add: {operators}; {format_time(linear)} + {format_time(attention)} = {execution} per {unit}"
+            )
+        weight = format_factor(overlap)
+        return _sentence(
+            f"{device} overlaps a pass's operators in part {kind}, operator overlap {weight}: {operators}, "
+            f"{format_time(linear + attention)} one after another, against {format_time(whole)} for the whole "
+            f"pass's roofline; {weight} × {format_time(whole)} + (1 − {weight}) × {format_time(linear + attention)} = "
+            f"{execution} per {unit}"
+        )
+
+    def host_sentence(self, p: _Pass, prefill: bool) -> str | None:
+        """The serving stack's host time of the phase: per forward step (a prefill chunk is one)
+        and per sequence in it, as the engine charges it."""
+        host = p.phase.host_time_s
+        if host <= 0:
+            return None
+        step, per_sequence = self.cls.step_overhead_s, self.cls.sequence_overhead_s
+        steps = p.passes if prefill else 1
+        parts = []
+        if step > 0:
+            parts.append(f"{steps:,} × {format_time(step, trim=True)}" if steps > 1 else format_time(step, trim=True))
+        if per_sequence > 0:
+            parts.append(f"{self.resident:,} × {format_time(per_sequence, trim=True)}")
+        formula = " + ".join(parts)
+        if _same(steps * step + self.resident * per_sequence, host) and (len(parts) > 1 or "×" in formula):
+            amount = f"{formula} = {format_time(host)}"
+        else:
+            amount = format_time(host)
+        work = "the serving stack's host work (scheduling, input preparation, sampling, output processing)"
+        if prefill:
+            return _sentence(
+                f"{work} adds {amount} to the prefill, once per forward step (a chunk) and once per prompt, "
+                "during which the devices wait"
+            )
+        return _sentence(f"{work} adds {amount} per step, during which the devices wait")
+
     def communication_sentence(self, p: _Pass, unit: str) -> str | None:
         phase, s, m = p.phase, self.s, self.m
         if phase.communication_time_s <= 0:
@@ -607,6 +731,9 @@ class _Writer:
         if s.tp > 1:
             message = p.tokens * m.hidden_size * p_a
             net = self.network(s.tp)
+            bandwidth = float(net.bandwidth_per_direction_Bps) * self.cls.interconnect_efficiency
+            latency = float(net.latency_s)
+            each, _, algorithm = all_reduce(message, s.tp, bandwidth, latency)
             if self.effective_ep == 1:
                 per_layer = "twice per layer"
             elif m.n_moe_layers == m.n_layers:
@@ -617,9 +744,9 @@ class _Writer:
             parts.append(
                 f"tensor parallelism over {s.tp} devices all-reduces the activations {per_layer} "
                 f"({self.layers_per_stage()}), each of {_tokens(p.tokens)} × {m.hidden_size:,} × "
-                f"{format_factor(p_a)} B = {format_bytes(message)}, as a ring over {net.name} at {link} × "
-                f"{format_factor(self.cls.interconnect_efficiency)} with "
-                f"{format_time(float(net.latency_s), trim=True)} per hop"
+                f"{format_factor(p_a)} B = {format_bytes(message)}, {self.all_reduce_phrase(algorithm, s.tp)} over "
+                f"{net.name} at {link} × {format_factor(self.cls.interconnect_efficiency)} with "
+                f"{format_time(latency, trim=True)} of latency per step, taking {format_time(each)} each"
             )
         if self.effective_ep > 1:
             net = self.network(self.effective_ep)
@@ -633,6 +760,26 @@ class _Writer:
             "not overlapped with compute"
         )
 
+    @staticmethod
+    def all_reduce_phrase(algorithm: str, group: int) -> str:
+        """How the all-reduce runs, in how many steps, and why that algorithm (reference.all_reduce)."""
+        if algorithm == "ring":
+            how = f"as a ring in 2 × ({group} − 1) = {_count(2 * (group - 1), 'step')}"
+        elif algorithm == "recursive halving and doubling":
+            steps = round(math.log2(group))
+            how = f"by recursive halving and doubling in 2 × log₂ {group} = {_count(2 * steps, 'step')}"
+        else:
+            steps = round(math.log2(group))
+            how = (
+                f"by recursive doubling in log₂ {group} = {_count(steps, 'step')}, each device sending the whole "
+                "message every step"
+            )
+        if group & (group - 1):
+            why = "recursive halving and doubling need a power-of-two group"
+        else:
+            why = "the fastest of ring, recursive halving and doubling, and recursive doubling for this message"
+        return f"{how} ({why})"
+
     def network(self, group: int) -> Interconnect:
         scale_up = self.a.interconnect
         if group <= float(scale_up.domain_size) or self.a.scale_out is None:
@@ -640,22 +787,38 @@ class _Writer:
         return self.a.scale_out
 
     def overhead_phrase(self, p: _Pass) -> str:
+        host = p.phase.host_time_s
         return (
             f"{self.layers_per_stage()} × {format_time(self.cls.per_layer_overhead_s, trim=True)} = "
             f"{format_time(p.phase.overhead_time_s)} of fixed per-layer overhead"
+            + (f" and {format_time(host)} of host time" if host > 0 and self.s.pp == 1 else "")
         )
 
     def pass_sum(self, p: _Pass) -> str:
+        """The terms of one stage pass: execution (compute and memory), communication, overhead."""
         phase = p.phase
-        terms = [format_time(max(phase.compute_time_s, phase.memory_time_s))]
+        terms = [format_time(phase.execution_time_s)]
         if phase.communication_time_s > 0:
             terms.append(format_time(phase.communication_time_s))
         terms.append(format_time(phase.overhead_time_s))
         return " + ".join(terms)
 
-    def pipeline_transfer(self, total: float, passes: int, p: _Pass) -> float:
+    def pipeline_transfer(self, p: _Pass) -> float:
         """Time of one activation transfer between pipeline stages, from the phase's total."""
-        return (total - passes * p.time) / (self.s.pp - 1)
+        phase = p.phase
+        return (phase.time_s - p.pipeline_passes * p.time - phase.host_time_s) / (self.s.pp - 1)
+
+    def pipeline_sum(self, p: _Pass) -> str:
+        """'passes × pass + transfers × transfer (+ host) = total' of a pipelined phase."""
+        transfers = self.s.pp - 1
+        transfer = format_time(self.pipeline_transfer(p))
+        terms = [
+            f"{p.pipeline_passes:,} × {format_time(p.time)}",
+            f"{transfers} × {transfer}" if transfers > 1 else transfer,
+        ]
+        if p.phase.host_time_s > 0:
+            terms.append(format_time(p.phase.host_time_s))
+        return f"{' + '.join(terms)} = {format_time(p.phase.time_s)}"
 
     # -- prefill -------------------------------------------------------------------------------
 
@@ -680,26 +843,32 @@ class _Writer:
             f"{format_bytes(p.weight_bytes)} of weights{kv} and {format_bytes(p.activation_bytes)} of activations",
             f"its {format_flops(p.flops)}",
         )
+        lines.append(self.execution_sentence(p, "chunk"))
         comm = self.communication_sentence(p, "chunk")
         if comm:
             lines.append(comm)
+        host_line = self.host_sentence(p, prefill=True)
+        if host_line:
+            lines.append(host_line)
         phase = p.phase
+        host = f" + {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
         if s.pp == 1:
-            total = f"{p.passes:,} × ({self.pass_sum(p)}) = {format_time(phase.time_s)}" if p.passes > 1 else (
-                f"{self.pass_sum(p)} = {format_time(phase.time_s)}"
+            total = (
+                f"{p.passes:,} × ({self.pass_sum(p)}){host} = {format_time(phase.time_s)}" if p.passes > 1
+                else f"{self.pass_sum(p)}{host} = {format_time(phase.time_s)}"
             )
             what = "prefill of one wave" if self.r.waves > 1 else "prefill — the time to first token (TTFT) —"
             lines.append(_sentence(f"with {self.overhead_phrase(p)}, {what} takes {total}"))
         else:
-            passes = p.passes + s.pp - 1
             take = "take" if p.passes > 1 else "takes"
-            transfer = self.pipeline_transfer(phase.time_s, passes, p)
+            host_wait = f" and the host's {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
             lines.append(
                 _sentence(
                     f"with {self.overhead_phrase(p)}, a stage pass takes {self.pass_sum(p)} = {format_time(p.time)}; "
-                    f"{_count(p.passes, 'chunk')} through {s.pp} stages {take} {p.passes:,} + {s.pp - 1} = {passes:,} "
-                    f"passes in a row, plus {_count(s.pp - 1, 'activation transfer')} of {format_time(transfer)}: "
-                    f"prefill{' of one wave' if self.r.waves > 1 else ''} takes {format_time(phase.time_s)}"
+                    f"{_count(p.passes, 'chunk')} through {s.pp} stages {take} {p.passes:,} + {s.pp - 1} = "
+                    f"{p.pipeline_passes:,} passes in a row, plus {_count(s.pp - 1, 'activation transfer')} of "
+                    f"{format_time(self.pipeline_transfer(p))}{host_wait}: "
+                    f"prefill{' of one wave' if self.r.waves > 1 else ''} takes {self.pipeline_sum(p)}"
                 )
             )
         if self.r.waves > 1:
@@ -736,6 +905,8 @@ class _Writer:
             reads += f" ({sequences} at the mean context of {significant(mean_context)} tokens)"
         reads += f", {format_bytes(p.bytes)} in all with activations"
         lines += self.rates_and_verdict(p, reads, f"its {format_flops(p.flops)}")
+        unit = "step" if p.passes == 1 else "micro-batch"
+        lines.append(self.execution_sentence(p, unit))
         lines.append(
             _sentence(
                 f"its operational intensity is {significant(r.decode.operational_intensity)} FLOP/byte; the roofline's "
@@ -745,25 +916,29 @@ class _Writer:
         )
         lines.extend(self.moe_sentences())
         lines.extend(self.crossover_sentences())
-        comm = self.communication_sentence(p, "step" if p.passes == 1 else "micro-batch")
+        comm = self.communication_sentence(p, unit)
         if comm:
             lines.append(comm)
+        host_line = self.host_sentence(p, prefill=False)
+        if host_line:
+            lines.append(host_line)
         phase = p.phase
         if s.pp == 1:
+            host = f" + {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
             lines.append(
                 _sentence(
                     f"with {self.overhead_phrase(p)}, one decode step — the inter-token latency (ITL) — takes "
-                    f"{self.pass_sum(p)} = {format_time(r.itl_s)}"
+                    f"{self.pass_sum(p)}{host} = {format_time(r.itl_s)}"
                 )
             )
         else:
-            transfer = self.pipeline_transfer(phase.time_s, s.pp, p)
+            transfers = f"{_count(s.pp - 1, 'activation transfer')} of {format_time(self.pipeline_transfer(p))}"
+            host_wait = f", and the host adds {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
             lines.append(
                 _sentence(
                     f"with {self.overhead_phrase(p)}, a stage pass takes {self.pass_sum(p)} = {format_time(p.time)}; "
-                    f"a token crosses {s.pp} stages and {_count(s.pp - 1, 'activation transfer')} of "
-                    f"{format_time(transfer)}, "
-                    f"so the inter-token latency (ITL) is {format_time(r.itl_s)}"
+                    f"a token crosses {s.pp} stages and {transfers}{host_wait}, so the inter-token latency (ITL) is "
+                    f"{self.pipeline_sum(p)}"
                 )
             )
         return lines
@@ -801,6 +976,41 @@ class _Writer:
         ]
 
     def crossover_sentences(self) -> list[str]:
+        lines = [self.whole_pass_crossover_sentence()]
+        if self.linear_crossover is not None:
+            lines.append(self.linear_crossover_sentence())
+        return lines
+
+    def linear_crossover_sentence(self) -> str:
+        """Where operators run one after another, the batch at which the linear layers' compute
+        reaches their reads: batching amortises the weight reads up to there."""
+        r, c, phase = self.r, self.linear_crossover, self.r.decode
+        hypothetical = " (hypothetical, as the scenario does not fit)" if self.hypothetical() else ""
+        largest = r.memory.max_batch
+        reads = "the time of their weight and activation reads"
+        if c.batch is None:
+            where = f"at every batch that fits (at most {largest:,})" if r.fits else (
+                f"up to batch {CROSSOVER_MAX_BATCH:,}{hypothetical}"
+            )
+            return _sentence(
+                f"the linear layers' compute time stays below {reads} {where}, so batching keeps amortising the "
+                "weight reads"
+            )
+        if c.batch == 1:
+            return _sentence(f"the linear layers' compute time exceeds {reads} even at batch 1{hypothetical}")
+        linear_compute = phase.compute_time_s - phase.attention_compute_time_s
+        if linear_compute >= phase.memory_time_s - phase.attention_memory_time_s:
+            return _sentence(
+                f"the linear layers' compute time overtook {reads} at batch ≈ {c.batch:,}{hypothetical}: from there, "
+                "each further sequence adds its whole share of linear-layer compute to the step"
+            )
+        fits_at = f"; the largest batch that fits is {largest:,}" if r.fits else ""
+        return _sentence(
+            f"batching amortises the weight reads until batch ≈ {c.batch:,}, where the linear layers' compute time "
+            f"reaches {reads}{hypothetical}{fits_at}"
+        )
+
+    def whole_pass_crossover_sentence(self) -> str:
         r, c = self.r, self.crossover
         hypothetical = " (hypothetical, as the scenario does not fit)" if self.hypothetical() else ""
         largest = r.memory.max_batch
@@ -813,23 +1023,28 @@ class _Writer:
                     f"decode {turned} at batch ≈ {c.batch:,}{hypothetical}: from there, each further sequence adds "
                     "more compute time than memory time"
                 )
+            elif self.linear_crossover is not None:
+                # Operators one after another: the linear layers' own crossover (the next sentence)
+                # is where weight reads stop being amortised; this one decides the bound.
+                text = (
+                    f"summed over the pass, decode compute time reaches memory time at batch ≈ {c.batch:,}"
+                    f"{hypothetical}"
+                )
             else:
                 fits_at = f"; the largest batch that fits is {largest:,}" if r.fits else ""
                 text = (
                     f"batching amortises the weight reads until batch ≈ {c.batch:,}, where decode compute time "
                     f"reaches memory time{hypothetical}{fits_at}"
                 )
-            return [_sentence(text)]
+            return _sentence(text)
         # No crossover: say what one more sequence adds to each, at the largest batch swept.
         stays = "decode stays memory-bound" if r.decode.bound == "memory" else "memory time stays ahead of compute"
         marginal = self.marginal_times()
         if marginal is None:
-            return [
-                _sentence(
-                    f"{stays} at every batch that fits (at most {largest:,}): the batch stops fitting before "
-                    "compute catches up with memory"
-                )
-            ]
+            return _sentence(
+                f"{stays} at every batch that fits (at most {largest:,}): the batch stops fitting before "
+                "compute catches up with memory"
+            )
         compute_step, memory_step, at_batch = marginal
         if not r.fits:
             reach = f"up to batch {CROSSOVER_MAX_BATCH:,}{hypothetical}"
@@ -853,7 +1068,7 @@ class _Writer:
                 f"{format_time(memory_step)} of memory time per step (at batch {at_batch:,}), so compute would "
                 "catch up only at a larger batch"
             )
-        return [_sentence(text)]
+        return _sentence(text)
 
     def marginal_times(self) -> tuple[float, float, int] | None:
         """Decode compute and memory time per step that one more sequence adds, from the two

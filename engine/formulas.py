@@ -38,6 +38,7 @@ from .model import ModelArch
 from .precision import UNQUANTISED_BYTES, bytes_per_element
 from .reference import (
     Result,
+    all_reduce,
     causal_positions,
     chunked_causal_positions,
     expected_max_standard_normal,
@@ -401,6 +402,15 @@ class _Builder:
                     cls.link_efficiency, format_factor(cls.link_efficiency), "accelerator")
         sh.leaf("tau", "τ<sub>layer</sub>", f"fixed overhead per layer per pass, {a.architecture_class} class",
                 cls.per_layer_overhead_s, format_time(cls.per_layer_overhead_s, trim=True), "accelerator")
+        sh.leaf("tau_step", "τ<sub>step</sub>", "the serving stack's host time per forward step (scheduling, input "
+                f"preparation, sampling, output processing), {a.architecture_class} class", cls.step_overhead_s,
+                format_time(cls.step_overhead_s, trim=True), "accelerator")
+        sh.leaf("tau_seq", "τ<sub>seq</sub>", "host time per step for each sequence in it, "
+                f"{a.architecture_class} class", cls.sequence_overhead_s,
+                format_time(cls.sequence_overhead_s, trim=True), "accelerator")
+        sh.leaf("omega", "ω", f"operator overlap of the {a.architecture_class} class: 1, a pass takes the roofline of "
+                "the whole pass; 0, each operator (linear layers, attention) its own, one after another",
+                cls.operator_overlap, format_factor(cls.operator_overlap), "accelerator")
         sh.leaf("C", "C", f"prefill chunk: most tokens per forward pass ({CONSTANTS_FILE})",
                 self.constants.prefill_chunk_tokens, _count(self.constants.prefill_chunk_tokens))
 
@@ -749,22 +759,68 @@ class _Builder:
                   f"{{Q_far_{suffix}}}/({{beta_far}}·{{eta_l}}{stack})",
                   (v(f"Q_{suffix}") - far_bytes) / near_rate + far_bytes / far_rate, format_time, phase_memory_time)
 
-    def pass_time(self, suffix: str, label: str, phase) -> None:
+    def attention_memory_time(self, suffix: str, label: str, phase, kv_key: str) -> None:
+        """t_m,att of one pass: the KV cache's share of the memory time (its offloaded part at the
+        far tier's link rate)."""
+        sh = self.sheet
+        v = sh.value
+        stack = self.stack_factor()
+        name = f"KV-cache time ({label})"
+        key, symbol = f"t_m_att_{suffix}", f"t<sub>m,att,{label}</sub>"
+        meaning = f"of t<sub>m,{label}</sub>: the time of the KV cache attention reads and writes"
+        if len(self.near) > 1:
+            sh.quote(name, key, symbol, meaning, phase.attention_memory_time_s, format_time,
+                     ("model", "accelerator", "batch", "kv_precision", "tp", "pp"),
+                     "The KV cache's share of the tiers, each at its own bandwidth; this is the engine's sum.")
+            return
+        near_rate = v("beta") * v("eta_m") * self.stack
+        if self.kv_offload > 0.0:
+            far_rate = v("beta_far") * v("eta_l") * self.stack
+            sh.derive(name, key, symbol, meaning,
+                      f"{{{kv_key}}}·(1 − {{phi_kv}})/({{beta}}·{{eta_m}}{stack}) + "
+                      f"{{{kv_key}}}·{{phi_kv}}/({{beta_far}}·{{eta_l}}{stack})",
+                      v(kv_key) * (1 - self.kv_offload) / near_rate + v(kv_key) * self.kv_offload / far_rate,
+                      format_time, phase.attention_memory_time_s)
+            return
+        sh.derive(name, key, symbol, meaning, f"{{{kv_key}}}/({{beta}}·{{eta_m}}{stack})", v(kv_key) / near_rate,
+                  format_time, phase.attention_memory_time_s)
+
+    def pass_time(self, suffix: str, label: str, phase, kv_key: str) -> None:
         s, sh = self.s, self.sheet
         v = sh.value
         stack = self.stack_factor()
         sh.derive(f"Compute time ({label})", f"t_c_{suffix}", f"t<sub>c,{label}</sub>",
                   f"time for one {label} pass's FLOPs", f"{{F_{suffix}}}/({{pi}}·{{eta_c}}{stack})",
                   v(f"F_{suffix}") / (v("pi") * v("eta_c") * self.stack), format_time, phase.compute_time_s)
+        sh.derive(f"Attention compute time ({label})", f"t_c_att_{suffix}", f"t<sub>c,att,{label}</sub>",
+                  f"of t<sub>c,{label}</sub>: attention's FLOPs", f"{{F_att_{suffix}}}/({{pi}}·{{eta_c}}{stack})",
+                  v(f"F_att_{suffix}") / (v("pi") * v("eta_c") * self.stack), format_time,
+                  phase.attention_compute_time_s)
+        self.attention_memory_time(suffix, label, phase, kv_key)
+        t_c, t_m = f"t_c_{suffix}", f"t_m_{suffix}"
+        t_c_att, t_m_att = f"t_c_att_{suffix}", f"t_m_att_{suffix}"
+        sh.derive(f"Linear layers ({label})", f"t_lin_{suffix}", f"t<sub>lin,{label}</sub>",
+                  "the linear layers on their own roofline: their compute, or their weight and activation reads",
+                  f"max({{{t_c}}} − {{{t_c_att}}}, {{{t_m}}} − {{{t_m_att}}})",
+                  max(v(t_c) - v(t_c_att), v(t_m) - v(t_m_att)), format_time)
+        sh.derive(f"Attention ({label})", f"t_att_{suffix}", f"t<sub>att,{label}</sub>",
+                  "attention on its own roofline: its compute, or its KV-cache reads",
+                  f"max({{{t_c_att}}}, {{{t_m_att}}})", max(v(t_c_att), v(t_m_att)), format_time)
+        overlap = v("omega")
+        execution = overlap * max(v(t_c), v(t_m)) + (1 - overlap) * (v(f"t_lin_{suffix}") + v(f"t_att_{suffix}"))
+        sh.derive(f"Execution time ({label})", f"t_exec_{suffix}", f"t<sub>exec,{label}</sub>",
+                  f"compute and memory of one {label} pass together: the whole pass's roofline where operators "
+                  "overlap, the linear layers' and attention's one after the other where they do not",
+                  f"{{omega}}·max({{{t_c}}}, {{{t_m}}}) + (1 − {{omega}})·({{t_lin_{suffix}}} + {{t_att_{suffix}}})",
+                  execution, format_time, phase.execution_time_s)
         sh.derive(f"Overhead ({label})", f"t_oh_{suffix}", f"t<sub>oh,{label}</sub>",
                   "kernel launches and synchronisation, a fixed cost per layer", "{L}/{PP}·{tau}",
                   v("L") / s.pp * v("tau"), format_time, phase.overhead_time_s)
         sh.derive(f"Stage pass ({label})", f"t_pass_{suffix}", f"t<sub>pass,{label}</sub>",
                   f"one {label} pass through a pipeline stage (communication is not overlapped with compute)",
-                  f"max({{t_c_{suffix}}}, {{t_m_{suffix}}}) + {{t_comm_{suffix}}} + {{t_oh_{suffix}}}",
-                  max(v(f"t_c_{suffix}"), v(f"t_m_{suffix}")) + v(f"t_comm_{suffix}") + v(f"t_oh_{suffix}"),
-                  format_time, max(phase.compute_time_s, phase.memory_time_s) + phase.communication_time_s
-                  + phase.overhead_time_s)
+                  f"{{t_exec_{suffix}}} + {{t_comm_{suffix}}} + {{t_oh_{suffix}}}",
+                  v(f"t_exec_{suffix}") + v(f"t_comm_{suffix}") + v(f"t_oh_{suffix}"),
+                  format_time, phase.execution_time_s + phase.communication_time_s + phase.overhead_time_s)
 
     # -- communication -------------------------------------------------------------------------
 
@@ -774,12 +830,12 @@ class _Builder:
         sh.leaf(f"beta_{key}", f"β<sub>{key}</sub>", f"{escape(net.name)}, per direction ({what})",
                 float(net.bandwidth_per_direction_Bps), format_bandwidth(float(net.bandwidth_per_direction_Bps),
                                                                          trim=True), "accelerator", key.lower())
-        sh.leaf(f"lambda_{key}", f"λ<sub>{key}</sub>", f"latency of one hop on {escape(net.name)}", float(net.latency_s),
-                format_time(float(net.latency_s), trim=True), "accelerator")
+        sh.leaf(f"lambda_{key}", f"λ<sub>{key}</sub>", f"latency of one step on {escape(net.name)}",
+                float(net.latency_s), format_time(float(net.latency_s), trim=True), "accelerator")
 
     def communication(self, suffix: str, tokens_key: str, label: str, phase) -> None:
-        """t_comm of one pass: two ring all-reduces per layer under TP; with EP, one all-reduce
-        and two all-to-alls (dispatch, combine) per MoE layer. Also the bytes each device sends."""
+        """t_comm of one pass: two all-reduces per layer under TP; with EP, one all-reduce and
+        two all-to-alls (dispatch, combine) per MoE layer. Also the bytes each device sends."""
         s, m, sh = self.s, self.m, self.sheet
         v = sh.value
         tp, ep = s.tp, self.effective_ep
@@ -796,15 +852,10 @@ class _Builder:
         message = tokens * v("d") * v("p_a")
         sh.derive(f"All-reduce message ({label})", f"msg_{suffix}", f"S<sub>{label}</sub>",
                   "activations of the pass's tokens", f"{{{tokens_key}}}·{{d}}·{{p_a}}", message, format_bytes)
-        all_reduce, sent = 0.0, 0.0
+        all_reduce_time, sent = 0.0, 0.0
         if tp > 1:
             self.network_terms("TP", tp, "tensor-parallel group")
-            all_reduce = (2 * (tp - 1) / tp * message / (v("beta_TP") * eta) + 2 * (tp - 1) * v("lambda_TP"))
-            sh.derive(f"Ring all-reduce ({label})", f"t_ar_{suffix}", f"t<sub>AR,{label}</sub>",
-                      "one all-reduce over the TP devices as a ring",
-                      f"2·({{TP}} − 1)/{{TP}}·{{msg_{suffix}}}/({{beta_TP}}·{{eta_ic}}) + 2·({{TP}} − 1)·{{lambda_TP}}",
-                      all_reduce, format_time)
-            sent = 2 * (tp - 1) / tp * message
+            all_reduce_time, sent, algorithm, sent_template = self.all_reduce_formula(suffix, label, message)
         dense_layers = m.n_layers - (m.n_moe_layers if ep > 1 else 0)
         if ep > 1:
             self.network_terms("EP", ep, "expert-parallel group")
@@ -823,23 +874,65 @@ class _Builder:
             dense = f"{{L_dense}}·2·{{t_ar_{suffix}}} + " if tp > 1 and dense_layers else ""
             moe_part = f"{{L_moe}}·({ar}2·{{t_a2a_{suffix}}})"
             template = f"({dense}{moe_part})/{{PP}}" if dense else f"{moe_part}/{{PP}}"
-            time = (dense_layers * 2 * all_reduce + moe_layers * (all_reduce + 2 * a2a)) / s.pp
+            time = (dense_layers * 2 * all_reduce_time + moe_layers * (all_reduce_time + 2 * a2a)) / s.pp
             link = (dense_layers * 2 * sent + moe_layers * (sent + 2 * dispatched)) / s.pp
             moe_sent = f"{{L_moe}}·({'{AR_' + suffix + '} + ' if tp > 1 else ''}2·{{D_a2a_{suffix}}})"
             link_template = f"({{L_dense}}·2·{{AR_{suffix}}} + {moe_sent})/{{PP}}" if dense else f"{moe_sent}/{{PP}}"
         else:
             template = f"{{L}}/{{PP}}·2·{{t_ar_{suffix}}}"
-            time = v("L") / s.pp * 2 * all_reduce
+            time = v("L") / s.pp * 2 * all_reduce_time
             link = v("L") / s.pp * 2 * sent
             link_template = f"{{L}}/{{PP}}·2·{{AR_{suffix}}}"
         if tp > 1:
             sh.derive(f"All-reduce bytes sent ({label})", f"AR_{suffix}", f"D<sub>AR,{label}</sub>",
-                      "bytes each device sends in one ring all-reduce", f"2·({{TP}} − 1)/{{TP}}·{{msg_{suffix}}}",
-                      sent, format_bytes)
+                      f"bytes each device sends in one all-reduce ({algorithm})", sent_template, sent, format_bytes)
         sh.derive(f"Communication ({label})", f"t_comm_{suffix}", f"t<sub>comm,{label}</sub>",
                   f"collectives of one {label} pass", template, time, format_time, phase.communication_time_s)
         sh.derive(f"Bytes sent over links ({label})", f"D_{suffix}", f"D<sub>{label}</sub>",
                   f"bytes each device sends per {label} pass (for the link energy)", link_template, link, format_bytes)
+
+    def all_reduce_formula(self, suffix: str, label: str, message: float) -> tuple[float, float, str, str]:
+        """t_AR of one all-reduce by the algorithm the engine takes for this message
+        (reference.all_reduce: the fastest of the ring and, for a power-of-two TP, recursive
+        halving-doubling and recursive doubling). Returns its time, the bytes each device
+        sends, the algorithm and the template of those bytes."""
+        sh = self.sheet
+        v = sh.value
+        tp = self.s.tp
+        bandwidth, latency = v("beta_TP") * v("eta_ic"), v("lambda_TP")
+        _, _, algorithm = all_reduce(message, tp, bandwidth, latency)
+        msg, rate = f"{{msg_{suffix}}}", "({beta_TP}·{eta_ic})"
+        ring_share = "2·({TP} − 1)/{TP}·" + msg
+        steps = math.log2(tp)
+        if algorithm == "ring":
+            template = f"{ring_share}/{rate} + 2·({{TP}} − 1)·{{lambda_TP}}"
+            sent_template, sent = ring_share, 2 * (tp - 1) / tp * message
+            time = sent / bandwidth + 2 * (tp - 1) * latency
+            how = "as a ring: 2(TP − 1)/TP of the message in 2(TP − 1) steps"
+        elif algorithm == "recursive halving and doubling":
+            template = f"{ring_share}/{rate} + 2·log₂({{TP}})·{{lambda_TP}}"
+            sent_template, sent = ring_share, 2 * (tp - 1) / tp * message
+            time = sent / bandwidth + 2 * steps * latency
+            how = "by recursive halving then doubling: the ring's bytes in 2·log₂(TP) steps"
+        else:
+            template = f"log₂({{TP}})·{msg}/{rate} + log₂({{TP}})·{{lambda_TP}}"
+            sent_template, sent = f"log₂({{TP}})·{msg}", steps * message
+            time = sent / bandwidth + steps * latency
+            how = "by recursive doubling: the whole message in each of log₂(TP) steps"
+        if tp & (tp - 1):
+            note = f"TP = {tp} is not a power of two, so the ring is the only algorithm the engine has for it."
+        else:
+            ring_sent = 2 * (tp - 1) / tp * message
+            candidates = (
+                ("ring", ring_sent / bandwidth + 2 * (tp - 1) * latency),
+                ("recursive halving and doubling", ring_sent / bandwidth + 2 * steps * latency),
+                ("recursive doubling", steps * message / bandwidth + steps * latency),
+            )
+            listed = ", ".join(f"{name} {format_time(value)}" for name, value in candidates)
+            note = f"The engine takes the fastest all-reduce for this message: {listed}."
+        sh.derive(f"All-reduce, {algorithm} ({label})", f"t_ar_{suffix}", f"t<sub>AR,{label}</sub>",
+                  f"one all-reduce over the TP devices, {how}", template, time, format_time, note=note)
+        return time, sent, algorithm, sent_template
 
     def point_to_point(self, suffix: str, tokens_key: str, label: str) -> None:
         s, sh = self.s, self.sheet
@@ -875,9 +968,12 @@ class _Builder:
             self.positions_formula("P_dec", "P<sub>dec</sub>", "KV entries a new token reads, summed over layers",
                                    "c_mean", stored=False)
         attention, attention_value = self.attention_decode()
-        template = f"2·{{b}}·{{N_fix}}/({{TP}}·{{PP}}) + 2·{{b}}·{{d}}·{{V}}/({{TP}}·{{PP}}) + {attention}"
+        sh.derive("Attention FLOPs per decode pass", "F_att_dec", "F<sub>att,dec</sub>", "FLOPs of attention scores "
+                  "and values over the context, in one decode pass on the busiest device", attention, attention_value,
+                  format_flops)
+        template = "2·{b}·{N_fix}/({TP}·{PP}) + 2·{b}·{d}·{V}/({TP}·{PP}) + {F_att_dec}"
         value = 2 * v("b") * v("N_fix") / (s.tp * s.pp) + 2 * v("b") * v("d") * v("V") / (s.tp * s.pp) \
-            + attention_value
+            + v("F_att_dec")
         self.dense_read()
         before_experts = sh.take()
         self.decode_moe: tuple[Formula, ...] = ()
@@ -934,18 +1030,33 @@ class _Builder:
         v = sh.value
         dec = r.decode
         self.memory_time("dec", "dec", dec.memory_time_s, "W_dec", "KV_dec")
-        self.pass_time("dec", "dec", dec)
+        self.pass_time("dec", "dec", dec, "KV_dec")
+        sh.derive("Host time per step", "t_host_dec", "t<sub>host,dec</sub>", "the serving stack's host work of one "
+                  "decode step, during which the devices wait", "{tau_step} + {B_w}·{tau_seq}",
+                  v("tau_step") + self.resident * v("tau_seq"), format_time, dec.host_time_s)
         if s.pp > 1:
-            template = "{PP}·{t_pass_dec} + ({PP} − 1)·{t_p2p_dec}"
-            value = s.pp * v("t_pass_dec") + (s.pp - 1) * v("t_p2p_dec")
+            template = "{PP}·{t_pass_dec} + ({PP} − 1)·{t_p2p_dec} + {t_host_dec}"
+            value = s.pp * v("t_pass_dec") + (s.pp - 1) * v("t_p2p_dec") + v("t_host_dec")
         else:
-            template, value = "{t_pass_dec}", v("t_pass_dec")
-        sh.derive("Inter-token latency", "ITL", "ITL", "time of one decode step: every stage, in turn", template,
-                  value, format_time, r.itl_s)
+            template, value = "{t_pass_dec} + {t_host_dec}", v("t_pass_dec") + v("t_host_dec")
+        sh.derive("Inter-token latency", "ITL", "ITL", "time of one decode step: every stage in turn, then the host's "
+                  "work", template, value, format_time, r.itl_s)
+        # The engine's bound spreads the step's host time over its PP stage passes.
         times = {"compute": v("t_c_dec"), "memory": v("t_m_dec"), "communication": v("t_comm_dec"),
-                 "overhead": v("t_oh_dec")}
-        notes = [(f"The largest of t<sub>c</sub>, t<sub>m</sub>, t<sub>comm</sub> and t<sub>oh</sub> is {dec.bound} "
-                 f"({format_time(times[dec.bound])}): decode is {dec.bound}-bound.")]
+                 "overhead": v("t_oh_dec") + v("t_host_dec") / s.pp}
+        notes = [(f"The largest of t<sub>c</sub>, t<sub>m</sub>, t<sub>comm</sub> and t<sub>oh</sub> + "
+                  f"t<sub>host</sub>/PP is {dec.bound} ({format_time(times[dec.bound])}): decode is "
+                  f"{dec.bound}-bound.")]
+        if self.cls.operator_overlap >= 1.0:
+            notes.append(f"ω = 1: the {self.a.architecture_class} class overlaps a pass's operators, so a pass takes "
+                         "the roofline of the whole, max(t<sub>c</sub>, t<sub>m</sub>).")
+        elif self.cls.operator_overlap <= 0.0:
+            notes.append(f"ω = 0: the {self.a.architecture_class} class runs a pass's operators one after another, so "
+                         "the linear layers (bound by weight reads or by compute) and attention (bound by the KV "
+                         "cache) each take their own roofline, and their times add.")
+        if dec.host_time_s <= 0.0:
+            notes.append(f"The {self.a.architecture_class} class has no host time on the critical path "
+                         "(τ<sub>step</sub> = τ<sub>seq</sub> = 0).")
         if r.warning_bits & codes.WARN_COMPUTE_FALLBACK:
             notes.append(f"{escape(self.a.name)} has no units for the requested format: products run at "
                          f"{r.compute_precision.upper()} (π above).")
@@ -986,10 +1097,12 @@ class _Builder:
         else:
             attention = "4·{B_w}·{h_dev}·{d_h}·{P_pre}/{PP}"
             attention_value = 4 * self.resident * v("h_dev") * v("d_h") * v("P_pre") / s.pp
-        template = (f"2·{{B_w}}·{{s_in}}·{{N_fix}}/({{TP}}·{{PP}}) + 2·{{B_w}}·{{d}}·{{V}}/({{TP}}·{{PP}}) + "
-                    f"{attention}")
+        sh.derive("Attention FLOPs of the prefill", "F_att_pre_all", "F<sub>att,prefill</sub>", "FLOPs of causal "
+                  "attention scores and values over every prompt, on the busiest device", attention, attention_value,
+                  format_flops)
+        template = "2·{B_w}·{s_in}·{N_fix}/({TP}·{PP}) + 2·{B_w}·{d}·{V}/({TP}·{PP}) + {F_att_pre_all}"
         value = (2 * self.resident * s.input_len * v("N_fix") / (s.tp * s.pp)
-                 + 2 * self.resident * v("d") * v("V") / (s.tp * s.pp) + attention_value)
+                 + 2 * self.resident * v("d") * v("V") / (s.tp * s.pp) + v("F_att_pre_all"))
         expert_read = 0.0
         if m.moe is not None:
             piece, expert_flops, expert_read = self.expert_terms("pre", "T", "pre")
@@ -1000,6 +1113,8 @@ class _Builder:
                   pre.flops_per_device)
         sh.derive("FLOPs per chunk", "F_pre", "F<sub>pre</sub>", "FLOPs of one chunk", "{F_pre_all}/{n_ch}",
                   v("F_pre_all") / n, format_flops, pre.flops_per_device / n)
+        sh.derive("Attention FLOPs per chunk", "F_att_pre", "F<sub>att,pre</sub>", "attention FLOPs of one chunk",
+                  "{F_att_pre_all}/{n_ch}", v("F_att_pre_all") / n, format_flops)
         weights = "{W_read} + {W_e_pre}" if m.moe is not None else "{W_read}"
         sh.derive("Weights read per chunk", "W_pre", "W<sub>pre</sub>", "every chunk reads the weights again",
                   weights, v("W_read") + expert_read, format_bytes, pre.weight_bytes_per_device / n)
@@ -1014,12 +1129,16 @@ class _Builder:
         self.memory_time("pre", "pre", pre.memory_time_s, "W_pre", "KV_pre")
         self.communication("pre", "T", "pre", pre)
         self.point_to_point("pre", "T", "pre")
-        self.pass_time("pre", "pre", pre)
+        self.pass_time("pre", "pre", pre, "KV_pre")
+        sh.derive("Host time of the prefill", "t_host_pre", "t<sub>host,pre</sub>", "the serving stack's host work, "
+                  "once per forward step (a chunk) and once per prompt, during which the devices wait",
+                  "{n_ch}·{tau_step} + {B_w}·{tau_seq}", n * v("tau_step") + self.resident * v("tau_seq"),
+                  format_time, pre.host_time_s)
         if s.pp > 1:
-            template = "({n_ch} + {PP} − 1)·{t_pass_pre} + ({PP} − 1)·{t_p2p_pre}"
-            value = (n + s.pp - 1) * v("t_pass_pre") + (s.pp - 1) * v("t_p2p_pre")
+            template = "({n_ch} + {PP} − 1)·{t_pass_pre} + ({PP} − 1)·{t_p2p_pre} + {t_host_pre}"
+            value = (n + s.pp - 1) * v("t_pass_pre") + (s.pp - 1) * v("t_p2p_pre") + v("t_host_pre")
         else:
-            template, value = "{n_ch}·{t_pass_pre}", n * v("t_pass_pre")
+            template, value = "{n_ch}·{t_pass_pre} + {t_host_pre}", n * v("t_pass_pre") + v("t_host_pre")
         sh.derive("Prefill of one wave" if r.waves > 1 else "Prefill time", "t_prefill", "t<sub>prefill</sub>", "time until the wave's first tokens",
                   template, value, format_time, pre.time_s)
         if r.waves > 1:

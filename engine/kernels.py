@@ -85,7 +85,10 @@ A_USABLE_FRACTION = 25
 A_RUNTIME_OVERHEAD = 26
 A_RIDGE_BANDWIDTH = 27  # device-tier bandwidth for the ridge point
 A_BUSY_POWER_FRACTION = 28  # share of TDP drawn at least while executing
-N_ACCEL_ROWS = 29
+A_STEP_OVERHEAD = 29  # serving stack's host time per forward step
+A_SEQUENCE_OVERHEAD = 30  # and per sequence in the step
+A_OPERATOR_OVERLAP = 31  # 1: a pass takes the whole pass's roofline; 0: each operator its own
+N_ACCEL_ROWS = 32
 
 # ---- precision codes (index into the peak table rows and BYTES) --------------------------
 # Same order as precision.PRECISIONS; the peak table has one row per catalog peak key.
@@ -174,7 +177,15 @@ O_PRE_KV_BYTES = 47
 O_DEC_WEIGHT_BYTES = 48
 O_DEC_KV_BYTES = 49
 O_KV_FAR = 50  # of O_KV, the part kept in the far tier
-N_OUTPUT_ROWS = 51
+O_PRE_T_HOST = 51  # host time over the prefill wave
+O_DEC_T_HOST = 52  # host time of one decode step
+O_PRE_T_ATTN_COMPUTE = 53  # of O_PRE_T_COMPUTE: attention
+O_PRE_T_ATTN_MEMORY = 54  # of O_PRE_T_MEMORY: KV cache
+O_DEC_T_ATTN_COMPUTE = 55
+O_DEC_T_ATTN_MEMORY = 56
+O_PRE_T_EXECUTION = 57  # compute and memory of one pass together
+O_DEC_T_EXECUTION = 58
+N_OUTPUT_ROWS = 59
 
 BYTES = np.array([4.0, 2.0, 2.0, 1.0, 1.0, 0.5, 0.5])  # by precision code
 UNQUANTISED_BYTES = 2.0
@@ -373,6 +384,15 @@ def smallest_fitting_tp(
         trial_tp *= 2
         scale *= 0.5
     return 0
+
+
+@jit
+def execution_time(compute, memory, attention_compute, attention_memory, overlap):
+    """reference.execution_time: the whole pass's roofline where operators overlap, each
+    operator's own (linear layers, attention) where they run one after another."""
+    whole = max(compute, memory)
+    by_operator = max(compute - attention_compute, memory - attention_memory) + max(attention_compute, attention_memory)
+    return overlap * whole + (1.0 - overlap) * by_operator
 
 
 @jit
@@ -654,6 +674,9 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         compute_rate = peak * accel[A_ETA_COMPUTE, a] * stack
         seconds_per_flop = 1.0 / compute_rate
         overhead_time = layers_per_stage * accel[A_LAYER_OVERHEAD, a]
+        step_overhead = accel[A_STEP_OVERHEAD, a]
+        sequence_overhead = accel[A_SEQUENCE_OVERHEAD, a]
+        overlap = accel[A_OPERATOR_OVERLAP, a]
         tdp = accel[A_TDP, a]
         idle = accel[A_IDLE, a]
         busy_floor = accel[A_BUSY_POWER_FRACTION, a] * tdp
@@ -674,13 +697,28 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         weight_near1 = weight_kept * w_share1
         kv_near0 = kv_kept * kv_share0
         kv_near1 = kv_kept * kv_share1
+        kv_seconds_per_byte = kv_near0 * seconds_per_byte0 + kv_offload * seconds_per_far_byte
+        if n_near > 1:
+            kv_seconds_per_byte = kv_seconds_per_byte + kv_near1 * seconds_per_byte1
         message_per_token = d * p_a
+        # All-reduce algorithms (reference.all_reduce): the ring for any group; for a power-of-two
+        # group also recursive halving-doubling (the ring's bytes in fewer steps) and recursive
+        # doubling (log2(tp) whole messages in log2(tp) steps). The fastest is taken per pass.
         all_reduce_sent_per_token = 2.0 * (tp - 1) / tp * message_per_token
         all_reduce_per_token = 0.0
         all_reduce_latency = 0.0
+        halving_latency = 0.0
+        doubling_steps = 0.0
+        doubling_sent_per_token = 0.0
+        doubling_per_token = 0.0
         if tp > 1:
             all_reduce_per_token = all_reduce_sent_per_token / tp_bandwidth
             all_reduce_latency = 2.0 * (tp - 1) * tp_latency
+            if tp & (tp - 1) == 0:
+                doubling_steps = math.log2(tp)
+                halving_latency = 2.0 * doubling_steps * tp_latency
+                doubling_sent_per_token = doubling_steps * message_per_token
+                doubling_per_token = doubling_sent_per_token / tp_bandwidth
         expert_flops_per_token = 2.0 * top_k * n_moe * model[M_EXPERT, mi] * per_tp_pp
         expert_read_per_touched = n_moe * per_pp * expert_bytes_each
         expert_miss = 1.0 - top_k / experts if is_moe else 1.0
@@ -720,6 +758,12 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
 
             all_reduce = tokens * all_reduce_per_token + all_reduce_latency
             all_reduce_sent = tokens * all_reduce_sent_per_token
+            if doubling_steps > 0.0:
+                all_reduce = min(all_reduce, tokens * all_reduce_per_token + halving_latency)
+                doubling = tokens * doubling_per_token + doubling_steps * tp_latency
+                if doubling < all_reduce:
+                    all_reduce = doubling
+                    all_reduce_sent = tokens * doubling_sent_per_token
             dense_layer_time = 2.0 * all_reduce
             dense_layer_sent = 2.0 * all_reduce_sent
             if effective_ep > 1:
@@ -735,7 +779,11 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
 
             compute_time = flops * seconds_per_flop
             energy = flops * e_flop + memory_energy + comm_sent * e_link
-            return flops, total_bytes, weight_bytes, kv_bytes, compute_time, memory_time, comm_time, energy
+            attention_compute = attention_flops * seconds_per_flop
+            attention_memory = kv_bytes * kv_seconds_per_byte
+            execution = execution_time(compute_time, memory_time, attention_compute, attention_memory, overlap)
+            return (flops, total_bytes, weight_bytes, kv_bytes, compute_time, memory_time, comm_time, energy,
+                    attention_compute, attention_memory, execution)
 
         pp_seconds_per_token = message_per_token / pp_bandwidth
 
@@ -764,11 +812,14 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
             resident * kv_per_token_layer * per_pp
             * (n_full * chunk_reread_positions(prompt_chunks, chunk, 0) + window_reread + chunked_reread)
         )
-        pre_flops, pre_bytes, pre_weights, pre_kv, pre_tc, pre_tm, pre_tcomm, pre_energy = stage_pass(
+        (pre_flops, pre_bytes, pre_weights, pre_kv, pre_tc, pre_tm, pre_tcomm, pre_energy, pre_attn_c,
+         pre_attn_m, pre_exec) = stage_pass(
             chunk_tokens, resident * per_chunk, attention_prefill * per_chunk, reread_prefill * per_chunk
         )
-        pre_time = max(pre_tc, pre_tm) + pre_tcomm + overhead_time
-        ttft_wave = (n_chunks + pp - 1) * pre_time + (pp - 1) * point_to_point(chunk_tokens)
+        pre_time = pre_exec + pre_tcomm + overhead_time
+        pre_host = n_chunks * step_overhead + resident * sequence_overhead
+        pre_passes = n_chunks + pp - 1
+        ttft_wave = pre_passes * pre_time + (pp - 1) * point_to_point(chunk_tokens) + pre_host
         prefill_dynamic = n_chunks * pre_energy
         prefill_demand = idle + prefill_dynamic / ttft_wave
         prefill_power = min(tdp, max(busy_floor, prefill_demand))
@@ -784,11 +835,11 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         )
         attention_decode = micro_batch * model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp * attended
         kv_read_decode = micro_batch * (kv_per_token_layer * attended * per_pp)
-        dec_flops, dec_bytes, dec_weights, dec_kv, dec_tc, dec_tm, dec_tcomm, dec_energy = stage_pass(
-            micro_batch, micro_batch, attention_decode, kv_read_decode
-        )
-        dec_time = max(dec_tc, dec_tm) + dec_tcomm + overhead_time
-        itl = pp * dec_time + (pp - 1) * point_to_point(micro_batch)
+        (dec_flops, dec_bytes, dec_weights, dec_kv, dec_tc, dec_tm, dec_tcomm, dec_energy, dec_attn_c,
+         dec_attn_m, dec_exec) = stage_pass(micro_batch, micro_batch, attention_decode, kv_read_decode)
+        dec_time = dec_exec + dec_tcomm + overhead_time
+        dec_host = step_overhead + resident * sequence_overhead
+        itl = pp * dec_time + (pp - 1) * point_to_point(micro_batch) + dec_host
         decode_dynamic = micro_batches * dec_energy
         decode_demand = idle + decode_dynamic / itl
         decode_power = min(tdp, max(busy_floor, decode_demand))
@@ -844,7 +895,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         out[O_PRE_T_MEMORY, j] = pre_tm
         out[O_PRE_T_COMM, j] = pre_tcomm
         out[O_PRE_T_OVERHEAD, j] = overhead_time
-        out[O_PRE_BOUND, j] = bound_of(pre_tc, pre_tm, pre_tcomm, overhead_time)
+        out[O_PRE_BOUND, j] = bound_of(pre_tc, pre_tm, pre_tcomm, overhead_time + pre_host / pre_passes)
         out[O_PRE_POWER, j] = prefill_power
         out[O_DEC_FLOPS, j] = micro_batches * dec_flops
         out[O_DEC_BYTES, j] = micro_batches * dec_bytes
@@ -853,10 +904,18 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         out[O_DEC_T_MEMORY, j] = dec_tm
         out[O_DEC_T_COMM, j] = dec_tcomm
         out[O_DEC_T_OVERHEAD, j] = overhead_time
-        out[O_DEC_BOUND, j] = bound_of(dec_tc, dec_tm, dec_tcomm, overhead_time)
+        out[O_DEC_BOUND, j] = bound_of(dec_tc, dec_tm, dec_tcomm, overhead_time + dec_host / pp)
         out[O_DEC_POWER, j] = decode_power
         out[O_PRE_WEIGHT_BYTES, j] = n_chunks * pre_weights
         out[O_PRE_KV_BYTES, j] = n_chunks * pre_kv
         out[O_DEC_WEIGHT_BYTES, j] = micro_batches * dec_weights
         out[O_DEC_KV_BYTES, j] = micro_batches * dec_kv
         out[O_KV_FAR, j] = batch * kv_sequence * kv_offload
+        out[O_PRE_T_HOST, j] = pre_host
+        out[O_DEC_T_HOST, j] = dec_host
+        out[O_PRE_T_ATTN_COMPUTE, j] = pre_attn_c
+        out[O_PRE_T_ATTN_MEMORY, j] = pre_attn_m
+        out[O_DEC_T_ATTN_COMPUTE, j] = dec_attn_c
+        out[O_DEC_T_ATTN_MEMORY, j] = dec_attn_m
+        out[O_PRE_T_EXECUTION, j] = pre_exec
+        out[O_DEC_T_EXECUTION, j] = dec_exec

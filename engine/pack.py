@@ -101,6 +101,9 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
         table[k.A_USABLE_FRACTION, column] = cls.usable_memory_fraction
         table[k.A_RUNTIME_OVERHEAD, column] = cls.runtime_overhead_bytes
         table[k.A_BUSY_POWER_FRACTION, column] = cls.busy_power_fraction
+        table[k.A_STEP_OVERHEAD, column] = cls.step_overhead_s
+        table[k.A_SEQUENCE_OVERHEAD, column] = cls.sequence_overhead_s
+        table[k.A_OPERATOR_OVERLAP, column] = cls.operator_overlap
         device_tier = a.tier("device") or near[-1]
         table[k.A_RIDGE_BANDWIDTH, column] = device_tier.effective_bandwidth_Bps
         for name, code in PRECISION_CODE.items():

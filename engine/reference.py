@@ -12,10 +12,15 @@ How a scenario is computed:
    in the device's tiers fastest first (offloaded weights and offloaded KV cache in the far
    tier, whose capacity they share); the largest batch that fits; whether it fits at all and
    what would make it fit.
-3. Time of one pipeline stage for a micro-batch: max(compute, memory) + communication +
-   per-layer overhead (communication is not overlapped with compute, a conservative choice).
+3. Time of one pipeline stage for a micro-batch: compute and memory time (the roofline of the
+   whole pass where the class overlaps its operators, else the linear layers' and attention's
+   each) + communication + per-layer overhead (communication is not overlapped with compute, a
+   conservative choice). All-reduces take the fastest of the ring and, for a power-of-two
+   group, recursive halving-doubling and recursive doubling.
 4. Prefill: chunks of at most ``prefill_chunk_tokens`` flow through the pipeline. Decode:
    one step at the mean context of the generation, min(batch, pp) micro-batches in flight.
+   Each forward step adds the serving stack's host time (a fixed part and a part per
+   sequence), during which the devices wait.
 5. Energy: idle power plus the dynamic energy of the FLOPs, bytes per memory tier and link
    bytes, at least the class's busy floor (a share of TDP) and capped at TDP; summed over
    devices and replicas.
@@ -117,6 +122,31 @@ def ring_all_reduce_time(message_bytes: float, group: int, bandwidth: float, lat
     return 2.0 * (group - 1) / group * message_bytes / bandwidth + 2.0 * (group - 1) * latency
 
 
+def all_reduce(message_bytes: float, group: int, bandwidth: float, latency: float) -> tuple[float, float, str]:
+    """The fastest of the all-reduce algorithms collective libraries choose between (Thakur,
+    Rabenseifner and Gropp 2005): (time, bytes each device sends, algorithm).
+
+    - ring: 2(n−1)/n of the message in 2(n−1) steps, for any n;
+    - recursive halving then doubling (a power-of-two n): the ring's bytes in 2·log2(n) steps;
+    - recursive doubling (a power-of-two n): the whole message log2(n) times in log2(n) steps,
+      which wins for small messages (at n = 2: one exchange and a local sum).
+    Ties go to the earlier one."""
+    if group <= 1:
+        return 0.0, 0.0, "none"
+    ring_sent = 2.0 * (group - 1) / group * message_bytes
+    best = (ring_sent / bandwidth + 2.0 * (group - 1) * latency, ring_sent, "ring")
+    if group & (group - 1) == 0:
+        steps = math.log2(group)
+        halving = ring_sent / bandwidth + 2.0 * steps * latency
+        if halving < best[0]:
+            best = (halving, ring_sent, "recursive halving and doubling")
+        doubling_sent = steps * message_bytes
+        doubling = doubling_sent / bandwidth + steps * latency
+        if doubling < best[0]:
+            best = (doubling, doubling_sent, "recursive doubling")
+    return best
+
+
 def all_to_all_time(sent_bytes: float, group: int, bandwidth: float, latency: float) -> float:
     """All-to-all where each device sends ``sent_bytes`` in total, in n−1 pairwise exchanges."""
     if group <= 1:
@@ -138,9 +168,13 @@ class PhaseResult:
     time_s: float
     compute_time_s: float  # of one stage pass (chunk or micro-batch)
     memory_time_s: float
+    attention_compute_time_s: float  # of compute_time_s: attention
+    attention_memory_time_s: float  # of memory_time_s: KV cache traffic
+    execution_time_s: float  # compute and memory of one stage pass together (see execution_time)
     communication_time_s: float
-    overhead_time_s: float
-    bound: str
+    overhead_time_s: float  # per-layer overhead of one stage pass
+    host_time_s: float  # the serving stack's host work over the phase (all chunks, or one step)
+    bound: str  # the largest of compute, memory, communication and overhead (host share included)
     power_per_device_W: float
 
     @property
@@ -230,6 +264,17 @@ def _network(accelerator: Accelerator, group: int, efficiency: float) -> _Networ
     return _Network(float(scale_out.bandwidth_per_direction_Bps) * efficiency, float(scale_out.latency_s), True)
 
 
+def tensor_parallel_all_reduce(
+    accelerator: Accelerator, constants: Constants, tp: int, message_bytes: float
+) -> tuple[float, float, str]:
+    """One all-reduce of ``message_bytes`` over ``tp`` devices as the engine charges it: over
+    the scale-up network (or scale-out beyond its domain) at the class's collective efficiency,
+    by the fastest algorithm (:func:`all_reduce`): (time, bytes each device sends, algorithm)."""
+    cls = constants.for_class(accelerator.architecture_class)
+    net = _network(accelerator, tp, cls.interconnect_efficiency)
+    return all_reduce(message_bytes, tp, net.bandwidth, net.latency)
+
+
 @dataclass(frozen=True)
 class _StagePass:
     flops: float
@@ -239,6 +284,9 @@ class _StagePass:
     link_bytes: float
     compute_time: float
     memory_time: float
+    attention_compute_time: float  # of compute_time: attention scores and values
+    attention_memory_time: float  # of memory_time: KV cache read and written
+    execution_time: float  # compute and memory together, as the class overlaps its operators
     communication_time: float
     overhead_time: float
 
@@ -248,12 +296,26 @@ class _StagePass:
 
     @property
     def time(self) -> float:
-        return max(self.compute_time, self.memory_time) + self.communication_time + self.overhead_time
+        return self.execution_time + self.communication_time + self.overhead_time
 
-    @property
-    def bound(self) -> int:
-        times = (self.compute_time, self.memory_time, self.communication_time, self.overhead_time)
-        return max(range(4), key=lambda index: (times[index], -index))
+
+def execution_time(
+    compute: float, memory: float, attention_compute: float, attention_memory: float, overlap: float
+) -> float:
+    """Compute and memory time of a stage pass together. Operators that overlap (a spatial
+    dataflow pipeline streams one into the next) take the roofline of the whole pass,
+    max(compute, memory); operators that run one after another (GPU kernels) each take their
+    own: the linear layers max(compute, memory) of the weights plus attention max(compute,
+    memory) of the KV cache. ``overlap`` (0 to 1) weighs the two."""
+    whole = max(compute, memory)
+    by_operator = max(compute - attention_compute, memory - attention_memory) + max(attention_compute, attention_memory)
+    return overlap * whole + (1.0 - overlap) * by_operator
+
+
+def bound_of(compute: float, memory: float, communication: float, overhead: float) -> int:
+    """Index of the largest term (codes.BOUNDS order); ties go to the earlier one."""
+    times = (compute, memory, communication, overhead)
+    return max(range(4), key=lambda index: (times[index], -index))
 
 
 @dataclass(frozen=True)
@@ -471,9 +533,8 @@ class ReferenceModel:
         def communication(tokens: float) -> tuple[float, float]:
             """Time and bytes sent per device for one stage pass over ``tokens`` tokens."""
             message = tokens * d * p_a
-            all_reduce = ring_all_reduce_time(message, tp, tp_net.bandwidth, tp_net.latency)
-            all_reduce_sent = 2.0 * (tp - 1) / tp * message
-            dense_layer_time = 2.0 * all_reduce
+            all_reduce_time, all_reduce_sent, _ = all_reduce(message, tp, tp_net.bandwidth, tp_net.latency)
+            dense_layer_time = 2.0 * all_reduce_time
             dense_layer_sent = 2.0 * all_reduce_sent
             if effective_ep > 1:
                 dispatched = (
@@ -481,7 +542,7 @@ class ReferenceModel:
                     * token_imbalance(tokens * top_k, effective_ep)
                 )
                 a2a = all_to_all_time(dispatched, effective_ep, ep_net.bandwidth, ep_net.latency)
-                moe_layer_time = all_reduce + 2.0 * a2a
+                moe_layer_time = all_reduce_time + 2.0 * a2a
                 moe_layer_sent = all_reduce_sent + 2.0 * dispatched
             else:
                 moe_layer_time = dense_layer_time
@@ -527,14 +588,23 @@ class ReferenceModel:
             kv_bytes = kv_read + kv_write
             by_tier = split_reads(weight_bytes, kv_bytes, activation_traffic(tokens))
             comm_time, comm_sent = communication(tokens)
+            compute = flops / compute_rate
+            memory = memory_time(by_tier)
+            attention_compute = attention_flops / compute_rate
+            attention_memory = memory_time(split_reads(0.0, kv_bytes, 0.0))
             return _StagePass(
                 flops=flops,
                 bytes_by_tier=by_tier,
                 weight_bytes=weight_bytes,
                 kv_bytes=kv_bytes,
                 link_bytes=comm_sent,
-                compute_time=flops / compute_rate,
-                memory_time=memory_time(by_tier),
+                compute_time=compute,
+                memory_time=memory,
+                attention_compute_time=attention_compute,
+                attention_memory_time=attention_memory,
+                execution_time=execution_time(
+                    compute, memory, attention_compute, attention_memory, cls.operator_overlap
+                ),
                 communication_time=comm_time,
                 overhead_time=overhead_time,
             )
@@ -574,7 +644,11 @@ class ReferenceModel:
         prefill_pass = stage_pass(
             chunk_tokens, resident / n_chunks, attention_prefill / n_chunks, reread_prefill / n_chunks
         )
-        ttft_wave = (n_chunks + pp - 1) * prefill_pass.time + (pp - 1) * point_to_point(chunk_tokens)
+        # The serving stack's host work: once per forward step (a chunk is one step) and once per
+        # sequence in it; the devices wait meanwhile.
+        prefill_host = n_chunks * cls.step_overhead_s + resident * cls.sequence_overhead_s
+        prefill_passes = n_chunks + pp - 1
+        ttft_wave = prefill_passes * prefill_pass.time + (pp - 1) * point_to_point(chunk_tokens) + prefill_host
         prefill_dynamic = n_chunks * dynamic_energy(prefill_pass)
         prefill_power = min(tdp, max(busy_floor, idle + prefill_dynamic / ttft_wave))
         if idle + prefill_dynamic / ttft_wave > POWER_CAP_WARNING_RATIO * tdp:
@@ -589,7 +663,8 @@ class ReferenceModel:
         )
         kv_read_decode = micro_batch * (kv_per_token_layer * attended_positions(mean_context) / pp)
         decode_pass = stage_pass(micro_batch, micro_batch, attention_decode, kv_read_decode)
-        itl = pp * decode_pass.time + (pp - 1) * point_to_point(micro_batch)
+        decode_host = cls.step_overhead_s + resident * cls.sequence_overhead_s
+        itl = pp * decode_pass.time + (pp - 1) * point_to_point(micro_batch) + decode_host
         decode_dynamic = micro_batches * dynamic_energy(decode_pass)
         decode_power = min(tdp, max(busy_floor, idle + decode_dynamic / itl))
         decode_steps = s.output_len - 1
@@ -614,9 +689,20 @@ class ReferenceModel:
             time_s=ttft_wave,
             compute_time_s=prefill_pass.compute_time,
             memory_time_s=prefill_pass.memory_time,
+            attention_compute_time_s=prefill_pass.attention_compute_time,
+            attention_memory_time_s=prefill_pass.attention_memory_time,
+            execution_time_s=prefill_pass.execution_time,
             communication_time_s=prefill_pass.communication_time,
             overhead_time_s=prefill_pass.overhead_time,
-            bound=codes.BOUNDS[prefill_pass.bound],
+            host_time_s=prefill_host,
+            bound=codes.BOUNDS[
+                bound_of(
+                    prefill_pass.compute_time,
+                    prefill_pass.memory_time,
+                    prefill_pass.communication_time,
+                    prefill_pass.overhead_time + prefill_host / prefill_passes,
+                )
+            ],
             power_per_device_W=prefill_power,
         )
         decode = PhaseResult(
@@ -627,9 +713,20 @@ class ReferenceModel:
             time_s=itl,
             compute_time_s=decode_pass.compute_time,
             memory_time_s=decode_pass.memory_time,
+            attention_compute_time_s=decode_pass.attention_compute_time,
+            attention_memory_time_s=decode_pass.attention_memory_time,
+            execution_time_s=decode_pass.execution_time,
             communication_time_s=decode_pass.communication_time,
             overhead_time_s=decode_pass.overhead_time,
-            bound=codes.BOUNDS[decode_pass.bound],
+            host_time_s=decode_host,
+            bound=codes.BOUNDS[
+                bound_of(
+                    decode_pass.compute_time,
+                    decode_pass.memory_time,
+                    decode_pass.communication_time,
+                    decode_pass.overhead_time + decode_host / pp,
+                )
+            ],
             power_per_device_W=decode_power,
         )
         memory = MemoryResult(

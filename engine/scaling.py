@@ -46,7 +46,7 @@ from .api import Engine, result_from_column
 from .model import ModelArch
 from .moe_routing import RoutingResult, RoutingSetup, simulate_routing, step_time_summary
 from .precision import bytes_per_element
-from .reference import Result, token_imbalance
+from .reference import Result, tensor_parallel_all_reduce, token_imbalance
 from .scenario import Scenario
 from .synthetic import moe_1t
 from .tables import Table
@@ -578,7 +578,7 @@ class EpTpPoint:
     experts_per_device_ep: int
     expert_weight_bytes_read_tp: float  # per device per decode step (engine)
     expert_weight_bytes_read_ep: float
-    all_reduce_bytes_tp: float  # sent per device per decode step (DESIGN.md §4 ring all-reduce)
+    all_reduce_bytes_tp: float  # sent per device per decode step (the fastest all-reduce algorithm)
     all_reduce_bytes_ep: float  # EP keeps one all-reduce per MoE layer (attention)
     all_to_all_bytes_ep: float  # dispatch + combine, per device per decode step
     imbalance_engine: float  # expected busiest device over mean (reference.token_imbalance)
@@ -599,15 +599,19 @@ class EpTpComparison:
     points: tuple[EpTpPoint, ...]
 
 
-def _sent_bytes_per_step(model: ModelArch, result: Result, imbalance: float) -> tuple[float, float]:
+def _sent_bytes_per_step(
+    engine: Engine, model: ModelArch, result: Result, imbalance: float
+) -> tuple[float, float]:
     """(all-reduce bytes, all-to-all bytes) one device sends per decode step, as the engine
-    charges them (reference.py, communication): per layer two ring all-reduces of the
-    activations, 2(t−1)/t of B·d·p_a each; a MoE layer under EP keeps one and adds a dispatch
-    and a combine all-to-all of B·k·d·p_a·(ep−1)/ep, stretched by the busiest device's load."""
+    charges them (reference.py, communication): per layer two all-reduces of the activations
+    (B·d·p_a each, by the fastest algorithm: 2(t−1)/t of it for a ring, log2(t) times it for
+    recursive doubling); a MoE layer under EP keeps one and adds a dispatch and a combine
+    all-to-all of B·k·d·p_a·(ep−1)/ep, stretched by the busiest device's load."""
     s = result.scenario
     tokens, micro_batches = _decode_micro_batch(result)
     message = tokens * model.hidden_size * bytes_per_element(s.activation_precision)
-    all_reduce = 2.0 * (s.tp - 1) / s.tp * message if s.tp > 1 else 0.0
+    accelerator = engine.catalog.accelerator(s.accelerator)
+    all_reduce = tensor_parallel_all_reduce(accelerator, engine.constants, s.tp, message)[1]
     layers = model.n_layers
     moe_layers = model.n_moe_layers if s.ep > 1 else 0
     reduce_total = (2 * (layers - moe_layers) + moe_layers) * all_reduce
@@ -665,8 +669,8 @@ def ep_vs_tp(
         tp_spread, _ = spread_model.spread(tp_result, float(twin_out[k.O_ITL, 2 * index]))
         tokens, _ = _decode_micro_batch(ep_result)
         imbalance = token_imbalance(float(tokens * model.moe.experts_per_token), devices)
-        reduce_tp, _ = _sent_bytes_per_step(model, tp_result, 1.0)
-        reduce_ep, a2a_ep = _sent_bytes_per_step(model, ep_result, imbalance)
+        reduce_tp, _ = _sent_bytes_per_step(engine, model, tp_result, 1.0)
+        reduce_ep, a2a_ep = _sent_bytes_per_step(engine, model, ep_result, imbalance)
         twin_tp = float(twin_out[k.O_DEC_WEIGHT_BYTES, 2 * index])
         twin_ep = float(twin_out[k.O_DEC_WEIGHT_BYTES, 2 * index + 1])
         points.append(

@@ -109,6 +109,7 @@ def latency_table(frame: Frame) -> Table:
             int(devices),
             frame.value(k.O_TTFT, a) * 1e3,
             frame.value(k.O_ITL, a) * 1e3,
+            frame.value(k.O_DEC_T_HOST, a) * 1e3,
             frame.value(k.O_E2E, a),
             frame.value(k.O_THROUGHPUT_OUTPUT, a),
             frame.value(k.O_THROUGHPUT_OUTPUT, a) / devices,
@@ -116,7 +117,7 @@ def latency_table(frame: Frame) -> Table:
             _fits(frame, a),
         ))
     headers = (
-        "accelerator", "devices", "ttft [ms]", "itl [ms]", "end_to_end_latency [s]",
+        "accelerator", "devices", "ttft [ms]", "itl [ms]", "itl_of_which_host [ms]", "end_to_end_latency [s]",
         "output_throughput [tokens/s, system]", "output_throughput [tokens/s per device]",
         "input_plus_output_throughput [tokens/s, system]", "fits",
     )

@@ -671,8 +671,9 @@ def _claim(context: _Context, reader: TableReader, index: int) -> Claim:
 
 
 def ideal_constants(constants: Constants) -> Constants:
-    """The calibrated constants with every efficiency at 1, no per-layer overhead and no busy
-    power floor (power is idle plus the energy of the work)."""
+    """The calibrated constants with every efficiency at 1, no per-layer or host overhead, the
+    roofline of the whole pass (operators overlapped) and no busy power floor (power is idle
+    plus the energy of the work)."""
     classes = {
         name: replace(
             values,
@@ -682,6 +683,9 @@ def ideal_constants(constants: Constants) -> Constants:
             interconnect_efficiency=1.0,
             per_layer_overhead_s=0.0,
             busy_power_fraction=0.0,
+            step_overhead_s=0.0,
+            sequence_overhead_s=0.0,
+            operator_overlap=1.0,
         )
         for name, values in constants.classes.items()
     }

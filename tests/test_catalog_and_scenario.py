@@ -54,7 +54,7 @@ def test_constants_file_errors_name_the_field(tmp_path):
     bad.write_text(text.replace("compute_efficiency = { value = 0.70", "compute_efficiency = { value = 1.70", 1))
     with pytest.raises(CatalogError, match=r"efficiency.toml: classes.gpu-simt.compute_efficiency.value: 1.7 is outside"):
         load_constants(bad)
-    bad.write_text(text.replace('per_layer_overhead_s = { value = 10e-6, basis = "', 'per_layer_overhead_s = { value = 10e-6, basis = "" , x = "', 1))
+    bad.write_text(text.replace('per_layer_overhead_s = { value = 30e-6, basis = "', 'per_layer_overhead_s = { value = 30e-6, basis = "" , x = "', 1))
     with pytest.raises(CatalogError, match="per_layer_overhead_s.basis"):
         load_constants(bad)
     bad.write_text("not toml [")

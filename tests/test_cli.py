@@ -55,6 +55,17 @@ def test_predict_json_has_the_documented_keys(capsys, engine):
     assert data["assumptions"]["memory_efficiency"] == 0.85
 
 
+def test_predict_text_states_the_host_time_where_there_is_one(capsys):
+    """A GPU's serving stack works 1.0 ms + 64 x 25 us = 2.6 ms per decode step and, over the
+    8 prefill chunks of 64 x 1,024 tokens, 8 x 1.0 + 64 x 0.025 = 9.6 ms; a wafer-scale engine
+    runs its steps without host time, and says nothing of it."""
+    status, out, _ = run(capsys, "predict", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--batch", "64")
+    assert status == 0
+    assert "serving stack's host time: 2.600 ms of each decode step, 9.60 ms of the prefill" in out
+    status, out, _ = run(capsys, "predict", "--model", "llama-3.1-8b", "--accelerator", "wse-3", "--batch", "64")
+    assert status == 0 and "host time" not in out
+
+
 def test_predict_precision_flags(capsys):
     status, out, _ = run(
         capsys, "predict", "--model", "qwen3-32b", "--accelerator", "a100-80gb", "--precision", "fp8",

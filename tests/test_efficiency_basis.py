@@ -64,7 +64,8 @@ def test_gpu_per_layer_overhead_is_kernels_times_launch_cost(constants):
     basis = gpu.basis["per_layer_overhead_s"]
     kernels = int(re.search(r"launches ~(\d+) kernels", basis).group(1))
     low, high = (float(x) * 1e-6 for x in re.search(r"costs ~([\d.]+)-([\d.]+) us", basis).groups())
-    assert kernels * low <= gpu.per_layer_overhead_s <= kernels * high  # 8-12 us
+    assert kernels * low <= gpu.per_layer_overhead_s <= kernels * high  # 20-40 us
+    assert gpu.per_layer_overhead_s == pytest.approx(kernels * (low + high) / 2)  # "at the middle"
 
 
 def test_gpu_interconnect_efficiency_is_the_stated_bus_bandwidth_fraction(constants):
@@ -78,3 +79,53 @@ def test_gpu_usable_memory_is_vllms_default_utilisation(constants):
     gpu = _gpu(constants)
     stated = float(re.search(r"gpu_memory_utilization = (0\.\d+)", gpu.basis["usable_memory_fraction"]).group(1))
     assert stated == gpu.usable_memory_fraction
+
+
+def _stated_times(basis: str, unit: str) -> list[float]:
+    """The '(~X unit)' figures a basis lists, part by part."""
+    return [float(x) for x in re.findall(rf"\(~([\d.]+) {unit}\)", basis)]
+
+
+def test_gpu_host_time_per_step_is_the_sum_of_its_stated_parts(constants):
+    gpu = _gpu(constants)
+    basis = gpu.basis["step_overhead_s"]
+    parts = _stated_times(basis, "ms")  # schedule, inputs, sampling, outputs
+    assert parts == [0.1, 0.5, 0.2, 0.2]
+    total = float(re.search(r"~([\d.]+) ms in all", basis).group(1))
+    assert sum(parts) == pytest.approx(total) == pytest.approx(gpu.step_overhead_s * 1e3)
+
+
+def test_gpu_host_time_per_sequence_is_the_sum_of_its_stated_parts(constants):
+    gpu = _gpu(constants)
+    basis = gpu.basis["sequence_overhead_s"]
+    parts = _stated_times(basis, "us")  # scheduling, batch update, stop checks, serialising
+    assert parts == [10.0, 5.0, 8.0, 2.0]
+    total = float(re.search(r"~([\d.]+) us in all", basis).group(1))
+    assert sum(parts) == pytest.approx(total) == pytest.approx(gpu.sequence_overhead_s * 1e6)
+    # The consequence the basis states: at batch 128 the host takes 1.0 + 128 x 0.025 ms a step.
+    stated = float(re.search(r"At batch 128 it is ([\d.]+) ms", basis).group(1))
+    assert 128 * gpu.sequence_overhead_s * 1e3 == pytest.approx(stated, abs=0.05)
+
+
+def test_host_driven_classes_share_the_gpu_estimate_and_device_driven_ones_have_none(constants):
+    gpu = _gpu(constants)
+    for name, cls in constants.classes.items():
+        if name == "gpu-simt":
+            continue
+        if "equal to the GPU class" in cls.basis["step_overhead_s"]:
+            assert (cls.step_overhead_s, cls.sequence_overhead_s) == (gpu.step_overhead_s, gpu.sequence_overhead_s)
+        else:
+            assert cls.basis["step_overhead_s"].startswith("Not modelled"), name
+            assert cls.basis["sequence_overhead_s"].startswith("Not modelled"), name
+            assert (cls.step_overhead_s, cls.sequence_overhead_s) == (0.0, 0.0), name
+
+
+def test_operator_overlap_is_what_each_basis_describes(constants):
+    for name, cls in constants.classes.items():
+        basis = cls.basis["operator_overlap"]
+        if "one after another" in basis:
+            assert cls.operator_overlap == 0.0, name
+        else:
+            assert "roofline of the whole" in basis, name
+            assert cls.operator_overlap == 1.0, name
+    assert _gpu(constants).operator_overlap == 0.0  # kernels on a stream run in turn

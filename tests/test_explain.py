@@ -5,6 +5,7 @@ Engine tests need no Qt; the last test shows an explanation in the panel (offscr
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -17,8 +18,10 @@ from accelscope.engine.explain import (
     format_bytes,
     format_flops,
     format_time,
+    linear_layers_crossover_batch,
     significant,
 )
+from accelscope.engine.reference import all_reduce
 from accelscope.engine.scenario import Scenario
 
 LLAMA_8B_H100 = Scenario("llama-3.1-8b", "h100-sxm", batch=1)
@@ -32,6 +35,37 @@ def only(sentences: tuple[str, ...], *needles: str) -> str:
     found = [s for s in sentences if all(n in s for n in needles)]
     assert len(found) == 1, (needles, sentences)
     return found[0]
+
+
+_SECONDS = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+_TIME = r"([\d,.]+) (ns|µs|ms|s|min|h)\b"
+
+
+def seconds(text: str) -> float:
+    """'5.33 ms' → 0.00533."""
+    number, unit = re.fullmatch(_TIME, text.strip()).groups()
+    return float(number.replace(",", "")) * _SECONDS[unit]
+
+
+def stated_sum(sentence: str) -> tuple[list[float], float]:
+    """The terms and the total of the sentence's closing 'a + b + c = total.', in seconds; a term
+    'n × t' counts n times."""
+    left, total = sentence.rstrip(".").rsplit(" = ", 1)
+    left = left.rsplit(" takes ", 1)[-1].rsplit(" is ", 1)[-1]
+    terms = []
+    for term in left.split(" + "):
+        count, _, time = term.rpartition(" × ")
+        terms.append((float(count.replace(",", "")) if count else 1.0) * seconds(time))
+    return terms, seconds(total)
+
+
+def assert_adds_up(sentence: str, engine_total: float) -> list[float]:
+    """The stated terms add up to the stated total, which is the engine's (each to the three
+    significant figures shown)."""
+    terms, total = stated_sum(sentence)
+    assert total == pytest.approx(engine_total, rel=5e-3), sentence
+    assert sum(terms) == pytest.approx(engine_total, rel=1e-2), sentence
+    return terms
 
 
 # ---- formatting ----------------------------------------------------------------------------
@@ -71,11 +105,52 @@ def test_decode_sentence_plugs_the_engine_numbers_into_the_formula(engine):
         f"its {format_flops(result.decode.flops_per_device)} would take "
         f"{format_time(result.decode.compute_time_s)} at 989 TFLOP/s × 0.7" in sentence
     )
-    # Per-layer overhead and the ITL the engine computed.
+    # Per-layer overhead, host time and the ITL the engine computed, adding up.
     itl = only(decode, "ITL")
-    assert "32 layers × 10 µs = 320 µs" in itl
+    assert "32 layers × 30 µs = 960 µs" in itl
     assert itl.endswith(f"= {format_time(result.itl_s)}.")
-    assert format_time(result.itl_s) == "5.65 ms"
+    assert format_time(result.itl_s) == "7.31 ms"
+    execution, overhead, host = assert_adds_up(itl, result.itl_s)
+    assert (execution, overhead, host) == pytest.approx(
+        (result.decode.execution_time_s, result.decode.overhead_time_s, result.decode.host_time_s), rel=5e-3
+    )
+
+
+def test_gpu_decode_states_the_host_time_and_its_numbers_sum_to_the_itl(engine):
+    """One step of 8 sequences on an H100: the serving stack's 1 ms + 8 × 25 µs = 1.20 ms of
+    host time joins the stage pass in the ITL."""
+    scenario = LLAMA_8B_H100.with_changes(batch=8)
+    result = engine.predict(scenario)
+    assert result.decode.host_time_s == pytest.approx(1.0e-3 + 8 * 25e-6, rel=1e-12)
+    decode = explain(engine, scenario).section("Decode")
+    only(decode, "host work (scheduling, input preparation, sampling, output processing) adds "
+         "1 ms + 8 × 25 µs = 1.20 ms per step", "the devices wait")
+    itl = only(decode, "(ITL) — takes")
+    assert "1.20 ms of host time" in itl
+    terms = assert_adds_up(itl, result.itl_s)
+    assert terms[-1] == pytest.approx(result.decode.host_time_s, rel=5e-3)
+    # Without the host time the stated terms would fall short of the engine's ITL.
+    assert sum(terms[:-1]) < 0.9 * result.itl_s
+
+
+def test_gpu_operators_take_their_own_rooflines_and_add(engine):
+    """gpu-simt runs kernels one after another: the linear layers' roofline (weights) plus
+    attention's (KV cache) is the execution time the ITL is made of."""
+    result = engine.predict(LLAMA_8B_H100)
+    decode = result.decode
+    sentence = only(explain(engine, LLAMA_8B_H100).section("Decode"), "one after another")
+    linear = max(decode.compute_time_s - decode.attention_compute_time_s,
+                 decode.memory_time_s - decode.attention_memory_time_s)
+    attention = max(decode.attention_compute_time_s, decode.attention_memory_time_s)
+    assert linear + attention == pytest.approx(decode.execution_time_s, rel=1e-12)
+    assert sentence.endswith(
+        f"{format_time(linear)} + {format_time(attention)} = {format_time(decode.execution_time_s)} per step."
+    )
+    assert f"{format_time(decode.attention_memory_time_s)} of KV-cache reads" in sentence
+    # A wafer overlaps its operators: the roofline of the whole pass.
+    wafer = engine.predict(Scenario("llama-3.1-8b", "wse-3"))
+    sentence = only(explain(engine, Scenario("llama-3.1-8b", "wse-3")).section("Decode"), "roofline of the whole")
+    assert sentence.endswith(f"= {format_time(wafer.decode.execution_time_s)} per step.")
 
 
 def test_kv_cache_keeps_8b_decode_memory_bound_at_the_default_context(engine):
@@ -98,17 +173,40 @@ def test_crossover_batch_is_where_compute_first_reaches_memory(engine):
     assert at.decode.compute_time_s >= at.decode.memory_time_s
     assert below.decode.compute_time_s < below.decode.memory_time_s
     assert n <= at.memory.max_batch  # computed without waves
+    sentence = only(explain(engine, LLAMA_8B_H100_SHORT).section("Decode"), "Summed over the pass")
+    assert f"reaches memory time at batch ≈ {n:,}" in sentence
+
+
+def test_weight_reads_are_amortised_until_the_linear_layers_turn_compute_bound(engine):
+    """On a GPU the linear layers take their own roofline: their compute reaches their weight
+    reads at a smaller batch than the whole pass's compute reaches all of its memory time."""
+
+    def linear(result):
+        d = result.decode
+        return d.compute_time_s - d.attention_compute_time_s, d.memory_time_s - d.attention_memory_time_s
+
+    n = linear_layers_crossover_batch(engine, LLAMA_8B_H100_SHORT)
+    assert n is not None and n < decode_crossover_batch(engine, LLAMA_8B_H100_SHORT)
+    compute, reads = linear(engine.predict(LLAMA_8B_H100_SHORT.with_changes(batch=n)))
+    assert compute >= reads
+    compute, reads = linear(engine.predict(LLAMA_8B_H100_SHORT.with_changes(batch=n - 1)))
+    assert compute < reads
     sentence = only(explain(engine, LLAMA_8B_H100_SHORT).section("Decode"), "Batching amortises")
-    assert f"until batch ≈ {n:,}" in sentence
+    assert f"until batch ≈ {n:,}, where the linear layers' compute time" in sentence
+    # Overlapped operators have no such sentence: the whole pass's roofline is all there is.
+    wafer = explain(engine, Scenario("llama-3.1-8b", "wse-3")).section("Decode")
+    assert not any("linear layers' compute time" in line for line in wafer)
 
 
 def test_compute_bound_decode_past_the_crossover(engine):
-    scenario = LLAMA_8B_H100_SHORT.with_changes(batch=512)
+    # An A100 computes slowly enough for 512 sequences' FLOPs to outlast their host time.
+    scenario = Scenario("llama-3.1-8b", "a100-80gb", batch=512, input_len=128, output_len=32)
     result = engine.predict(scenario)
     assert result.decode.bound == "compute"
     decode = explain(engine, scenario).section("Decode")
     only(decode, "compute-bound", format_time(result.decode.compute_time_s))
     only(decode, "turned compute-bound at batch ≈")
+    only(decode, "linear layers' compute time overtook")
 
 
 def test_overhead_bound_decode_on_a_wafer(engine):
@@ -129,7 +227,10 @@ def test_prefill_is_compute_bound_with_its_chunks_and_ttft(engine):
     assert f"{format_time(result.prefill.compute_time_s)} at 989 TFLOP/s × 0.7" in sentence
     assert f"that takes {format_time(result.prefill.memory_time_s)}" in sentence
     only(prefill, "one chunk of 1,024 tokens")
-    assert only(prefill, "TTFT").endswith(f"= {format_time(result.ttft_s)}.")
+    ttft = only(prefill, "TTFT")
+    assert ttft.endswith(f"= {format_time(result.ttft_s)}.")
+    assert_adds_up(ttft, result.ttft_s)
+    only(prefill, "host work", f"1 ms + 1 × 25 µs = {format_time(result.prefill.host_time_s)} to the prefill")
 
 
 def test_chunked_prefill_multiplies_the_chunk_time(engine):
@@ -137,7 +238,14 @@ def test_chunked_prefill_multiplies_the_chunk_time(engine):
     result = engine.predict(scenario)
     prefill = explain(engine, scenario).section("Prefill")
     only(prefill, "8 chunks of 8,192 tokens")
-    assert only(prefill, "TTFT").endswith(f"= {format_time(result.prefill.time_s)}.")
+    ttft = only(prefill, "TTFT")
+    assert ttft.endswith(f"= {format_time(result.prefill.time_s)}.")
+    # 8 × (one chunk's pass) + the host's 8 × 1 ms + 64 × 25 µs.
+    assert f"+ {format_time(result.prefill.host_time_s)} = " in ttft
+    chunks = 8 * (result.prefill.execution_time_s + result.prefill.communication_time_s
+                  + result.prefill.overhead_time_s)
+    assert chunks + result.prefill.host_time_s == pytest.approx(result.prefill.time_s, rel=1e-12)
+    only(prefill, "host work", "8 × 1 ms + 64 × 25 µs = 9.60 ms")
     # The MI300X's serving stack factor is part of every rate.
     only(prefill, "5.3 TB/s × 0.85 × 0.8", "1,307 TFLOP/s × 0.7 × 0.8")
 
@@ -162,8 +270,10 @@ def test_weights_that_do_not_fit_say_what_would(engine):
     only(memory, "Does not fit", "the weights need 141 GB", "77.3 GB usable")
     only(memory, "TP=2 (2 devices)", "offloading 47% of the weights")
     only(memory, "hypothetical")
-    # With the crossover too: the sweep of a scenario that does not fit runs without waves.
-    only(explain(engine, scenario).section("Decode"), "hypothetical")
+    # With the crossovers too: the sweep of a scenario that does not fit runs without waves.
+    decode = explain(engine, scenario).section("Decode")
+    only(decode, "hypothetical", "Summed over the pass")
+    only(decode, "hypothetical", "linear layers' compute time")
 
 
 def test_kv_waves_are_explained(engine):
@@ -195,6 +305,28 @@ def test_tensor_parallelism_names_the_all_reduce_time(engine):
     only(explain(engine, scenario).section("Memory"), "its 1/2 share")
 
 
+NVLINK_4 = (450e9 * 0.8, 1e-6)  # H100 SXM: B/s per direction × the gpu-simt interconnect efficiency, latency
+
+
+def test_the_all_reduce_names_the_algorithm_the_engine_chose(engine):
+    """One token's 8 kB all-reduce over two H100s is one exchange (recursive doubling); three
+    devices are no power of two, so only the ring is possible. The time each takes is the one
+    the engine charges: 32 layers × 2 all-reduces make the step's communication."""
+    message = 4096 * 2  # one token × hidden size × BF16
+    for tp, algorithm, phrase in ((2, "recursive doubling", "by recursive doubling in log₂ 2 = 1 step"),
+                                  (3, "ring", "as a ring in 2 × (3 − 1) = 4 steps")):
+        scenario = LLAMA_8B_H100.with_changes(tp=tp)
+        result = engine.predict(scenario)
+        each, _, chosen = all_reduce(message, tp, *NVLINK_4)
+        assert chosen == algorithm
+        assert 32 * 2 * each == pytest.approx(result.decode.communication_time_s, rel=1e-12)
+        sentence = only(explain(engine, scenario).section("Decode"), "all-reduces the activations")
+        assert phrase in sentence and f"taking {format_time(each)} each" in sentence
+        assert f"{format_time(result.decode.communication_time_s)} of communication per step" in sentence
+        other = "as a ring" if tp == 2 else "recursive doubling in"
+        assert other not in sentence
+
+
 def test_moe_names_its_experts(engine):
     scenario = Scenario(
         "deepseek-r1", "h200", batch=16, tp=8, weight_precision="fp8", activation_precision="fp8"
@@ -219,7 +351,12 @@ def test_pipeline_stages_and_micro_batches(engine):
     result = engine.predict(scenario)
     decode = explain(engine, scenario).section("Decode")
     only(decode, "2 micro-batches of 4 sequences")
-    only(decode, "40 layers per stage × 10 µs", f"(ITL) is {format_time(result.itl_s)}")
+    itl = only(decode, "40 layers per stage × 30 µs", f"= {format_time(result.itl_s)}.")
+    # 2 stage passes, 1 transfer between the stages, and the host's time of the step.
+    _passes, _transfer, host = assert_adds_up(itl, result.itl_s)
+    assert host == pytest.approx(result.decode.host_time_s, rel=5e-3)
+    prefill = explain(engine, scenario).section("Prefill")
+    assert_adds_up(only(prefill, "passes in a row"), result.prefill.time_s)
 
 
 # ---- throughput and energy -------------------------------------------------------------------

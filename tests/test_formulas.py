@@ -34,6 +34,7 @@ LLAMA_8B_KV_PER_TOKEN = 2 * 8 * 128 * 2 * 32  # K and V · 8 KV heads · head di
 SCENARIOS = {
     "dense": Scenario("llama-3.1-8b", "h100-sxm", batch=8),
     "dense-tp4": Scenario("llama-3.3-70b", "h100-sxm", batch=16, tp=4),
+    "dense-tp3": Scenario("llama-3.1-8b", "h100-sxm", batch=4, tp=3),
     "dense-pp2": Scenario("llama-3.3-70b", "h100-sxm", batch=6, tp=2, pp=2),
     "moe": Scenario("mixtral-8x7b", "h100-sxm", batch=4, tp=2),
     "moe-ep": Scenario("qwen3-235b-a22b", "h200", batch=64, tp=8, ep=8),
@@ -102,6 +103,74 @@ def test_decode_compute_time_is_flops_over_sustained_peak(engine, sheets):
     eta_c = engine.constants.for_class("gpu-simt").compute_efficiency
     formula = sheets["dense"].formula("t_c_dec")
     assert formula.value == pytest.approx(result.decode.flops_per_device / (H100_BF16_PEAK * eta_c), rel=1e-12)
+
+
+def test_host_time_joins_the_itl_and_the_ttft(engine, sheets):
+    """gpu-simt: 1 ms per forward step and 25 µs per sequence in it, devices waiting."""
+    result = engine.predict(SCENARIOS["dense"])
+    sheet = sheets["dense"]
+    host = sheet.formula("t_host_dec")
+    assert host.value == pytest.approx(1.0e-3 + 8 * 25e-6, rel=1e-12)
+    assert host.value == pytest.approx(result.decode.host_time_s, rel=1e-12)
+    assert [t.key for t in host.terms] == ["tau_step", "B_w", "tau_seq"]
+    terms = {t.key: t for t in host.terms}
+    assert terms["tau_step"].controls == terms["tau_seq"].controls == ("accelerator",)
+    itl = sheet.formula("ITL")
+    assert itl.expression() == "ITL = t<sub>pass,dec</sub> + t<sub>host,dec</sub>"
+    assert itl.value == pytest.approx(sheet.formula("t_pass_dec").value + host.value, rel=1e-12)
+    assert itl.value == pytest.approx(result.itl_s, rel=1e-12)
+    # Prefill: one forward step per chunk, one sequence's share per prompt.
+    prefill_host = sheet.formula("t_host_pre")
+    assert prefill_host.value == pytest.approx(1 * 1.0e-3 + 8 * 25e-6, rel=1e-12)
+    assert "t_host_pre" in {t.key for t in sheet.formula("t_prefill").terms}
+    assert sheet.formula("t_prefill").value == pytest.approx(result.prefill.time_s, rel=1e-12)
+    chunked = sheets["dense-tp4"].formula("t_host_pre")
+    assert chunked.value == pytest.approx(2 * 1.0e-3 + 16 * 25e-6, rel=1e-12)  # two chunks of 8,192 tokens
+
+
+def test_execution_time_follows_the_operator_overlap(engine, sheets):
+    """A GPU (ω = 0) adds the linear layers' roofline and attention's; a wafer (ω = 1) takes the
+    roofline of the whole pass."""
+    gpu = sheets["dense"]
+    assert gpu.formula("t_exec_dec").value == pytest.approx(
+        gpu.formula("t_lin_dec").value + gpu.formula("t_att_dec").value, rel=1e-12)
+    # Never below the whole pass's roofline; above it where one operator is compute-bound and the
+    # other memory-bound.
+    assert gpu.formula("t_exec_dec").value >= max(gpu.formula("t_c_dec").value, gpu.formula("t_m_dec").value)
+    busy = sheet_of(engine, Scenario("llama-3.1-8b", "a100-80gb", batch=512, input_len=128, output_len=32))
+    linear, attention = busy.formula("t_lin_dec"), busy.formula("t_att_dec")
+    assert linear.value == pytest.approx(busy.formula("t_c_dec").value - busy.formula("t_c_att_dec").value)
+    assert attention.value == busy.formula("t_m_att_dec").value
+    assert busy.formula("t_exec_dec").value > max(busy.formula("t_c_dec").value, busy.formula("t_m_dec").value)
+    assert {t.key: t.value for t in gpu.formula("t_exec_dec").terms}["omega"] == 0.0
+    wafer = sheet_of(engine, Scenario("llama-3.1-8b", "wse-3", batch=8))
+    assert {t.key: t.value for t in wafer.formula("t_exec_dec").terms}["omega"] == 1.0
+    assert wafer.formula("t_exec_dec").value == pytest.approx(
+        max(wafer.formula("t_c_dec").value, wafer.formula("t_m_dec").value), rel=1e-12)
+    assert wafer.formula("t_host_dec").value == 0.0
+    for sheet in (gpu, busy, wafer):
+        assert [f for f in sheet.formulas() if not f.agrees] == []
+
+
+def test_the_all_reduce_formula_is_the_algorithm_the_engine_chose(sheets):
+    """Four H100s: one decode token per sequence makes a small message, recursive doubling's
+    log₂ 4 = 2 steps win; a prefill chunk's 134 MB favour the ring's bytes in recursive halving
+    and doubling's 4 steps. Three devices only have the ring."""
+    tp4 = sheets["dense-tp4"]
+    decode, prefill = tp4.formula("t_ar_dec"), tp4.formula("t_ar_pre")
+    assert decode.name == "All-reduce, recursive doubling (dec)"
+    assert decode.plain().startswith("t_AR,dec = log₂(TP)·S_dec/(β_TP·η_ic) + log₂(TP)·λ_TP")
+    assert prefill.name == "All-reduce, recursive halving and doubling (pre)"
+    assert "2·log₂(TP)·λ_TP" in prefill.plain()
+    assert tp4.formula("AR_dec").plain().startswith("D_AR,dec = log₂(TP)·S_dec")
+    tp3 = sheets["dense-tp3"]
+    ring = tp3.formula("t_ar_dec")
+    assert ring.name == "All-reduce, ring (dec)"
+    assert ring.plain().startswith("t_AR,dec = 2·(TP − 1)/TP·S_dec/(β_TP·η_ic) + 2·(TP − 1)·λ_TP")
+    assert "not a power of two" in ring.note
+    for sheet in (tp4, tp3):
+        comm = sheet.formula("t_comm_dec")
+        assert comm.value == pytest.approx(comm.engine_value, rel=1e-9)
 
 
 def test_weights_of_a_dense_bf16_model_are_two_bytes_per_parameter(engine, sheets):
@@ -175,10 +244,11 @@ def test_what_the_engine_does_beyond_a_formula_is_said_in_a_sentence(sheets):
     assert waves.formula("waves").value > 1
     assert any("waves" in note for note in waves.section("memory").notes)
     assert any("Chunked prefill" in note for note in waves.section("prefill").notes)
-    # Two near tiers (SRAM beside HBM): memory time and power are the engine's, with a reason.
+    # Two near tiers (SRAM beside HBM): memory time (and the KV cache's share of it) and power
+    # are the engine's, with a reason.
     two_tiers = sheets["two-tiers"]
     quoted = [f for f in two_tiers.formulas() if f.quoted]
-    assert {f.result.key for f in quoted} == {"t_m_dec", "t_m_pre", "P_dec", "P_pre"}
+    assert {f.result.key for f in quoted} == {"t_m_dec", "t_m_pre", "t_m_att_dec", "t_m_att_pre", "P_dec", "P_pre"}
     assert all(f.note for f in quoted)
     # A single-tier device shows every formula.
     assert not [f for f in sheets["dense"].formulas() if f.quoted]

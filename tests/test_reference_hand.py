@@ -1,7 +1,8 @@
 """The reference model against numbers worked out by hand, with the arithmetic written here.
 
 Constants used below (resources/efficiency.toml, class gpu-simt): compute efficiency 0.70,
-memory efficiency 0.85, per-layer overhead 10 µs, usable memory 0.90, runtime 1.5 GB,
+memory efficiency 0.85, per-layer overhead 30 µs, host time 1.0 ms per step plus 25 µs per
+sequence, operators one after another (overlap 0), usable memory 0.90, runtime 1.5 GB,
 interconnect efficiency 0.80. H100 SXM (catalog): 989.4 TFLOP/s dense BF16, 3.35 TB/s HBM3,
 80 GiB. If a catalog value or constant changes, these tests say so first.
 """
@@ -14,8 +15,10 @@ import pytest
 
 from accelscope.engine import codes
 from accelscope.engine.reference import (
+    all_reduce,
     causal_positions,
     chunk_reread_positions,
+    execution_time,
     expected_max_standard_normal,
     experts_touched_busiest_device,
     ring_all_reduce_time,
@@ -36,7 +39,8 @@ def h100(catalog):
 
 def test_constants_are_those_the_hand_cases_use(engine):
     gpu = engine.constants.for_class("gpu-simt")
-    assert (gpu.compute_efficiency, gpu.memory_efficiency, gpu.per_layer_overhead_s) == (0.70, 0.85, 10e-6)
+    assert (gpu.compute_efficiency, gpu.memory_efficiency, gpu.per_layer_overhead_s) == (0.70, 0.85, 30e-6)
+    assert (gpu.step_overhead_s, gpu.sequence_overhead_s, gpu.operator_overlap) == (1.0e-3, 25e-6, 0.0)
     assert (gpu.usable_memory_fraction, gpu.runtime_overhead_bytes, gpu.interconnect_efficiency) == (0.90, 1.5e9, 0.80)
     assert engine.constants.prefill_chunk_tokens == 8192
 
@@ -57,8 +61,10 @@ def test_llama_8b_bf16_decode_batch_1_on_h100(engine, h100):
     FLOPs: 2·6,979,321,856 + 2·4096·128256 (LM head) + 1152 positions · 32 layers · 4·32·128
     (attention) = 13,958,643,712 + 1,050,673,152 + 603,979,776 = 15,613,296,640.
     Memory time 15,163,858,944 / (3.35e12 · 0.85) = 5.3253 ms; compute 15.61e9 / (989.4e12 · 0.7)
-    = 0.0225 ms: memory-bound. ITL = 5.3253 + 32 · 10 µs = 5.6453 ms. OI = 1.03 FLOP/byte, close
-    to 2B/p = 1 with B = 1 and p = 2 bytes (attention adds the rest).
+    = 0.0225 ms: memory-bound. The linear layers and attention each run at their own roofline,
+    and both are memory-bound here, so together they take the whole memory time. ITL = 5.3253 +
+    32 · 30 µs (per-layer overhead) + 1.0 ms + 1 · 25 µs (host time of the step) = 7.3103 ms.
+    OI = 1.03 FLOP/byte, close to 2B/p = 1 with B = 1 and p = 2 bytes (attention adds the rest).
     """
     result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=1024, output_len=256))
     bytes_per_step = 15_009_849_344 + 150_994_944 + 131_072 + 2_883_584
@@ -73,8 +79,10 @@ def test_llama_8b_bf16_decode_batch_1_on_h100(engine, h100):
     assert decode.memory_time_s == pytest.approx(memory_time, rel=REL)
     assert decode.compute_time_s == pytest.approx(flops_per_step / (989.4e12 * 0.70), rel=REL)
     assert decode.bound == "memory"
-    assert result.itl_s == pytest.approx(memory_time + 32 * 10e-6, rel=REL)
-    assert result.itl_s == pytest.approx(5.6453e-3, rel=1e-4)
+    assert decode.execution_time_s == pytest.approx(memory_time, rel=REL)
+    assert decode.host_time_s == pytest.approx(1.0e-3 + 25e-6, rel=REL)
+    assert result.itl_s == pytest.approx(memory_time + 32 * 30e-6 + 1.0e-3 + 25e-6, rel=REL)
+    assert result.itl_s == pytest.approx(7.3103e-3, rel=1e-4)
     assert decode.operational_intensity == pytest.approx(flops_per_step / bytes_per_step, rel=REL)
     assert result.ridge_point == pytest.approx(989.4e12 / 3.35e12, rel=REL)  # ≈ 295 FLOP/byte
 
@@ -85,10 +93,11 @@ def test_llama_8b_batch_1_decode_power_is_the_busy_floor_on_h100(engine, h100):
 
       bytes  15,163,858,944 · 48e-12          = 0.727865 J
       FLOPs  15,613,296,640 · 9.0964e-13      = 0.014203 J
-      idle + work/ITL = 70 + 0.742068 / 5.6453e-3 = 70 + 131.45 = 201.4 W
+      idle + work/ITL = 70 + 0.742068 / 7.3103e-3 = 70 + 101.51 = 171.5 W
 
-    below the floor, so a memory-bound step draws 553 W (not the 201 W of work alone), and
-    without the floor (the ideal model) it draws the 201 W."""
+    below the floor, so a memory-bound step draws 553 W (not the 172 W of work alone), and
+    without the floor it draws the 172 W. The floor holds over the whole step, host time
+    included: it is the average the paper measured over whole runs, host gaps and all."""
     assert (float(h100.tdp_W), float(h100.idle_W)) == (700.0, 70.0)
     assert engine.constants.for_class("gpu-simt").busy_power_fraction == 0.79
     assert engine.constants.memory_energy_J_per_byte["hbm"] == 48e-12
@@ -98,7 +107,7 @@ def test_llama_8b_batch_1_decode_power_is_the_busy_floor_on_h100(engine, h100):
     work = 15_163_858_944 * 48e-12 + 15_613_296_640 * e_flop
     assert work == pytest.approx(0.742068, rel=1e-5)
     without_floor = 70.0 + work / result.itl_s
-    assert without_floor == pytest.approx(201.45, rel=1e-3)
+    assert without_floor == pytest.approx(171.51, rel=1e-3)
     assert result.decode.power_per_device_W == pytest.approx(0.79 * 700.0, rel=REL)
 
     from dataclasses import replace
@@ -152,14 +161,92 @@ def test_llama_70b_needs_two_h100s(engine):
 
 
 def test_tensor_parallel_all_reduce_on_decode(engine, h100):
-    """TP=2: two ring all-reduces per layer of B·d·2 bytes = 8192 B at batch 1. Each takes
-    2·(1/2)·8192 / (bw · 0.8) + 2·1·latency; 32 layers → 64 all-reduces per step."""
+    """TP=2: two all-reduces per layer of B·d·2 bytes = 8192 B at batch 1. As a ring each
+    takes 2·(1/2)·8192 / (bw · 0.8) + 2·1·latency; two devices can instead swap their whole
+    messages and add locally (recursive doubling: the same 8192 B sent, one step):
+    8192 / (bw · 0.8) + latency. 32 layers → 64 all-reduces per step."""
     bandwidth = float(h100.interconnect.bandwidth_per_direction_Bps) * 0.8
     latency = float(h100.interconnect.latency_s)
-    one = 2 * (2 - 1) / 2 * 8192 / bandwidth + 2 * (2 - 1) * latency
-    assert ring_all_reduce_time(8192, 2, bandwidth, latency) == pytest.approx(one, rel=REL)
+    ring = 2 * (2 - 1) / 2 * 8192 / bandwidth + 2 * (2 - 1) * latency
+    assert ring_all_reduce_time(8192, 2, bandwidth, latency) == pytest.approx(ring, rel=REL)
+    one = 8192 / bandwidth + latency
+    assert all_reduce(8192, 2, bandwidth, latency) == (pytest.approx(one, rel=REL), 8192, "recursive doubling")
     result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1, tp=2))
     assert result.decode.communication_time_s == pytest.approx(64 * one, rel=REL)
+
+
+def test_all_reduce_takes_the_fastest_algorithm():
+    """At 360 GB/s and 1 µs per step over four devices, for a message of S bytes:
+      ring                     1.5·S/B + 6 µs
+      recursive halving-dbl.   1.5·S/B + 4 µs   (same bytes, 2·log2 4 = 4 steps)
+      recursive doubling       2·S/B   + 2 µs   (the whole message, log2 4 = 2 steps)
+    Doubling wins below S = 4 µs·B = 1.44 MB, halving-doubling above; three devices (not a
+    power of two) have only the ring: 4/3·S/B + 4 µs."""
+    bandwidth, latency = 360e9, 1e-6
+    small, large = 16_384, 8_000_000
+    assert all_reduce(small, 4, bandwidth, latency) == (
+        pytest.approx(2 * small / bandwidth + 2e-6, rel=REL), 2 * small, "recursive doubling")
+    assert all_reduce(large, 4, bandwidth, latency) == (
+        pytest.approx(1.5 * large / bandwidth + 4e-6, rel=REL), 1.5 * large, "recursive halving and doubling")
+    assert all_reduce(small, 3, bandwidth, latency) == (
+        pytest.approx(4 / 3 * small / bandwidth + 4e-6, rel=REL), pytest.approx(4 / 3 * small, rel=REL), "ring")
+    assert all_reduce(small, 1, bandwidth, latency) == (0.0, 0.0, "none")
+
+
+def test_linear_layers_and_attention_take_their_own_rooflines_on_a_gpu(engine, h100):
+    """Llama-3.1-8B on an H100, batch 512, 128 in / 128 out: one decode step at the mean
+    context 128 + 64 = 192. Rates: 989.4e12 · 0.7 = 692.58e12 FLOP/s, 3.35e12 · 0.85 =
+    2.8475e12 B/s.
+
+      linear FLOPs  512 · (2·6,979,321,856 + 2·4096·128256)       = 7.68477e15 → 11.096 ms
+      linear bytes  15,009,849,344 weights + 512 · 2,883,584 act.  = 16.4863e9  →  5.790 ms
+      attention     512 · 192 · 32 · 4·32·128 FLOPs                = 51.540e9   →  0.074 ms
+      KV bytes      512 · (192 · 131,072 read + 131,072 written)   = 12.9520e9  →  4.549 ms
+
+    One after another (a GPU): max(11.096, 5.790) + max(0.074, 4.549) = 15.644 ms. As one
+    roofline (overlap 1): max(11.170, 10.339) = 11.170 ms. The linear layers are compute-bound
+    while attention waits on the KV cache, and kernels do not overlap, so the pass is 40%
+    longer than the whole-pass roofline says."""
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=512, input_len=128, output_len=128))
+    decode = result.decode
+    assert result.waves == 1
+    rate, bandwidth = 989.4e12 * 0.7, 3.35e12 * 0.85
+    linear_c = 512 * (2 * 6_979_321_856 + 2 * 4096 * 128256) / rate
+    linear_m = (15_009_849_344 + 512 * 2_883_584) / bandwidth
+    attention_c = 512 * 192 * 32 * 4 * 32 * 128 / rate
+    attention_m = 512 * (192 * 131_072 + 131_072) / bandwidth
+    assert (linear_c, linear_m, attention_c, attention_m) == (
+        pytest.approx(11.096e-3, rel=1e-3), pytest.approx(5.790e-3, rel=1e-3),
+        pytest.approx(0.0744e-3, rel=1e-3), pytest.approx(4.549e-3, rel=1e-3))
+    assert decode.attention_compute_time_s == pytest.approx(attention_c, rel=REL)
+    assert decode.attention_memory_time_s == pytest.approx(attention_m, rel=REL)
+    assert decode.compute_time_s == pytest.approx(linear_c + attention_c, rel=REL)
+    assert decode.memory_time_s == pytest.approx(linear_m + attention_m, rel=REL)
+    assert decode.execution_time_s == pytest.approx(linear_c + attention_m, rel=REL)
+    assert decode.execution_time_s == pytest.approx(15.644e-3, rel=1e-4)
+    whole = execution_time(decode.compute_time_s, decode.memory_time_s, attention_c, attention_m, 1.0)
+    assert whole == pytest.approx(linear_c + attention_c, rel=REL)
+    assert decode.execution_time_s / whole == pytest.approx(1.4005, rel=1e-4)
+    assert result.itl_s == pytest.approx(decode.execution_time_s + 32 * 30e-6 + 1.0e-3 + 512 * 25e-6, rel=REL)
+    # Host time 1.0 + 512 · 0.025 = 13.8 ms and 32 · 30 µs of layer overhead exceed the 11.17 ms
+    # of compute: at this batch the serving stack's host work is the largest single term.
+    assert decode.host_time_s == pytest.approx(13.8e-3, rel=REL)
+    assert decode.bound == "overhead"
+
+
+def test_host_time_is_per_step_and_per_sequence(engine):
+    """The serving stack's host work: decode adds 1.0 ms + B · 25 µs to every step; prefill of
+    B prompts of I tokens in ⌈B·I/8192⌉ chunks adds that many steps' fixed part and B
+    sequences' part. Batch 64, 1,024 in: 8 chunks → 8 · 1.0 + 64 · 0.025 = 9.6 ms of prefill
+    host time; decode 1.0 + 64 · 0.025 = 2.6 ms per step."""
+    result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=64, input_len=1024, output_len=256))
+    assert result.prefill.host_time_s == pytest.approx(8 * 1.0e-3 + 64 * 25e-6, rel=REL)
+    assert result.decode.host_time_s == pytest.approx(1.0e-3 + 64 * 25e-6, rel=REL)
+    prefill_pass = result.prefill.execution_time_s + result.prefill.communication_time_s + result.prefill.overhead_time_s
+    assert result.prefill.time_s == pytest.approx(8 * prefill_pass + 9.6e-3, rel=REL)
+    # A wafer-scale engine's stack runs the decode step on the device: no host time.
+    wafer = engine.reference(Scenario("llama-3.1-8b", "wse-3", batch=64, input_len=1024, output_len=256))
+    assert wafer.decode.host_time_s == 0.0 and wafer.prefill.host_time_s == 0.0
 
 
 def test_moe_expert_traffic_grows_with_batch(engine):
@@ -261,16 +348,17 @@ def test_pipeline_decode_sums_stages(engine):
     and one activation transfer of 4096·2 B."""
     one = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", pp=2))
     stage = (
-        max(one.decode.compute_time_s, one.decode.memory_time_s)
+        one.decode.execution_time_s
         + one.decode.communication_time_s
         + one.decode.overhead_time_s
     )
-    assert one.decode.overhead_time_s == pytest.approx(16 * 10e-6, rel=REL)
+    assert one.decode.overhead_time_s == pytest.approx(16 * 30e-6, rel=REL)
     accelerator = engine.catalog.accelerators["h100-sxm"]
     hop = 8192 / (float(accelerator.interconnect.bandwidth_per_direction_Bps) * 0.8) + float(
         accelerator.interconnect.latency_s
     )
-    assert one.itl_s == pytest.approx(2 * stage + hop, rel=REL)
+    # The host works once per step, not per stage.
+    assert one.itl_s == pytest.approx(2 * stage + hop + 1.0e-3 + 25e-6, rel=REL)
 
 
 def test_kv_waves_when_the_batch_does_not_fit(engine):

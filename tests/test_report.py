@@ -78,6 +78,7 @@ def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_fi
     for row in rows:
         result = report_engine.predict(workspace.scenario_on(row["accelerator"]))
         assert float(row["itl [ms]"]) == pytest.approx(result.itl_s * 1e3, rel=1e-12)
+        assert float(row["itl_of_which_host [ms]"]) == pytest.approx(result.decode.host_time_s * 1e3, rel=1e-12)
         assert float(row["ttft [ms]"]) == pytest.approx(result.ttft_s * 1e3, rel=1e-12)
     _, memory = read_csv(tmp_path / "2-memory.csv")
     for row in memory:
@@ -161,3 +162,28 @@ def test_report_command_takes_a_theme(capsys, monkeypatch, tmp_path):
     assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path), "--theme", "sepia"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "sepia" in err
+
+
+def test_phase_breakdown_adds_up_to_the_phase_time(report_engine):
+    """The per-phase breakdown the CLI reports (ms): a stage pass is execution + communication +
+    overhead, and the phase adds the serving stack's host time to its passes."""
+    import math
+
+    from accelscope.cli.report import result_to_dict
+    from accelscope.engine.scenario import Scenario
+
+    scenario = report_engine.resolve(Scenario("llama-3.3-70b", "h100-sxm", batch=16, tp=4))
+    result = report_engine.predict(scenario)
+    data = result_to_dict(result, report_engine.model(scenario.model),
+                          report_engine.catalog.accelerator(scenario.accelerator), report_engine.constants)
+    for name, phase, passes in (("decode", result.decode, 1),
+                                ("prefill", result.prefill, math.ceil(16 * 1024 / 8192))):
+        reported = data[name]
+        stage = reported["stage_pass_ms"]
+        assert reported["host_ms"] == pytest.approx(phase.host_time_s * 1e3, rel=1e-12)
+        assert stage["execution"] == pytest.approx(phase.execution_time_s * 1e3, rel=1e-12)
+        assert reported["host_ms"] > 0  # gpu-simt: 1 ms per forward step + 25 µs per sequence
+        one_pass = stage["execution"] + stage["communication"] + stage["overhead"]
+        assert passes * one_pass + reported["host_ms"] == pytest.approx(reported["time_ms"], rel=1e-12)
+    assert data["assumptions"]["step_overhead_s"] == 1.0e-3
+    assert data["assumptions"]["operator_overlap"] == 0.0

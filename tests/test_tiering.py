@@ -3,7 +3,8 @@ the largest model that fits, and the first paper's 5-10x-at-15-30% claim.
 
 Hand numbers (tests/test_reference_hand.py): Llama-3.1-8B BF16 on an H100 at batch 1, prompt
 1,024, output 256 reads 15,009,849,344 B of weights and 151,126,016 B of KV cache per decode
-step, 15,163,858,944 B in all; HBM3 3.35 TB/s x 0.85; 32 layers x 10 us of overhead.
+step, 15,163,858,944 B in all; HBM3 3.35 TB/s x 0.85; 32 layers x 30 us of overhead and the
+serving stack's host time, 1.0 ms + 25 us for the one sequence, per step.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ WEIGHT_BYTES = 15_009_849_344
 KV_BYTES = 150_994_944 + 131_072
 STEP_BYTES = 15_163_858_944
 HBM = 3.35e12 * 0.85
-OVERHEAD = 32 * 10e-6
+OVERHEAD = 32 * 30e-6 + 1.0e-3 + 25e-6  # per-layer overhead and host time of one step
 LLAMA_8B = Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=1024, output_len=256)
 
 
@@ -81,7 +82,8 @@ def test_nothing_offloaded_leaves_every_number_unchanged(engine, tiers):
 
 
 def test_memory_bound_decode_slowdown_worked_by_hand(engine, tiers):
-    """Decode time = near bytes / near bandwidth + far bytes / far bandwidth + overhead: moving
+    """Decode time = near bytes / near bandwidth + far bytes / far bandwidth + overhead (the
+    linear layers and attention are both memory-bound, so their times add up to this): moving
     f of the weights and v of the KV cache to PCIe Gen5 (64 GB/s x 0.85) adds
     (f·W + v·KV)·(1/(64e9·0.85) − 1/(3.35e12·0.85))."""
     tier = tiers["host-ddr5-pcie5"]
@@ -93,12 +95,12 @@ def test_memory_bound_decode_slowdown_worked_by_hand(engine, tiers):
             expected = (STEP_BYTES - moved) / HBM + moved / far + OVERHEAD
             assert sweep.itl_s[i, j] == pytest.approx(expected, rel=1e-9), (f, v)
             assert sweep.fits[i, j]
-    # 80% of the weights: 0.8·15.01 GB / 54.4 GB/s = 221 ms against 5.65 ms, ~39x.
+    # 80% of the weights: 0.8·15.01 GB / 54.4 GB/s = 221 ms against 7.31 ms, ~31x.
     assert sweep.itl_slowdown[2, 0] == pytest.approx(
         ((STEP_BYTES - 0.8 * WEIGHT_BYTES) / HBM + 0.8 * WEIGHT_BYTES / far + OVERHEAD) / (STEP_BYTES / HBM + OVERHEAD),
         rel=1e-9,
     )
-    assert 39.0 < sweep.itl_slowdown[2, 0] < 40.0
+    assert 30.0 < sweep.itl_slowdown[2, 0] < 31.0
     assert sweep.bandwidth_ratio == pytest.approx(3.35e12 / 64e9, rel=1e-12)
 
 
@@ -167,7 +169,7 @@ def test_the_claim_does_not_hold_for_the_listed_tiers(engine, tiers):
     assert host.bandwidth_ratio == pytest.approx(3.35e12 / 64e9, rel=1e-12)
     assert c2c.bandwidth_ratio == pytest.approx(3.35e12 / 450e9, rel=1e-12)
     assert not host.holds and not c2c.holds
-    assert host.engine_slowdown.shape == (2, 2) and (host.engine_slowdown > 20.0).all()
+    assert host.engine_slowdown.shape == (2, 2) and (host.engine_slowdown > 15.0).all()
     assert host.capacity_multiple_within == pytest.approx(1.0 / (1.0 - 0.3 / (3.35e12 / 64e9 - 1.0)))
     assert "does not hold" in check.sentence and "73%-75%" in check.sentence
 

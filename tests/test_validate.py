@@ -272,6 +272,8 @@ def test_the_ideal_model_sets_every_efficiency_to_one_and_keeps_memory(engine):
         assert (values.compute_efficiency, values.memory_efficiency, values.link_efficiency,
                 values.interconnect_efficiency, values.per_layer_overhead_s,
                 values.busy_power_fraction) == (1.0, 1.0, 1.0, 1.0, 0.0, 0.0)
+        # No host time, and the textbook roofline of the whole pass.
+        assert (values.step_overhead_s, values.sequence_overhead_s, values.operator_overlap) == (0.0, 0.0, 1.0)
         assert values.usable_memory_fraction == calibrated.usable_memory_fraction
         assert values.runtime_overhead_bytes == calibrated.runtime_overhead_bytes
     catalog = ideal_catalog(engine.catalog)
@@ -403,9 +405,10 @@ def test_no_prediction_is_off_by_more_than_2x_without_an_explanation(report):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "GPUs at 35% median |error| over 32 rows (target 20%; 46% before the busy power floor and the "
-    "served runs): the engine lacks the serving stack's per-step host time (scheduling, input "
-    "preparation, sampling), which no documented figure sets, and vLLM's expert-parallel losses; see "
+    "GPUs at 23% median |error| over 32 rows (target 20%; 35% before the serving stack's host time, "
+    "per-operator rooflines and the 30 us per-layer floor): the ROCm stack on the MI300X runs further below "
+    "the hardware than its 0.8 stack factor, vLLM's expert-parallel path loses more than routing imbalance "
+    "and all-to-alls, and multi-process tensor parallelism costs more than the modelled collectives; see "
     "resources/measurements.md"))
 def test_gpu_median_error_meets_the_target(report):
     bucket = stats(_measured(report, "GPUs"), "calibrated")
@@ -414,9 +417,10 @@ def test_gpu_median_error_meets_the_target(report):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "Dataflow at 64% median |error| over 16 rows (target 35%): the SN40L's inter-RDU link latency is a catalog "
-    "estimate that dominates its ITL, and the CS-3 and SN40L runs include per-request API time "
-    "(HTTP endpoints) the engine does not count; see resources/measurements.md"))
+    "Dataflow at 57% median |error| over 16 rows (target 35%): the CS-3 and SN40L runs include per-request "
+    "time outside the accelerator (HTTP endpoints) that no published figure sets, their pre-compiled images "
+    "lose more with batch than the hardware does, and the SN40L's inter-RDU latency and HBM bandwidth are "
+    "catalog estimates; see resources/measurements.md"))
 def test_dataflow_median_error_meets_the_target(report):
     bucket = stats(_measured(report, "dataflow"), "calibrated")
     assert bucket.n >= 15
