@@ -7,6 +7,7 @@ Selecting a row asks the main window to load that row's scenario into the contro
 
 from __future__ import annotations
 
+import html
 import math
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
@@ -179,9 +180,13 @@ class ValidationWindow(QWidget):
             f"({stats.get('n', 0)} rows)"
             for group, stats in measured_calibrated.items()
         )
-        targets = "; ".join(f"{t.name}: {t.value} (limit {t.limit}, {'met' if t.met else 'not met'})"
-                            for t in report.targets)
-        return ("<b>The papers' measurements against the model.</b> " + groups
+        # Escaped: a limit reads "<= 20%", which rich text would take for the start of a tag and
+        # swallow with everything after it.
+        targets = "; ".join(
+            html.escape(f"{t.name}: {t.value} (limit {t.limit}, {'met' if t.met else 'not met'})")
+            for t in report.targets
+        )
+        return ("<b>The papers' measurements against the model.</b> " + html.escape(groups)
                 + f"<p>Targets — {targets}. Cells beyond {OFF_FACTOR:g}× either way are red and the last "
                 "column says why; within 20% green. Select a row to load its configuration into the controls.</p>")
 

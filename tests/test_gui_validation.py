@@ -43,6 +43,24 @@ def test_table_lists_every_measurement_and_claim_with_the_engines_numbers(qtbot,
     validation.stop()
 
 
+def test_the_summary_shows_every_target_with_its_limit_and_verdict(qtbot, report):
+    """The targets' limits read "<= 20%": shown as rich text unescaped, '<=' opened a tag that
+    swallowed the rest of the summary after the first target's "(limit"."""
+    from PySide6.QtGui import QTextDocument
+
+    window = _window(qtbot)
+    validation = window.show_validation()
+    qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
+    document = QTextDocument()
+    document.setHtml(validation.summary.text())
+    shown = document.toPlainText()
+    for target in report.targets:
+        verdict = "met" if target.met else "not met"
+        assert f"{target.name}: {target.value} (limit {target.limit}, {verdict})" in shown
+    assert "Select a row to load its configuration" in shown
+    validation.stop()
+
+
 def test_filter_by_accelerator_keeps_only_its_rows(qtbot, report):
     window = _window(qtbot)
     validation = window.show_validation()
