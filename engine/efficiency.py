@@ -27,6 +27,7 @@ CLASS_FIELDS: tuple[str, ...] = (
     "step_overhead_s",
     "sequence_overhead_s",
     "operator_overlap",
+    "collective_overhead_s",
 )
 _FRACTIONS = {
     "compute_efficiency",
@@ -63,6 +64,9 @@ class ClassConstants:
     # 1: a pass's operators overlap (spatial dataflow), so it takes max(compute, memory) of the
     # whole pass; 0: they run one after another and each takes its own roofline.
     operator_overlap: float
+    # Each communication operation (all-reduce, all-to-all, stage-to-stage transfer) costs this
+    # once, on top of its steps: launching it and synchronising the devices.
+    collective_overhead_s: float
     basis: dict[str, str]
 
 

@@ -734,6 +734,10 @@ class _Writer:
             bandwidth = float(net.bandwidth_per_direction_Bps) * self.cls.interconnect_efficiency
             latency = float(net.latency_s)
             each, _, algorithm = all_reduce(message, s.tp, bandwidth, latency)
+            collective = self.cls.collective_overhead_s
+            launch = (
+                f" and {format_time(collective, trim=True)} to launch and synchronise it" if collective > 0 else ""
+            )
             if self.effective_ep == 1:
                 per_layer = "twice per layer"
             elif m.n_moe_layers == m.n_layers:
@@ -746,7 +750,8 @@ class _Writer:
                 f"({self.layers_per_stage()}), each of {_tokens(p.tokens)} × {m.hidden_size:,} × "
                 f"{format_factor(p_a)} B = {format_bytes(message)}, {self.all_reduce_phrase(algorithm, s.tp)} over "
                 f"{net.name} at {link} × {format_factor(self.cls.interconnect_efficiency)} with "
-                f"{format_time(latency, trim=True)} of latency per step, taking {format_time(each)} each"
+                f"{format_time(latency, trim=True)} of latency per step{launch}, taking "
+                f"{format_time(each + collective)} each"
             )
         if self.effective_ep > 1:
             net = self.network(self.effective_ep)

@@ -832,6 +832,11 @@ class _Builder:
                                                                          trim=True), "accelerator", key.lower())
         sh.leaf(f"lambda_{key}", f"λ<sub>{key}</sub>", f"latency of one step on {escape(net.name)}",
                 float(net.latency_s), format_time(float(net.latency_s), trim=True), "accelerator")
+        if "kappa" not in sh.terms:
+            kappa = self.cls.collective_overhead_s
+            sh.leaf("kappa", "κ<sub>coll</sub>", "fixed cost of launching and synchronising one communication "
+                    f"operation, {self.a.architecture_class} class", kappa, format_time(kappa, trim=True),
+                    "accelerator")
 
     def communication(self, suffix: str, tokens_key: str, label: str, phase) -> None:
         """t_comm of one pass: two all-reduces per layer under TP; with EP, one all-reduce and
@@ -863,10 +868,11 @@ class _Builder:
             sh.derive(f"All-to-all volume ({label})", f"D_a2a_{suffix}", f"D<sub>a2a,{label}</sub>",
                       "token copies the busiest device sends to experts on other devices",
                       f"{{msg_{suffix}}}·{{k}}·({{EP}} − 1)/{{EP}}·{{iota_{suffix}}}", dispatched, format_bytes)
-            a2a = dispatched / (v("beta_EP") * eta) + (ep - 1) * v("lambda_EP")
+            a2a = dispatched / (v("beta_EP") * eta) + (ep - 1) * v("lambda_EP") + v("kappa")
             sh.derive(f"All-to-all ({label})", f"t_a2a_{suffix}", f"t<sub>A2A,{label}</sub>",
                       "one all-to-all (dispatch or combine)",
-                      f"{{D_a2a_{suffix}}}/({{beta_EP}}·{{eta_ic}}) + ({{EP}} − 1)·{{lambda_EP}}", a2a, format_time)
+                      f"{{D_a2a_{suffix}}}/({{beta_EP}}·{{eta_ic}}) + ({{EP}} − 1)·{{lambda_EP}} + {{kappa}}", a2a,
+                      format_time)
             moe_layers = m.n_moe_layers
             sh.leaf("L_dense", "L<sub>dense</sub>", "layers without routed experts", dense_layers,
                     _count(dense_layers), "model")
@@ -905,19 +911,19 @@ class _Builder:
         ring_share = "2·({TP} − 1)/{TP}·" + msg
         steps = math.log2(tp)
         if algorithm == "ring":
-            template = f"{ring_share}/{rate} + 2·({{TP}} − 1)·{{lambda_TP}}"
+            template = f"{ring_share}/{rate} + 2·({{TP}} − 1)·{{lambda_TP}} + {{kappa}}"
             sent_template, sent = ring_share, 2 * (tp - 1) / tp * message
-            time = sent / bandwidth + 2 * (tp - 1) * latency
+            time = sent / bandwidth + 2 * (tp - 1) * latency + v("kappa")
             how = "as a ring: 2(TP − 1)/TP of the message in 2(TP − 1) steps"
         elif algorithm == "recursive halving and doubling":
-            template = f"{ring_share}/{rate} + 2·log₂({{TP}})·{{lambda_TP}}"
+            template = f"{ring_share}/{rate} + 2·log₂({{TP}})·{{lambda_TP}} + {{kappa}}"
             sent_template, sent = ring_share, 2 * (tp - 1) / tp * message
-            time = sent / bandwidth + 2 * steps * latency
+            time = sent / bandwidth + 2 * steps * latency + v("kappa")
             how = "by recursive halving then doubling: the ring's bytes in 2·log₂(TP) steps"
         else:
-            template = f"log₂({{TP}})·{msg}/{rate} + log₂({{TP}})·{{lambda_TP}}"
+            template = f"log₂({{TP}})·{msg}/{rate} + log₂({{TP}})·{{lambda_TP}} + {{kappa}}"
             sent_template, sent = f"log₂({{TP}})·{msg}", steps * message
-            time = sent / bandwidth + steps * latency
+            time = sent / bandwidth + steps * latency + v("kappa")
             how = "by recursive doubling: the whole message in each of log₂(TP) steps"
         if tp & (tp - 1):
             note = f"TP = {tp} is not a power of two, so the ring is the only algorithm the engine has for it."
@@ -945,8 +951,9 @@ class _Builder:
                     self.cls.interconnect_efficiency, format_factor(self.cls.interconnect_efficiency), "accelerator")
         sh.derive(f"Stage-to-stage transfer ({label})", f"t_p2p_{suffix}", f"t<sub>p2p,{label}</sub>",
                   "one point-to-point transfer of the pass's activations to the next stage",
-                  f"{{{tokens_key}}}·{{d}}·{{p_a}}/({{beta_PP}}·{{eta_ic}}) + {{lambda_PP}}",
-                  v(tokens_key) * v("d") * v("p_a") / (v("beta_PP") * v("eta_ic")) + v("lambda_PP"), format_time)
+                  f"{{{tokens_key}}}·{{d}}·{{p_a}}/({{beta_PP}}·{{eta_ic}}) + {{lambda_PP}} + {{kappa}}",
+                  v(tokens_key) * v("d") * v("p_a") / (v("beta_PP") * v("eta_ic")) + v("lambda_PP") + v("kappa"),
+                  format_time)
 
     # -- decode --------------------------------------------------------------------------------
 

@@ -88,7 +88,8 @@ A_BUSY_POWER_FRACTION = 28  # share of TDP drawn at least while executing
 A_STEP_OVERHEAD = 29  # serving stack's host time per forward step
 A_SEQUENCE_OVERHEAD = 30  # and per sequence in the step
 A_OPERATOR_OVERLAP = 31  # 1: a pass takes the whole pass's roofline; 0: each operator its own
-N_ACCEL_ROWS = 32
+A_COLLECTIVE_OVERHEAD = 32  # fixed cost of each communication operation
+N_ACCEL_ROWS = 33
 
 # ---- precision codes (index into the peak table rows and BYTES) --------------------------
 # Same order as precision.PRECISIONS; the peak table has one row per catalog peak key.
@@ -677,6 +678,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         step_overhead = accel[A_STEP_OVERHEAD, a]
         sequence_overhead = accel[A_SEQUENCE_OVERHEAD, a]
         overlap = accel[A_OPERATOR_OVERLAP, a]
+        collective_overhead = accel[A_COLLECTIVE_OVERHEAD, a]
         tdp = accel[A_TDP, a]
         idle = accel[A_IDLE, a]
         busy_floor = accel[A_BUSY_POWER_FRACTION, a] * tdp
@@ -764,11 +766,13 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
                 if doubling < all_reduce:
                     all_reduce = doubling
                     all_reduce_sent = tokens * doubling_sent_per_token
+            if tp > 1:
+                all_reduce = all_reduce + collective_overhead
             dense_layer_time = 2.0 * all_reduce
             dense_layer_sent = 2.0 * all_reduce_sent
             if effective_ep > 1:
                 dispatched = tokens * dispatched_per_token * imbalance
-                a2a = dispatched / ep_bandwidth + a2a_latency
+                a2a = dispatched / ep_bandwidth + a2a_latency + collective_overhead
                 moe_layer_time = all_reduce + 2.0 * a2a
                 moe_layer_sent = all_reduce_sent + 2.0 * dispatched
             else:
@@ -790,7 +794,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         def point_to_point(tokens):
             if pp <= 1:
                 return 0.0
-            return tokens * pp_seconds_per_token + pp_latency
+            return tokens * pp_seconds_per_token + pp_latency + collective_overhead
 
         # -- prefill
         prompt_tokens = resident * input_len

@@ -16,7 +16,8 @@ How a scenario is computed:
    whole pass where the class overlaps its operators, else the linear layers' and attention's
    each) + communication + per-layer overhead (communication is not overlapped with compute, a
    conservative choice). All-reduces take the fastest of the ring and, for a power-of-two
-   group, recursive halving-doubling and recursive doubling.
+   group, recursive halving-doubling and recursive doubling; every communication operation
+   also pays the class's fixed cost of launching and synchronising it.
 4. Prefill: chunks of at most ``prefill_chunk_tokens`` flow through the pipeline. Decode:
    one step at the mean context of the generation, min(batch, pp) micro-batches in flight.
    Each forward step adds the serving stack's host time (a fixed part and a part per
@@ -269,10 +270,12 @@ def tensor_parallel_all_reduce(
 ) -> tuple[float, float, str]:
     """One all-reduce of ``message_bytes`` over ``tp`` devices as the engine charges it: over
     the scale-up network (or scale-out beyond its domain) at the class's collective efficiency,
-    by the fastest algorithm (:func:`all_reduce`): (time, bytes each device sends, algorithm)."""
+    by the fastest algorithm (:func:`all_reduce`), plus the class's fixed cost of a collective:
+    (time, bytes each device sends, algorithm)."""
     cls = constants.for_class(accelerator.architecture_class)
     net = _network(accelerator, tp, cls.interconnect_efficiency)
-    return all_reduce(message_bytes, tp, net.bandwidth, net.latency)
+    time, sent, algorithm = all_reduce(message_bytes, tp, net.bandwidth, net.latency)
+    return (time + cls.collective_overhead_s if tp > 1 else 0.0), sent, algorithm
 
 
 @dataclass(frozen=True)
@@ -530,10 +533,14 @@ class ReferenceModel:
         if (tp > 1 and tp_net.crosses_domain) or (pp > 1 and pp_net.crosses_domain):
             warnings |= codes.WARN_CROSSES_SCALE_UP_DOMAIN
 
+        collective = cls.collective_overhead_s  # launch and synchronisation of each operation
+
         def communication(tokens: float) -> tuple[float, float]:
             """Time and bytes sent per device for one stage pass over ``tokens`` tokens."""
             message = tokens * d * p_a
             all_reduce_time, all_reduce_sent, _ = all_reduce(message, tp, tp_net.bandwidth, tp_net.latency)
+            if tp > 1:
+                all_reduce_time += collective
             dense_layer_time = 2.0 * all_reduce_time
             dense_layer_sent = 2.0 * all_reduce_sent
             if effective_ep > 1:
@@ -541,7 +548,7 @@ class ReferenceModel:
                     tokens * top_k * d * p_a * (effective_ep - 1) / effective_ep
                     * token_imbalance(tokens * top_k, effective_ep)
                 )
-                a2a = all_to_all_time(dispatched, effective_ep, ep_net.bandwidth, ep_net.latency)
+                a2a = all_to_all_time(dispatched, effective_ep, ep_net.bandwidth, ep_net.latency) + collective
                 moe_layer_time = all_reduce_time + 2.0 * a2a
                 moe_layer_sent = all_reduce_sent + 2.0 * dispatched
             else:
@@ -554,7 +561,7 @@ class ReferenceModel:
         def point_to_point(tokens: float) -> float:
             if pp <= 1:
                 return 0.0
-            return tokens * d * p_a / pp_net.bandwidth + pp_net.latency
+            return tokens * d * p_a / pp_net.bandwidth + pp_net.latency + collective
 
         # -- one stage pass ------------------------------------------------------------------
         compute_rate = peak * cls.compute_efficiency * self.stack

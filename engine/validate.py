@@ -671,9 +671,9 @@ def _claim(context: _Context, reader: TableReader, index: int) -> Claim:
 
 
 def ideal_constants(constants: Constants) -> Constants:
-    """The calibrated constants with every efficiency at 1, no per-layer or host overhead, the
-    roofline of the whole pass (operators overlapped) and no busy power floor (power is idle
-    plus the energy of the work)."""
+    """The calibrated constants with every efficiency at 1, no per-layer, host or collective
+    overhead, the roofline of the whole pass (operators overlapped) and no busy power floor
+    (power is idle plus the energy of the work)."""
     classes = {
         name: replace(
             values,
@@ -686,6 +686,7 @@ def ideal_constants(constants: Constants) -> Constants:
             step_overhead_s=0.0,
             sequence_overhead_s=0.0,
             operator_overlap=1.0,
+            collective_overhead_s=0.0,
         )
         for name, values in constants.classes.items()
     }

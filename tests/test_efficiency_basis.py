@@ -129,3 +129,17 @@ def test_operator_overlap_is_what_each_basis_describes(constants):
             assert "roofline of the whole" in basis, name
             assert cls.operator_overlap == 1.0, name
     assert _gpu(constants).operator_overlap == 0.0  # kernels on a stream run in turn
+
+
+def test_gpu_collective_cost_is_a_kernel_and_two_synchronisations(constants):
+    gpu = _gpu(constants)
+    basis = gpu.basis["collective_overhead_s"]
+    kernel = float(re.search(r"a launch and tail of ~([\d.]+) us", basis).group(1))
+    synchronisation = float(re.search(r"~([\d.]+) us each", basis).group(1))
+    assert "twice" in basis
+    total = float(re.search(r"~([\d.]+) us before any step", basis).group(1))
+    assert kernel + 2 * synchronisation == pytest.approx(total) == pytest.approx(gpu.collective_overhead_s * 1e6)
+    for name, cls in constants.classes.items():
+        if name != "gpu-simt":
+            assert cls.basis["collective_overhead_s"].startswith("Not modelled"), name
+            assert cls.collective_overhead_s == 0.0, name

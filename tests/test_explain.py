@@ -311,17 +311,20 @@ NVLINK_4 = (450e9 * 0.8, 1e-6)  # H100 SXM: B/s per direction × the gpu-simt in
 def test_the_all_reduce_names_the_algorithm_the_engine_chose(engine):
     """One token's 8 kB all-reduce over two H100s is one exchange (recursive doubling); three
     devices are no power of two, so only the ring is possible. The time each takes is the one
-    the engine charges: 32 layers × 2 all-reduces make the step's communication."""
+    the engine charges, the algorithm's steps and 5 µs to launch and synchronise the collective:
+    32 layers × 2 all-reduces make the step's communication."""
     message = 4096 * 2  # one token × hidden size × BF16
     for tp, algorithm, phrase in ((2, "recursive doubling", "by recursive doubling in log₂ 2 = 1 step"),
                                   (3, "ring", "as a ring in 2 × (3 − 1) = 4 steps")):
         scenario = LLAMA_8B_H100.with_changes(tp=tp)
         result = engine.predict(scenario)
-        each, _, chosen = all_reduce(message, tp, *NVLINK_4)
+        steps, _, chosen = all_reduce(message, tp, *NVLINK_4)
+        each = steps + 5e-6
         assert chosen == algorithm
         assert 32 * 2 * each == pytest.approx(result.decode.communication_time_s, rel=1e-12)
         sentence = only(explain(engine, scenario).section("Decode"), "all-reduces the activations")
         assert phrase in sentence and f"taking {format_time(each)} each" in sentence
+        assert "5 µs to launch and synchronise it" in sentence
         assert f"{format_time(result.decode.communication_time_s)} of communication per step" in sentence
         other = "as a ring" if tp == 2 else "recursive doubling in"
         assert other not in sentence

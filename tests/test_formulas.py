@@ -159,14 +159,16 @@ def test_the_all_reduce_formula_is_the_algorithm_the_engine_chose(sheets):
     tp4 = sheets["dense-tp4"]
     decode, prefill = tp4.formula("t_ar_dec"), tp4.formula("t_ar_pre")
     assert decode.name == "All-reduce, recursive doubling (dec)"
-    assert decode.plain().startswith("t_AR,dec = log₂(TP)·S_dec/(β_TP·η_ic) + log₂(TP)·λ_TP")
+    assert decode.plain().startswith("t_AR,dec = log₂(TP)·S_dec/(β_TP·η_ic) + log₂(TP)·λ_TP + κ_coll")
     assert prefill.name == "All-reduce, recursive halving and doubling (pre)"
     assert "2·log₂(TP)·λ_TP" in prefill.plain()
     assert tp4.formula("AR_dec").plain().startswith("D_AR,dec = log₂(TP)·S_dec")
     tp3 = sheets["dense-tp3"]
     ring = tp3.formula("t_ar_dec")
     assert ring.name == "All-reduce, ring (dec)"
-    assert ring.plain().startswith("t_AR,dec = 2·(TP − 1)/TP·S_dec/(β_TP·η_ic) + 2·(TP − 1)·λ_TP")
+    assert ring.plain().startswith("t_AR,dec = 2·(TP − 1)/TP·S_dec/(β_TP·η_ic) + 2·(TP − 1)·λ_TP + κ_coll")
+    kappa = next(term for term in ring.terms if term.key == "kappa")
+    assert kappa.value == 5e-6  # launch and synchronisation of each collective
     assert "not a power of two" in ring.note
     for sheet in (tp4, tp3):
         comm = sheet.formula("t_comm_dec")

@@ -2,8 +2,8 @@
 
 Constants used below (resources/efficiency.toml, class gpu-simt): compute efficiency 0.70,
 memory efficiency 0.85, per-layer overhead 30 µs, host time 1.0 ms per step plus 25 µs per
-sequence, operators one after another (overlap 0), usable memory 0.90, runtime 1.5 GB,
-interconnect efficiency 0.80. H100 SXM (catalog): 989.4 TFLOP/s dense BF16, 3.35 TB/s HBM3,
+sequence, operators one after another (overlap 0), 5 µs to launch and synchronise each
+communication operation, usable memory 0.90, runtime 1.5 GB, interconnect efficiency 0.80. H100 SXM (catalog): 989.4 TFLOP/s dense BF16, 3.35 TB/s HBM3,
 80 GiB. If a catalog value or constant changes, these tests say so first.
 """
 
@@ -22,6 +22,7 @@ from accelscope.engine.reference import (
     expected_max_standard_normal,
     experts_touched_busiest_device,
     ring_all_reduce_time,
+    tensor_parallel_all_reduce,
     token_imbalance,
 )
 from accelscope.engine.scenario import Scenario
@@ -41,6 +42,7 @@ def test_constants_are_those_the_hand_cases_use(engine):
     gpu = engine.constants.for_class("gpu-simt")
     assert (gpu.compute_efficiency, gpu.memory_efficiency, gpu.per_layer_overhead_s) == (0.70, 0.85, 30e-6)
     assert (gpu.step_overhead_s, gpu.sequence_overhead_s, gpu.operator_overlap) == (1.0e-3, 25e-6, 0.0)
+    assert gpu.collective_overhead_s == 5e-6
     assert (gpu.usable_memory_fraction, gpu.runtime_overhead_bytes, gpu.interconnect_efficiency) == (0.90, 1.5e9, 0.80)
     assert engine.constants.prefill_chunk_tokens == 8192
 
@@ -164,7 +166,8 @@ def test_tensor_parallel_all_reduce_on_decode(engine, h100):
     """TP=2: two all-reduces per layer of B·d·2 bytes = 8192 B at batch 1. As a ring each
     takes 2·(1/2)·8192 / (bw · 0.8) + 2·1·latency; two devices can instead swap their whole
     messages and add locally (recursive doubling: the same 8192 B sent, one step):
-    8192 / (bw · 0.8) + latency. 32 layers → 64 all-reduces per step."""
+    8192 / (bw · 0.8) + latency. Launching and synchronising the collective adds 5 µs.
+    32 layers → 64 all-reduces per step."""
     bandwidth = float(h100.interconnect.bandwidth_per_direction_Bps) * 0.8
     latency = float(h100.interconnect.latency_s)
     ring = 2 * (2 - 1) / 2 * 8192 / bandwidth + 2 * (2 - 1) * latency
@@ -172,7 +175,9 @@ def test_tensor_parallel_all_reduce_on_decode(engine, h100):
     one = 8192 / bandwidth + latency
     assert all_reduce(8192, 2, bandwidth, latency) == (pytest.approx(one, rel=REL), 8192, "recursive doubling")
     result = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1, tp=2))
-    assert result.decode.communication_time_s == pytest.approx(64 * one, rel=REL)
+    assert result.decode.communication_time_s == pytest.approx(64 * (one + 5e-6), rel=REL)
+    assert tensor_parallel_all_reduce(h100, engine.constants, 2, 8192) == (
+        pytest.approx(one + 5e-6, rel=REL), 8192, "recursive doubling")
 
 
 def test_all_reduce_takes_the_fastest_algorithm():
@@ -345,7 +350,7 @@ def test_kv_offload_needs_a_far_tier_large_enough(engine):
 
 def test_pipeline_decode_sums_stages(engine):
     """PP=2 at batch 1: one micro-batch; each stage has 16 layers, the step passes both stages
-    and one activation transfer of 4096·2 B."""
+    and one activation transfer of 4096·2 B (plus 5 µs to launch and synchronise it)."""
     one = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", pp=2))
     stage = (
         one.decode.execution_time_s
@@ -356,7 +361,7 @@ def test_pipeline_decode_sums_stages(engine):
     accelerator = engine.catalog.accelerators["h100-sxm"]
     hop = 8192 / (float(accelerator.interconnect.bandwidth_per_direction_Bps) * 0.8) + float(
         accelerator.interconnect.latency_s
-    )
+    ) + 5e-6  # the transfer's launch and synchronisation
     # The host works once per step, not per stage.
     assert one.itl_s == pytest.approx(2 * stage + hop + 1.0e-3 + 25e-6, rel=REL)
 
