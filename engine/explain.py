@@ -669,8 +669,8 @@ class _Writer:
         whole = max(phase.compute_time_s, phase.memory_time_s)
         if overlap >= 1.0:
             return _sentence(
-                f"{device} overlaps a pass's operators {kind}, each streaming into the next, so the pass takes the roofline "
-                f"of the whole: max({format_time(phase.compute_time_s)}, {format_time(phase.memory_time_s)}) = "
+                f"{device} overlaps a pass's operators {kind}, each streaming into the next, so the pass takes "
+                f"the roofline of the whole: max({format_time(phase.compute_time_s)}, {format_time(phase.memory_time_s)}) = "
                 f"{execution} per {unit}"
             )
         linear_compute = phase.compute_time_s - phase.attention_compute_time_s
