@@ -638,3 +638,28 @@ def test_cli_presets_text(user_dir, capsys):
     assert status == 0
     assert "teach-roofline-basics.json" in out and "Roofline basics" in out
     assert "broken.json" in out and "problem:" in out and "newer than this accelscope" in out
+
+
+def test_the_memory_bound_lesson_states_the_engines_ratios(catalog, engine):
+    """The classroom preset quotes ratios a student will read off the latency view; they must
+    be the engine's, rounded as written."""
+    path = next(p for p in BUNDLED if p.stem == "teach-why-decode-is-memory-bound")
+    preset = load_preset(path, catalog)
+    text = preset.description
+    scenario = preset.workspace.scenario
+
+    def result(accelerator: str, batch: int):
+        return engine.predict(scenario.with_changes(accelerator=accelerator, batch=batch))
+
+    a100, h100, h100_64 = result("a100-80gb", 1), result("h100-sxm", 1), result("h100-sxm", 64)
+    stated = {
+        "itl": float(re.search(r"inter-token latency is only about ([\d.]+)× shorter", text).group(1)),
+        "ttft": float(re.search(r"time to first token \(prefill, compute-bound\) is about ([\d.]+)× shorter",
+                                text).group(1)),
+        "throughput": float(re.search(r"output throughput grows about ([\d.]+)×", text).group(1)),
+        "itl_growth": float(re.search(r"inter-token latency grows only about ([\d.]+)×", text).group(1)),
+    }
+    assert stated["itl"] == pytest.approx(a100.itl_s / h100.itl_s, abs=0.05)
+    assert stated["ttft"] == pytest.approx(a100.ttft_s / h100.ttft_s, abs=0.5)
+    assert stated["throughput"] == pytest.approx(h100_64.throughput_output_tok_s / h100.throughput_output_tok_s, abs=0.5)
+    assert stated["itl_growth"] == pytest.approx(h100_64.itl_s / h100.itl_s, abs=0.05)
