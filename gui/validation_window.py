@@ -257,7 +257,7 @@ class ValidationWindow(QWidget):
             ("", ""),
             (_number(entry.ideal.value if entry.ideal and entry.ideal.value is not None else None), ""),
             ("", ""),
-            (entry.verdict(calibrated), claim.reason or claim.setup),
+            (entry.verdict(calibrated), entry.computed_as or claim.reason or claim.setup),
         ]
 
     def select_row(self, row: int) -> None:

@@ -100,6 +100,20 @@ def hover_cell(qtbot, panel, kind, accelerator, regime_id):
     return heatmap.hover_text
 
 
+def test_the_note_sets_the_graded_spread_beside_the_papers_claim(regimes_panel, engine):
+    """The engine's best-over-worst per regime among the paper's graded accelerators, its
+    smallest and largest, beside Sharma's "up to 3.7x"."""
+    from accelscope.engine.regimes import architecture_spreads, times_text
+
+    graded = [a for a in regimes_panel.definitions.paper_ratings if a in regimes_panel.study.accelerators]
+    spreads = architecture_spreads(regimes_panel.study, graded)
+    low = min(spread.ratio for spread in spreads)
+    high = max(spread.ratio for spread in spreads)
+    note = regimes_panel.note.text()
+    assert f"runs from {times_text(low)} (Single stream)" in note
+    assert f"to {times_text(high)} (" in note and "up to 3.7×" in note
+
+
 def test_hover_gives_the_metric_raw_value_unit_and_layout(qtbot, regimes_panel, engine):
     grid = regimes_panel.study
     cell = grid.cell("h100-sxm", "single_stream")

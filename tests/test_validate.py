@@ -303,6 +303,29 @@ def test_computed_claims_have_values_and_the_others_a_reason(report):
         assert by_id[claim_id].calibrated.value == pytest.approx(checks[claim_id], rel=1e-12)
 
 
+def test_the_architecture_spread_claim_is_the_regime_studys_largest_best_over_worst(report, engine):
+    """Sharma's "up to 3.7x between architectures": per regime, the best of Fig. 8's seven graded
+    accelerators over the worst in the regime's metric (among those that run it), the largest
+    over the regimes, worked out here from the regime grid itself."""
+    from accelscope.engine.regimes import load_regimes, regime_scores
+
+    graded = tuple(load_regimes().paper_ratings)
+    assert len(graded) == 7
+    grid = regime_scores(engine, graded)
+    ratios = {}
+    for regime in grid.regimes:
+        values = [grid.cell(a, regime.id).value for a in graded
+                  if grid.cell(a, regime.id).fits and grid.cell(a, regime.id).value > 0]
+        if len(values) >= 2:
+            ratios[regime.id] = max(values) / min(values)
+    claim = next(c for c in report.claims if c.claim.id == "s25-architecture-spread-3.7x")
+    assert claim.claim.status == "computed by a study"
+    assert claim.calibrated.value == pytest.approx(max(ratios.values()), rel=1e-12)
+    # The single-stream TTFT, per system, is the regime nearest the paper's figure.
+    assert min(ratios, key=ratios.get) == "single_stream" and ratios["single_stream"] < 10
+    assert "Per regime:" in claim.computed_as and "Low-latency single stream" in claim.computed_as
+
+
 def test_validate_json_parses_and_exits_zero(capsys):
     status = main(["validate", "--json"])
     captured = capsys.readouterr()
@@ -324,6 +347,7 @@ def test_validate_text_lists_rows_summaries_targets_and_claims(capsys, table):
     for heading in ("Summary over the papers' measurements", "Targets", "Claims", "ideal"):
         assert heading in out
     assert "not computed yet" in out
+    assert "computed as: per regime, the best accelerator's value over the worst's" in out
 
 
 # ---- served runs ---------------------------------------------------------------------------

@@ -25,7 +25,15 @@ from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.frame import Frame
-from accelscope.engine.regimes import RegimeDefinitions, RegimeGrid, load_regimes, regime_scores, regimes_table
+from accelscope.engine.regimes import (
+    RegimeDefinitions,
+    RegimeGrid,
+    architecture_spreads,
+    load_regimes,
+    regime_scores,
+    regimes_table,
+    times_text,
+)
 from accelscope.engine.tables import Table
 
 from ..palette import colour_for
@@ -630,7 +638,24 @@ class RegimesPanel(AnalysisPanel):
             f"fewest devices that hold it (tensor parallel up to {rule.max_tp}, then pipeline stages) or on one "
             f"device, as it states; “—” (hatched) where it cannot run. Right: the grades of "
             f"{self.definitions.paper_source}, on the same colours by rank (ordinal, not measured). "
-            f"Click a row to select the accelerator."
+            f"{self._spread_sentence()}Click a row to select the accelerator."
+        )
+
+    def _spread_sentence(self) -> str:
+        """The graded accelerators' spread per regime beside the paper's "up to 3.7x"."""
+        if self.study is None:
+            return ""
+        graded = [a for a in self.definitions.paper_ratings if a in self.study.accelerators]
+        spreads = architecture_spreads(self.study, graded)
+        if not spreads:
+            return ""
+        low = min(spreads, key=lambda spread: spread.ratio)
+        high = max(spreads, key=lambda spread: spread.ratio)
+        names = {regime.id: SHORT_NAMES.get(regime.id, regime.name) for regime in self.study.regimes}
+        return (
+            f"Best over worst of the paper's {len(graded)} graded accelerators runs from "
+            f"{times_text(low.ratio)} ({names[low.regime]}) to {times_text(high.ratio)} ({names[high.regime]}, "
+            "per device) against the paper's “up to 3.7×” (View → Model vs paper). "
         )
 
 
