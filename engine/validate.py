@@ -1101,18 +1101,23 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
 
 
 def _study_claims(engine: Engine, claims: Sequence[Claim]) -> dict[str, tuple[Prediction, str]]:
-    """Values of the claims a study computes (the scaling study's 8.4x and 2.1x, the regime
-    study's 3.7x), with what each computed, by claim id."""
+    """Values of the claims a study computes (the scaling study's 8.4x and 2.1x and its 700B
+    MoE against a 70B dense model, the regime study's 3.7x), with what each computed, by claim
+    id."""
     wanted = {claim.id for claim in claims if claim.status == "computed by a study"}
     if not wanted:
         return {}
-    # Only run when asked: the scaling study registers a synthetic model, the regimes cost ~30 ms.
+    # Only run when asked: the scaling studies register synthetic models, the regimes cost ~30 ms.
     from .regimes import architecture_spread_check
-    from .scaling import claims_check
+    from .scaling import claims_check, moe_like_dense_check
 
-    checks = list(claims_check(engine)) if wanted - {"s25-architecture-spread-3.7x"} else []
+    checks = []
+    if wanted & {"s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"}:
+        checks += claims_check(engine)
     if "s25-architecture-spread-3.7x" in wanted:
         checks.append(architecture_spread_check(engine))
+    if "s25-ep-moe-700b-like-70b" in wanted:
+        checks.append(moe_like_dense_check(engine))
     out = {}
     for check in checks:
         if check.claim_id in wanted:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -324,6 +325,28 @@ def test_the_architecture_spread_claim_is_the_regime_studys_largest_best_over_wo
     # The single-stream TTFT, per system, is the regime nearest the paper's figure.
     assert min(ratios, key=ratios.get) == "single_stream" and ratios["single_stream"] < 10
     assert "Per regime:" in claim.computed_as and "Low-latency single stream" in claim.computed_as
+
+
+def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, engine):
+    """The MoE routes each token to 8 of its 80 experts: at batch 1 it reads about the dense
+    model's bytes (its fixed parts plus 10% of the experts), at batch 64 the batch touches
+    1 − 0.9^64 = 99.9% of the experts, nearly all 700B parameters. The reported value is the
+    batch-64 ITL ratio, both models on the devices that hold the MoE."""
+    from accelscope.engine.scaling import CLAIM_WORKLOAD, moe_like_dense_models
+
+    dense, moe = moe_like_dense_models()
+    assert moe.total_params == pytest.approx(700e9, rel=1e-3) and dense.total_params == pytest.approx(70e9, rel=1e-3)
+    assert moe.moe.experts_per_token / moe.moe.n_routed_experts == 0.1
+    claim = next(c for c in report.claims if c.claim.id == "s25-ep-moe-700b-like-70b")
+    assert claim.claim.status == "computed by a study"
+    tp = int(re.search(r"with TP=(\d+)", claim.computed_as).group(1))
+    assert tp > 1
+
+    def itl(model, batch):
+        return engine.predict(CLAIM_WORKLOAD.scenario(model.id, "b200", tp=tp).with_changes(batch=batch)).itl_s
+
+    assert claim.calibrated.value == pytest.approx(itl(moe, 64) / itl(dense, 64), rel=1e-12)
+    assert itl(moe, 1) / itl(dense, 1) < 1.2 < claim.calibrated.value  # similar only while few experts are read
 
 
 def test_validate_json_parses_and_exits_zero(capsys):
