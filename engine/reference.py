@@ -688,54 +688,8 @@ class ReferenceModel:
         total_tokens = dp * s.batch * (s.input_len + s.output_len)
         output_tokens = dp * s.batch * s.output_len
 
-        prefill = PhaseResult(
-            flops_per_device=n_chunks * prefill_pass.flops,
-            bytes_per_device=n_chunks * prefill_pass.bytes,
-            weight_bytes_per_device=n_chunks * prefill_pass.weight_bytes,
-            kv_bytes_per_device=n_chunks * prefill_pass.kv_bytes,
-            time_s=ttft_wave,
-            compute_time_s=prefill_pass.compute_time,
-            memory_time_s=prefill_pass.memory_time,
-            attention_compute_time_s=prefill_pass.attention_compute_time,
-            attention_memory_time_s=prefill_pass.attention_memory_time,
-            execution_time_s=prefill_pass.execution_time,
-            communication_time_s=prefill_pass.communication_time,
-            overhead_time_s=prefill_pass.overhead_time,
-            host_time_s=prefill_host,
-            bound=codes.BOUNDS[
-                bound_of(
-                    prefill_pass.compute_time,
-                    prefill_pass.memory_time,
-                    prefill_pass.communication_time,
-                    prefill_pass.overhead_time + prefill_host / prefill_passes,
-                )
-            ],
-            power_per_device_W=prefill_power,
-        )
-        decode = PhaseResult(
-            flops_per_device=micro_batches * decode_pass.flops,
-            bytes_per_device=micro_batches * decode_pass.bytes,
-            weight_bytes_per_device=micro_batches * decode_pass.weight_bytes,
-            kv_bytes_per_device=micro_batches * decode_pass.kv_bytes,
-            time_s=itl,
-            compute_time_s=decode_pass.compute_time,
-            memory_time_s=decode_pass.memory_time,
-            attention_compute_time_s=decode_pass.attention_compute_time,
-            attention_memory_time_s=decode_pass.attention_memory_time,
-            execution_time_s=decode_pass.execution_time,
-            communication_time_s=decode_pass.communication_time,
-            overhead_time_s=decode_pass.overhead_time,
-            host_time_s=decode_host,
-            bound=codes.BOUNDS[
-                bound_of(
-                    decode_pass.compute_time,
-                    decode_pass.memory_time,
-                    decode_pass.communication_time,
-                    decode_pass.overhead_time + decode_host / pp,
-                )
-            ],
-            power_per_device_W=decode_power,
-        )
+        prefill = _phase_result(prefill_pass, n_chunks, ttft_wave, prefill_host, prefill_passes, prefill_power)
+        decode = _phase_result(decode_pass, micro_batches, itl, decode_host, pp, decode_power)
         memory = MemoryResult(
             weights_bytes=weights,
             weights_far_bytes=weights_far,
@@ -901,6 +855,34 @@ def _fill(free: list[float], amount: float) -> list[float]:
     if left > 0.0:
         shares[-1] += left / amount
     return shares
+
+
+def _phase_result(
+    stage: _StagePass, count: int, time: float, host: float, passes: int, power: float
+) -> PhaseResult:
+    """A phase made of ``count`` stage passes per device (prefill chunks, decode micro-batches)
+    that takes ``time`` in all, ``host`` of it the serving stack's, with ``passes`` stage passes
+    in a row over which the bound spreads that host time."""
+    return PhaseResult(
+        flops_per_device=count * stage.flops,
+        bytes_per_device=count * stage.bytes,
+        weight_bytes_per_device=count * stage.weight_bytes,
+        kv_bytes_per_device=count * stage.kv_bytes,
+        time_s=time,
+        compute_time_s=stage.compute_time,
+        memory_time_s=stage.memory_time,
+        attention_compute_time_s=stage.attention_compute_time,
+        attention_memory_time_s=stage.attention_memory_time,
+        execution_time_s=stage.execution_time,
+        communication_time_s=stage.communication_time,
+        overhead_time_s=stage.overhead_time,
+        host_time_s=host,
+        bound=codes.BOUNDS[
+            bound_of(stage.compute_time, stage.memory_time, stage.communication_time,
+                     stage.overhead_time + host / passes)
+        ],
+        power_per_device_W=power,
+    )
 
 
 def evaluate(scenario: Scenario, model: ModelArch, accelerator: Accelerator, constants: Constants) -> Result:
