@@ -640,11 +640,8 @@ def architecture_spreads(grid: RegimeGrid, accelerators: Sequence[str]) -> tuple
     those that run it (a value of 0, such as no model resident, does not count as running)."""
     spreads = []
     for regime in grid.regimes:
-        running = [
-            (grid.cell(accelerator, regime.id).value, accelerator)
-            for accelerator in accelerators
-            if grid.cell(accelerator, regime.id).fits and grid.cell(accelerator, regime.id).value > 0.0
-        ]
+        cells = [grid.cell(accelerator, regime.id) for accelerator in accelerators]
+        running = [(cell.value, cell.accelerator) for cell in cells if cell.fits and cell.value > 0.0]
         if len(running) < 2:
             continue
         low, high = min(running), max(running)

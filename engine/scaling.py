@@ -246,11 +246,16 @@ def routed_expert_free_twin(model: ModelArch) -> ModelArch:
     return replace(model, id=model.id + TWIN_SUFFIX, moe=replace(model.moe, expert_intermediate_size=0))
 
 
+def _ensure_registered(engine: Engine, model: ModelArch) -> str:
+    """Make a model the studies build available to the engine by its id (once; again only if
+    a different model was registered under that id)."""
+    if model.id not in engine.model_index or engine.model(model.id) != model:
+        engine.add_model(model)
+    return model.id
+
+
 def _register_twin(engine: Engine, model: ModelArch) -> str:
-    twin = routed_expert_free_twin(model)
-    if twin.id not in engine.model_index or engine.model(twin.id) != twin:
-        engine.add_model(twin)
-    return twin.id
+    return _ensure_registered(engine, routed_expert_free_twin(model))
 
 
 def _decode_micro_batch(result: Result) -> tuple[int, int]:
@@ -726,8 +731,7 @@ def claims_check(
     """Computed numbers beside Sharma 2025's "8.4x parameter-to-compute ratio" of expert
     parallelism and its "2.1x latency variance compared to tensor parallelism"."""
     model = moe_1t()
-    if model.id not in engine.model_index or engine.model(model.id) != model:
-        engine.add_model(model)
+    _ensure_registered(engine, model)
     comparison = compare_strategies(engine, model.id, accelerator, workload)
     ep = comparison.strategy("ep")
     tp = comparison.strategy("tp")
@@ -824,8 +828,7 @@ def moe_like_dense_check(
     1x is compared with the MoE's ITL over the dense model's at the workload's batch."""
     models = moe_like_dense_models()
     for model in models:
-        if model.id not in engine.model_index or engine.model(model.id) != model:
-            engine.add_model(model)
+        _ensure_registered(engine, model)
     dense, moe = models
     b = workload.batch
     tp = compare_strategies(engine, moe.id, accelerator, workload).strategy("tp").scenario.tp
