@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
@@ -142,6 +142,10 @@ class Workload:
     # distributed about output_len) rather than one static batch; None for a static batch.
     requests: int | None = None
     requests_basis: str | None = None
+    # Accelerators whose runs of this workload were served from fixed-batch images: each batch
+    # of requests runs until its longest reply finishes before the next batch starts.
+    fixed_batch: tuple[str, ...] = ()
+    fixed_batch_basis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,8 @@ class Spec:
     cases: tuple[dict[str, Any], ...]
     aggregate: str
     best_of: tuple[dict[str, Any], ...] = ()
-    requests: int | None = None  # a served run of this many requests (see served_run)
+    requests: int | None = None  # a served run of this many requests (see served_runs)
+    fixed_batch: tuple[str, ...] = ()  # accelerators served from fixed-batch images (see served_runs)
 
     def scenario(self, case: Mapping[str, Any], side: Side, candidate: Mapping[str, Any]) -> Scenario:
         fields = dict(self.base)
@@ -287,10 +292,13 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
     workload_reader = top.sub("workload")
     for name in workload_reader.table:
         reader = workload_reader.sub(name)
-        reader.reject_unknown(("input_len", "output_len", "basis", "requests", "requests_basis"))
+        reader.reject_unknown(
+            ("input_len", "output_len", "basis", "requests", "requests_basis", "fixed_batch", "fixed_batch_basis")
+        )
         requests = reader.integer("requests", minimum=1, maximum=MAX_BATCH) if reader.has("requests") else None
         if requests is not None and not reader.has("requests_basis"):
             raise reader.error("requests_basis", "a served run's request count needs its basis")
+        fixed_batch = _fixed_batch(reader, catalog, requests)
         workloads[name] = Workload(
             name,
             reader.integer("input_len", maximum=MAX_TOKENS),
@@ -298,6 +306,8 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
             _text(reader, "basis"),
             requests,
             _text(reader, "requests_basis") if requests is not None else None,
+            fixed_batch,
+            _text(reader, "fixed_batch_basis") if fixed_batch else None,
         )
 
     context = _Context(source, papers, workloads, catalog)
@@ -331,6 +341,25 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
             raise CatalogError(source, f"claim[{claim.index}].id", f"duplicate id {claim.id!r}")
         claim_ids.add(claim.id)
     return MeasurementTable(str(source), papers, workloads, measurements, claims)
+
+
+def _fixed_batch(reader: TableReader, catalog: Catalog | None, requests: int | None) -> tuple[str, ...]:
+    """The workload's accelerators served from fixed-batch images, checked against the catalog."""
+    if not reader.has("fixed_batch"):
+        return ()
+    if requests is None:
+        raise reader.error("fixed_batch", "only a served run (one with requests) has a batching policy")
+    if not reader.has("fixed_batch_basis"):
+        raise reader.error("fixed_batch_basis", "a batching policy needs its basis")
+    values = reader.table["fixed_batch"]
+    if not isinstance(values, list) or not values:
+        raise reader.error("fixed_batch", f"must be a non-empty list of accelerator ids, got {describe(values)}")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise reader.error(f"fixed_batch[{i}]", f"must be an accelerator id, got {describe(value)}")
+        if catalog is not None and value not in catalog.accelerators:
+            raise reader.error(f"fixed_batch[{i}]", f"unknown accelerator id {value!r} (not in the catalog)")
+    return tuple(values)
 
 
 @dataclass(frozen=True)
@@ -536,9 +565,11 @@ def _spec(context: _Context, reader: TableReader, metric: str, ratio: bool) -> S
             raise reader.error("aggregate", f"must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
 
     requests = None
+    fixed_batch: tuple[str, ...] = ()
     if reader.has("workload"):
-        requests = context.workloads[reader.string("workload")].requests
-    spec = Spec(base, metric, ratio, sides, cases, aggregate, _best_of(context, reader), requests)
+        workload = context.workloads[reader.string("workload")]
+        requests, fixed_batch = workload.requests, workload.fixed_batch
+    spec = Spec(base, metric, ratio, sides, cases, aggregate, _best_of(context, reader), requests, fixed_batch)
     for scenario in spec.scenarios():
         try:
             scenario.validate()
@@ -750,7 +781,10 @@ class ServedRun:
 
 
 def served_runs(
-    engine: Engine, results: Mapping[Scenario, Result], requests: Mapping[Scenario, int]
+    engine: Engine,
+    results: Mapping[Scenario, Result],
+    requests: Mapping[Scenario, int],
+    fixed_batch: Collection[Scenario] = (),
 ) -> dict[Scenario, Result]:
     """Each scenario as one instance of a served run of ``requests[scenario]`` requests, all
     queued at the start, at most ``batch`` (and at most what memory holds) in flight: the
@@ -766,6 +800,12 @@ def served_runs(
     the drain takes Σ_{k=1..C} (m/k)·ITL(k). Energy adds each phase's per-device power x time.
     With C = 1 this is N times the static batch of one; with a constant step time it is the
     static total plus m·ITL·(H_C − 1), the price of the tail.
+
+    A scenario in ``fixed_batch`` is served from a fixed-batch image instead (the CS-3's and
+    SN40L's pre-compiled artifacts): C requests start together, the batch runs at the batch-C
+    step time until its longest reply finishes, and only then do the next C start. The longest
+    of C exponential replies takes m·H_C steps on average (H_C the C-th harmonic number), so the
+    run takes (N/C)·(prefill of C + m·H_C·ITL(C)). With C = 1 both policies are the same.
 
     Returns each scenario's static result with run time, throughput, power and energy (and
     tokens per joule) replaced by the served run's; TTFT and ITL stay those of the static
@@ -796,6 +836,10 @@ def served_runs(
         drain_time = float(sum(steps * t for steps, t in zip(drain_steps, itl, strict=True)))
         drain_energy = float(sum(steps * t * p for steps, t, p in zip(drain_steps, itl, decode_power, strict=True)))
         prefills = n / concurrency
+        if scenario in fixed_batch:
+            # Every batch decodes for as long as its longest reply, all of it at batch C.
+            full_steps = prefills * m * sum(1.0 / k for k in range(1, concurrency + 1))
+            drain_time = drain_energy = 0.0
         time = prefills * prefill_time + full_steps * float(itl[-1]) + drain_time
         energy_per_device = (
             prefills * prefill_time * prefill_power
@@ -1033,6 +1077,8 @@ class Report:
                     "basis": w.basis,
                     "requests": w.requests,
                     "requests_basis": w.requests_basis,
+                    "fixed_batch": list(w.fixed_batch),
+                    "fixed_batch_basis": w.fixed_batch_basis,
                 }
                 for k, w in table.workloads.items()
             },
@@ -1060,8 +1106,15 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
         if spec.requests is not None
         for scenario in spec.scenarios()
     }
-    calibrated_served = served_runs(engine, calibrated_results, requests)
-    ideal_served = served_runs(ideal, ideal_results, requests)
+    fixed_batch = {
+        engine.resolve(scenario)
+        for spec in specs
+        if spec.requests is not None
+        for scenario in spec.scenarios()
+        if scenario.accelerator in spec.fixed_batch
+    }
+    calibrated_served = served_runs(engine, calibrated_results, requests, fixed_batch)
+    ideal_served = served_runs(ideal, ideal_results, requests, fixed_batch)
 
     def both(spec: Spec | None) -> tuple[Prediction | None, Prediction | None]:
         if spec is None:
@@ -1273,7 +1326,10 @@ def format_report(report: Report) -> str:
     for workload in table.workloads.values():
         served = (
             f"; a served run of {workload.requests:,} requests per instance (output lengths exponential about "
-            "the mean, at most the batch in flight; throughput, power and energy include the run's drain)"
+            "the mean, at most the batch in flight; throughput, power and energy include the run's drain"
+            + (f"; {', '.join(workload.fixed_batch)} from fixed-batch images, each batch running until its "
+               "longest reply finishes" if workload.fixed_batch else "")
+            + ")"
             if workload.requests is not None else ""
         )
         add(f"Workload '{workload.name}': {workload.input_len} input, {workload.output_len} output tokens "
