@@ -28,6 +28,7 @@ CLASS_FIELDS: tuple[str, ...] = (
     "sequence_overhead_s",
     "operator_overlap",
     "collective_overhead_s",
+    "activation_quantization_overhead_s",
 )
 _FRACTIONS = {
     "compute_efficiency",
@@ -67,6 +68,9 @@ class ClassConstants:
     # Each communication operation (all-reduce, all-to-all, stage-to-stage transfer) costs this
     # once, on top of its steps: launching it and synchronising the devices.
     collective_overhead_s: float
+    # Extra time per layer per pass when activations are narrower than 16 bits (W8A8, W4A4):
+    # the kernels that quantise each linear product's input.
+    activation_quantization_overhead_s: float
     basis: dict[str, str]
 
 

@@ -26,7 +26,7 @@ from .api import Engine
 from .efficiency import ClassConstants, Constants
 from .model import ModelArch
 from .precision import bytes_per_element
-from .reference import PhaseResult, Result, all_reduce
+from .reference import PhaseResult, Result, all_reduce, layer_overhead_s
 from .scenario import Scenario
 
 # The crossover search: one kernel call over a log-spaced batch sweep up to the largest batch
@@ -793,8 +793,13 @@ class _Writer:
 
     def overhead_phrase(self, p: _Pass) -> str:
         host = p.phase.host_time_s
+        per_layer = format_time(self.cls.per_layer_overhead_s, trim=True)
+        quantize = layer_overhead_s(self.cls, bytes_per_element(self.s.activation_precision)) - self.cls.per_layer_overhead_s
+        if quantize > 0:
+            # 8-bit (or narrower) activations: the quantisation kernels before each linear product.
+            per_layer = f"({per_layer} + {format_time(quantize, trim=True)} quantising the activations)"
         return (
-            f"{self.layers_per_stage()} × {format_time(self.cls.per_layer_overhead_s, trim=True)} = "
+            f"{self.layers_per_stage()} × {per_layer} = "
             f"{format_time(p.phase.overhead_time_s)} of fixed per-layer overhead"
             + (f" and {format_time(host)} of host time" if host > 0 and self.s.pp == 1 else "")
         )

@@ -339,6 +339,10 @@ class _Builder:
         self.micro_batches = min(self.resident, self.s.pp)
         self.chunks = math.ceil(self.resident * self.s.input_len / constants.prefill_chunk_tokens)
         self.only_full_attention = model.n_window_attention_layers == 0 and model.n_chunked_attention_layers == 0
+        # Activations below 16 bits add the quantisation kernels to the per-layer overhead.
+        self.quantized_activations = (
+            bytes_per_element(self.s.activation_precision) < 2.0 and self.cls.activation_quantization_overhead_s > 0
+        )
 
     # -- terms everyone uses -----------------------------------------------------------------
 
@@ -402,6 +406,12 @@ class _Builder:
                     cls.link_efficiency, format_factor(cls.link_efficiency), "accelerator")
         sh.leaf("tau", "τ<sub>layer</sub>", f"fixed overhead per layer per pass, {a.architecture_class} class",
                 cls.per_layer_overhead_s, format_time(cls.per_layer_overhead_s, trim=True), "accelerator")
+        if self.quantized_activations:
+            sh.leaf("tau_q", "τ<sub>q</sub>", "the kernels that quantise each linear product's input per layer per "
+                    f"pass, activations below 16 bits, {a.architecture_class} class",
+                    cls.activation_quantization_overhead_s,
+                    format_time(cls.activation_quantization_overhead_s, trim=True), "accelerator",
+                    "activation_precision")
         sh.leaf("tau_step", "τ<sub>step</sub>", "the serving stack's host time per forward step (scheduling, input "
                 f"preparation, sampling, output processing), {a.architecture_class} class", cls.step_overhead_s,
                 format_time(cls.step_overhead_s, trim=True), "accelerator")
@@ -813,9 +823,15 @@ class _Builder:
                   "overlap, the linear layers' and attention's one after the other where they do not",
                   f"{{omega}}·max({{{t_c}}}, {{{t_m}}}) + (1 − {{omega}})·({{t_lin_{suffix}}} + {{t_att_{suffix}}})",
                   execution, format_time, phase.execution_time_s)
-        sh.derive(f"Overhead ({label})", f"t_oh_{suffix}", f"t<sub>oh,{label}</sub>",
-                  "kernel launches and synchronisation, a fixed cost per layer", "{L}/{PP}·{tau}",
-                  v("L") / s.pp * v("tau"), format_time, phase.overhead_time_s)
+        if self.quantized_activations:
+            sh.derive(f"Overhead ({label})", f"t_oh_{suffix}", f"t<sub>oh,{label}</sub>",
+                      "kernel launches and synchronisation, a fixed cost per layer, and the kernels that "
+                      "quantise the activations", "{L}/{PP}·({tau} + {tau_q})",
+                      v("L") / s.pp * (v("tau") + v("tau_q")), format_time, phase.overhead_time_s)
+        else:
+            sh.derive(f"Overhead ({label})", f"t_oh_{suffix}", f"t<sub>oh,{label}</sub>",
+                      "kernel launches and synchronisation, a fixed cost per layer", "{L}/{PP}·{tau}",
+                      v("L") / s.pp * v("tau"), format_time, phase.overhead_time_s)
         sh.derive(f"Stage pass ({label})", f"t_pass_{suffix}", f"t<sub>pass,{label}</sub>",
                   f"one {label} pass through a pipeline stage (communication is not overlapped with compute)",
                   f"{{t_exec_{suffix}}} + {{t_comm_{suffix}}} + {{t_oh_{suffix}}}",

@@ -89,7 +89,8 @@ A_STEP_OVERHEAD = 29  # serving stack's host time per forward step
 A_SEQUENCE_OVERHEAD = 30  # and per sequence in the step
 A_OPERATOR_OVERLAP = 31  # 1: a pass takes the whole pass's roofline; 0: each operator its own
 A_COLLECTIVE_OVERHEAD = 32  # fixed cost of each communication operation
-N_ACCEL_ROWS = 33
+A_ACTIVATION_QUANT_OVERHEAD = 33  # per layer, when activations are narrower than 16 bits
+N_ACCEL_ROWS = 34
 
 # ---- precision codes (index into the peak table rows and BYTES) --------------------------
 # Same order as precision.PRECISIONS; the peak table has one row per catalog peak key.
@@ -674,7 +675,10 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
 
         compute_rate = peak * accel[A_ETA_COMPUTE, a] * stack
         seconds_per_flop = 1.0 / compute_rate
-        overhead_time = layers_per_stage * accel[A_LAYER_OVERHEAD, a]
+        layer_overhead = accel[A_LAYER_OVERHEAD, a]
+        if p_a < 2.0:
+            layer_overhead = layer_overhead + accel[A_ACTIVATION_QUANT_OVERHEAD, a]
+        overhead_time = layers_per_stage * layer_overhead
         step_overhead = accel[A_STEP_OVERHEAD, a]
         sequence_overhead = accel[A_SEQUENCE_OVERHEAD, a]
         overlap = accel[A_OPERATOR_OVERLAP, a]

@@ -105,6 +105,7 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
         table[k.A_SEQUENCE_OVERHEAD, column] = cls.sequence_overhead_s
         table[k.A_OPERATOR_OVERLAP, column] = cls.operator_overlap
         table[k.A_COLLECTIVE_OVERHEAD, column] = cls.collective_overhead_s
+        table[k.A_ACTIVATION_QUANT_OVERHEAD, column] = cls.activation_quantization_overhead_s
         device_tier = a.tier("device") or near[-1]
         table[k.A_RIDGE_BANDWIDTH, column] = device_tier.effective_bandwidth_Bps
         for name, code in PRECISION_CODE.items():

@@ -36,7 +36,7 @@ from statistics import NormalDist
 
 from . import codes
 from .accelerator import Accelerator, MemoryTier
-from .efficiency import Constants
+from .efficiency import ClassConstants, Constants
 from .model import ModelArch
 from .precision import (
     PEAK_KEY,
@@ -121,6 +121,14 @@ def ring_all_reduce_time(message_bytes: float, group: int, bandwidth: float, lat
     if group <= 1:
         return 0.0
     return 2.0 * (group - 1) / group * message_bytes / bandwidth + 2.0 * (group - 1) * latency
+
+
+def layer_overhead_s(cls: ClassConstants, activation_bytes: float) -> float:
+    """Fixed time per layer per pass: the class's floor, plus the kernels that quantise each
+    linear product's input when activations are narrower than 16 bits."""
+    if activation_bytes < 2.0:
+        return cls.per_layer_overhead_s + cls.activation_quantization_overhead_s
+    return cls.per_layer_overhead_s
 
 
 def all_reduce(message_bytes: float, group: int, bandwidth: float, latency: float) -> tuple[float, float, str]:
@@ -565,7 +573,7 @@ class ReferenceModel:
 
         # -- one stage pass ------------------------------------------------------------------
         compute_rate = peak * cls.compute_efficiency * self.stack
-        overhead_time = layers_per_stage * cls.per_layer_overhead_s
+        overhead_time = layers_per_stage * layer_overhead_s(cls, p_a)
 
         def activation_traffic(tokens: float) -> float:
             return tokens * layers_per_stage * p_a * (4.0 * d + 2.0 * ffn_width / tp)

@@ -718,6 +718,7 @@ def ideal_constants(constants: Constants) -> Constants:
             sequence_overhead_s=0.0,
             operator_overlap=1.0,
             collective_overhead_s=0.0,
+            activation_quantization_overhead_s=0.0,
         )
         for name, values in constants.classes.items()
     }

@@ -143,3 +143,24 @@ def test_gpu_collective_cost_is_a_kernel_and_two_synchronisations(constants):
         if name != "gpu-simt":
             assert cls.basis["collective_overhead_s"].startswith("Not modelled"), name
             assert cls.collective_overhead_s == 0.0, name
+
+
+def test_gpu_activation_quantisation_is_its_kernels_times_the_per_layer_kernel_cost(constants):
+    """Four linear products per layer, one to three quantisation kernels before each, at the
+    per-layer floor's 2-4 us per kernel; the value is the middle count at the middle cost."""
+    gpu = _gpu(constants)
+    basis = gpu.basis["activation_quantization_overhead_s"]
+    products = re.search(r"each of a decoder layer's (\w+) linear products", basis).group(1)
+    assert products == "four"
+    fewest, most = (int(x) for x in re.search(r"That is (\d+)-(\d+) extra kernels per layer", basis).groups())
+    assert (fewest, most) == (4 * 1, 4 * 3)  # one kernel (static or per-token scale), three (per-tensor)
+    low, high = (float(x) for x in re.search(r"at ([\d.]+)-([\d.]+) us each", basis).groups())
+    floor = gpu.basis["per_layer_overhead_s"]
+    assert (low, high) == tuple(float(x) for x in re.search(r"costs ~([\d.]+)-([\d.]+) us", floor).groups())
+    count, cost = (float(x) for x in re.search(r"middle, (\d+) x ([\d.]+) us", basis).groups())
+    assert count == (fewest + most) / 2 and cost == (low + high) / 2
+    assert gpu.activation_quantization_overhead_s == pytest.approx(count * cost * 1e-6)  # 24 us
+    for name, cls in constants.classes.items():
+        if name != "gpu-simt":
+            assert cls.basis["activation_quantization_overhead_s"].startswith("Not modelled"), name
+            assert cls.activation_quantization_overhead_s == 0.0, name
