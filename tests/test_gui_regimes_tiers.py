@@ -19,7 +19,7 @@ from accelscope.engine.regimes import load_regimes, regime_scores, regimes_table
 from accelscope.engine.scenario import Scenario
 from accelscope.engine.tiering import heterogeneous_claim_check, load_far_tiers, sweep_offload
 from accelscope.engine.workspace import Workspace
-from accelscope.gui.panels.regimes import RegimesPanel, score_text, value_text
+from accelscope.gui.panels.regimes import RegimesPanel, score_text, value_text, zero_word
 from accelscope.gui.panels.tiers import FALLBACK_TIER, OWN_TIER, TiersPanel, own_far_tier
 from accelscope.gui.style import configure_pyqtgraph
 
@@ -76,7 +76,8 @@ def test_regime_scores_drawn_equal_the_engines(regimes_panel, engine, definition
     np.testing.assert_array_equal(drawn["fits"], grid.fits)
     for a, _ in enumerate(ids):
         for r, _ in enumerate(grid.regimes):
-            assert drawn["texts"][a, r] == score_text(grid.scores[a, r], bool(grid.fits[a, r]))
+            assert drawn["texts"][a, r] == score_text(grid.scores[a, r], bool(grid.fits[a, r]), grid.values[a, r],
+                                                      grid.regimes[r].metric)
     # Each regime has a best at 1.00.
     assert all("1.00" in drawn["texts"][:, r] for r in range(len(grid.regimes)))
     assert tuple(np.array(ids)[drawn["shown"]]) == tuple(a for a in ids if a in SHOWN)
@@ -139,6 +140,34 @@ def test_a_cell_that_cannot_run_is_marked_with_its_reason(qtbot, regimes_panel):
     assert not drawn["fits"][row, grid.regime_index("multi_model")]
     text = hover_cell(qtbot, regimes_panel, "cell", "groq-lpu", "multi_model")
     assert "cannot run" in text and cell.reason in text
+
+
+def test_score_text_tells_a_tiny_score_from_a_metric_of_zero():
+    assert score_text(0.5, True, 10.0, "ttft") == "0.50"
+    assert score_text(0.004, True, 0.1, "peak_output_tokens") == "<0.01"
+    assert score_text(0.0, True, 1e-300, "peak_output_tokens") == "<0.01"  # underflowed, but the value is positive
+    assert score_text(0.0, True, 0.0, "requests_within_itl") == "slow"
+    assert score_text(0.0, True, 0.0, "models_resident") == "full"
+    assert score_text(0.0, False, 0.0, "requests_within_itl") == "—"
+
+
+def test_a_cell_that_runs_with_a_metric_of_zero_says_why(qtbot, regimes_panel):
+    """Today mtia-v2 on moderate batch: one device holds Llama 3.1 8B, but its ITL at batch 1 is
+    over the 40 ms target, so no batch counts and its requests/s is 0 (not a rounded score)."""
+    grid = regimes_panel.study
+    drawn = regimes_panel.plotted()
+    zeros = [(a, r) for a, row in enumerate(grid.cells) for r, cell in enumerate(row) if cell.fits and cell.value <= 0]
+    assert zeros, "the catalog has no regime cell that runs with a metric of 0 (was mtia-v2 on moderate_batch)"
+    assert "0" not in drawn["texts"]  # a bare 0 reads as a rounded score
+    for a, r in zeros:
+        cell, regime = grid.cells[a][r], grid.regimes[r]
+        assert cell.reason and cell.score == 0.0
+        assert drawn["texts"][a, r] == zero_word(regime.metric)[0]
+        assert drawn["fits"][a, r]  # not hatched: it runs
+    assert set(regimes_panel.heatmap.content.zero_words) == {zero_word(grid.regimes[r].metric) for _, r in zeros}
+    a, r = zeros[0]
+    text = hover_cell(qtbot, regimes_panel, "cell", grid.accelerators[a], grid.regimes[r].id)
+    assert zero_word(grid.regimes[r].metric)[0] in text and grid.cells[a][r].reason in text
 
 
 def test_clicking_a_row_selects_its_accelerator(qtbot, regimes_panel):

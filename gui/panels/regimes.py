@@ -67,11 +67,28 @@ def grade_letters(grade: str) -> str:
     return "".join(word[0] for word in grade.split()).upper()
 
 
-def score_text(score: float, fits: bool) -> str:
+# Where a regime runs but its metric is 0 the score is 0 for a reason, not from rounding: the
+# cell says the reason in a word short enough for a narrow column (the legend says it in a
+# phrase, the hover with the numbers).
+ZERO_WORDS: dict[str, tuple[str, str]] = {
+    "requests_within_itl": ("slow", "runs, but over its ITL target at every batch (hover: why)"),
+    "models_resident": ("full", "runs, but no copy fits with its KV cache (hover: why)"),
+}
+ZERO_WORD = ("none", "runs, but its metric is 0 (hover: why)")
+
+
+def zero_word(metric: str) -> tuple[str, str]:
+    """(the cell's word, the legend's phrase) for a regime that runs with a metric of 0."""
+    return ZERO_WORDS.get(metric, ZERO_WORD)
+
+
+def score_text(score: float, fits: bool, value: float, metric: str) -> str:
+    """A cell's text: "—" where the regime cannot run, a word where it runs with a metric of 0,
+    "<0.01" for any other score below 0.01 (even one that underflowed to 0), else the score."""
     if not fits:
         return "—"
-    if score <= 0.0:
-        return "0"
+    if value <= 0.0:
+        return zero_word(metric)[0]
     if score < 0.01:
         return "<0.01"
     return f"{score:.2f}"
@@ -98,6 +115,7 @@ class HeatmapContent:
     paper_rows: int  # the first rows, graded by the paper
     grades: tuple[str, ...]  # the paper's grades, best first
     paper_title: str
+    zero_words: tuple[tuple[str, str], ...]  # (word, meaning) of the cells that run with a metric of 0
 
 
 @dataclass
@@ -483,6 +501,19 @@ class RegimeHeatmap(QWidget):
         painter.drawText(QRectF(left + chip * 1.6 + 8, y, width, line),
                          int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), "cannot run (hover: why)")
         y += line + 4
+        zero_fill = self.colour(0.0)
+        wrap = int(Qt.TextFlag.TextWordWrap)
+        for word, meaning in content.zero_words:  # as its cells show it: on the colour of a score of 0
+            box = QRectF(left, y + 3, max(chip * 1.6, normal.horizontalAdvance(word) + 8), chip)
+            painter.fillRect(box, zero_fill)
+            painter.setPen(LIGHT_TEXT if zero_fill.lightnessF() < 0.5 else DARK_TEXT)
+            painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), word)
+            painter.setPen(self._ink)
+            text_width = width - box.width() - 8
+            height = max(line, normal.boundingRect(QRectF(0, 0, text_width, 1000), wrap, meaning).height() + 6)
+            painter.drawText(QRectF(box.right() + 8, y, text_width, height),
+                             wrap | int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), meaning)
+            y += height + 4
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(self._shown_dot)
         painter.drawEllipse(QPointF(left + chip * 0.8, y + line / 2), DOT_PX / 2, DOT_PX / 2)
@@ -537,9 +568,14 @@ class RegimesPanel(AnalysisPanel):
         units = tuple(SHORT_UNITS.get(regime.unit, regime.unit) + (" ↓" if regime.direction == "lower" else "")
                       for regime in grid.regimes)
         texts = tuple(
-            tuple(score_text(grid.scores[a, r], bool(grid.fits[a, r])) for r in range(len(grid.regimes)))
+            tuple(score_text(grid.scores[a, r], bool(grid.fits[a, r]), grid.values[a, r], regime.metric)
+                  for r, regime in enumerate(grid.regimes))
             for a in range(len(grid.accelerators))
         )
+        zero_words = tuple(dict.fromkeys(
+            zero_word(regime.metric) for r, regime in enumerate(grid.regimes)
+            if np.any(grid.fits[:, r] & (grid.values[:, r] <= 0.0))
+        ))
         best = np.zeros(grid.scores.shape, dtype=bool)
         for r, regime in enumerate(grid.regimes):
             winner = grid.best(regime.id)
@@ -552,7 +588,7 @@ class RegimesPanel(AnalysisPanel):
         self.heatmap.set_content(HeatmapContent(
             ids=grid.accelerators, headers=headers, units=units, scores=grid.scores.copy(), fits=grid.fits.copy(),
             texts=texts, best=best, paper=paper, paper_rows=paper_rows, grades=self.definitions.paper_grades,
-            paper_title="Paper's grades (Fig. 8)",
+            paper_title="Paper's grades (Fig. 8)", zero_words=zero_words,
         ))
         if self.frame is not None:
             self.heatmap.set_shown(frozenset(self.frame.accelerators))
@@ -604,16 +640,20 @@ class RegimesPanel(AnalysisPanel):
         best_text = (f" (best: {best}, {value_text(grid.cell(best, regime.id).value)} {regime.unit})"
                      if best is not None else "")
         if kind == "paper":
+            if cell.fits and cell.value > 0.0:
+                computed = f"computed score: {cell.score:.3f}{best_text}"
+            elif cell.fits:
+                computed = f"computed: {zero_word(regime.metric)[0]}, score 0 — {cell.reason}"
+            else:
+                computed = f"computed: cannot run — {cell.reason}"
             return bars.tooltip_html(f"{title} — {column + 1}. {regime.name}", [
-                f"paper's grade: <b>{cell.paper_rating}</b> ({grid.paper_source})",
-                f"computed score: {cell.score:.3f}{best_text}" if cell.fits else f"computed: cannot run — {cell.reason}",
-            ])
+                f"paper's grade: <b>{cell.paper_rating}</b> ({grid.paper_source})", computed])
         lines = [f"metric: {regime.metric_text}"]
         if cell.fits and cell.value > 0.0:
             lines.append(f"value: <b>{value_text(cell.value)} {regime.unit}</b> ({regime.direction} is better)")
             lines.append(f"score: {cell.score:.3f} of the best{best_text}")
         elif cell.fits:
-            lines.append(f"value: <b>0 {regime.unit}</b> — {cell.reason}")
+            lines.append(f"<b>{zero_word(regime.metric)[0]}</b>: value 0 {regime.unit}, score 0 — {cell.reason}")
         else:
             lines.append(f"<b>cannot run</b>: {cell.reason}")
         if cell.devices:
