@@ -22,6 +22,7 @@ from accelscope.engine.scaling import (
     compare_strategies,
     ep_tp_table,
     ep_vs_tp,
+    moe_like_dense_check,
     scaling_table,
     tp_dp_grid,
     tp_dp_table,
@@ -183,6 +184,25 @@ def test_claims_show_paper_and_computed_values(qtbot, private_engine):
         assert f"computed <b>{claim.computed_value:.3g}x</b>" in text
     assert {claim.claim_id for claim in panel.study.claims} == {
         "s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"}
+
+
+def test_claims_show_the_700b_moe_against_the_70b_dense_model(qtbot, private_engine):
+    frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    expected = moe_like_dense_check(private_engine)
+    claim = panel.study.moe_like_dense
+    assert claim == expected
+    text = panel.claims_text.text()
+    assert "700B MoE" in text and "70B dense model" in text
+    assert f"paper {expected.paper_value:g}x" in text
+    assert f"computed <b>{expected.computed_value:.3g}x</b>, {expected.definition}" in text
+    tooltip = panel.claims_text.toolTip()
+    assert expected.statement in tooltip and expected.setup in tooltip and expected.note in tooltip
+    # Computed once per panel: a new study reuses it.
+    first = panel.study
+    panel.update_frame(frame_of(private_engine, "mixtral-8x7b", batch=32))
+    panel.refresh_now()
+    assert panel.study is not first and panel.study.moe_like_dense is claim
 
 
 def test_skew_recomputes_with_skewed_routing_and_is_offered_to_the_workspace(qtbot, private_engine):

@@ -7,13 +7,15 @@ the model (expert parallelism on a dense model) keep their row, labelled. Beside
 form that builds a synthetic model (a 1T dense or a 1T MoE in one click) and asks the main
 window to show it, and, for MoE models, the routing Monte Carlo under expert parallelism with
 the first paper's claims next to the computed numbers. Every number is the engine's
-(``scaling.compare_strategies``, ``scaling.claims_check``, ``moe_routing.simulate_routing``).
+(``scaling.compare_strategies``, ``scaling.claims_check``, ``scaling.moe_like_dense_check``,
+``moe_routing.simulate_routing``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from html import escape
 
 import numpy as np
 import pyqtgraph as pg
@@ -30,6 +32,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSplitter,
+    QStyle,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -52,6 +55,7 @@ from accelscope.engine.scaling import (
     Workload,
     claims_check,
     compare_strategies,
+    moe_like_dense_check,
     scaling_table,
 )
 from accelscope.engine.tables import Table
@@ -176,7 +180,8 @@ class ScalingStudy:
     comparison: ScalingComparison | None  # None when the engine refused the inputs
     problem: str  # why there is no comparison
     routing: RoutingResult | None  # the expert-parallel layout's routing simulation (MoE, EP fits)
-    claims: tuple[ClaimCheck, ...]
+    claims: tuple[ClaimCheck, ...]  # the 1T MoE's (claims_check); () when it failed
+    moe_like_dense: ClaimCheck | None  # the 700B MoE against the 70B dense model; None when it failed
     is_moe: bool
     model_name: str
 
@@ -392,6 +397,8 @@ class ScalingPanel(AnalysisPanel):
         super().__init__(catalog, engine, parent)
         self._claims: tuple[ClaimCheck, ...] | None = None
         self._claims_problem = ""
+        self._moe_like_dense: ClaimCheck | None = None
+        self._moe_like_dense_problem = ""
         self._study_key: tuple | None = None
         self._strategies: list[str] = list(STRATEGIES)
         self._entries: list[StrategyResult | None] = []
@@ -466,7 +473,10 @@ class ScalingPanel(AnalysisPanel):
         side_scroll.setWidgetResizable(True)
         side_scroll.setFrameShape(QFrame.Shape.NoFrame)
         side_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        side_scroll.setMinimumWidth(SIDE_MIN_WIDTH_PX)
+        # Wide enough for the form beside a vertical scroll bar: once the routing and claims texts
+        # run past the bottom, the bar would otherwise take its width from the form and clip it.
+        scroll_bar_px = side_scroll.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        side_scroll.setMinimumWidth(max(SIDE_MIN_WIDTH_PX, side_widget.minimumSizeHint().width() + scroll_bar_px))
         # A splitter: on a narrow window the user can give the plots the room of the side column.
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left_widget)
@@ -604,23 +614,29 @@ class ScalingPanel(AnalysisPanel):
         workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
                             weight_precision=s.weight_precision, activation_precision=s.activation_precision,
                             kv_precision=s.kv_precision)
-        claims = self._claims_once()
+        claims, moe_like_dense = self._claims_once()
         try:
             model = self.engine.model(s.model)
             comparison = compare_strategies(self.engine, s.model, s.accelerator, workload, routing=routing, skew=skew)
         except (ValueError, AccelscopeError) as error:
-            return ScalingStudy(key, None, str(error), None, claims, False, s.model)
-        return ScalingStudy(key, comparison, "", self._ep_routing(model, comparison), claims, model.is_moe,
-                            model.name)
+            return ScalingStudy(key, None, str(error), None, claims, moe_like_dense, False, s.model)
+        return ScalingStudy(key, comparison, "", self._ep_routing(model, comparison), claims, moe_like_dense,
+                            model.is_moe, model.name)
 
-    def _claims_once(self) -> tuple[ClaimCheck, ...]:
-        """The claims check has a fixed setup (a 1T MoE on B200s): computed once per panel."""
+    def _claims_once(self) -> tuple[tuple[ClaimCheck, ...], ClaimCheck | None]:
+        """The claims checks have fixed setups (a 1T MoE on B200s; a 700B MoE against a 70B
+        dense model on B200s): computed once per panel, each on its own so that one failing
+        does not hide the other."""
         if self._claims is None:
             try:
                 self._claims = claims_check(self.engine)
             except (ValueError, AccelscopeError) as error:
                 self._claims, self._claims_problem = (), str(error)
-        return self._claims
+            try:
+                self._moe_like_dense = moe_like_dense_check(self.engine)
+            except (ValueError, AccelscopeError) as error:
+                self._moe_like_dense, self._moe_like_dense_problem = None, str(error)
+        return self._claims, self._moe_like_dense
 
     @staticmethod
     def _ep_routing(model: ModelArch, comparison: ScalingComparison) -> RoutingResult | None:
@@ -755,6 +771,7 @@ class ScalingPanel(AnalysisPanel):
     def _show_routing(self, study: ScalingStudy) -> None:
         self.skew.setEnabled(study.is_moe)
         self.claims_text.setText(self._claims_words(study))
+        self.claims_text.setToolTip(self._claims_tooltip(study))
         routing = study.routing
         lines = self.p50_line, self.p99_line, self.engine_line
         self.histogram.setVisible(routing is not None)
@@ -807,6 +824,12 @@ class ScalingPanel(AnalysisPanel):
         return np.linspace(float(distinct[0]), float(distinct[-1]), HISTOGRAM_MAX_BINS + 1)
 
     def _claims_words(self, study: ScalingStudy) -> str:
+        words = "<br>".join(part for part in (self._moe_1t_words(study), self._moe_like_dense_words(study)) if part)
+        if study.claims or study.moe_like_dense is not None:
+            words += " Hover for each claim's setup and notes."
+        return words
+
+    def _moe_1t_words(self, study: ScalingStudy) -> str:
         if not study.claims:
             return f"Claims check unavailable: {self._claims_problem}" if self._claims_problem else ""
         parts = []
@@ -823,6 +846,27 @@ class ScalingPanel(AnalysisPanel):
                            f"EP/TP latency variance {ep.spread.variance_s2 / tp.spread.variance_s2:.3g}×.")
         return ("<b>First paper's claims</b> (1T MoE of Kimi K2's shape on B200, FP8, batch 64): "
                 + "; ".join(parts) + "." + current)
+
+    def _moe_like_dense_words(self, study: ScalingStudy) -> str:
+        claim = study.moe_like_dense
+        if claim is None:
+            return (f"700B MoE against 70B dense check unavailable: {self._moe_like_dense_problem}"
+                    if self._moe_like_dense_problem else "")
+        return (f"<b>700B MoE, 10% of experts active, like a 70B dense model</b>: paper {claim.paper_value:g}"
+                f"{claim.unit} (“similar”), computed <b>{claim.computed_value:.3g}{claim.unit}</b>, "
+                f"{escape(claim.definition, quote=False)}.")
+
+    def _claims_tooltip(self, study: ScalingStudy) -> str:
+        """Each claim in full: the paper's statement, the setup, what was computed and the note."""
+        claims = (*study.claims, *((study.moe_like_dense,) if study.moe_like_dense is not None else ()))
+        paragraphs = []
+        for claim in claims:
+            statement, definition, setup, note = (escape(text, quote=False) for text in (
+                claim.statement, claim.definition, claim.setup, claim.note))
+            paragraphs.append(
+                f"<p style='margin:0 0 6px 0'><b>{statement}</b><br>paper {claim.paper_value:g}{claim.unit}, "
+                f"computed {claim.computed_value:.3g}{claim.unit}: {definition}.<br>Setup: {setup}.<br>{note}</p>")
+        return "".join(paragraphs)
 
     # ---- rows, hover ----------------------------------------------------------------------
 
