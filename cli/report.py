@@ -197,6 +197,11 @@ def accelerator_summary(a: Accelerator) -> dict[str, object]:
             "bandwidth_per_direction_Bps": float(a.interconnect.bandwidth_per_direction_Bps),
             "latency_s": float(a.interconnect.latency_s),
             "domain_size": int(float(a.interconnect.domain_size)),
+            # Switchless meshes: the one link joining a pair of devices; None through a switch.
+            "peer_bandwidth_per_direction_Bps": (
+                float(a.interconnect.peer_bandwidth_per_direction_Bps)
+                if a.interconnect.peer_bandwidth_per_direction_Bps is not None else None
+            ),
         },
         "tdp_w": float(a.tdp_W),
         "idle_w": float(a.idle_W),

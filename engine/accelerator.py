@@ -63,6 +63,17 @@ class Interconnect:
     bandwidth_per_direction_Bps: Sourced
     latency_s: Sourced
     domain_size: Sourced  # devices reachable at this bandwidth (NVLink domain, pod, ...)
+    # A switchless mesh (Infinity Fabric, Gaudi's RoCE ports) links each pair of devices
+    # directly at this bandwidth; None for a switched fabric, where any group gets it all.
+    peer_bandwidth_per_direction_Bps: Sourced | None = None
+
+    def group_bandwidth_Bps(self, peers: int) -> float:
+        """What one device can send at once to ``peers`` others: all of it through a switch;
+        on a mesh only over its direct links to those peers."""
+        total = float(self.bandwidth_per_direction_Bps)
+        if self.peer_bandwidth_per_direction_Bps is None:
+            return total
+        return min(total, max(peers, 1) * float(self.peer_bandwidth_per_direction_Bps))
 
 
 @dataclass(frozen=True)

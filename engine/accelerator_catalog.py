@@ -98,7 +98,7 @@ _TOP_KEYS = (
 _SOURCED_KEYS = ("value", "source", "note", "alternatives")
 _ALTERNATIVE_KEYS = ("value", "source", "note")
 _TIER_KEYS = ("kind", "level", "name", "placement", "capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps")
-_INTERCONNECT_KEYS = ("name", "bandwidth_per_direction_Bps", "latency_s", "domain_size")
+_INTERCONNECT_KEYS = ("name", "bandwidth_per_direction_Bps", "latency_s", "domain_size", "peer_bandwidth_per_direction_Bps")
 
 # Checks a raw value and returns it in catalog form; raises through the reader on a problem.
 ValueCheck = Callable[[TableReader, str, Any], float | int | str]
@@ -347,11 +347,21 @@ def _interconnect(root: TableReader, key: str, required: bool = True) -> Interco
         return None
     network = root.sub(key)
     network.reject_unknown(_INTERCONNECT_KEYS)
+    bandwidth = _sourced(network, "bandwidth_per_direction_Bps", _bandwidth)
+    peer = None
+    if network.has("peer_bandwidth_per_direction_Bps"):
+        peer = _sourced(network, "peer_bandwidth_per_direction_Bps", _bandwidth)
+        if float(peer) > float(bandwidth):
+            raise network.error(
+                "peer_bandwidth_per_direction_Bps.value",
+                f"one peer's link cannot exceed the device's total ({float(bandwidth):g} B/s), got {float(peer):g}",
+            )
     return Interconnect(
         name=_required_text(network, "name"),
-        bandwidth_per_direction_Bps=_sourced(network, "bandwidth_per_direction_Bps", _bandwidth),
+        bandwidth_per_direction_Bps=bandwidth,
         latency_s=_sourced(network, "latency_s", _latency),
         domain_size=_sourced(network, "domain_size", _device_count),
+        peer_bandwidth_per_direction_Bps=peer,
     )
 
 

@@ -731,7 +731,7 @@ class _Writer:
         if s.tp > 1:
             message = p.tokens * m.hidden_size * p_a
             net = self.network(s.tp)
-            bandwidth = float(net.bandwidth_per_direction_Bps) * self.cls.interconnect_efficiency
+            bandwidth = net.group_bandwidth_Bps(s.tp - 1) * self.cls.interconnect_efficiency
             latency = float(net.latency_s)
             each, _, algorithm = all_reduce(message, s.tp, bandwidth, latency)
             collective = self.cls.collective_overhead_s
@@ -744,7 +744,7 @@ class _Writer:
                 per_layer = "once per layer"
             else:
                 per_layer = "twice per dense layer and once per MoE layer"
-            link = format_bandwidth(float(net.bandwidth_per_direction_Bps), trim=True)
+            link = self.group_link_phrase(net, s.tp - 1)
             parts.append(
                 f"tensor parallelism over {s.tp} devices all-reduces the activations {per_layer} "
                 f"({self.layers_per_stage()}), each of {_tokens(p.tokens)} × {m.hidden_size:,} × "
@@ -784,6 +784,19 @@ class _Writer:
         else:
             why = "the fastest of ring, recursive halving and doubling, and recursive doubling for this message"
         return f"{how} ({why})"
+
+    @staticmethod
+    def group_link_phrase(net: Interconnect, peers: int) -> str:
+        """The bandwidth a device of the group sends at, and why it is less than the network's
+        on a switchless mesh."""
+        bandwidth = net.group_bandwidth_Bps(peers)
+        text = format_bandwidth(bandwidth, trim=True)
+        if bandwidth < float(net.bandwidth_per_direction_Bps):
+            peer = format_bandwidth(float(net.peer_bandwidth_per_direction_Bps), trim=True)
+            links = "one direct link to the other device" if peers == 1 else f"{peers} direct links of {peer} to the group"
+            total = format_bandwidth(float(net.bandwidth_per_direction_Bps), trim=True)
+            text += f" ({links}: without a switch, the rest of its {total} leads outside the group)"
+        return text
 
     def network(self, group: int) -> Interconnect:
         scale_up = self.a.interconnect

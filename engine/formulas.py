@@ -840,12 +840,20 @@ class _Builder:
 
     # -- communication -------------------------------------------------------------------------
 
-    def network_terms(self, key: str, group: int, what: str) -> None:
+    def network_terms(self, key: str, group: int, what: str, peers: int | None = None) -> None:
+        """β and λ of the network a group uses, each device exchanging with ``peers`` others at
+        once (the rest of the group by default)."""
         net = _network(self.a, group)
         sh = self.sheet
-        sh.leaf(f"beta_{key}", f"β<sub>{key}</sub>", f"{escape(net.name)}, per direction ({what})",
-                float(net.bandwidth_per_direction_Bps), format_bandwidth(float(net.bandwidth_per_direction_Bps),
-                                                                         trim=True), "accelerator", key.lower())
+        peers = group - 1 if peers is None else peers
+        bandwidth = net.group_bandwidth_Bps(peers)
+        meaning = f"{escape(net.name)}, per direction ({what})"
+        if bandwidth < float(net.bandwidth_per_direction_Bps):
+            links = "one direct link" if peers == 1 else f"{peers} direct links"
+            meaning += (f": {links} of {format_bandwidth(float(net.peer_bandwidth_per_direction_Bps), trim=True)}, "
+                        "since a switchless mesh joins each pair of devices by its own link")
+        sh.leaf(f"beta_{key}", f"β<sub>{key}</sub>", meaning, bandwidth, format_bandwidth(bandwidth, trim=True),
+                "accelerator", key.lower())
         sh.leaf(f"lambda_{key}", f"λ<sub>{key}</sub>", f"latency of one step on {escape(net.name)}",
                 float(net.latency_s), format_time(float(net.latency_s), trim=True), "accelerator")
         if "kappa" not in sh.terms:
@@ -961,7 +969,7 @@ class _Builder:
         v = sh.value
         if s.pp == 1:
             return
-        self.network_terms("PP", s.tp * s.pp, "between pipeline stages")
+        self.network_terms("PP", s.tp * s.pp, "between pipeline stages", peers=1)
         if "eta_ic" not in sh.terms:
             sh.leaf("eta_ic", "η<sub>ic</sub>", f"interconnect efficiency of the {self.a.architecture_class} class",
                     self.cls.interconnect_efficiency, format_factor(self.cls.interconnect_efficiency), "accelerator")

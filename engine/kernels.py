@@ -90,7 +90,8 @@ A_SEQUENCE_OVERHEAD = 30  # and per sequence in the step
 A_OPERATOR_OVERLAP = 31  # 1: a pass takes the whole pass's roofline; 0: each operator its own
 A_COLLECTIVE_OVERHEAD = 32  # fixed cost of each communication operation
 A_ACTIVATION_QUANT_OVERHEAD = 33  # per layer, when activations are narrower than 16 bits
-N_ACCEL_ROWS = 34
+A_IC_PEER_BANDWIDTH = 34  # one direct link of a switchless mesh; 0 for a switched fabric
+N_ACCEL_ROWS = 35
 
 # ---- precision codes (index into the peak table rows and BYTES) --------------------------
 # Same order as precision.PRECISIONS; the peak table has one row per catalog peak key.
@@ -304,10 +305,14 @@ def attended_positions(n_full, n_window, window, n_chunked, attention_chunk, con
 
 @jit
 def network(group, domain, has_scale_out, scale_up_bandwidth, scale_up_latency, scale_out_bandwidth,
-            scale_out_latency, efficiency):
-    """(bandwidth, latency, crosses the scale-up domain) for a group of devices."""
+            scale_out_latency, efficiency, peer_bandwidth, peers):
+    """(bandwidth, latency, crosses the scale-up domain) for a group of devices, each exchanging
+    with ``peers`` others at once; on a switchless mesh (peer_bandwidth > 0) only over those links."""
     if group <= domain or not has_scale_out:
-        return scale_up_bandwidth * efficiency, scale_up_latency, group > domain
+        bandwidth = scale_up_bandwidth
+        if peer_bandwidth > 0.0:
+            bandwidth = min(bandwidth, max(peers, 1) * peer_bandwidth)
+        return bandwidth * efficiency, scale_up_latency, group > domain
     return scale_out_bandwidth * efficiency, scale_out_latency, True
 
 
@@ -658,17 +663,19 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         scale_up_latency = accel[A_IC_LATENCY, a]
         scale_out_bandwidth = accel[A_SO_BANDWIDTH, a]
         scale_out_latency = accel[A_SO_LATENCY, a]
+        peer_bandwidth = accel[A_IC_PEER_BANDWIDTH, a]
         tp_bandwidth, tp_latency, tp_crosses = network(
             tp, domain, has_scale_out, scale_up_bandwidth, scale_up_latency, scale_out_bandwidth,
-            scale_out_latency, ic_eff,
+            scale_out_latency, ic_eff, peer_bandwidth, tp - 1,
         )
         ep_bandwidth, ep_latency, _ = network(
             effective_ep, domain, has_scale_out, scale_up_bandwidth, scale_up_latency, scale_out_bandwidth,
-            scale_out_latency, ic_eff,
+            scale_out_latency, ic_eff, peer_bandwidth, effective_ep - 1,
         )
+        # A pipeline hand-over goes from each device to its counterpart in the next stage.
         pp_bandwidth, pp_latency, pp_crosses = network(
             tp_pp, domain, has_scale_out, scale_up_bandwidth, scale_up_latency, scale_out_bandwidth,
-            scale_out_latency, ic_eff,
+            scale_out_latency, ic_eff, peer_bandwidth, 1,
         )
         if (tp > 1 and tp_crosses) or (pp > 1 and pp_crosses):
             warnings |= codes.WARN_CROSSES_SCALE_UP_DOMAIN

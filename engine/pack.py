@@ -84,6 +84,8 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
             table[k.A_FAR_BANDWIDTH, column] = far.effective_bandwidth_Bps
             table[k.A_FAR_ENERGY, column] = energy[far.kind]
         table[k.A_IC_BANDWIDTH, column] = float(a.interconnect.bandwidth_per_direction_Bps)
+        if a.interconnect.peer_bandwidth_per_direction_Bps is not None:
+            table[k.A_IC_PEER_BANDWIDTH, column] = float(a.interconnect.peer_bandwidth_per_direction_Bps)
         table[k.A_IC_LATENCY, column] = float(a.interconnect.latency_s)
         table[k.A_IC_DOMAIN, column] = float(a.interconnect.domain_size)
         if a.scale_out is not None:

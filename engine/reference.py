@@ -264,11 +264,14 @@ class _Network:
     crosses_domain: bool
 
 
-def _network(accelerator: Accelerator, group: int, efficiency: float) -> _Network:
+def _network(accelerator: Accelerator, group: int, efficiency: float, peers: int | None = None) -> _Network:
+    """The network a group of ``group`` devices uses, each exchanging with ``peers`` others at
+    once (all the rest of the group by default; one for a pipeline hand-over)."""
     scale_up = accelerator.interconnect
     if group <= float(scale_up.domain_size) or accelerator.scale_out is None:
         crosses = group > float(scale_up.domain_size)
-        return _Network(float(scale_up.bandwidth_per_direction_Bps) * efficiency, float(scale_up.latency_s), crosses)
+        bandwidth = scale_up.group_bandwidth_Bps(group - 1 if peers is None else peers)
+        return _Network(bandwidth * efficiency, float(scale_up.latency_s), crosses)
     scale_out = accelerator.scale_out
     return _Network(float(scale_out.bandwidth_per_direction_Bps) * efficiency, float(scale_out.latency_s), True)
 
@@ -537,7 +540,7 @@ class ReferenceModel:
         ic_eff = cls.interconnect_efficiency
         tp_net = _network(a, tp, ic_eff)
         ep_net = _network(a, effective_ep, ic_eff)
-        pp_net = _network(a, tp * pp, ic_eff)
+        pp_net = _network(a, tp * pp, ic_eff, peers=1)  # each device hands over to its counterpart
         if (tp > 1 and tp_net.crosses_domain) or (pp > 1 and pp_net.crosses_domain):
             warnings |= codes.WARN_CROSSES_SCALE_UP_DOMAIN
 

@@ -304,6 +304,13 @@ def test_the_valid_fixture_loads(tmp_path):
             "peak_flops.fp16",
         ),
         ("NaN", "latency_s = { value = 1e-6,", "latency_s = { value = nan,", "interconnect.latency_s.value"),
+        (
+            "one peer's link faster than the whole",
+            'domain_size = { value = 8, source = "Test datasheet (2024)" }',
+            'domain_size = { value = 8, source = "Test datasheet (2024)" }\n'
+            'peer_bandwidth_per_direction_Bps = { value = 500e9, source = "Test datasheet (2024)" }',
+            "interconnect.peer_bandwidth_per_direction_Bps.value",
+        ),
         ("infinity", "tdp_W = { value = 700,", "tdp_W = { value = inf,", "tdp_W.value"),
         ("text for a number", "tdp_W = { value = 700,", 'tdp_W = { value = "700 W",', "tdp_W.value"),
         (
@@ -427,3 +434,19 @@ def test_memory_written_as_one_table_is_explained(tmp_path):
     single_tier = '[memory]\nkind = "hbm"\nlevel = "device"\nname = "HBM3"\nplacement = true\n\n'
     with pytest.raises(CatalogError, match=r"test-gpu\.toml: memory: .*\[\[memory\]\]"):
         load_accelerator_file(write(tmp_path, head + single_tier + "[interconnect]" + tail))
+
+
+def test_a_mesh_gives_a_group_only_its_direct_links(tmp_path):
+    """A switchless mesh of 64 GB/s per pair (the MI300X's Infinity Fabric): a device of a
+    group of g reaches the rest over g - 1 links; through a switch any group gets it all."""
+    text = VALID.replace(
+        'domain_size = { value = 8, source = "Test datasheet (2024)" }\n',
+        'domain_size = { value = 8, source = "Test datasheet (2024)" }\n'
+        'peer_bandwidth_per_direction_Bps = { value = 64e9, source = "Test datasheet (2024)" }\n',
+    )
+    mesh = load_accelerator_file(write(tmp_path, text)).interconnect
+    assert [mesh.group_bandwidth_Bps(peers) for peers in (1, 3, 7)] == [64e9, 192e9, 448e9]
+    assert mesh.group_bandwidth_Bps(8) == 450e9  # never more than the device's total
+    switched = load_accelerator_file(write(tmp_path, VALID, "switched.toml")).interconnect
+    assert switched.peer_bandwidth_per_direction_Bps is None
+    assert switched.group_bandwidth_Bps(1) == 450e9

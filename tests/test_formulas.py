@@ -46,6 +46,7 @@ SCENARIOS = {
     "window": Scenario("ministral-8b", "a100-80gb", batch=4, input_len=40_000),
     "chunked-attention": Scenario("llama-4-scout-17b-16e", "h100-sxm", batch=2, tp=4, input_len=16_384),
     "two-tiers": Scenario("llama-3.1-8b", "sn40l", batch=8),
+    "mesh-tp2-pp2": Scenario("llama-3.3-70b", "mi300x", batch=16, tp=2, pp=2),
     "does-not-fit": Scenario("llama-3.3-70b", "a100-40gb", batch=1),
 }
 

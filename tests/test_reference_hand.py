@@ -472,3 +472,25 @@ def test_eight_bit_activations_add_their_quantisation_kernels_to_each_layer(engi
                                     activation_precision="fp8", kv_precision="bf16"))
     systolic = engine.constants.for_class("systolic")
     assert tpu.decode.overhead_time_s == pytest.approx(32 * systolic.per_layer_overhead_s, rel=REL)
+
+
+def test_a_switchless_mesh_limits_a_small_group_to_its_direct_links(engine):
+    """MI300X: seven Infinity Fabric links of 64 GB/s per direction, one per pair of GPUs.
+    Llama 3.1 8B at batch 1: each all-reduce is 4096 x 2 B = 8192 B, by recursive doubling.
+      TP=2: one step over the one link:        8192 / (64e9 x 0.8) + 2 us
+      TP=8: three steps, all seven links free: 3 x (8192 / (448e9 x 0.8) + 2 us)
+    plus 5 us to launch and synchronise each; 64 all-reduces per step. A pipeline hand-over
+    goes over one link whatever the group: 8192 / (64e9 x 0.8) + 2 us + 5 us."""
+    pair = 8192 / (64e9 * 0.8) + 2e-6 + 5e-6
+    tp2 = engine.reference(Scenario("llama-3.1-8b", "mi300x", batch=1, tp=2))
+    assert tp2.decode.communication_time_s == pytest.approx(64 * pair, rel=REL)
+    eight = 3 * (8192 / (448e9 * 0.8) + 2e-6) + 5e-6
+    tp8 = engine.reference(Scenario("llama-3.1-8b", "mi300x", batch=1, tp=8))
+    assert tp8.decode.communication_time_s == pytest.approx(64 * eight, rel=REL)
+    # The H100's NVSwitch gives a pair the whole 450 GB/s.
+    h100 = engine.reference(Scenario("llama-3.1-8b", "h100-sxm", batch=1, tp=2))
+    assert h100.decode.communication_time_s == pytest.approx(64 * (8192 / (450e9 * 0.8) + 1e-6 + 5e-6), rel=REL)
+    pp2 = engine.reference(Scenario("llama-3.1-8b", "mi300x", batch=1, tp=4, pp=2))
+    hand_over = 8192 / (64e9 * 0.8) + 2e-6 + 5e-6
+    stage = pp2.decode.execution_time_s + pp2.decode.communication_time_s + pp2.decode.overhead_time_s
+    assert pp2.itl_s == pytest.approx(2 * stage + hand_over + pp2.decode.host_time_s, rel=REL)
