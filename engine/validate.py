@@ -864,6 +864,36 @@ def served_runs(
     return served
 
 
+def setup_text(spec: Spec) -> str:
+    """The setup a row's prediction runs, in words: batch, lengths, layout, precision, and how a
+    served run schedules its requests."""
+    base = spec.base
+    layout = ", ".join(f"{key.upper()} {base[key]}" for key in ("tp", "pp", "ep", "dp") if base.get(key, 1) > 1)
+    precision = "/".join(str(base[key]).upper() for key in _PRECISION_KEYS.values())
+    parts = [f"batch {base['batch']:,}", f"{base['input_len']:,} input / {base['output_len']:,} output tokens"]
+    if layout:
+        parts.append(layout)
+    parts.append(f"weights/activations/KV {precision}")
+    text = ", ".join(parts)
+    if spec.ratio:
+        def changes(side: Side) -> str:
+            return ", ".join(f"{key} {value}" for key, value in side.overrides.items()) or "the setup as is"
+        numerator, denominator = spec.sides
+        text += f"; ratio of ({changes(numerator)}) over ({changes(denominator)})"
+    if len(spec.cases) > 1:
+        text += f"; {spec.aggregate} over {len(spec.cases)} configurations"
+    # A served run changes the run's totals; TTFT and ITL stay the static batch's (served_runs).
+    if spec.requests is not None and not any(step in spec.metric for step in ("ttft", "itl")):
+        fixed = [a for a in spec.accelerators() if a in spec.fixed_batch]
+        text += f"; a served run of {spec.requests:,} requests"
+        if fixed:
+            text += (f" ({', '.join(fixed)} from fixed-batch images: each batch runs until its longest reply "
+                     "finishes)")
+        else:
+            text += " (finished requests replaced at once, then the drain)"
+    return text
+
+
 def _predict(spec: Spec, results: Mapping[Scenario, Result]) -> Prediction:
     metric = METRICS[spec.metric]
     failures: list[str] = []

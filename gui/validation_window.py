@@ -25,7 +25,15 @@ from PySide6.QtWidgets import (
 from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.scenario import Scenario
-from accelscope.engine.validate import OFF_FACTOR, ClaimReport, Report, RowReport, format_number, validate
+from accelscope.engine.validate import (
+    OFF_FACTOR,
+    ClaimReport,
+    Report,
+    RowReport,
+    format_number,
+    setup_text,
+    validate,
+)
 from accelscope.engine.workspace import Workspace
 
 ALL = "All accelerators"
@@ -104,6 +112,8 @@ class ValidationWindow(QWidget):
         self.filter = QComboBox()
         self.filter.addItem(ALL, None)
         self.filter.setToolTip("Show only the rows that involve one accelerator.")
+        # The accelerators' names arrive with the report: grow to the longest, not the first item.
+        self.filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.filter.currentIndexChanged.connect(self._fill)
         self.kind = QComboBox()
         for label in ("Measurements and claims", "Measurements", "Claims"):
@@ -186,9 +196,19 @@ class ValidationWindow(QWidget):
             html.escape(f"{t.name}: {t.value} (limit {t.limit}, {'met' if t.met else 'not met'})")
             for t in report.targets
         )
+        workloads = "; ".join(
+            html.escape(
+                f"{w.name}: {w.input_len:,} input, {w.output_len:,} output tokens"
+                + (f", a served run of {w.requests:,} requests" if w.requests is not None else "")
+                + (f" ({', '.join(w.fixed_batch)} from fixed-batch images)" if w.fixed_batch else "")
+            )
+            for w in report.table.workloads.values()
+        )
         return ("<b>The papers' measurements against the model.</b> " + html.escape(groups)
                 + f"<p>Targets — {targets}. Cells beyond {OFF_FACTOR:g}× either way are red and the last "
-                "column says why; within 20% green. Select a row to load its configuration into the controls.</p>")
+                "column says why; within 20% green. Select a row to load its configuration into the controls; "
+                "hover over a model for the setup computed.</p>"
+                f"<p>Workloads assumed (resources/measurements.md) — {workloads}.</p>")
 
     def _fill(self) -> None:
         if self.report is None:
@@ -233,10 +253,11 @@ class ValidationWindow(QWidget):
                 why = f"not computed: {row.not_computed}"
             elif calibrated is not None and calibrated.status:
                 why = f"{calibrated.status}; {why}" if why else calibrated.status
+            setup = f"Computed for: {setup_text(row.spec)}" if row.spec is not None else ""
             return [
                 (f"{row.paper} {row.where}", row.quote),
                 (entry.accelerator_key.replace("+", " + "), row.devices),
-                (row.model, ""),
+                (row.model, setup),
                 (row.metric, ""),
                 (f"{row.published.text()} {row.unit}", row.kind),
                 (_number(calibrated.value if calibrated else None), ""),

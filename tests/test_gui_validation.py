@@ -58,6 +58,26 @@ def test_the_summary_shows_every_target_with_its_limit_and_verdict(qtbot, report
         verdict = "met" if target.met else "not met"
         assert f"{target.name}: {target.value} (limit {target.limit}, {verdict})" in shown
     assert "Select a row to load its configuration" in shown
+    # The workloads the rows assume, with the served run and the fixed-batch machines.
+    assert ("Workloads assumed (resources/measurements.md) — chat: 350 input, 190 output tokens, a served run "
+            "of 1,000 requests (wse-3, sn40l from fixed-batch images); sharma-1024: 1,024 input, 256 output "
+            "tokens.") in shown
+    validation.stop()
+
+
+def test_a_models_tooltip_gives_the_setup_the_engine_computed(qtbot, report):
+    from accelscope.engine.validate import setup_text
+
+    window = _window(qtbot)
+    validation = window.show_validation()
+    qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
+    rows = [i for i, entry in enumerate(validation._entries)
+            if getattr(entry, "row", None) is not None and entry.row.id == "b25-sn40l-llama8b-peak-throughput"]
+    assert len(rows) == 1
+    tip = validation.table.item(rows[0], 2).toolTip()
+    entry = validation._entries[rows[0]]
+    assert tip == f"Computed for: {setup_text(entry.row.spec)}"
+    assert "TP 16" in tip and "sn40l from fixed-batch images" in tip
     validation.stop()
 
 
@@ -106,3 +126,16 @@ def test_row_workspace_is_the_rows_first_configuration(report):
         assert workspace.selected in workspace.shown
         assert all(math.isfinite(x) for x in (workspace.scenario.batch, workspace.scenario.input_len))
         assert isinstance(entry, RowReport)
+
+
+def test_the_accelerator_filter_is_wide_enough_for_every_name(qtbot, report):
+    window = _window(qtbot)
+    validation = window.show_validation()
+    qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
+    validation.show()
+    qtbot.waitExposed(validation)
+    combo = validation.filter
+    metrics = combo.fontMetrics()
+    widest = max(metrics.horizontalAdvance(combo.itemText(i)) for i in range(combo.count()))
+    assert combo.width() >= widest  # the name itself fits, before the arrow and margins
+    validation.stop()

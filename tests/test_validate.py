@@ -25,6 +25,7 @@ from accelscope.engine.validate import (
     ideal_constants,
     load_measurements,
     served_runs,
+    setup_text,
     stats,
     validate,
 )
@@ -526,3 +527,15 @@ def test_dataflow_median_error_meets_the_target(report):
     bucket = stats(_measured(report, "dataflow"), "calibrated")
     assert bucket.n >= 15
     assert bucket.median_abs_pct_error <= 35.0
+
+
+def test_a_rows_setup_reads_as_the_engine_runs_it(table):
+    rows = {row.id: row for row in table.measurements}
+    b8 = setup_text(rows["b25-cs3-llama8b-b8-throughput"].spec)
+    assert b8.startswith("batch 8, 350 input / 190 output tokens, weights/activations/KV BF16/BF16/BF16")
+    assert "a served run of 1,000 requests (wse-3 from fixed-batch images" in b8
+    gain = setup_text(rows["b25-tp4-throughput-gain"].spec)
+    assert "ratio of (tp 4, batch 512) over (tp 1, batch 128); median over 15 configurations" in gain
+    assert "finished requests replaced at once" in gain
+    # TTFT and ITL are the static batch's: no served run is claimed for them.
+    assert "served run" not in setup_text(rows["b25-a100-over-cs3-itl"].spec)
