@@ -307,8 +307,8 @@ def test_the_valid_fixture_loads(tmp_path):
         (
             "one peer's link faster than the whole",
             'domain_size = { value = 8, source = "Test datasheet (2024)" }',
-            'domain_size = { value = 8, source = "Test datasheet (2024)" }\n'
-            'peer_bandwidth_per_direction_Bps = { value = 500e9, source = "Test datasheet (2024)" }',
+            ('domain_size = { value = 8, source = "Test datasheet (2024)" }\n'
+             'peer_bandwidth_per_direction_Bps = { value = 500e9, source = "Test datasheet (2024)" }'),
             "interconnect.peer_bandwidth_per_direction_Bps.value",
         ),
         ("infinity", "tdp_W = { value = 700,", "tdp_W = { value = inf,", "tdp_W.value"),

@@ -202,7 +202,7 @@ def test_values_beside_bars_are_whole_and_inside_their_view(tab):
             assert "…" not in text
             boxes.append((text, drawn))
             checked += 1
-        for (text_a, a), (text_b, b) in zip(boxes, boxes[1:]):
+        for (text_a, a), (text_b, b) in itertools.pairwise(boxes):
             assert apart(a, b), (text_a, text_b)
     assert checked >= 12
 
@@ -272,7 +272,7 @@ def test_header_plots_and_table_do_not_overlap(tab):
     for label in (scaling.header, scaling.legend):
         assert label.height() >= label.heightForWidth(label.width())
     rects = [in_panel(scaling, part) for part in (scaling.header, scaling.legend, scaling.canvas, scaling.notes_scroll)]
-    for above, below in zip(rects, rects[1:]):
+    for above, below in itertools.pairwise(rects):
         assert above.bottom() < below.top()
     assert rects[-1].bottom() <= scaling.rect().bottom()
     assert scaling.canvas.height() >= scaling.canvas.minimumHeight()

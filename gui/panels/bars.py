@@ -11,6 +11,7 @@ to the row under the cursor.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from html import escape
@@ -571,7 +572,7 @@ class LogValueAxis(GridAxis):
 
         def apart(values: list[float]) -> bool:
             return all((b - a) * px_per_decade >= (extent(a) + extent(b)) / 2 + TICK_LABEL_GAP_PX
-                       for a, b in zip(values, values[1:]))
+                       for a, b in itertools.pairwise(values))
 
         step = 1
         while step < len(decades) and not apart([d for d in decades if round(d) % step == 0]):
