@@ -11,15 +11,13 @@ to the row under the cursor.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from collections.abc import Callable, Sequence
-from html import escape
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticText, QTextDocument
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticText
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from .. import theme
@@ -56,8 +54,6 @@ REFERENCE_TICK_PX = 4.0
 REFERENCE_TICK_OVERHANG = 1.2  # of the bar's height
 REFERENCE_Z, REFERENCE_TICK_Z = -1.0, 4.0  # the faint bar beneath the bars, the tick over them
 REFERENCE_NOTE_COLOUR = "#808080"  # A's texts (e.g. its fit status)
-AXIS_TITLE_END_PX = 2.0  # kept clear at each end of an axis beside its fitted title
-TICK_LABEL_GAP_PX = 6.0  # between neighbouring tick labels of a log value axis, at least
 
 
 def compact(value: float) -> str:
@@ -236,137 +232,7 @@ def measured_draw_specs(sizes: dict, painter, generate):
     return generate(_MeasuringPainter(painter, sizes))
 
 
-def fitted_lines(text: str, metrics: QFontMetricsF, width: float) -> tuple[list[str], bool]:
-    """``text`` on one line if it is at most ``width`` pixels wide, else on two, broken at a
-    space (not a no-break space): after a comma if both lines then fit, else where the longer
-    line is shortest; a line still too wide is elided. Returns the lines and whether any was
-    elided."""
-    if metrics.horizontalAdvance(text) <= width:
-        return [text], False
-    lines = [text]
-    best = (True, math.inf)
-    for pair, widest in _two_lines(text, metrics):
-        # After a comma if that fits ("devices to fit," / "log scale"), else where the lines are most even.
-        rank = (not (pair[0].endswith(",") and widest <= width), widest)
-        if rank < best:
-            lines, best = pair, rank
-    fitted = [metrics.elidedText(line, Qt.TextElideMode.ElideRight, max(width, 0.0)) for line in lines]
-    return fitted, fitted != lines
-
-
-def two_line_width(text: str, metrics: QFontMetricsF) -> float:
-    """The least width (pixels) at which :func:`fitted_lines` writes ``text`` whole: on one
-    line if it cannot be broken, else on two, after a comma if there is one."""
-    pairs = list(_two_lines(text, metrics))
-    if not pairs:
-        return metrics.horizontalAdvance(text)
-    after_comma = [widest for pair, widest in pairs if pair[0].endswith(",")]
-    return min(after_comma or [widest for _pair, widest in pairs])
-
-
-def _two_lines(text: str, metrics: QFontMetricsF):
-    """Each way to break ``text`` at a space (not a no-break space): the two lines and the wider's width."""
-    words = text.split(" ")
-    for cut in range(1, len(words)):
-        pair = [" ".join(words[:cut]), " ".join(words[cut:])]
-        yield pair, max(metrics.horizontalAdvance(line) for line in pair)
-
-
-class FittedTitleAxis(pg.AxisItem):
-    """A horizontal axis whose title never runs past its ends, once :meth:`fit_title` is called.
-
-    pyqtgraph centres an axis' title under the axis whatever its width, so a title longer than
-    a narrow plot spills over its neighbours (or out of the widget). Here a title that does not
-    fit is wrapped onto two lines (:func:`fitted_lines`) and, if a line still does not fit,
-    elided, with the whole title in its tool tip. Axes of plots side by side can share one
-    height (``group``), so their view boxes, and the rows in them, stay level whatever number
-    of lines each title takes. Titles are plain text."""
-
-    _fit_title = False
-    _title_group: list | None = None
-    _fitted_width: int | None = None
-    _natural_height = 0.0
-    title_lines: tuple[str, ...] = ()
-    title_elided = False
-
-    def fit_title(self, group: list | None = None) -> None:
-        """Keep the title within the axis from now on; ``group``: a list shared by the bottom
-        axes of plots side by side (this axis joins it)."""
-        if self.orientation not in ("bottom", "top"):
-            raise ValueError("only a horizontal axis fits its title to its length")
-        self._fit_title = True
-        if group is not None:
-            group.append(self)
-            self._title_group = group
-        self._updateLabel()
-
-    def needed_width(self) -> float:
-        """The least length (pixels) at which the title shows whole (on two lines if it must)."""
-        return two_line_width(self.title_text(), QFontMetricsF(self._title_font())) + 2 * AXIS_TITLE_END_PX
-
-    def _title_style(self) -> str:
-        return ";".join(f"{key}: {value}" for key, value in self.labelStyle.items())
-
-    def _title_font(self) -> QFont:
-        return _html_font(f"<span style='{self._title_style()}'>x</span>", self.label.font())
-
-    def title_text(self) -> str:
-        """The whole title, units included, as one line."""
-        if self.labelUnits:
-            return f"{self.labelText} ({self.labelUnitPrefix}{self.labelUnits})".strip()
-        return self.labelText.strip()
-
-    def _updateLabel(self) -> None:
-        if not self._fit_title:
-            super()._updateLabel()
-            return
-        style = self._title_style()
-        width = self.size().width()
-        self._fitted_width = round(width)
-        text = self.title_text()
-        lines, elided = fitted_lines(text, QFontMetricsF(self._title_font()), width - 2 * AXIS_TITLE_END_PX)
-        self.title_lines, self.title_elided = tuple(lines), elided
-        self.label.setTextWidth(-1)
-        self.label.setHtml(f"<span style='{style}'>{'<br>'.join(escape(line) for line in lines)}</span>")
-        if len(lines) > 1:  # a text width of its own: the lines are centred within it
-            option = self.label.document().defaultTextOption()
-            option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
-            self.label.document().setDefaultTextOption(option)
-            self.label.setTextWidth(math.ceil(self.label.boundingRect().width()) + 1)
-        self.label.setToolTip(text if elided else "")
-        self._adjustSize()
-        self.picture = None
-        self.update()
-
-    def resizeEvent(self, ev=None) -> None:
-        if self._fit_title and self.label is not None and round(self.size().width()) != self._fitted_width:
-            self._updateLabel()
-        super().resizeEvent(ev)
-
-    def _updateHeight(self) -> None:
-        super()._updateHeight()
-        self._natural_height = self.maximumHeight()
-        if self._title_group:
-            tallest = max(axis._natural_height for axis in self._title_group)
-            for axis in self._title_group:
-                axis._hold_height(max(tallest, axis._natural_height))
-
-    def _hold_height(self, height: float) -> None:
-        if self.maximumHeight() != height or self.minimumHeight() != height:
-            self.setMaximumHeight(height)
-            self.setMinimumHeight(height)
-            self.picture = None
-
-
-def _html_font(html: str, default: QFont) -> QFont:
-    """The font rich text ``html`` is drawn in, given the item's own font."""
-    document = QTextDocument()
-    document.setDefaultFont(default)
-    document.setHtml(html)
-    return document.begin().begin().fragment().charFormat().font()
-
-
-class GridAxis(FittedTitleAxis):
+class GridAxis(pg.AxisItem):
     """An axis whose grid lines are opaque and lie beneath the data.
 
     pyqtgraph draws grid lines as translucent one-pixel lines over the data. Qt's raster
@@ -545,8 +411,6 @@ class LogValueAxis(GridAxis):
     def __init__(self, orientation: str = "bottom") -> None:
         super().__init__(orientation)
         self.setStyle(maxTextLevel=1)
-        self._decade_step = 1  # every how many decades a decade is labelled
-        self._label_twos_fives = True
 
     def tickValues(self, minVal, maxVal, size):
         if not (math.isfinite(minVal) and math.isfinite(maxVal)) or maxVal <= minVal:
@@ -557,36 +421,12 @@ class LogValueAxis(GridAxis):
                       if minVal <= k + math.log10(m) <= maxVal]
         others = [k + math.log10(m) for k in range(low, high) for m in (3, 4, 6, 7, 8, 9)
                   if minVal <= k + math.log10(m) <= maxVal]
-        self._plan_labels(decades, twos_fives, size / (maxVal - minVal))
         return [(1.0, decades), (0.5, twos_fives), (0.1, others)]
 
-    def _plan_labels(self, decades: list[float], twos_fives: list[float], px_per_decade: float) -> None:
-        """Which ticks get a label, so that no two labels run together: every decade if there
-        is room, else every 2nd, 3rd … (the multiples of that step); the 2s and 5s only when
-        every decade is labelled and they fit between them. The ticks (and grid lines) all stay."""
-        metrics = QFontMetricsF(self.style["tickFont"] or self.font())
-
-        def extent(value: float) -> float:
-            label = _log_tick_label(value)
-            return metrics.horizontalAdvance(label) if self.orientation in ("bottom", "top") else metrics.height()
-
-        def apart(values: list[float]) -> bool:
-            return all((b - a) * px_per_decade >= (extent(a) + extent(b)) / 2 + TICK_LABEL_GAP_PX
-                       for a, b in itertools.pairwise(values))
-
-        step = 1
-        while step < len(decades) and not apart([d for d in decades if round(d) % step == 0]):
-            step += 1
-        self._decade_step = step
-        self._label_twos_fives = step == 1 and apart(sorted(decades + twos_fives))
-
-    def _labelled(self, value: float, spacing: float) -> bool:
-        if spacing == 1.0:
-            return round(value) % self._decade_step == 0
-        return spacing == 0.5 and self._label_twos_fives
-
     def tickStrings(self, values, scale, spacing):
-        return [_log_tick_label(v) if self._labelled(v, spacing) else "" for v in values]
+        if spacing == 0.1:
+            return ["" for _ in values]
+        return [_log_tick_label(v) for v in values]
 
 
 def log_base(values: np.ndarray) -> tuple[float, float]:
@@ -604,21 +444,10 @@ def log_base(values: np.ndarray) -> tuple[float, float]:
 def right_end_for_texts(base: float, ends: np.ndarray, text_px: np.ndarray, view_px: float) -> float:
     """The right end of the axis that leaves each row room for its text (``text_px`` wide,
     gap included) beside its bar ending at ``ends``: (end_i − base)/(right − base)·W + t_i ≤ W
-    for every row, as far as the longest bar keeps 40% of the plot: beside it a text may take
-    60% of the width, beside a shorter bar as much as that leaves."""
-    spans = ends - base
-    most = float(np.max(spans, initial=0.0)) / (1.0 - MAX_TEXT_SHARE)
-    needed = spans * view_px / np.maximum(view_px - text_px, 1.0)
-    return base + float(max(min(np.max(needed, initial=0.0), most), 1.0))
-
-
-def text_share_px(base: float, ends: np.ndarray, text_px: np.ndarray) -> float:
-    """The narrowest plot (pixels) in which :func:`right_end_for_texts` leaves every text its
-    room: with the axis at its longest, the bar of row i ends at the share s_i (≤ 40%) of the
-    width, and its text needs t_i / (1 − s_i)."""
-    spans = np.maximum(ends - base, 0.0)
-    axis = max(float(np.max(spans, initial=0.0)) / (1.0 - MAX_TEXT_SHARE), 1.0)  # decades shown
-    return float(np.max(text_px / (1.0 - spans / axis), initial=0.0))
+    for every row. Texts may take at most 60% of the plot."""
+    room = np.maximum(view_px - np.minimum(text_px, MAX_TEXT_SHARE * view_px), 1.0)
+    spans = (ends - base) * view_px / room
+    return base + float(max(np.max(spans, initial=0.0), 1.0))
 
 
 def log_bar_widths(values: np.ndarray, base: float) -> np.ndarray:
@@ -861,18 +690,7 @@ class TextPool:
 
     def widths_px(self) -> np.ndarray:
         """Width of each row's text on screen, margins included (0 where none is shown)."""
-        return self.widths_of(self._texts)
-
-    def widths_of(self, texts: Sequence[str]) -> np.ndarray:
-        """Width each of ``texts`` would take, margins included (0 for "")."""
-        return np.array([self._width(text) if text else 0.0 for text in texts])
-
-    def fitted(self, text: str, room_px: float) -> str:
-        """``text``, elided if it is wider than ``room_px`` (margins included)."""
-        if not text or self._width(text) <= room_px:
-            return text
-        return self.item.metrics.elidedText(text, Qt.TextElideMode.ElideRight,
-                                            max(room_px - 2 * _Texts.MARGIN_PX, 0.0))
+        return np.array([self._width(text) if text else 0.0 for text in self._texts])
 
     def _width(self, text: str) -> float:
         width = self._widths.get(text)
@@ -1089,7 +907,8 @@ class LogBarPlot:
         """Leave each row room, in pixels, for the value written beside its bars."""
         view_px = self.plot.vb.width() or FALLBACK_VIEW_PX
         rows = np.arange(len(self._labels), dtype=float)
-        text_px = self.texts.widths_of(self._labels) + TEXT_GAP_PX
+        self.texts.set_texts(self._labels)
+        text_px = self.texts.widths_px() + TEXT_GAP_PX
         if len(self._reference_logs):
             right, text_ends = self._fit_beside_reference(text_px, view_px)
         else:
@@ -1104,18 +923,8 @@ class LogBarPlot:
             set_bars(self.reference_ticks, np.where(drawn, np.nan_to_num(self._reference_logs) - tick / 2, self._base),
                      np.where(drawn, tick, 0.0), self._reference_rows,
                      height=self._reference_heights * REFERENCE_TICK_OVERHANG)
-        starts = text_ends + TEXT_GAP_PX * per_px
-        # A text that still does not fit (a plot narrower than its texts need) is elided at the
-        # plot's edge rather than cut by it; hovering the row tells it whole.
-        self.texts.set_texts([self.texts.fitted(text, view_px - (start - self._base) / per_px)
-                              for text, start in zip(self._labels, starts, strict=True)])
-        self.texts.place(starts, rows)
+        self.texts.place(text_ends + TEXT_GAP_PX * per_px, rows)
         set_range(self.plot, 0, self._base, right)
-
-    def needed_view_px(self) -> float:
-        """The narrowest view (pixels) in which every row's text fits beside its bars."""
-        text_px = self.texts.widths_of(self._labels) + TEXT_GAP_PX
-        return text_share_px(self._base, self._ends, text_px)
 
     def _fit_beside_reference(self, text_px: np.ndarray, view_px: float) -> tuple[float, np.ndarray]:
         """The right end of the axis and where each row's text starts (view units, before

@@ -19,7 +19,7 @@ from html import escape
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
@@ -108,16 +108,14 @@ ITL_SERIES = (("p99", 0.0, bars.BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, bars.BAR_HE
 P50_MARK_PX = 20
 SIDE_WIDTH_PX = 340  # the synthetic-model form and the routing box, at first
 SIDE_MIN_WIDTH_PX = 260
-CANVAS_MIN_WIDTH_PX = 560  # the strategy names and three plots with room for the values beside their bars
-PLOT_MIN_VIEW_PX = 40  # a plot's view, at least, when the canvas has room for it
-PLOT_SPACING_PX = 6.0  # between the plots
+CANVAS_MIN_WIDTH_PX = 360
 CANVAS_MIN_HEIGHT_PX = 300
+NOTES_MAX_HEIGHT_PX = 205  # the numbers table: a header and seven strategies at 11 pt
 NOTES_COLUMN_GAP_PX = 14
-# Two lines where a header is much wider than its numbers, so the table fits a narrower tab.
-NOTES_HEADERS = ("strategy", "layout", "devices", "output tokens/s<br>system · device", "TTFT",
-                 "ITL<br>mean · p50 · p99", "ITL CV")
-NOTES_MIN_ROWS = 3  # strategies the numbers table shows at least; on a short window it scrolls
+NOTES_HEADERS = ("strategy", "layout", "devices", "output tokens/s: system · device", "TTFT",
+                 "ITL: mean · p50 · p99", "ITL CV")
 WIDE_PANEL_PX = 1100  # narrower than this at first show: the side column starts hidden
+NOTES_SCROLL_MARGIN_PX = 18  # room for a horizontal scroll bar
 HISTOGRAM_HEIGHT_PX = 230
 HISTOGRAM_MAX_BINS = 30
 HISTOGRAM_COLOUR = "#CC6677"
@@ -131,8 +129,7 @@ def legend_html() -> str:
     return (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
             + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
             + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
-            # A word joiner after the bar: a line may otherwise break between "|" and its words.
-            + bars.swatch(P50_COLOUR, "ITL p50", glyph="|\u2060") + " &nbsp; "
+            + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
             + bars.swatch("#BBBBBB", "light: up to ITL p99"))
 
 # The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
@@ -165,24 +162,6 @@ def _time(seconds: float) -> str:
     return _ms(seconds) if seconds < 1.0 else f"{bars.compact(seconds)} s"
 
 
-def _times(*seconds: float) -> str:
-    """Several times, " · " between them, the unit written once when they share it:
-    "9.12 · 9.12 · 9.91 ms"."""
-    if all(value < 1.0 for value in seconds):
-        return " · ".join(bars.compact(value * 1e3) for value in seconds) + " ms"
-    if all(value >= 1.0 for value in seconds):
-        return " · ".join(bars.compact(value) for value in seconds) + " s"
-    return " · ".join(_time(value) for value in seconds)
-
-
-def _beside_view_px(plot: pg.PlotItem) -> float:
-    """The width of a plot's parts beside its view box: its margins and its shown side axes
-    (read from their sizes, so it holds before the plot is laid out again)."""
-    left, _top, right, _bottom = plot.layout.getContentsMargins()
-    axes = [plot.getAxis(name) for name in ("left", "right") if plot.getAxis(name).isVisible()]
-    return left + right + sum(axis.effectiveSizeHint(Qt.SizeHint.PreferredSize).width() for axis in axes)
-
-
 def _layout_words(entry: StrategyResult) -> str:
     s = entry.scenario
     parts = [f"tp {s.tp}"] if s.tp > 1 else []
@@ -211,7 +190,7 @@ class ScalingStudy:
 
 
 class StrategyTable(QWidget):
-    """The numbers under the plots: one row per strategy, one plain-text label per cell.
+    """The numbers beside the plots: one row per strategy, one plain-text label per cell.
 
     Labels, not a rich-text table: a study changes most cells, and laying out a rich-text
     table (for its size hint, then again to paint) costs about ten times as much as setting
@@ -230,12 +209,8 @@ class StrategyTable(QWidget):
         font.setPointSize(PLOT_FONT_POINTS)
         self.setFont(font)
         columns = len(NOTES_HEADERS)
-        self.headers: list[QLabel] = []
         for column, text in enumerate(NOTES_HEADERS):
-            header = self._label(f"<b>{text}</b>", rich=True)
-            header.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom)
-            grid.addWidget(header, 0, column)
-            self.headers.append(header)
+            grid.addWidget(self._label(f"<b>{text}</b>", rich=True), 0, column)
         self.names = [STRATEGY_NAMES[name] for name in strategies]
         self.cells: list[list[QLabel]] = []  # per row, the cells after the name
         self.not_applicable: list[QLabel] = []
@@ -255,22 +230,13 @@ class StrategyTable(QWidget):
             self.no_fit.append(no_fit)
         grid.setColumnStretch(columns, 1)  # spare width right of the table
 
-    def height_for_rows(self, rows: int) -> int:
-        """The height that shows the header and the first ``rows`` strategies."""
-        grid = self.layout()
-        margins = grid.contentsMargins()
-        heights = [max(label.sizeHint().height() for label in self.headers)]
-        heights += [label.sizeHint().height() for label in self.cells[0][:1]] * min(rows, len(self.cells))
-        return margins.top() + margins.bottom() + sum(heights) + grid.verticalSpacing() * (len(heights) - 1)
-
     @staticmethod
     def _label(text: str, *, rich: bool = False, colour: str = "") -> QLabel:
         label = QLabel(text)
         label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         if colour:
-            # The size too: a label with a style sheet of its own does not take the table's font.
-            label.setStyleSheet(f"color: {html_text_colour(colour)}; font-size: {PLOT_FONT_POINTS}pt")
+            label.setStyleSheet(f"color: {html_text_colour(colour)}")
             label.hide()
         return label
 
@@ -302,40 +268,6 @@ class StrategyTable(QWidget):
             labels = [*self.cells[row], self.not_applicable[row], self.no_fit[row]]
             lines.append("\t".join([name, *(label.text() for label in labels if label.isVisibleTo(self))]))
         return "\n".join(lines)
-
-
-class NotesArea(QScrollArea):
-    """The numbers table's scroll area: as tall as the table (and the horizontal scroll bar it
-    needs when it is wider than the tab), and, on a short window, as short as a header and
-    NOTES_MIN_ROWS strategies, so it never lies over the plots; then it scrolls."""
-
-    def __init__(self, table: StrategyTable, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.table = table
-        self.setWidget(table)
-        self.setWidgetResizable(True)
-        self.setFrameShape(QFrame.Shape.NoFrame)
-
-    def _bar_px(self, width: int) -> int:
-        """The horizontal scroll bar's height if the table is wider than ``width``, else 0."""
-        return self.horizontalScrollBar().sizeHint().height() if self.table.sizeHint().width() > width else 0
-
-    def _bars(self, width: int) -> tuple[int, int]:
-        """Horizontal scroll bars needed at ``width``: showing every row, and showing the least
-        (then a vertical scroll bar takes some of the width)."""
-        return self._bar_px(width), self._bar_px(width - self.verticalScrollBar().sizeHint().width())
-
-    def sizeHint(self) -> QSize:
-        return QSize(super().sizeHint().width(), self.table.sizeHint().height() + self._bars(self.width())[0])
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(super().minimumSizeHint().width(),
-                     self.table.height_for_rows(NOTES_MIN_ROWS) + self._bars(self.width())[1])
-
-    def resizeEvent(self, event) -> None:
-        if self._bars(event.size().width()) != self._bars(event.oldSize().width()):
-            self.updateGeometry()  # a horizontal scroll bar comes or goes: the heights it needs change
-        super().resizeEvent(event)
 
 
 # ---- the synthetic-model form ------------------------------------------------------------------
@@ -473,7 +405,6 @@ class ScalingPanel(AnalysisPanel):
 
         self.header = bars.subtitle_label("")
         self.canvas = bars.canvas()
-        self.canvas.ci.layout.setHorizontalSpacing(PLOT_SPACING_PX)
         # What each plot shows is said by its axis label, not a title: a title's text sets its
         # plot's least width, and the three plots must fit beside the side column even in a
         # window with both docks open.
@@ -484,15 +415,6 @@ class ScalingPanel(AnalysisPanel):
         self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
                                         x_unit="ms", row_labels=False, series=ITL_SERIES)
         self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
-        # In a narrow plot an axis title wraps (or is elided, whole in its tool tip) rather than
-        # running into its neighbour's; the three axes keep one height so the rows stay level.
-        self._title_axes: list[bars.FittedTitleAxis] = []
-        for plot in self.plots:
-            plot.plot.getAxis("bottom").fit_title(self._title_axes)
-            # The panel shares the canvas' width among the plots, then fits them (_share_width).
-            self.canvas.resized.disconnect(plot.fit_x_range)
-        self.canvas.resized.connect(self._canvas_resized)
-        self._fit_pending = False
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
@@ -505,10 +427,15 @@ class ScalingPanel(AnalysisPanel):
         self.form.model_requested.connect(self.model_requested)
         self.routing_box = self._routing_box()
 
+        left = QVBoxLayout()
+        left.setContentsMargins(0, 0, 0, 0)
+        left.setSpacing(0)
         self.canvas.setMinimumSize(CANVAS_MIN_WIDTH_PX, CANVAS_MIN_HEIGHT_PX)
-        # The numbers table spans the tab under the plots and the side column, so its columns
-        # fit beside each other more often; when they do not, it scrolls.
-        self.notes_scroll = NotesArea(self.notes)
+        # The numbers table scrolls rather than squeezing the plots on a small window.
+        notes_scroll = self.notes_scroll = QScrollArea()
+        notes_scroll.setWidget(self.notes)
+        notes_scroll.setWidgetResizable(True)
+        notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
         # The legend never changes: a label of its own is laid out once, not with every header.
         self.legend = bars.subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
@@ -529,6 +456,11 @@ class ScalingPanel(AnalysisPanel):
         self.side_button.toggled.connect(self._show_side)
         self.side_button.clicked.connect(self._side_clicked)
         top.addWidget(self.side_button, 0, Qt.AlignmentFlag.AlignTop)
+        left.addLayout(top)
+        left.addWidget(self.canvas, 1)
+        left.addWidget(notes_scroll)
+        left_widget = QWidget()
+        left_widget.setLayout(left)
         side = QVBoxLayout()
         side.setContentsMargins(4, 4, 6, 4)
         side.addWidget(self.form)
@@ -547,35 +479,20 @@ class ScalingPanel(AnalysisPanel):
         side_scroll.setMinimumWidth(max(SIDE_MIN_WIDTH_PX, side_widget.minimumSizeHint().width() + scroll_bar_px))
         # A splitter: on a narrow window the user can give the plots the room of the side column.
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.canvas)
+        self.splitter.addWidget(left_widget)
         self.splitter.addWidget(side_scroll)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
         self.splitter.setCollapsible(0, False)
         self.splitter.setSizes([max(1, 1500 - SIDE_WIDTH_PX), SIDE_WIDTH_PX])
-        layout = QVBoxLayout(self)
+        layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addLayout(top)
-        layout.addWidget(self.splitter, 1)
-        layout.addWidget(self.notes_scroll)
+        layout.addWidget(self.splitter)
         self._side_chosen = False  # once the user toggles the side column, width no longer decides
 
     def _side_clicked(self) -> None:
         self._side_chosen = True
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._hold_words_height()
-
-    def _hold_words_height(self) -> None:
-        """Keep the wrapped header and legend at least as tall as their text at their width: a
-        layout asks a wrapped label only for its one-line height as its least, so on a short
-        window it would squeeze them (cutting their last lines) and lay the plots over them."""
-        for label in (self.header, self.legend):
-            height = label.heightForWidth(label.width()) if label.width() > 0 else -1
-            if height > 0 and label.minimumHeight() != height:
-                label.setMinimumHeight(height)
 
     def _show_side(self, shown: bool) -> None:
         self.side.setVisible(shown)
@@ -608,13 +525,10 @@ class ScalingPanel(AnalysisPanel):
         row.addWidget(label)
         row.addWidget(self.skew, 1)
         layout.addLayout(row)
-        self.histogram = pg.PlotWidget(axisItems={"bottom": bars.FittedTitleAxis("bottom")})
+        self.histogram = pg.PlotWidget()
         self.histogram.setFixedHeight(HISTOGRAM_HEIGHT_PX)
         hist_plot = self.histogram.getPlotItem()
-        # "busiest / mean" kept on one line if the title wraps (no-break spaces).
-        style_plot(hist_plot, x_label="busiest\u00a0/\u00a0mean device load", x_unit="×", y_label="layer passes",
-                   y_unit="%")
-        hist_plot.getAxis("bottom").fit_title()
+        style_plot(hist_plot, x_label="busiest device / mean", x_unit="×", y_label="layer passes", y_unit="%")
         hist_plot.getAxis("bottom").enableAutoSIPrefix(False)
         hist_plot.getAxis("left").enableAutoSIPrefix(False)
         hist_plot.setMouseEnabled(x=False, y=False)
@@ -623,11 +537,10 @@ class ScalingPanel(AnalysisPanel):
         self.histogram_bars = pg.BarGraphItem(x0=[], x1=[], height=[], y0=0, brush=plot_brush(HISTOGRAM_COLOUR),
                                               pen=plot_pen("w", width=1))
         hist_plot.addItem(self.histogram_bars)
-        # Each label at a height of its own: any two of the lines can lie close together (p50
-        # and the engine's expectation often coincide), and a label is wider than the gap.
-        self.p50_line = self._marker_line(hist_plot, P50_COLOUR, "p50", 0.92)
-        self.p99_line = self._marker_line(hist_plot, P99_COLOUR, "p99", 0.76)
-        self.engine_line = self._marker_line(hist_plot, ENGINE_COLOUR, "engine", 0.6, dashed=True)
+        # Labels at different heights: p50 and the engine's expectation often coincide.
+        self.p50_line = self._marker_line(hist_plot, P50_COLOUR, "p50", 0.93)
+        self.p99_line = self._marker_line(hist_plot, P99_COLOUR, "p99", 0.93)
+        self.engine_line = self._marker_line(hist_plot, ENGINE_COLOUR, "engine", 0.75, dashed=True)
         layout.addWidget(self.histogram)
         self.routing_text = WrappedLabel("")
         self.routing_text.setTextFormat(Qt.TextFormat.RichText)
@@ -785,7 +698,6 @@ class ScalingPanel(AnalysisPanel):
         else:
             words += f" <span style='color:{html_text_colour(NO_FIT_COLOUR)}'>Cannot compare: {study.problem}</span>"
         self.header.setText(words)
-        self._hold_words_height()
 
     def _show_bars(self, study: ScalingStudy) -> None:
         names = self._strategies
@@ -797,6 +709,7 @@ class ScalingPanel(AnalysisPanel):
         devices, system, per_device = np.zeros(n), np.zeros(n), np.zeros(n)
         itl, p50, p99 = np.zeros(n), np.zeros(n), np.zeros(n)
         device_texts, throughput_texts, itl_texts = [], [], []
+        max_devices = study.comparison.max_devices if study.comparison is not None else DEFAULT_MAX_DEVICES
         for i, (name, entry) in enumerate(zip(names, self._entries or [None] * n, strict=True)):
             if entry is None:
                 colours.append(NOT_APPLICABLE_COLOUR)
@@ -809,7 +722,7 @@ class ScalingPanel(AnalysisPanel):
             devices[i] = entry.devices
             if not entry.found:
                 fits[i] = False
-                device_texts.append("does not fit")  # within how many devices: the legend says
+                device_texts.append("does not fit" if name == "offload" else f"does not fit ≤ {max_devices:,}")
                 throughput_texts.append("—")
                 itl_texts.append("—")
                 continue
@@ -819,71 +732,16 @@ class ScalingPanel(AnalysisPanel):
             itl[i] = entry.itl_s * 1e3
             p50[i] = entry.spread.p50_s * 1e3
             p99[i] = entry.spread.p99_s * 1e3
-            # System · per device, as the legend and the table's header say (no "/dev": it made
-            # the text too wide for a narrow plot).
             throughput_texts.append(bars.compact(system[i])
-                                    + (f" · {bars.compact(per_device[i])}" if entry.devices > 1 else ""))
+                                    + (f" · {bars.compact(per_device[i])}/dev" if entry.devices > 1 else ""))
             itl_texts.append(bars.compact(itl[i]) if p99[i] <= p50[i]
                              else f"{bars.compact(p50[i])}–{bars.compact(p99[i])}")
         self.devices_plot.update({"value": devices}, colours, fits, device_texts)
         self.throughput_plot.update({"system": system, "device": per_device}, colours, fits, throughput_texts)
         self.itl_plot.update({"p99": np.maximum(p99, itl), "itl": itl}, colours, fits, itl_texts)
-        if self._share_width():
-            self._fit_plots()
         shown = p50 > 0
         with np.errstate(divide="ignore"):
             self.p50_marks.setData(x=np.log10(p50[shown]), y=np.arange(n, dtype=float)[shown])
-
-    def _canvas_resized(self) -> None:
-        # No layout pass from inside the canvas' resize (one there crashed Qt while a tab was
-        # being replaced): new widths wait for the event loop, else the plots are fitted now.
-        if self._share_width():
-            if not self._fit_pending:
-                self._fit_pending = True
-                QTimer.singleShot(0, self, self._fit_plots)
-        else:
-            for plot in self.plots:
-                plot.fit_x_range()
-
-    def _fit_plots(self) -> None:
-        """Lay the plots out at the widths they were given, then fit each to its width."""
-        self._fit_pending = False
-        self.canvas.settle()
-        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)  # inside each plot too
-        for plot in self.plots:
-            plot.fit_x_range()
-
-    def _share_width(self) -> bool:
-        """Give each plot the width its texts need; True if a plot's width changed.
-
-        Each plot needs its axes (the first has the strategy names) and a view in which the
-        values beside its bars fit (``LogBarPlot.needed_view_px``) and its axis title shows whole,
-        on two lines at most (``FittedTitleAxis.needed_width``). Room to spare is shared out
-        evenly; a shortfall shrinks the views in proportion to their needs. (Left to the layout,
-        the plots got about equal widths: the throughput values were cut while the devices plot
-        had room to spare.)"""
-        plots = [plot.plot for plot in self.plots]
-        # From the widget: the plots' fixed widths hold the layout item at least as wide as they are.
-        # (Not the layout's spacing: asking a layout for it asks the style, which is gone while
-        # the plot theme changes and the tabs are replaced.)
-        left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
-        available = self.canvas.viewport().width() - left - right - PLOT_SPACING_PX * (len(plots) - 1)
-        chrome = [_beside_view_px(plot) for plot in plots]
-        needs = [max(plot.needed_view_px(), plot.plot.getAxis("bottom").needed_width(), PLOT_MIN_VIEW_PX)
-                 for plot in self.plots]
-        room = max(available - sum(chrome), 0.0)
-        if room >= sum(needs):
-            views = [need + (room - sum(needs)) / len(needs) for need in needs]
-        else:
-            views = [need * room / sum(needs) for need in needs]
-        changed = False
-        for plot, axes, view in zip(plots, chrome, views, strict=True):
-            width = math.floor(axes + view)
-            if plot.minimumWidth() != width or plot.maximumWidth() != width:
-                plot.setMinimumWidth(width)
-                plot.setMaximumWidth(width)
-                changed = True
-        return changed
 
     def _show_notes(self, study: ScalingStudy) -> None:
         self.notes.setVisible(study.comparison is not None)
@@ -903,10 +761,12 @@ class ScalingPanel(AnalysisPanel):
                     f"{entry.devices:,}",
                     f"{bars.compact(entry.output_tok_s)} · {bars.compact(entry.output_tok_s_per_device)}",
                     _time(entry.ttft_s),
-                    _times(entry.itl_s, spread.p50_s, spread.p99_s),
+                    f"{_time(entry.itl_s)} · {_time(spread.p50_s)} · {_time(spread.p99_s)}",
                     f"{spread.coefficient_of_variation:.2%}" if spread.modelled else "— (no routing)",
                 ))
-        self.notes_scroll.updateGeometry()  # its height follows the table's
+        # As tall as the table, up to a limit; beyond it the table scrolls.
+        self.notes_scroll.setFixedHeight(min(self.notes.sizeHint().height() + NOTES_SCROLL_MARGIN_PX,
+                                             NOTES_MAX_HEIGHT_PX))
 
     def _show_routing(self, study: ScalingStudy) -> None:
         self.skew.setEnabled(study.is_moe)
