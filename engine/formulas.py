@@ -43,6 +43,7 @@ from .reference import (
     chunked_causal_positions,
     expected_max_standard_normal,
     experts_touched_busiest_device,
+    layer_overhead_s,
     token_imbalance,
 )
 
@@ -341,7 +342,7 @@ class _Builder:
         self.only_full_attention = model.n_window_attention_layers == 0 and model.n_chunked_attention_layers == 0
         # Activations below 16 bits add the quantisation kernels to the per-layer overhead.
         self.quantized_activations = (
-            bytes_per_element(self.s.activation_precision) < 2.0 and self.cls.activation_quantization_overhead_s > 0
+            layer_overhead_s(self.cls, bytes_per_element(self.s.activation_precision)) > self.cls.per_layer_overhead_s
         )
 
     # -- terms everyone uses -----------------------------------------------------------------

@@ -813,38 +813,47 @@ def served_runs(
     batch."""
     if not requests:
         return {}
-    plans: list[tuple[Scenario, int, int]] = []  # scenario, concurrency, first column
+    plans: list[tuple[Scenario, int, int, bool]] = []  # scenario, concurrency, first column, fixed batch
     batches: list[Scenario] = []
     for scenario, result in results.items():
         if scenario not in requests or not result.fits:
             continue
         concurrency = max(1, min(result.memory.resident_batch, requests[scenario]))
-        plans.append((scenario, concurrency, len(batches)))
-        batches.extend(scenario.with_changes(batch=k) for k in range(1, concurrency + 1))
+        fixed = scenario in fixed_batch
+        # A fixed-batch run only ever steps at batch C; a continuous one drains through every batch below.
+        sizes = (concurrency,) if fixed else range(1, concurrency + 1)
+        plans.append((scenario, concurrency, len(batches), fixed))
+        batches.extend(scenario.with_changes(batch=k) for k in sizes)
     table = engine.evaluate(batches)
     served: dict[Scenario, Result] = {}
-    for scenario, concurrency, first in plans:
+    for scenario, concurrency, first, fixed in plans:
         static = results[scenario]
         n = requests[scenario]
         m = max(scenario.output_len - 1, 0)
-        columns = slice(first, first + concurrency)
-        itl = table[kernels.O_ITL, columns]
-        decode_power = table[kernels.O_DEC_POWER, columns]
-        prefill_time = float(table[kernels.O_PRE_TIME, first + concurrency - 1])
-        prefill_power = float(table[kernels.O_PRE_POWER, first + concurrency - 1])
-        full_steps = (n - concurrency) * m / concurrency
-        drain_steps = [m / k for k in range(1, concurrency + 1)]
-        drain_time = float(sum(steps * t for steps, t in zip(drain_steps, itl, strict=True)))
-        drain_energy = float(sum(steps * t * p for steps, t, p in zip(drain_steps, itl, decode_power, strict=True)))
+        last = first if fixed else first + concurrency - 1  # the batch-C column
+        itl = float(table[kernels.O_ITL, last])
+        decode_power = float(table[kernels.O_DEC_POWER, last])
+        prefill_time = float(table[kernels.O_PRE_TIME, last])
+        prefill_power = float(table[kernels.O_PRE_POWER, last])
         prefills = n / concurrency
-        if scenario in fixed_batch:
+        if fixed:
             # Every batch decodes for as long as its longest reply, all of it at batch C.
             full_steps = prefills * m * sum(1.0 / k for k in range(1, concurrency + 1))
             drain_time = drain_energy = 0.0
-        time = prefills * prefill_time + full_steps * float(itl[-1]) + drain_time
+        else:
+            full_steps = (n - concurrency) * m / concurrency
+            columns = slice(first, first + concurrency)
+            drain_steps = [m / k for k in range(1, concurrency + 1)]
+            drain_itl = table[kernels.O_ITL, columns]
+            drain_power = table[kernels.O_DEC_POWER, columns]
+            drain_time = float(sum(steps * t for steps, t in zip(drain_steps, drain_itl, strict=True)))
+            drain_energy = float(sum(
+                steps * t * p for steps, t, p in zip(drain_steps, drain_itl, drain_power, strict=True)
+            ))
+        time = prefills * prefill_time + full_steps * itl + drain_time
         energy_per_device = (
             prefills * prefill_time * prefill_power
-            + full_steps * float(itl[-1]) * float(decode_power[-1])
+            + full_steps * itl * decode_power
             + drain_energy
         )
         energy = energy_per_device * static.devices
