@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from accelscope.engine.api import Engine
-from accelscope.engine.pack import pack_scenarios
-from accelscope.gui.bench import app_like_scenarios
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.pack import pack_scenarios
+from accelscope.gui.dev.bench import app_like_scenarios
 
 
 def main() -> None:

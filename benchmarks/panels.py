@@ -65,9 +65,9 @@ def drag_frames(engine, model: str, accelerator: str, low: int, high: int, passe
     log ranges (what `accelscope bench` does: statuses, ranges and labels change too)."""
     import random
 
-    from accelscope.engine.frame import compute_frame
-    from accelscope.engine.scenario import Scenario
-    from accelscope.engine.workspace import Workspace
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.workspace import Workspace
+    from accelscope.engine.physics.frame import compute_frame
 
     shown = tuple(engine.catalog.accelerators)
     steps = list(range(low, high + 1))
@@ -98,7 +98,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def measure(app, catalog, name: str, frames, selected: str, size: tuple[int, int], warm: int = 3) -> dict:
-    from accelscope.gui.style import configure_pyqtgraph
+    from accelscope.gui.look.style import configure_pyqtgraph
 
     configure_pyqtgraph()
     panel = panel_class(name)(catalog)
@@ -153,7 +153,7 @@ def profile(app, catalog, name: str, frames, selected: str, size: tuple[int, int
     import cProfile
     import pstats
 
-    from accelscope.gui.style import configure_pyqtgraph
+    from accelscope.gui.look.style import configure_pyqtgraph
 
     configure_pyqtgraph()
     panel = panel_class(name)(catalog)
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from accelscope.engine.api import Engine
+    from accelscope.engine.physics.engine import Engine
 
     app = QApplication.instance() or QApplication([])
     engine = Engine()

@@ -74,7 +74,7 @@ def _scale(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from accelscope.engine.precision import PRECISIONS
+    from accelscope.engine.core.precision import PRECISIONS
 
     parser = _Parser(prog="accelscope", description="Explore LLM inference across AI accelerators.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -165,9 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _catalog(args: argparse.Namespace, out: TextIO) -> int:
     from accelscope.engine.catalog import Catalog
-    from accelscope.engine.errors import AccelscopeError
+    from accelscope.engine.core.errors import AccelscopeError
 
-    from .report import accelerator_summary, model_summary
+    from .serialize import accelerator_summary, model_summary
 
     try:
         catalog = Catalog.load()
@@ -197,8 +197,8 @@ def _presets(args: argparse.Namespace, out: TextIO) -> int:
     import textwrap
 
     from accelscope.engine.catalog import Catalog
-    from accelscope.engine.errors import AccelscopeError
-    from accelscope.engine.presets import list_presets
+    from accelscope.engine.catalog.presets import list_presets
+    from accelscope.engine.core.errors import AccelscopeError
 
     try:
         entries = list_presets(Catalog.load())
@@ -238,9 +238,9 @@ def _presets(args: argparse.Namespace, out: TextIO) -> int:
 
 def _validate(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0 whatever the errors are: the targets are reported, not enforced (yet)."""
-    from accelscope.engine.api import Engine
-    from accelscope.engine.errors import AccelscopeError
-    from accelscope.engine.validate import format_report, validate
+    from accelscope.engine.core.errors import AccelscopeError
+    from accelscope.engine.physics.engine import Engine
+    from accelscope.engine.validation.validate import format_report, validate
 
     try:
         report = validate(Engine())
@@ -258,7 +258,7 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _bench(args: argparse.Namespace, out: TextIO) -> int:
-    from accelscope.gui.bench import format_result, run_bench
+    from accelscope.gui.dev.bench import format_result, run_bench
 
     result = run_bench(quick=args.quick)
     if args.json:
@@ -275,16 +275,16 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
 def _report(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
-    from accelscope.engine.api import Engine
-    from accelscope.engine.errors import AccelscopeError
-    from accelscope.engine.presets import find_preset
+    from accelscope.engine.catalog.presets import find_preset
+    from accelscope.engine.core.errors import AccelscopeError
+    from accelscope.engine.physics.engine import Engine
 
     engine = Engine()
     try:
         preset = find_preset(args.preset, engine.catalog)
     except AccelscopeError as error:
         raise UsageError(f"accelscope report: {error}") from None
-    from accelscope.gui.report import write_report
+    from accelscope.gui.export.report import write_report
 
     try:
         written = write_report(preset, Path(args.out), engine, scale=args.scale, theme_name=args.theme)
@@ -303,11 +303,11 @@ JSONL_KEYS = {
 
 
 def _predict(args: argparse.Namespace, out: TextIO) -> int:
-    from accelscope.engine.api import Engine
-    from accelscope.engine.errors import AccelscopeError
-    from accelscope.engine.scenario import Scenario
+    from accelscope.engine.core.errors import AccelscopeError
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.physics.engine import Engine
 
-    from .report import result_to_dict, result_to_text
+    from .serialize import result_to_dict, result_to_text
 
     if args.jsonl is not None:
         return _predict_jsonl(args, out)
@@ -390,11 +390,11 @@ def _read_lines(name: str) -> Iterable[str]:
 def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
     """Every valid line is evaluated in one kernel call; results keep the input order. A bad
     line yields ``{"line": n, "error": ...}`` in its place and the exit status is 2."""
-    from accelscope.engine.api import Engine, result_from_column
-    from accelscope.engine.errors import AccelscopeError
-    from accelscope.engine.scenario import Scenario
+    from accelscope.engine.core.errors import AccelscopeError
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.physics.engine import Engine, result_from_column
 
-    from .report import result_to_dict
+    from .serialize import result_to_dict
 
     engine = Engine()
     entries: list[Scenario | str] = []

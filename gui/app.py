@@ -11,7 +11,7 @@ def run(argv: list[str] | None = None) -> int:
     from PySide6.QtGui import QIcon
     from PySide6.QtWidgets import QApplication
 
-    from .controller import pin_allocator_threshold
+    from .state.controller import pin_allocator_threshold
 
     pin_allocator_threshold()  # before the app allocates: keeps freed large blocks from staying resident
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
@@ -25,11 +25,11 @@ def run(argv: list[str] | None = None) -> int:
         icon.addFile(str(icons / f"accelscope-{size_px}.png"))
     app.setWindowIcon(icon)
 
-    from .style import configure_pyqtgraph
+    from .look.style import configure_pyqtgraph
 
     configure_pyqtgraph()
-    from . import session
     from .main_window import MainWindow
+    from .state import session
 
     window = MainWindow(remember_session=True)
     if session.load_layout().geometry:

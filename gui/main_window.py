@@ -32,14 +32,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog, user_data_dir
-from accelscope.engine.compare import comparison
-from accelscope.engine.errors import AccelscopeError
-from accelscope.engine.explain import Explanation, explain
-from accelscope.engine.frame import Frame
-from accelscope.engine.model import ModelArch
-from accelscope.engine.presets import (
+from accelscope.engine.catalog.presets import (
     Preset,
     PresetEntry,
     load_preset,
@@ -49,15 +43,21 @@ from accelscope.engine.presets import (
     user_presets_dir,
     write_atomically,
 )
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import VIEWS, Workspace
+from accelscope.engine.core.errors import AccelscopeError
+from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import VIEWS, Workspace
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import Frame
+from accelscope.engine.text.compare import comparison
+from accelscope.engine.text.explain import Explanation, explain
 
-from . import session, theme
-from .controller import Controller, Throttle
-from .controls import ControlsPanel
-from .display import THEMES, Display
-from .export import PNG_SCALES, export_all, export_view, write_sidecar
-from .formulas import FormulasWindow
+from .controls.presets_dock import PresetsPanel
+from .controls.scenario_panel import ControlsPanel
+from .export.files import PNG_SCALES, export_all, export_view, write_sidecar
+from .look import theme
+from .look.display import THEMES, Display
+from .look.style import configure_pyqtgraph
 from .panels.analysis import AnalysisPanel
 from .panels.base import Panel
 from .panels.energy import EnergyPanel
@@ -70,9 +70,10 @@ from .panels.roofline import RooflinePanel
 from .panels.scaling import ScalingPanel
 from .panels.sweep import SweepPanel
 from .panels.tiers import TiersPanel
-from .presets_dock import PresetsPanel
-from .style import configure_pyqtgraph
-from .validation_window import ValidationWindow
+from .state import session
+from .state.controller import Controller, Throttle
+from .windows.formulas import FormulasWindow
+from .windows.validation import ValidationWindow
 
 TAB_LABELS = {"memory": "Memory", "sweep": "Sweep"}
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves

@@ -20,7 +20,7 @@ def _engine_source_digest() -> str:
     import accelscope.engine
 
     digest = hashlib.sha256()
-    for path in sorted(Path(accelscope.engine.__path__[0]).glob("*.py")):
+    for path in sorted(Path(accelscope.engine.__path__[0]).rglob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 
 @pytest.fixture(scope="session")
 def engine():
-    from accelscope.engine.api import Engine
+    from accelscope.engine.physics.engine import Engine
 
     return Engine()
 
@@ -32,9 +32,9 @@ def open_window(qtbot, monkeypatch, tmp_path):
     ``every_accelerator``: the whole catalog shown, and the frame for it drawn."""
 
     def make(*, size: tuple[int, int] | None = None, every_accelerator: bool = False):
-        from accelscope.engine.api import Engine
+        from accelscope.engine.physics.engine import Engine
+        from accelscope.gui.look.style import configure_pyqtgraph
         from accelscope.gui.main_window import MainWindow
-        from accelscope.gui.style import configure_pyqtgraph
 
         monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
         configure_pyqtgraph()

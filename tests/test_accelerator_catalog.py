@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from accelscope.engine.accelerator import ARCHITECTURE_CLASSES, Accelerator
-from accelscope.engine.accelerator_catalog import (
+from accelscope.engine.catalog.accelerators import (
     BUNDLED_ORDER,
     bundled_accelerator_files,
     load_accelerator_file,
     load_bundled_accelerators,
 )
-from accelscope.engine.errors import CatalogError
-from accelscope.engine.sourced import Sourced
+from accelscope.engine.core.accelerator import ARCHITECTURE_CLASSES, Accelerator
+from accelscope.engine.core.errors import CatalogError
+from accelscope.engine.core.sourced import Sourced
 
 README = Path(__file__).resolve().parents[1] / "resources" / "accelerators" / "README.md"
 

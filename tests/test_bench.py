@@ -38,10 +38,10 @@ def test_a_study_made_due_is_timed_apart_from_the_update(qtbot):
     # the repaint of what the tab shows, and the study (run as if the hand rested) on its own.
     from PySide6.QtWidgets import QApplication
 
-    from accelscope.engine.api import Engine
-    from accelscope.gui.bench import _timed_changes
+    from accelscope.engine.physics.engine import Engine
+    from accelscope.gui.dev.bench import _timed_changes
+    from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
 
     configure_pyqtgraph()
     window = MainWindow(Engine())

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from accelscope.engine.catalog import Catalog, user_data_dir
-from accelscope.engine.efficiency import load_constants
-from accelscope.engine.errors import CatalogError, ScenarioError
-from accelscope.engine.scenario import Scenario
+from accelscope.engine.catalog.constants import load_constants
+from accelscope.engine.core.errors import CatalogError, ScenarioError
+from accelscope.engine.core.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,7 +89,7 @@ def test_scenario_validation(changes, fragment):
 
 def test_ids_with_a_trailing_newline_are_refused(tmp_path):
     """A regex anchored with $ would accept "my-id\\n"; ids must match in full."""
-    from accelscope.engine.accelerator_catalog import load_accelerator_file
+    from accelscope.engine.catalog.accelerators import load_accelerator_file
 
     text = (ROOT / "resources" / "accelerators" / "h100-sxm.toml").read_text()
     bad = tmp_path / "bad.toml"
@@ -123,7 +123,7 @@ def test_a_huge_integer_offload_is_refused_not_overflowed():
 )
 def test_implausible_accelerator_values_are_refused(tmp_path, old, new, field):
     """A value no device has is a typo or a hostile file; it would make every step infinite."""
-    from accelscope.engine.accelerator_catalog import load_accelerator_file
+    from accelscope.engine.catalog.accelerators import load_accelerator_file
 
     text = (ROOT / "resources" / "accelerators" / "h100-sxm.toml").read_text()
     assert old in text

@@ -47,7 +47,7 @@ def test_predict_json_has_the_documented_keys(capsys, engine):
     assert MEMORY_KEYS <= data["memory"].keys()
     assert data["decode"]["bound"] == "memory" and data["bound"] == "memory"
     # The CLI prints the engine's numbers, scaled to the unit its key names.
-    from accelscope.engine.scenario import Scenario
+    from accelscope.engine.core.scenario import Scenario
 
     result = engine.predict(Scenario("llama-3.1-8b", "h100-sxm"))
     assert data["itl_ms"] == pytest.approx(result.itl_s * 1e3, rel=1e-12)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from accelscope.cli.main import build_parser, main
-from accelscope.engine.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS
+from accelscope.engine.core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS
 
 COMMANDS = set(build_parser()._subparsers._group_actions[0].choices)  # argparse keeps them there
 MODEL, ACCELERATOR, PRESET = "llama-3.1-8b", "h100-sxm", "teach-roofline-basics"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from accelscope.engine.compare import comparison, deltas, input_changes
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import Workspace
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.text.compare import comparison, deltas, input_changes
 
 
 def test_inputs_that_differ_are_named_with_both_values():

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from accelscope.engine.presets import (
+from accelscope.engine.catalog.presets import (
     PresetError,
     bundled_preset_files,
     load_preset,
@@ -39,7 +39,7 @@ MAX_FAILURES_SHOWN = 10
 WRITER = """
 import json, os, sys, time
 from pathlib import Path
-from accelscope.engine.presets import preset_from_json, save_preset
+from accelscope.engine.catalog.presets import preset_from_json, save_preset
 path, start, count = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
 preset = preset_from_json(json.loads(sys.stdin.read()), "<writer>", None)
 print("ready", flush=True)

@@ -9,7 +9,7 @@ import statistics
 
 import pytest
 
-from accelscope.engine.efficiency import load_constants
+from accelscope.engine.catalog.constants import load_constants
 
 
 @pytest.fixture(scope="module")

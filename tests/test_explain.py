@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from accelscope.engine.explain import (
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics.reference import all_reduce
+from accelscope.engine.text.explain import (
     decode_crossover_batch,
     explain,
     format_bandwidth,
@@ -21,8 +23,6 @@ from accelscope.engine.explain import (
     linear_layers_crossover_batch,
     significant,
 )
-from accelscope.engine.reference import all_reduce
-from accelscope.engine.scenario import Scenario
 
 LLAMA_8B_H100 = Scenario("llama-3.1-8b", "h100-sxm", batch=1)
 # A short context keeps each sequence's KV cache small, so batching can turn decode
@@ -404,7 +404,7 @@ def test_every_class_of_machine_is_explained(engine, accelerator):
 
 def test_explain_module_imports_no_qt():
     code = (
-        "import sys, accelscope.engine.explain; "
+        "import sys, accelscope.engine.text.explain; "
         "print(any(m.startswith(('PySide6', 'pyqtgraph')) for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -435,8 +435,8 @@ def test_panel_shows_the_explanation(qtbot, engine):
 
 def test_the_explain_panel_keeps_the_readers_place(qtbot, engine):
     """Updating the text (a slider moved) must not scroll the reader back to the top."""
-    from accelscope.engine.explain import explain
-    from accelscope.engine.scenario import Scenario
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.text.explain import explain
     from accelscope.gui.panels.explain import ExplainPanel
 
     panel = ExplainPanel()
@@ -456,7 +456,7 @@ def test_the_explain_panel_keeps_the_readers_place(qtbot, engine):
 def test_an_update_in_place_shows_what_a_fresh_panel_shows(qtbot, engine):
     from PySide6.QtGui import QTextCursor
 
-    from accelscope.engine.scenario import Scenario
+    from accelscope.engine.core.scenario import Scenario
     from accelscope.gui.panels.explain import ExplainPanel
 
     def shown(panel):

@@ -14,7 +14,10 @@ import sys
 
 import pytest
 
-from accelscope.engine.formulas import (
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.text.formulas import (
     CONTROLS,
     Formula,
     FormulaSheet,
@@ -23,9 +26,6 @@ from accelscope.engine.formulas import (
     formula_sheet,
     formulas_html,
 )
-from accelscope.engine.frame import compute_frame
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import Workspace
 
 H100_BANDWIDTH = 3.35e12  # B/s, NVIDIA H100 SXM5 datasheet (HBM3)
 H100_BF16_PEAK = 989.4e12  # FLOP/s dense BF16, NVIDIA H100 architecture white paper (2022)
@@ -79,7 +79,7 @@ def test_every_formula_evaluates_to_the_engines_number(sheets, name):
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_the_same_holds_against_the_reference_model(engine, name):
     """The sheet also reproduces the pure-Python oracle (not only the kernels)."""
-    from accelscope.engine.formulas import sheet_for_result
+    from accelscope.engine.text.formulas import sheet_for_result
 
     scenario = engine.resolve(SCENARIOS[name])
     result = engine.reference(scenario)
@@ -321,7 +321,7 @@ def test_an_accelerator_that_is_not_shown_is_refused(engine):
 
 
 def test_the_formulas_module_imports_no_qt():
-    code = ("import sys, accelscope.engine.formulas; "
+    code = ("import sys, accelscope.engine.text.formulas; "
             "print(any(name.startswith(('PySide6', 'pyqtgraph')) for name in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -359,7 +359,7 @@ def _click_link(qtbot, browser, href: str) -> None:
 
 
 def test_window_shows_updates_and_asks_for_controls(qtbot, engine):
-    from accelscope.gui.formulas import FormulasWindow
+    from accelscope.gui.windows.formulas import FormulasWindow
 
     window = FormulasWindow(engine)
     qtbot.addWidget(window)
@@ -398,7 +398,7 @@ def test_window_shows_updates_and_asks_for_controls(qtbot, engine):
 def test_window_follows_links_to_formulas(qtbot, engine):
     from PySide6.QtCore import QUrl
 
-    from accelscope.gui.formulas import FormulasWindow
+    from accelscope.gui.windows.formulas import FormulasWindow
 
     window = FormulasWindow(engine)
     qtbot.addWidget(window)
@@ -414,7 +414,7 @@ def test_window_follows_links_to_formulas(qtbot, engine):
 
 
 def test_a_hidden_window_renders_when_shown(qtbot, engine):
-    from accelscope.gui.formulas import FormulasWindow
+    from accelscope.gui.windows.formulas import FormulasWindow
 
     window = FormulasWindow(engine)
     qtbot.addWidget(window)
@@ -430,7 +430,7 @@ def test_a_hidden_window_renders_when_shown(qtbot, engine):
 
 def test_linked_controls_exist_in_the_controls_panel(qtbot, engine, sheets):
     """Every control a sheet links to (but the model and accelerator) is one the panel binds."""
-    from accelscope.gui.controls import ControlsPanel
+    from accelscope.gui.controls.scenario_panel import ControlsPanel
 
     panel = ControlsPanel(engine.catalog)
     qtbot.addWidget(panel)

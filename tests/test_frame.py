@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accelscope.engine import kernels as k
-from accelscope.engine.frame import SWEEP_BATCHES, compute_frame
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import Workspace
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import SWEEP_BATCHES, compute_frame
 
 
 def test_frame_matches_single_evaluations(engine):

@@ -30,18 +30,18 @@ from typing import Any
 
 import pytest
 
-from accelscope.engine.accelerator import Accelerator
-from accelscope.engine.accelerator_catalog import bundled_accelerator_files, load_accelerator_file
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog, user_data_dir
-from accelscope.engine.catalog_reading import MAX_FILE_BYTES
-from accelscope.engine.errors import CatalogError
-from accelscope.engine.hf_config import load_hf_config
-from accelscope.engine.model import ModelArch
-from accelscope.engine.model_catalog import bundled_model_files, load_model_file
-from accelscope.engine.presets import MAX_PRESET_BYTES, Preset, PresetError, bundled_preset_files, load_preset
-from accelscope.engine.reference import ReferenceModel
-from accelscope.engine.scenario import Scenario
+from accelscope.engine.catalog.accelerators import bundled_accelerator_files, load_accelerator_file
+from accelscope.engine.catalog.hf_config import load_hf_config
+from accelscope.engine.catalog.models import bundled_model_files, load_model_file
+from accelscope.engine.catalog.presets import MAX_PRESET_BYTES, Preset, PresetError, bundled_preset_files, load_preset
+from accelscope.engine.catalog.reading import MAX_FILE_BYTES
+from accelscope.engine.core.accelerator import Accelerator
+from accelscope.engine.core.errors import CatalogError
+from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.reference import ReferenceModel
 
 FAST_COUNT = 1000
 SLOW_COUNT = int(os.environ.get("ACCELSCOPE_FUZZ_COUNT", "10000"))

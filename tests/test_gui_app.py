@@ -9,18 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelscope.engine import kernels as k
-
-from accelscope.engine.api import Engine
-from accelscope.engine.scenario import Scenario
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.engine import Engine
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
 
 
 @pytest.fixture
 def window(qtbot):
+    from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
 
     configure_pyqtgraph()
     window = MainWindow(Engine())  # its own engine: imports must not leak into other tests
@@ -195,7 +194,7 @@ def test_sweep_marks_points_that_do_not_fit(window):
     sweep = plotted(window, "sweep")
     assert np.isfinite(np.asarray(sweep["x"], dtype=float)).any()
     frame = window.controller.last_frame
-    from accelscope.engine import kernels
+    from accelscope.engine.physics import kernels
 
     assert frame.value(kernels.O_FITS, "h100-sxm") == 0.0
     assert "does not fit" in window.explain_panel.text() or "Does not fit" in window.explain_panel.text()

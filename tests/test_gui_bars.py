@@ -18,16 +18,16 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QImage
 
-from accelscope.engine import codes
-from accelscope.engine import kernels as k
-from accelscope.engine.frame import compute_frame
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import Workspace
+from accelscope.engine.core import codes
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import compute_frame
+from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.panels import bars
 from accelscope.gui.panels.energy import EnergyPanel
 from accelscope.gui.panels.latency import LatencyPanel
 from accelscope.gui.panels.memory import MemoryPanel, short_reason
-from accelscope.gui.style import configure_pyqtgraph
 
 SHOTS = Path("/tmp/accelscope-shots")
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")

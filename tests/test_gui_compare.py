@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelscope.engine import kernels as k
-from accelscope.engine.frame import compute_frame
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import Workspace
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import compute_frame
 from accelscope.gui.panels.energy import EnergyPanel
 from accelscope.gui.panels.latency import LatencyPanel
 from accelscope.gui.panels.memory import MemoryPanel
@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.qt_log_ignore("This plugin does not support raise"),
 
 @pytest.fixture(autouse=True)
 def _pyqtgraph(qapp):
-    from accelscope.gui.style import configure_pyqtgraph
+    from accelscope.gui.look.style import configure_pyqtgraph
 
     configure_pyqtgraph()
 

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from accelscope.engine.precision import PRECISIONS
+from accelscope.engine.core.precision import PRECISIONS
 
 CHANGES = 12
 
@@ -32,7 +32,7 @@ def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:
     from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication
 
-    from accelscope.engine.workspace import VIEWS
+    from accelscope.engine.core.workspace import VIEWS
     from accelscope.gui.panels.analysis import AnalysisPanel
 
     class PaintCounter(QObject):
@@ -122,7 +122,7 @@ def test_roofs_are_kept_as_a_picture_but_exported_as_lines(window):
     still draw them as lines."""
     from PySide6.QtWidgets import QGraphicsItem
 
-    from accelscope.gui.export import _export_mode
+    from accelscope.gui.export.files import _export_mode
 
     panel = window.refresh_panel("roofline")
     cached = QGraphicsItem.CacheMode.DeviceCoordinateCache
@@ -175,7 +175,7 @@ def test_the_cached_roofs_are_never_stale(window, qtbot):
     and changes that do not, the window shows exactly what drawing the lines afresh shows."""
     from PySide6.QtWidgets import QApplication, QGraphicsItem
 
-    from accelscope.engine.workspace import VIEWS
+    from accelscope.engine.core.workspace import VIEWS
 
     app = QApplication.instance()
     window.tabs.setCurrentIndex(VIEWS.index("roofline"))

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from accelscope.engine.api import Engine
-from accelscope.engine.presets import list_presets, load_preset, user_presets_dir
+from accelscope.engine.catalog.presets import list_presets, load_preset, user_presets_dir
+from accelscope.engine.physics.engine import Engine
 
 
 @pytest.fixture
 def window(qtbot, monkeypatch, tmp_path):
+    from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
 
     monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder per test
     configure_pyqtgraph()

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from accelscope.engine.frame import compute_frame
-from accelscope.engine.regimes import load_regimes, regime_scores, regimes_table
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.tiering import heterogeneous_claim_check, load_far_tiers, sweep_offload
-from accelscope.engine.workspace import Workspace
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.studies.regimes import load_regimes, regime_scores, regimes_table
+from accelscope.engine.studies.tiering import heterogeneous_claim_check, load_far_tiers, sweep_offload
+from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.panels.regimes import RegimesPanel, score_text, value_text, zero_word
 from accelscope.gui.panels.tiers import FALLBACK_TIER, OWN_TIER, TiersPanel, own_far_tier
-from accelscope.gui.style import configure_pyqtgraph
 
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
 
@@ -104,7 +104,7 @@ def hover_cell(qtbot, panel, kind, accelerator, regime_id):
 def test_the_note_sets_the_graded_spread_beside_the_papers_claim(regimes_panel, engine):
     """The engine's best-over-worst per regime among the paper's graded accelerators, its
     smallest and largest, beside Sharma's "up to 3.7x"."""
-    from accelscope.engine.regimes import architecture_spreads, times_text
+    from accelscope.engine.studies.regimes import architecture_spreads, times_text
 
     graded = [a for a in regimes_panel.definitions.paper_ratings if a in regimes_panel.study.accelerators]
     spreads = architecture_spreads(regimes_panel.study, graded)

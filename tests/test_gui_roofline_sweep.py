@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelscope.engine import kernels as k
-from accelscope.engine.frame import compute_frame
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import Workspace
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import compute_frame
 
 SHOTS = Path("/tmp/accelscope-shots")
 # The offscreen platform says this when a widget is first shown; nothing of ours is wrong.
@@ -22,7 +22,7 @@ EIGHT = ("h100-sxm", "h200", "b200", "mi300x", "gaudi3", "tpu-v7", "wse-3", "gro
 
 @pytest.fixture(autouse=True)
 def _pyqtgraph(qapp):
-    from accelscope.gui.style import configure_pyqtgraph
+    from accelscope.gui.look.style import configure_pyqtgraph
 
     configure_pyqtgraph()
 
@@ -638,7 +638,7 @@ def test_sweep_restyles_changed_points_in_place(engine, sweep_panel, monkeypatch
 def test_legend_markers_have_their_accelerators_colours(request, panel_fixture, engine):
     from PySide6.QtGui import QColor
 
-    from accelscope.gui.palette import colour_for
+    from accelscope.gui.look.palette import colour_for
 
     panel = request.getfixturevalue(panel_fixture)
     panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x", "b200")))

@@ -12,10 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accelscope.engine.api import Engine
-from accelscope.engine.frame import compute_frame
-from accelscope.engine.moe_routing import RoutingSetup, simulate_routing
-from accelscope.engine.scaling import (
+from accelscope.engine.catalog.synthetic import dense_1t, moe_1t, synthetic_model
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.studies.moe_routing import RoutingSetup, simulate_routing
+from accelscope.engine.studies.scaling import (
     DEFAULT_MAX_DEVICES,
     STRATEGIES,
     Workload,
@@ -27,12 +30,9 @@ from accelscope.engine.scaling import (
     tp_dp_grid,
     tp_dp_table,
 )
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.synthetic import dense_1t, moe_1t, synthetic_model
-from accelscope.engine.workspace import Workspace
+from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.panels.parallelism import DEFAULT_MOE, EP_TP_BATCHES, FIG4_MODELS, ParallelismPanel
 from accelscope.gui.panels.scaling import ScalingPanel
-from accelscope.gui.style import configure_pyqtgraph
 
 # A 200T-parameter dense model: 400 TB of BF16 weights, beyond 1,024 A100-40GB (about 37 TB usable).
 HUGE_DENSE = synthetic_model(2e14, n_layers=128, hidden_size=25_600)
@@ -410,9 +410,9 @@ def test_parallelism_hover_explains_with_units(qtbot, private_engine):
 def test_after_a_tab_is_shown_a_change_still_waits_for_the_controls_to_rest(qtbot, engine):
     """Showing a stale tab computes at once (a 0 ms timer); that must not make every later
     change compute at once too."""
-    from accelscope.engine.frame import compute_frame
-    from accelscope.engine.scenario import Scenario
-    from accelscope.engine.workspace import Workspace
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.workspace import Workspace
+    from accelscope.engine.physics.frame import compute_frame
     from accelscope.gui.panels.analysis import SETTLE_MS
     from accelscope.gui.panels.scaling import ScalingPanel
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
-from accelscope.gui import session
+from accelscope.engine.physics.engine import Engine
 from accelscope.gui.main_window import MainWindow
+from accelscope.gui.state import session
 
 
 @pytest.fixture
@@ -153,7 +153,7 @@ def test_presentation_mode_enlarges_plots_and_text_and_hides_secondary_panels(qt
     import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication
 
-    from accelscope.gui.display import PRESENTATION_FONT_SCALE, PRESENTATION_PLOT_ZOOM
+    from accelscope.gui.look.display import PRESENTATION_FONT_SCALE, PRESENTATION_PLOT_ZOOM
 
     window = _window(qtbot)
     window.resize(1400, 900)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QColor
 
-from accelscope.engine.api import Engine
-from accelscope.engine.workspace import VIEWS
-from accelscope.gui import palette, theme
-from accelscope.gui.theme import DARK, DARK_PRESENTATION, GRAPHIC_CONTRAST, LIGHT, TEXT_CONTRAST, contrast_ratio
+from accelscope.engine.core.workspace import VIEWS
+from accelscope.engine.physics.engine import Engine
+from accelscope.gui.look import palette, theme
+from accelscope.gui.look.theme import DARK, DARK_PRESENTATION, GRAPHIC_CONTRAST, LIGHT, TEXT_CONTRAST, contrast_ratio
 
 DARK_THEMES = (DARK, DARK_PRESENTATION)
 ACCELERATOR_AND_SPARE_COLOURS = (*palette.ACCELERATOR_COLOURS.values(), *palette._SPARE_COLOURS)
@@ -172,8 +172,8 @@ def test_an_exported_plot_is_drawn_in_the_theme_shown(window, tmp_path):
 def test_a_report_in_the_dark_theme(tmp_path):
     from PySide6.QtGui import QImage
 
-    from accelscope.engine.presets import find_preset
-    from accelscope.gui.report import write_report
+    from accelscope.engine.catalog.presets import find_preset
+    from accelscope.gui.export.report import write_report
 
     engine = Engine()
     preset = find_preset("teach-roofline-basics", engine.catalog)

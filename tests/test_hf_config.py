@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from accelscope.engine.errors import CatalogError
-from accelscope.engine.hf_config import SUPPORTED_ARCHITECTURES, load_hf_config
-from accelscope.engine.model_catalog import load_bundled_models
+from accelscope.engine.catalog.hf_config import SUPPORTED_ARCHITECTURES, load_hf_config
+from accelscope.engine.catalog.models import load_bundled_models
+from accelscope.engine.core.errors import CatalogError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
 FIXTURE_NAMES = sorted(entry.name for entry in FIXTURES.iterdir() if (entry / "config.json").is_file())

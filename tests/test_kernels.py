@@ -14,10 +14,10 @@ import sys
 import numpy as np
 import pytest
 
-from accelscope.engine import kernels
-from accelscope.engine.api import result_from_column
-from accelscope.engine.precision import PRECISIONS
-from accelscope.engine.scenario import Scenario
+from accelscope.engine.core.precision import PRECISIONS
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics import kernels
+from accelscope.engine.physics.engine import result_from_column
 
 RELATIVE = 1e-9
 
@@ -119,8 +119,8 @@ def test_kernels_with_jit_disabled_match(engine, tmp_path):
     payload.write_text(json.dumps([dataclasses.asdict(s) for s in scenarios]))
     code = (
         "import json, sys, numpy\n"
-        "from accelscope.engine.api import Engine\n"
-        "from accelscope.engine.scenario import Scenario\n"
+        "from accelscope.engine.physics.engine import Engine\n"
+        "from accelscope.engine.core.scenario import Scenario\n"
         "scenarios = [Scenario(**item) for item in json.load(open(sys.argv[1]))]\n"
         "numpy.save(sys.argv[2], Engine().evaluate(scenarios))\n"
     )
@@ -142,7 +142,7 @@ def test_output_rows_are_distinct_and_complete():
 @pytest.mark.parametrize("seed", [1, 2])
 def test_scenario_table_round_trip(engine, seed):
     """Packing keeps every scenario field where the kernel reads it."""
-    from accelscope.engine.pack import PRECISION_CODE, pack_scenarios
+    from accelscope.engine.physics.pack import PRECISION_CODE, pack_scenarios
 
     scenarios = random_scenarios(engine, 20, seed)
     table = pack_scenarios(scenarios, engine.model_index, engine.accelerator_index)

@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from accelscope.engine.errors import CatalogError
-from accelscope.engine.model_catalog import (
-    BUNDLED_ORDER,
-    bundled_model_files,
-    load_bundled_models,
-    load_model_file,
-)
+from accelscope.engine.catalog.models import BUNDLED_ORDER, bundled_model_files, load_bundled_models, load_model_file
+from accelscope.engine.core.errors import CatalogError
 
 NOMINAL_TOLERANCE = 0.03
 

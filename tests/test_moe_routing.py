@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from accelscope.engine import moe_routing
-from accelscope.engine.moe_routing import (
+from accelscope.engine.studies import moe_routing
+from accelscope.engine.studies.moe_routing import (
     RoutingSetup,
     compose_step_factors,
     distinct_experts_variance,

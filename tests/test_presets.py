@@ -14,15 +14,9 @@ from pathlib import Path
 import pytest
 
 from accelscope.cli.main import main
-from accelscope.engine.api import Engine
-from accelscope.engine.errors import CatalogError
-from accelscope.engine.hf_config import load_hf_config
-from accelscope.engine.model_catalog import (
-    load_bundled_models,
-    model_from_table,
-    model_to_table,
-)
-from accelscope.engine.presets import (
+from accelscope.engine.catalog.hf_config import load_hf_config
+from accelscope.engine.catalog.models import load_bundled_models, model_from_table, model_to_table
+from accelscope.engine.catalog.presets import (
     BUNDLED_ORDER,
     MAX_PRESET_BYTES,
     MIGRATIONS,
@@ -42,8 +36,10 @@ from accelscope.engine.presets import (
     user_preset_path,
     user_presets_dir,
 )
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.workspace import VIEWS, Workspace
+from accelscope.engine.core.errors import CatalogError
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import VIEWS, Workspace
+from accelscope.engine.physics.engine import Engine
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HF = FIXTURES / "hf"

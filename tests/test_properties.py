@@ -17,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from accelscope.engine import codes
-from accelscope.engine.accelerator import Accelerator
-from accelscope.engine.accelerator_catalog import load_bundled_accelerators
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.model_catalog import load_bundled_models
-from accelscope.engine.precision import PRECISIONS, bytes_per_element
-from accelscope.engine.reference import ReferenceModel, Result
-from accelscope.engine.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
+from accelscope.engine.catalog.accelerators import load_bundled_accelerators
+from accelscope.engine.catalog.models import load_bundled_models
+from accelscope.engine.core import codes
+from accelscope.engine.core.accelerator import Accelerator
+from accelscope.engine.core.precision import PRECISIONS, bytes_per_element
+from accelscope.engine.core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.reference import ReferenceModel, Result
 
 settings.register_profile(
     "accelscope-properties",

@@ -13,8 +13,9 @@ import math
 
 import pytest
 
-from accelscope.engine import codes
-from accelscope.engine.reference import (
+from accelscope.engine.core import codes
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics.reference import (
     all_reduce,
     causal_positions,
     chunk_reread_positions,
@@ -25,7 +26,6 @@ from accelscope.engine.reference import (
     tensor_parallel_all_reduce,
     token_imbalance,
 )
-from accelscope.engine.scenario import Scenario
 
 REL = 1e-9
 
@@ -115,7 +115,7 @@ def test_llama_8b_batch_1_decode_power_is_the_busy_floor_on_h100(engine, h100):
 
     from dataclasses import replace
 
-    from accelscope.engine.reference import evaluate
+    from accelscope.engine.physics.reference import evaluate
 
     classes = dict(engine.constants.classes)
     classes["gpu-simt"] = replace(classes["gpu-simt"], busy_power_fraction=0.0)
@@ -437,7 +437,7 @@ def test_causal_and_chunked_positions():
 def test_roofline_of_h100(engine, h100):
     """BF16 ceiling 989.4 TFLOP/s; HBM3 slope 3.35 TB/s meets it at 295.3 FLOP/byte; FP8 doubles
     the ceiling and the ridge; an A100 asked for FP8 has no FP8 units and stays on BF16."""
-    from accelscope.engine.roofline import roofline
+    from accelscope.engine.physics.roofline import roofline
 
     bf16 = roofline(h100, "bf16", "bf16", engine.constants)
     assert bf16.compute_precision == "bf16" and bf16.peak_flops == pytest.approx(989.4e12)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from accelscope.cli.main import main
-from accelscope.engine.api import Engine
-from accelscope.engine.presets import bundled_preset_files, load_preset
-from accelscope.engine.workspace import ANALYSIS_VIEWS, PLOT_VIEWS
+from accelscope.engine.catalog.presets import bundled_preset_files, load_preset
+from accelscope.engine.core.workspace import ANALYSIS_VIEWS, PLOT_VIEWS
+from accelscope.engine.physics.engine import Engine
 
 VIEWS = PLOT_VIEWS
 # The analysis tabs' tables go by their own names.
@@ -48,7 +48,7 @@ def report_engine():
 
 @pytest.mark.parametrize("preset_file", bundled_preset_files(), ids=lambda f: Path(str(f)).stem)
 def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_file):
-    from accelscope.gui.report import write_report
+    from accelscope.gui.export.report import write_report
 
     preset = load_preset(preset_file, report_engine.catalog, bundled=True)
     written = write_report(preset, tmp_path, report_engine, scale=1.0)
@@ -110,8 +110,8 @@ def test_report_command_and_a_bad_preset(capsys, tmp_path):
 
 
 def test_report_analysis_tables_hold_the_engines_numbers(qapp, report_engine, tmp_path):
-    from accelscope.engine.regimes import regime_scores, regimes_table
-    from accelscope.gui.report import write_report
+    from accelscope.engine.studies.regimes import regime_scores, regimes_table
+    from accelscope.gui.export.report import write_report
 
     preset = load_preset(bundled_preset_files()[0], report_engine.catalog, bundled=True)
     write_report(preset, tmp_path, report_engine, scale=1.0)
@@ -131,9 +131,9 @@ def test_report_analysis_tables_hold_the_engines_numbers(qapp, report_engine, tm
 def test_png_scale_sets_the_resolution(qtbot, tmp_path):
     from PySide6.QtGui import QImage
 
-    from accelscope.gui.export import render_png
+    from accelscope.gui.export.files import render_png
+    from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.panels.memory import MemoryPanel
-    from accelscope.gui.style import configure_pyqtgraph
 
     configure_pyqtgraph()
     panel = MemoryPanel(Engine().catalog)
@@ -146,7 +146,7 @@ def test_png_scale_sets_the_resolution(qtbot, tmp_path):
 
 
 def test_report_command_takes_a_theme(capsys, monkeypatch, tmp_path):
-    from accelscope.gui import report
+    from accelscope.gui.export import report
 
     themes = []
 
@@ -169,8 +169,8 @@ def test_phase_breakdown_adds_up_to_the_phase_time(report_engine):
     overhead, and the phase adds the serving stack's host time to its passes."""
     import math
 
-    from accelscope.cli.report import result_to_dict
-    from accelscope.engine.scenario import Scenario
+    from accelscope.cli.serialize import result_to_dict
+    from accelscope.engine.core.scenario import Scenario
 
     scenario = report_engine.resolve(Scenario("llama-3.3-70b", "h100-sxm", batch=16, tp=4))
     result = report_engine.predict(scenario)

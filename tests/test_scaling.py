@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from accelscope.engine.api import Engine
-from accelscope.engine.scaling import (
+from accelscope.engine.catalog.synthetic import dense_1t, moe_1t
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.studies.scaling import (
     Workload,
     claims_check,
     compare_strategies,
@@ -17,7 +18,6 @@ from accelscope.engine.scaling import (
     tp_dp_grid,
     tp_dp_table,
 )
-from accelscope.engine.synthetic import dense_1t, moe_1t
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ Checked: no exception anywhere (a slot raising fails the test at that change), r
 grows by less than 30 MB between the end of a 200-change warm-up and the end, and neither the
 user data folder nor the run's own temporary folder (``TMPDIR``) is left with temporary files.
 The time of every update (a control change until ``processEvents`` returns, the throttles
-flushed as ``gui/bench.py`` does) is recorded and printed (``-s``) with the slowest changes by
+flushed as ``gui/dev/bench.py`` does) is recorded and printed (``-s``) with the slowest changes by
 name, and resident memory at every quarter of the run, so that growth can be told apart as
 linear (a leak) or levelling off (a cache); the project keeps timed asserts out of the default
 suite, so the 100 ms bound on a single update is asserted only in the long run. Wall-clock
@@ -35,10 +35,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import user_data_dir
-from accelscope.engine.precision import PRECISIONS
-from accelscope.engine.presets import bundled_preset_files, load_preset, user_preset_path
+from accelscope.engine.catalog.presets import bundled_preset_files, load_preset, user_preset_path
+from accelscope.engine.core.precision import PRECISIONS
+from accelscope.engine.physics.engine import Engine
 
 FAST_CHANGES = 300
 SLOW_CHANGES = int(os.environ.get("ACCELSCOPE_SOAK_CHANGES", "10000"))
@@ -121,9 +121,9 @@ class SoakResult:
 def soak_window(qtbot, monkeypatch, tmp_path):
     from PySide6.QtWidgets import QMessageBox
 
-    from accelscope.gui.controller import freeze_start_up_objects, pin_allocator_threshold
+    from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.style import configure_pyqtgraph
+    from accelscope.gui.state.controller import freeze_start_up_objects, pin_allocator_threshold
 
     pin_allocator_threshold()  # as the app does when it starts
     monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder
@@ -152,7 +152,7 @@ def soak_window(qtbot, monkeypatch, tmp_path):
 def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
     from PySide6.QtWidgets import QApplication
 
-    from accelscope.gui.headless import quiet_offscreen
+    from accelscope.gui.dev.headless import quiet_offscreen
 
     app = QApplication.instance()
     every_accelerator = tuple(window.engine.catalog.accelerators)

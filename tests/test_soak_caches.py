@@ -23,8 +23,8 @@ import sys
 
 import pytest
 
-from accelscope.engine.api import Engine
-from accelscope.engine.precision import PRECISIONS
+from accelscope.engine.core.precision import PRECISIONS
+from accelscope.engine.physics.engine import Engine
 
 CHANGES_PER_PASS = 60
 # The first pass starts from the window as built, the later ones from the end of a pass: two
@@ -132,9 +132,9 @@ def test_the_app_start_freezes_start_up_objects_once_drawn(qtbot, monkeypatch):
     reports, several windows in one process) leaves the collector alone."""
     import gc
 
-    from accelscope.gui import controller as controller_module
-    from accelscope.gui.controller import Controller
     from accelscope.gui.main_window import default_workspace
+    from accelscope.gui.state import controller as controller_module
+    from accelscope.gui.state.controller import Controller
 
     real_freeze = controller_module.freeze_start_up_objects
     frozen: list[int] = []
@@ -161,6 +161,6 @@ def test_the_app_start_freezes_start_up_objects_once_drawn(qtbot, monkeypatch):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator switch")
 def test_the_allocator_threshold_can_be_pinned():
-    from accelscope.gui.controller import pin_allocator_threshold
+    from accelscope.gui.state.controller import pin_allocator_threshold
 
     assert pin_allocator_threshold() is True

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from accelscope.cli.main import main
-from accelscope.engine.accelerator_catalog import load_accelerator_file
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.catalog_reading import read_limited, read_toml_file, special_file_kind
-from accelscope.engine.errors import AccelscopeError
-from accelscope.engine.hf_config import load_hf_config
-from accelscope.engine.model_catalog import load_model_file
-from accelscope.engine.presets import load_preset
+from accelscope.engine.catalog.accelerators import load_accelerator_file
+from accelscope.engine.catalog.hf_config import load_hf_config
+from accelscope.engine.catalog.models import load_model_file
+from accelscope.engine.catalog.presets import load_preset
+from accelscope.engine.catalog.reading import read_limited, read_toml_file, special_file_kind
+from accelscope.engine.core.errors import AccelscopeError
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX feature")
 
@@ -155,7 +155,7 @@ def test_a_symbolic_link_to_a_pipe_is_refused(tmp_path, pipe, catalog):
 
 def test_regular_files_still_load(tmp_path, catalog):
     """The check refuses special files only: a bundled model copied to disk loads as before."""
-    from accelscope.engine.model_catalog import bundled_model_files
+    from accelscope.engine.catalog.models import bundled_model_files
 
     source = bundled_model_files()[0]
     copy = tmp_path / "model.toml"

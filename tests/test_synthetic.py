@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from accelscope.engine.api import Engine
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.synthetic import HEAD_DIM, VOCAB_SIZE, dense_1t, moe_1t, synthetic_model
+from accelscope.engine.catalog.synthetic import HEAD_DIM, VOCAB_SIZE, dense_1t, moe_1t, synthetic_model
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics.engine import Engine
 
 
 def test_1t_dense_derives_a_trillion_parameters():

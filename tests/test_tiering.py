@@ -15,12 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from accelscope.engine import codes
-from accelscope.engine.errors import CatalogError
-from accelscope.engine.explain import explain
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.sourced import Sourced
-from accelscope.engine.tiering import (
+from accelscope.engine.core import codes
+from accelscope.engine.core.errors import CatalogError
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.sourced import Sourced
+from accelscope.engine.studies.tiering import (
     default_far_tiers_path,
     engine_with_far_tier,
     far_bandwidth_share_needed,
@@ -30,6 +29,7 @@ from accelscope.engine.tiering import (
     slowdown_closed_form,
     sweep_offload,
 )
+from accelscope.engine.text.explain import explain
 
 WEIGHT_BYTES = 15_009_849_344
 KV_BYTES = 150_994_944 + 131_072

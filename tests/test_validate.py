@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from accelscope.cli.main import main
-from accelscope.engine import kernels
-from accelscope.engine.api import Engine
-from accelscope.engine.errors import CatalogError
-from accelscope.engine.scenario import Scenario
-from accelscope.engine.validate import (
+from accelscope.engine.core.errors import CatalogError
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics import kernels
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.validation.validate import (
     KINDS,
     METRICS,
     ideal_catalog,
@@ -306,8 +306,8 @@ def test_computed_claims_have_values_and_the_others_a_reason(report):
             assert claim_report.calibrated is None and claim.reason
     by_id = {c.claim.id: c for c in report.claims}
     # The scaling study's numbers, as the Scaling tab shows them.
-    from accelscope.engine.api import Engine
-    from accelscope.engine.scaling import claims_check
+    from accelscope.engine.physics.engine import Engine
+    from accelscope.engine.studies.scaling import claims_check
 
     checks = {check.claim_id: check.computed_value for check in claims_check(Engine())}
     for claim_id in ("s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"):
@@ -319,7 +319,7 @@ def test_the_architecture_spread_claim_is_the_regime_studys_largest_best_over_wo
     """Sharma's "up to 3.7x between architectures": per regime, the best of Fig. 8's seven graded
     accelerators over the worst in the regime's metric (among those that run it), the largest
     over the regimes, worked out here from the regime grid itself."""
-    from accelscope.engine.regimes import load_regimes, regime_scores
+    from accelscope.engine.studies.regimes import load_regimes, regime_scores
 
     graded = tuple(load_regimes().paper_ratings)
     assert len(graded) == 7
@@ -343,7 +343,7 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     model's bytes (its fixed parts plus 10% of the experts), at batch 64 the batch touches
     1 − 0.9^64 = 99.9% of the experts, nearly all 700B parameters. The reported value is the
     batch-64 ITL ratio, both models on the devices that hold the MoE."""
-    from accelscope.engine.scaling import CLAIM_WORKLOAD, moe_like_dense_models
+    from accelscope.engine.studies.scaling import CLAIM_WORKLOAD, moe_like_dense_models
 
     dense, moe = moe_like_dense_models()
     assert moe.total_params == pytest.approx(700e9, rel=1e-3) and dense.total_params == pytest.approx(70e9, rel=1e-3)

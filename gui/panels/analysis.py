@@ -18,10 +18,10 @@ import time
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QWidget
 
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
-from accelscope.engine.tables import Table
+from accelscope.engine.core.table import Table
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import Frame
 
 from .base import Panel
 

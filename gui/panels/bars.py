@@ -20,8 +20,8 @@ from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticText
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
-from .. import theme
-from ..style import (
+from ..look import theme
+from ..look.style import (
     PLOT_FONT_POINTS,
     html_colour,
     plot_brush,

@@ -8,9 +8,9 @@ from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
+from accelscope.engine.physics.frame import Frame
 
-from ..style import plot_font
+from ..look.style import plot_font
 
 
 class WrappedLabel(QLabel):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
-from accelscope.engine import codes
-from accelscope.engine import kernels as k
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
+from accelscope.engine.core import codes
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import Frame
 
-from ..palette import colour_for
+from ..look.palette import colour_for
 from . import bars
 from .base import Panel, reference_note_label
 

@@ -1,7 +1,7 @@
 """The explain panel: why the selected scenario performs as it does, in sentences.
 
 A side dock widget (not a tab): the main window puts it in a ``QDockWidget`` and hands it an
-:class:`~accelscope.engine.explain.Explanation` for the selected accelerator after each update.
+:class:`~accelscope.engine.text.explain.Explanation` for the selected accelerator after each update.
 It only lays the sentences out; every number in them comes from the engine.
 """
 
@@ -13,7 +13,7 @@ from html import escape
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QTextBrowser, QVBoxLayout, QWidget
 
-from accelscope.engine.explain import Explanation
+from accelscope.engine.text.explain import Explanation
 
 EXPLAIN_FONT_POINTS = 12  # readable on a projector, like the plots' type
 PLACEHOLDER = "Select an accelerator to see what bounds prefill and decode, and why."

@@ -9,13 +9,13 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QWidget
 
-from accelscope.engine import codes
-from accelscope.engine import kernels as k
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
+from accelscope.engine.core import codes
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import Frame
 
-from ..palette import colour_for
-from ..style import plot_brush, plot_pen, plot_text_colour
+from ..look.palette import colour_for
+from ..look.style import plot_brush, plot_pen, plot_text_colour
 from . import bars
 from .base import Panel, reference_note_label
 

@@ -19,11 +19,13 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.errors import AccelscopeError
-from accelscope.engine.frame import Frame
-from accelscope.engine.scaling import (
+from accelscope.engine.core.errors import AccelscopeError
+from accelscope.engine.core.table import Table
+from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import Frame
+from accelscope.engine.studies.scaling import (
     EpTpComparison,
     TpDpGrid,
     Workload,
@@ -32,10 +34,8 @@ from accelscope.engine.scaling import (
     tp_dp_grid,
     tp_dp_table,
 )
-from accelscope.engine.tables import Table
-from accelscope.engine.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
 
-from ..style import (
+from ..look.style import (
     PLOT_FONT_POINTS,
     html_text_colour,
     pen,
@@ -46,7 +46,7 @@ from ..style import (
     plot_text_colour,
     style_plot,
 )
-from ..theme import contrast_ratio
+from ..look.theme import contrast_ratio
 from . import bars
 from .analysis import AnalysisPanel
 

@@ -22,10 +22,11 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
-from accelscope.engine.regimes import (
+from accelscope.engine.core.table import Table
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import Frame
+from accelscope.engine.studies.regimes import (
     RegimeDefinitions,
     RegimeGrid,
     architecture_spreads,
@@ -34,10 +35,9 @@ from accelscope.engine.regimes import (
     regimes_table,
     times_text,
 )
-from accelscope.engine.tables import Table
 
-from ..palette import colour_for
-from ..style import PLOT_FONT_POINTS, plot_colour, plot_text_colour
+from ..look.palette import colour_for
+from ..look.style import PLOT_FONT_POINTS, plot_colour, plot_text_colour
 from . import bars
 from .analysis import AnalysisPanel
 

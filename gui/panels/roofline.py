@@ -16,15 +16,15 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 
-from accelscope.engine import codes
-from accelscope.engine import kernels as k
-from accelscope.engine.accelerator import Accelerator
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
-from accelscope.engine.roofline import Roofline, RooflineSlope
+from accelscope.engine.core import codes
+from accelscope.engine.core.accelerator import Accelerator
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import Frame
+from accelscope.engine.physics.roofline import Roofline, RooflineSlope
 
-from .. import palette
-from ..style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_brush, plot_colour, plot_font, plot_pen, style_plot
+from ..look import palette
+from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_brush, plot_colour, plot_font, plot_pen, style_plot
 from .bars import GridAxis, opaque_over
 from .base import Panel, WrappedLabel, reference_note_label
 

@@ -38,14 +38,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from accelscope.engine import synthetic
-from accelscope.engine.api import Engine
-from accelscope.engine.catalog import Catalog
-from accelscope.engine.errors import AccelscopeError
-from accelscope.engine.frame import Frame
-from accelscope.engine.model import ModelArch
-from accelscope.engine.moe_routing import RoutingResult, RoutingSetup, simulate_routing
-from accelscope.engine.scaling import (
+from accelscope.engine.catalog import Catalog, synthetic
+from accelscope.engine.core.errors import AccelscopeError
+from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.table import Table
+from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import Frame
+from accelscope.engine.studies.moe_routing import RoutingResult, RoutingSetup, simulate_routing
+from accelscope.engine.studies.scaling import (
     DEFAULT_MAX_DEVICES,
     STRATEGIES,
     STRATEGY_LABELS,
@@ -58,10 +59,8 @@ from accelscope.engine.scaling import (
     moe_like_dense_check,
     scaling_table,
 )
-from accelscope.engine.tables import Table
-from accelscope.engine.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
 
-from ..style import (
+from ..look.style import (
     PLOT_FONT_POINTS,
     html_colour,
     html_text_colour,

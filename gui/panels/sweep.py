@@ -17,13 +17,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from accelscope.engine import codes
-from accelscope.engine import kernels as k
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
+from accelscope.engine.core import codes
+from accelscope.engine.physics import kernels as k
+from accelscope.engine.physics.frame import Frame
 
-from .. import palette
-from ..style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, plot_font, plot_pen, plot_text_colour
+from ..look import palette
+from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, plot_font, plot_pen, plot_text_colour
 from .bars import opaque_over
 from .base import Panel, WrappedLabel, reference_note_label
 from .roofline import LineSet, SpotRef, Spots, log_log_plot, number

@@ -20,11 +20,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from accelscope.engine.api import Engine
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.frame import Frame
-from accelscope.engine.tables import Table
-from accelscope.engine.tiering import (
+from accelscope.engine.core.table import Table
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import Frame
+from accelscope.engine.studies.tiering import (
     CLAIM_CAPACITY_MULTIPLES,
     CLAIM_SLOWDOWNS,
     ClaimCheck,
@@ -35,7 +35,7 @@ from accelscope.engine.tiering import (
     sweep_offload,
 )
 
-from ..style import PLOT_FONT_POINTS, plot_brush, plot_font, plot_pen, plot_text_colour, style_plot
+from ..look.style import PLOT_FONT_POINTS, plot_brush, plot_font, plot_pen, plot_text_colour, style_plot
 from . import bars
 from .analysis import AnalysisPanel
 from .base import WrappedLabel

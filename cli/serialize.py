@@ -1,0 +1,240 @@
+"""Results and catalog entries as JSON-ready dicts and as text. Presentation only: every
+number comes from the engine; here it is only scaled to the unit its key names."""
+
+from __future__ import annotations
+
+from accelscope.engine.catalog.constants import Constants
+from accelscope.engine.core.accelerator import Accelerator
+from accelscope.engine.core.model import ModelArch
+from accelscope.engine.physics.reference import PhaseResult, Result
+
+GB = 1e9  # decimal, as vendors count
+
+
+def _phase(phase: PhaseResult) -> dict[str, object]:
+    return {
+        "per": "device (the busiest one)",
+        "flops": phase.flops_per_device,
+        "bytes": phase.bytes_per_device,
+        "operational_intensity": phase.operational_intensity,
+        "time_ms": phase.time_s * 1e3,
+        # The serving stack's host work over the phase (the whole prefill, or one decode step),
+        # outside the stage passes: time_ms = passes × stage pass + transfers + host.
+        "host_ms": phase.host_time_s * 1e3,
+        "bound": phase.bound,
+        "achieved_flops_per_s": phase.achieved_flops_per_s,
+        "stage_pass_ms": {
+            "compute": phase.compute_time_s * 1e3,
+            "memory": phase.memory_time_s * 1e3,
+            "attention_compute": phase.attention_compute_time_s * 1e3,
+            "attention_memory": phase.attention_memory_time_s * 1e3,
+            # compute and memory together, as the class overlaps its operators: a pass is
+            # execution + communication + overhead
+            "execution": phase.execution_time_s * 1e3,
+            "communication": phase.communication_time_s * 1e3,
+            "overhead": phase.overhead_time_s * 1e3,
+        },
+        "power_per_device_w": phase.power_per_device_W,
+    }
+
+
+def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, constants: Constants) -> dict[str, object]:
+    s = result.scenario
+    decode_share = (result.e2e_latency_s - result.waves * result.prefill.time_s) / result.e2e_latency_s
+    bound_phase = "decode" if decode_share >= 0.5 else "prefill"
+    cls = constants.for_class(accelerator.architecture_class)
+    memory = result.memory
+    needs: dict[str, object] = {
+        "tp": result.tp_needed or None,
+        "devices": result.tp_needed * s.pp * s.dp if result.tp_needed else None,
+        "offload_fraction": result.offload_needed if result.offload_needed >= 0 else None,
+    }
+    return {
+        "model": model.id,
+        "accelerator": accelerator.id,
+        "scenario": {
+            "batch": s.batch,
+            "input_len": s.input_len,
+            "output_len": s.output_len,
+            "weight_precision": s.weight_precision,
+            "activation_precision": s.activation_precision,
+            "kv_precision": s.kv_precision,
+            "tp": s.tp,
+            "pp": s.pp,
+            "ep": s.ep,
+            "dp": s.dp,
+            "offload": s.offload,
+        },
+        "batching": "static: all prompts arrive together, are prefilled, then decoded together",
+        "devices": result.devices,
+        "fits": result.fits,
+        "fit_reason": result.fit_reason,
+        "needs": needs,
+        "warnings": result.warnings,
+        "compute_precision": result.compute_precision,
+        "ttft_ms": result.ttft_s * 1e3,
+        "itl_ms": result.itl_s * 1e3,
+        "e2e_latency_s": result.e2e_latency_s,
+        "throughput_output_tok_s": result.throughput_output_tok_s,
+        "throughput_total_tok_s": result.throughput_total_tok_s,
+        "power_w": result.power_W,
+        "power_scope": f"{accelerator.power_scope} ({'each chip or board' if accelerator.power_scope == 'device' else 'whole system'}), summed over {result.devices}",
+        "energy_j": result.energy_J,
+        "tokens_per_joule": result.tokens_per_joule,
+        "output_tokens_per_joule": result.output_tokens_per_joule,
+        "bound": result.decode.bound if bound_phase == "decode" else result.prefill.bound,
+        "bound_phase": bound_phase,
+        "kv_waves": result.waves,
+        "prefill": _phase(result.prefill),
+        "decode": _phase(result.decode),
+        "memory": {
+            "per": "device",
+            "weights_gb": memory.weights_bytes / GB,
+            "weights_offloaded_gb": memory.weights_far_bytes / GB,
+            "kv_cache_gb": memory.kv_cache_bytes / GB,
+            "kv_cache_offloaded_gb": result.kv_cache_far_bytes / GB,
+            "activations_gb": memory.activation_bytes / GB,
+            "overhead_gb": memory.overhead_bytes / GB,
+            "capacity_gb": memory.capacity_bytes / GB,
+            "usable_gb": memory.usable_bytes / GB,
+            "fits": result.fits,
+            "max_batch": memory.max_batch,
+            "resident_batch": memory.resident_batch,
+        },
+        "ridge_point_flop_per_byte": result.ridge_point,
+        "assumptions": {
+            "architecture_class": accelerator.architecture_class,
+            "compute_efficiency": cls.compute_efficiency,
+            "memory_efficiency": cls.memory_efficiency,
+            "link_efficiency": cls.link_efficiency,
+            "interconnect_efficiency": cls.interconnect_efficiency,
+            "per_layer_overhead_s": cls.per_layer_overhead_s,
+            "step_overhead_s": cls.step_overhead_s,
+            "sequence_overhead_s": cls.sequence_overhead_s,
+            "operator_overlap": cls.operator_overlap,
+            "busy_power_fraction": cls.busy_power_fraction,
+            "usable_memory_fraction": cls.usable_memory_fraction,
+            "runtime_overhead_gb": cls.runtime_overhead_bytes / GB,
+            "software_efficiency": float(accelerator.software_efficiency),
+            "prefill_chunk_tokens": constants.prefill_chunk_tokens,
+            "decode_context": "each decode step is taken at the mean context of the generation, input_len + output_len / 2",
+            "throughput_total_tok_s": "counts input + output tokens, as Brunetta et al. 2025 do",
+            "tokens_per_joule": "counts input + output tokens per joule of all devices",
+        },
+    }
+
+
+def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator) -> str:
+    s = result.scenario
+    memory = result.memory
+    lines = [
+        f"{model.name} on {result.devices} x {accelerator.name}",
+        f"  batch {s.batch}, {s.input_len} in / {s.output_len} out; weights {s.weight_precision}, "
+        f"activations {s.activation_precision} (computed in {result.compute_precision}), KV {s.kv_precision}; "
+        f"TP {s.tp} PP {s.pp} EP {s.ep} DP {s.dp}" + (f", offload {s.offload:.0%}" if s.offload else ""),
+    ]
+    if result.fits:
+        lines.append(f"  fits: largest batch {memory.max_batch:,} per replica")
+    else:
+        lines.append(f"  DOES NOT FIT: {result.fit_reason}")
+        options = []
+        if result.tp_needed:
+            options.append(f"TP={result.tp_needed} ({result.tp_needed * s.pp * s.dp} devices)")
+        if result.offload_needed >= 0:
+            options.append(f"{result.offload_needed:.0%} of weights offloaded")
+        if options:
+            lines.append("  would fit with " + " or ".join(options) + "; numbers below assume it ran as given")
+    lines += [
+        f"  memory per device: weights {memory.weights_bytes / GB:.2f} GB"
+        + (f" ({memory.weights_far_bytes / GB:.2f} offloaded)" if memory.weights_far_bytes else "")
+        + f", KV cache {memory.kv_cache_bytes / GB:.2f} GB"
+        + (f" ({result.kv_cache_far_bytes / GB:.2f} offloaded)" if result.kv_cache_far_bytes else "")
+        + f", activations {memory.activation_bytes / GB:.2f} GB, "
+        f"runtime {memory.overhead_bytes / GB:.2f} GB of {memory.usable_bytes / GB:.1f} GB usable",
+        f"  TTFT {result.ttft_s * 1e3:.2f} ms   ITL {result.itl_s * 1e3:.3f} ms   end-to-end {result.e2e_latency_s:.3f} s",
+        f"  throughput {result.throughput_output_tok_s:,.0f} output tok/s, {result.throughput_total_tok_s:,.0f} input+output tok/s",
+        f"  power {result.power_W:,.0f} W ({accelerator.power_scope} level, all devices), "
+        f"{result.tokens_per_joule:.3f} tokens/J (input+output)",
+        *(
+            [(f"  serving stack's host time: {result.decode.host_time_s * 1e3:.3f} ms of each decode step, "
+              f"{result.prefill.host_time_s * 1e3:.2f} ms of the prefill")]
+            if result.decode.host_time_s > 0 else []
+        ),
+        f"  prefill: {result.prefill.bound}-bound, OI {result.prefill.operational_intensity:.1f} FLOP/byte; "
+        f"decode: {result.decode.bound}-bound, OI {result.decode.operational_intensity:.2f} FLOP/byte; "
+        f"ridge point {result.ridge_point:.0f} FLOP/byte",
+    ]
+    lines += [f"  warning: {text}" for text in result.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def accelerator_summary(a: Accelerator) -> dict[str, object]:
+    device = a.tier("device") or next(t for t in a.memory if t.placement)
+    return {
+        "id": a.id,
+        "name": a.name,
+        "vendor": a.vendor,
+        "architecture_class": a.architecture_class,
+        "year": a.year.value,
+        "process_node": a.process_node.value,
+        "peak_flops": {key: float(value) for key, value in a.peak_flops.items()},
+        "memory": [
+            {
+                "kind": t.kind,
+                "level": t.level,
+                "name": t.name,
+                "capacity_bytes": float(t.capacity_bytes),
+                "bandwidth_Bps": float(t.bandwidth_Bps) if t.bandwidth_Bps is not None else None,
+                "link_bandwidth_Bps": float(t.link_bandwidth_Bps) if t.link_bandwidth_Bps is not None else None,
+                "placement": t.placement,
+            }
+            for t in a.memory
+        ],
+        "memory_gb": float(device.capacity_bytes) / GB,
+        "memory_bandwidth_Bps": device.effective_bandwidth_Bps,
+        "interconnect": {
+            "name": a.interconnect.name,
+            "bandwidth_per_direction_Bps": float(a.interconnect.bandwidth_per_direction_Bps),
+            "latency_s": float(a.interconnect.latency_s),
+            "domain_size": int(float(a.interconnect.domain_size)),
+            # Switchless meshes: the one link joining a pair of devices; None through a switch.
+            "peer_bandwidth_per_direction_Bps": (
+                float(a.interconnect.peer_bandwidth_per_direction_Bps)
+                if a.interconnect.peer_bandwidth_per_direction_Bps is not None else None
+            ),
+        },
+        "tdp_w": float(a.tdp_W),
+        "idle_w": float(a.idle_W),
+        "power_scope": a.power_scope,
+        "software_efficiency": float(a.software_efficiency),
+    }
+
+
+def model_summary(m: ModelArch) -> dict[str, object]:
+    return {
+        "id": m.id,
+        "name": m.name,
+        "family": m.family,
+        "total_params": m.total_params,
+        "active_params": m.active_params,
+        "nominal_total_params": m.nominal_total_params,
+        "nominal_active_params": m.nominal_active_params,
+        "n_layers": m.n_layers,
+        "hidden_size": m.hidden_size,
+        "n_heads": m.n_heads,
+        "n_kv_heads": m.n_kv_heads,
+        "attention": "mla" if m.mla else "gqa" if m.n_kv_heads < m.n_heads else "mha",
+        "moe": (
+            {
+                "routed_experts": m.moe.n_routed_experts,
+                "experts_per_token": m.moe.experts_per_token,
+                "shared_experts": m.moe.n_shared_experts,
+                "moe_layers": m.n_moe_layers,
+            }
+            if m.moe
+            else None
+        ),
+        "max_context": m.max_context,
+        "kv_cache_bytes_per_token_bf16": 2.0 * m.kv_elements_per_token_per_layer
+        * (m.n_full_attention_layers + m.n_window_attention_layers),
+    }

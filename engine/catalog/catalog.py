@@ -1,0 +1,102 @@
+"""The catalog: bundled accelerators and models, plus the user's own files.
+
+User files live in the platformdirs user data folder (``ACCELSCOPE_DATA_DIR`` points
+elsewhere, which tests use): ``accelerators/*.toml`` and ``models/*.toml`` in the bundled
+format, and ``models/*.json`` Hugging Face configs. A bad user file does not stop the rest
+from loading; its problem is listed in ``Catalog.problems``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from ..core.accelerator import Accelerator
+from ..core.errors import CatalogError, ScenarioError
+from ..core.model import ModelArch
+from .accelerators import load_accelerator_file, load_bundled_accelerators
+from .hf_config import load_hf_config
+from .models import load_bundled_models, load_model_file
+
+DATA_DIR_VARIABLE = "ACCELSCOPE_DATA_DIR"
+
+
+def user_data_dir() -> Path:
+    override = os.environ.get(DATA_DIR_VARIABLE)
+    return Path(override) if override else Path(platformdirs.user_data_dir("accelscope"))
+
+
+def load_model_path(path: Path) -> ModelArch:
+    """A model from a file: a Hugging Face ``config.json`` or a catalog-format ``.toml``."""
+    if path.suffix.lower() == ".toml":
+        return load_model_file(path)
+    return load_hf_config(path)
+
+
+@dataclass
+class Catalog:
+    accelerators: dict[str, Accelerator]
+    models: dict[str, ModelArch]
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, user_dir: Path | None = None, include_user: bool = True) -> Catalog:
+        catalog = cls(dict(load_bundled_accelerators()), dict(load_bundled_models()))
+        if include_user:
+            catalog._load_user(user_dir or user_data_dir())
+        return catalog
+
+    def _load_user(self, folder: Path) -> None:
+        for path in sorted((folder / "accelerators").glob("*.toml")):
+            try:
+                accelerator = load_accelerator_file(path)
+            except CatalogError as error:
+                self.problems.append(str(error))
+                continue
+            self.accelerators[accelerator.id] = accelerator
+        for path in sorted((folder / "models").glob("*")):
+            if path.suffix.lower() not in (".toml", ".json"):
+                continue
+            try:
+                model = load_model_path(path)
+            except CatalogError as error:
+                self.problems.append(str(error))
+                continue
+            self.models[model.id] = model
+
+    def accelerator(self, accelerator_id: str) -> Accelerator:
+        try:
+            return self.accelerators[accelerator_id]
+        except KeyError:
+            raise ScenarioError(_unknown("accelerator", accelerator_id, self.accelerators)) from None
+
+    def model(self, model_id_or_path: str) -> ModelArch:
+        """A catalog model by id, or a model file (config.json or .toml) by path."""
+        if model_id_or_path in self.models:
+            return self.models[model_id_or_path]
+        path = Path(model_id_or_path)
+        try:
+            exists = path.exists()
+        except OSError:  # a name too long, or otherwise not a path the system can look up
+            exists = False
+        if path.suffix.lower() in (".json", ".toml") or os.sep in model_id_or_path or exists:
+            if not exists:
+                raise ScenarioError(f"model file not found: {_shown(model_id_or_path)}")
+            return load_model_path(path)
+        raise ScenarioError(_unknown("model", model_id_or_path, self.models))
+
+
+def _shown(text: str, limit: int = 120) -> str:
+    """User input as one short line for a message: escaped, and cut when long."""
+    shown = text if len(text) <= limit else text[:limit] + "…"
+    return shown.encode("unicode_escape").decode("ascii")
+
+
+def _unknown(kind: str, name: str, known: dict[str, object]) -> str:
+    close = difflib.get_close_matches(name[:200], list(known), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known)}"
+    return f"unknown {kind} '{_shown(name)}'{hint}"

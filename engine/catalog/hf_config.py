@@ -1,0 +1,586 @@
+"""Build a model from a Hugging Face ``config.json`` on disk (architecture only, no weights).
+
+A config.json says how the network is shaped but not how large the model is called, so the
+nominal sizes of an imported model are its derived counts (the notes say so). Families are
+recognised from ``architectures`` (or, failing that, ``model_type``); each has its own field
+names for the same ideas, mapped here onto :class:`ModelArch`.
+
+The file is untrusted input: it is size-checked before parsing, every field is type- and
+range-checked, and the first problem is raised as a :class:`CatalogError` naming the file and
+the config's own field name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import CatalogError
+from ..core.model import MLASpec, ModelArch, MoESpec
+from .models import MAX_CONTEXT, MAX_EXPERTS, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, MAX_WIDTH, MODEL_ID_PATTERN
+from .reading import TableReader, check_int, decode_text, describe, quoted, read_limited
+
+# `architectures` entry -> family key used below.
+SUPPORTED_ARCHITECTURES: dict[str, str] = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "DeepseekV2ForCausalLM": "deepseek",
+    "DeepseekV3ForCausalLM": "deepseek",
+    "Llama4ForConditionalGeneration": "llama4",
+    "Llama4ForCausalLM": "llama4",
+    "Mistral3ForConditionalGeneration": "mistral3",
+    "DeciLMForCausalLM": "nemotron_nas",
+}
+
+# `model_type` -> family key, for configs without `architectures`.
+SUPPORTED_MODEL_TYPES: dict[str, str] = {
+    "llama": "llama",
+    "mistral": "mistral",
+    "mixtral": "mixtral",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "qwen3_moe": "qwen3_moe",
+    "deepseek_v2": "deepseek",
+    "deepseek_v3": "deepseek",
+    "llama4": "llama4",
+    "llama4_text": "llama4",
+    "mistral3": "mistral3",
+    "nemotron-nas": "nemotron_nas",
+}
+
+FAMILY_NAMES: dict[str, str] = {
+    "llama": "Llama",
+    "llama4": "Llama",
+    "mistral": "Mistral",
+    "mixtral": "Mistral",
+    "mistral3": "Mistral",
+    "qwen2": "Qwen",
+    "qwen3": "Qwen",
+    "qwen3_moe": "Qwen",
+    "deepseek": "DeepSeek",
+    "nemotron_nas": "Nemotron",
+}
+
+# Multimodal wrappers keep the language model's fields under `text_config`.
+_NESTED_TEXT_CONFIG = ("llama4", "mistral3")
+
+# `layer_types` entries (recent transformers configs) -> ModelArch attention kinds.
+_LAYER_TYPES = {"full_attention": "full", "sliding_attention": "window", "chunked_attention": "chunked"}
+
+_MAX_FFN_MULT = 64.0  # DeciLM ffn_mult; Llama 70B's full width is 5.25
+
+_HASH_LIKE = re.compile(r"^[0-9a-f]{7,64}$")
+
+
+def load_hf_config(path: str | os.PathLike[str], model_id: str | None = None) -> ModelArch:
+    """Read a Hugging Face config.json (or the config.json in a folder) and build the model.
+
+    ``model_id`` defaults to a slug of the file name, or for a ``config.json`` of the folder
+    holding it (for a Hugging Face cache snapshot, the repository name), or of
+    ``_name_or_path`` when those say nothing.
+    """
+    path = Path(path)  # a file on disk, named in messages as the user gave it
+    if path.is_dir():  # a downloaded model folder
+        if not (path / "config.json").exists():
+            raise CatalogError(path, None, "not a regular file (a directory) and holds no config.json")
+        path = path / "config.json"
+    root = TableReader(path, _parse_json(path))
+    family = _detect_family(root)
+    config = root
+    if family in _NESTED_TEXT_CONFIG and root.has("text_config"):
+        config = root.sub("text_config")
+
+    notes: list[str] = []
+    if family == "deepseek":
+        fields = _deepseek(config, notes)
+    elif family == "llama4":
+        fields = _llama4(config, notes)
+    elif family == "nemotron_nas":
+        fields = _nemotron_nas(config, notes)
+    else:
+        fields = _standard_decoder(config, family, notes)
+    if family in _NESTED_TEXT_CONFIG and config is not root:
+        notes.append("Language model only: the vision encoder and projector are not counted.")
+
+    tied = config.boolean("tie_word_embeddings", None)
+    if tied is None:
+        tied = root.boolean("tie_word_embeddings", False)  # every supported family defaults to untied
+
+    model_id, name = _identity(path, root, model_id)
+    model = ModelArch(
+        id=model_id,
+        name=name,
+        family=FAMILY_NAMES[family],
+        source=f"Hugging Face config.json: {path}",
+        tied_embeddings=tied,
+        max_context=_max_context(config),
+        nominal_total_params=0.0,
+        nominal_active_params=0.0,
+        nominal_source="derived from config.json, which states no nominal size",
+        source_file=str(path),
+        **fields,
+    )
+    notes.insert(0, "Imported from config.json; the nominal sizes are the derived counts, as the file states none.")
+    return replace(
+        model,
+        nominal_total_params=float(model.total_params),
+        nominal_active_params=float(model.active_params),
+        notes=" ".join(notes),
+    )
+
+
+# ---- reading and recognising the file ------------------------------------------------
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a valid value")
+
+
+def _parse_json(path: Path) -> dict[str, Any]:
+    text = decode_text(path, read_limited(path))
+    try:
+        config = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise CatalogError(path, None, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from exc
+    except ValueError as exc:
+        raise CatalogError(path, None, f"not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise CatalogError(path, None, "not valid JSON: nested too deeply") from exc
+    if not isinstance(config, dict):
+        raise CatalogError(path, None, f"must be a JSON object (a model's config.json), got {describe(config)}")
+    return config
+
+
+def _supported_list() -> str:
+    return ", ".join(SUPPORTED_ARCHITECTURES)
+
+
+def _detect_family(root: TableReader) -> str:
+    if root.has("architectures"):
+        names = root.array("architectures")
+        for index, name in enumerate(names):
+            if not isinstance(name, str):
+                raise root.error(f"architectures[{index}]", f"must be a string, got {describe(name)}")
+        for name in names:
+            if name in SUPPORTED_ARCHITECTURES:
+                return SUPPORTED_ARCHITECTURES[name]
+        if names:
+            listed = ", ".join(quoted(name) for name in names[:4]) + (", ..." if len(names) > 4 else "")
+            raise root.error("architectures", f"unsupported architecture {listed}; supported: {_supported_list()}")
+    if root.has("model_type"):
+        model_type = root.string("model_type")
+        if model_type in SUPPORTED_MODEL_TYPES:
+            return SUPPORTED_MODEL_TYPES[model_type]
+        raise root.error("model_type", f"unsupported model_type {quoted(model_type)}; supported: {_supported_list()}")
+    raise root.error("architectures", f"missing (and no model_type either); supported: {_supported_list()}")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-.")[:128]
+
+
+def _identity(path: Path, root: TableReader, model_id: str | None) -> tuple[str, str]:
+    """(id, display name): from the file name when it is not config.json (a user catalog keeps
+    configs as models/<name>.json), else from the folder holding it."""
+    folder = path.absolute().parent
+    if path.stem.lower() != "config":
+        name = path.stem
+    elif folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("models--"):
+        name = folder.parent.parent.name.split("--")[-1]  # .../models--org--name/snapshots/<commit>/
+    else:
+        name = folder.name
+    if not _slug(name) or _HASH_LIKE.match(name):
+        name_or_path = root.string("_name_or_path", "")
+        name = name_or_path.rstrip("/").split("/")[-1] if _slug(name_or_path) else "imported-model"
+    if model_id is None:
+        model_id = _slug(name)
+    elif not MODEL_ID_PATTERN.fullmatch(model_id):
+        raise CatalogError(path, "id", f"{model_id!r} must be lowercase letters, digits, '.', '_' or '-'")
+    return model_id, name
+
+
+# ---- fields shared by the families ---------------------------------------------------
+
+
+def _heads(config: TableReader, hidden: int) -> tuple[int, int, int]:
+    """(query heads, KV heads, head dim); absent KV heads means plain multi-head attention."""
+    n_heads = config.integer("num_attention_heads", maximum=MAX_HEADS)
+    n_kv_heads = config.integer("num_key_value_heads", n_heads, maximum=MAX_HEADS)
+    if n_heads % n_kv_heads:
+        raise config.error("num_key_value_heads", f"must divide num_attention_heads ({n_heads}), got {n_kv_heads}")
+    if config.has("head_dim"):
+        head_dim = config.integer("head_dim", maximum=MAX_WIDTH)
+    elif hidden % n_heads:
+        raise config.error("head_dim", f"missing, and hidden_size ({hidden}) is not a multiple of num_attention_heads")
+    else:
+        head_dim = hidden // n_heads
+    return n_heads, n_kv_heads, head_dim
+
+
+def _max_context(config: TableReader) -> int:
+    """max_position_embeddings, or the YaRN-extended length where the config enables YaRN."""
+    context = config.integer("max_position_embeddings", maximum=MAX_CONTEXT)
+    scaling = config.sub("rope_scaling", None)
+    if scaling is not None:
+        rope_type = scaling.string("rope_type", None) or scaling.string("type", "")
+        if rope_type == "yarn" and scaling.has("factor") and scaling.has("original_max_position_embeddings"):
+            factor = scaling.number("factor", maximum=1e4)
+            original = scaling.integer("original_max_position_embeddings", maximum=MAX_CONTEXT)
+            context = max(context, min(int(factor * original), MAX_CONTEXT))
+    return context
+
+
+def _limited_or_full(kind: str, size: int | None, max_context: int) -> tuple[str, int]:
+    """(kind, size) of a window or chunked layer; a window or chunk at least as long as the
+    context (or with no size) behaves as full attention."""
+    if size is None or size >= max_context:
+        return "full", 0
+    return kind, size
+
+
+def _window_or_full(size: int | None, max_context: int) -> tuple[str, int]:
+    return _limited_or_full("window", size, max_context)
+
+
+def _chunked_or_full(size: int | None, max_context: int) -> tuple[str, int]:
+    return _limited_or_full("chunked", size, max_context)
+
+
+def _layout(layers: list[tuple[str, int]], config: TableReader, field: str) -> dict[str, Any]:
+    """ModelArch's layer_attention, sliding_window and attention_chunk for these (kind, size)
+    layers; layer_attention is empty when every layer is full. ModelArch keeps one window size
+    and one chunk length, so the window (and the chunked) layers must agree on theirs."""
+    sizes: dict[str, int] = {}
+    for kind in ("window", "chunked"):
+        found = {size for layer_kind, size in layers if layer_kind == kind}
+        if len(found) > 1:
+            raise config.error(field, f"{kind} layers use different sizes {sorted(found)}; only one size is supported")
+        sizes[kind] = found.pop() if found else 0
+    kinds = tuple(kind for kind, _ in layers)
+    return {
+        "layer_attention": () if all(kind == "full" for kind in kinds) else kinds,
+        "sliding_window": sizes["window"],
+        "attention_chunk": sizes["chunked"],
+    }
+
+
+def _all_full() -> dict[str, Any]:
+    return {"layer_attention": (), "sliding_window": 0, "attention_chunk": 0}
+
+
+def _attention_layout(config: TableReader, family: str, n_layers: int) -> dict[str, Any]:
+    """Which layers attend through a sliding window or within chunks, and their sizes (the
+    layer_attention, sliding_window and attention_chunk fields of ModelArch)."""
+    max_context = _max_context(config)
+    if config.has("layer_types"):
+        layer_types = config.array("layer_types")
+        if len(layer_types) != n_layers:
+            raise config.error("layer_types", f"must list one type per layer ({n_layers}), got {len(layer_types)}")
+        layers = []
+        for index, layer_type in enumerate(layer_types):
+            if not isinstance(layer_type, str) or layer_type not in _LAYER_TYPES:
+                raise config.error(
+                    f"layer_types[{index}]", f"must be one of {', '.join(_LAYER_TYPES)}, got {describe(layer_type)}"
+                )
+            kind = _LAYER_TYPES[layer_type]
+            size = None
+            if kind != "full":
+                size_field = "attention_chunk_size" if kind == "chunked" else "sliding_window"
+                size = config.integer(size_field, maximum=MAX_CONTEXT)
+            layers.append(_limited_or_full(kind, size, max_context))
+        return _layout(layers, config, "layer_types")
+
+    if family == "llama4":
+        # Layers with RoPE (no_rope_layers[i] == 1) attend within chunks; the others are global.
+        chunk = config.integer("attention_chunk_size", None, maximum=MAX_CONTEXT)
+        if chunk is None:
+            return _all_full()
+        uses_rope = config.array("no_rope_layers", None) or [int((i + 1) % 4 != 0) for i in range(n_layers)]
+        if len(uses_rope) != n_layers:
+            raise config.error("no_rope_layers", f"must list one flag per layer ({n_layers}), got {len(uses_rope)}")
+        for index, flag in enumerate(uses_rope):
+            check_int(config, f"no_rope_layers[{index}]", flag, minimum=0, maximum=1)
+        layers = [_chunked_or_full(chunk if flag else None, max_context) for flag in uses_rope]
+        return _layout(layers, config, "attention_chunk_size")
+
+    if family in ("qwen2", "qwen3", "qwen3_moe"):
+        # Qwen: with use_sliding_window, layers from max_window_layers on use the window.
+        if not config.boolean("use_sliding_window", False) or not config.has("sliding_window"):
+            return _all_full()
+        window = config.integer("sliding_window", maximum=MAX_CONTEXT)
+        first = config.integer("max_window_layers", n_layers, minimum=0, maximum=MAX_LAYERS)
+        layers = [_window_or_full(window if layer >= first else None, max_context) for layer in range(n_layers)]
+        return _layout(layers, config, "sliding_window")
+
+    if family in ("mistral", "mixtral", "mistral3") and config.has("sliding_window"):
+        # One window for every layer, or (Ministral's params.json style) a repeating pattern.
+        pattern = config.table["sliding_window"]
+        if not isinstance(pattern, list):
+            pattern = [config.integer("sliding_window", maximum=MAX_CONTEXT)]
+        elif not pattern:
+            raise config.error("sliding_window", "must not be an empty list")
+        for index, size in enumerate(pattern):
+            if size is not None:
+                check_int(config, f"sliding_window[{index}]", size, minimum=1, maximum=MAX_CONTEXT)
+        layers = [_window_or_full(pattern[layer % len(pattern)], max_context) for layer in range(n_layers)]
+        return _layout(layers, config, "sliding_window")
+    return _all_full()
+
+
+def _moe_layout(
+    config: TableReader, field: str, moe_layers: set[int], n_layers: int
+) -> tuple[int, int, tuple[bool, ...]]:
+    """(n_dense_layers, moe_layer_step, layer_moe) reproducing exactly this set of MoE layers:
+    the compact form (a dense prefix, then every n-th layer) when it fits, else a per-layer map."""
+    ordered = sorted(moe_layers)
+    if not ordered:
+        raise config.error(field, "leaves no MoE layer; a dense model should use a dense architecture")
+    step = ordered[1] - ordered[0] if len(ordered) > 1 else n_layers - ordered[0]
+    n_dense = ordered[0] - (step - 1)
+    expected = {layer for layer in range(max(n_dense, 0), n_layers) if (layer - n_dense) % step == step - 1}
+    if n_dense >= 0 and expected == moe_layers:
+        return n_dense, step, ()
+    return 0, 1, tuple(layer in moe_layers for layer in range(n_layers))
+
+
+def _experts(config: TableReader, count_field: str) -> tuple[int, int]:
+    n_routed = config.integer(count_field, maximum=MAX_EXPERTS)
+    per_token = config.integer("num_experts_per_tok", maximum=MAX_EXPERTS)
+    if per_token > n_routed:
+        raise config.error("num_experts_per_tok", f"cannot exceed {count_field} ({n_routed}), got {per_token}")
+    return n_routed, per_token
+
+
+# ---- the families --------------------------------------------------------------------
+
+
+def _standard_decoder(config: TableReader, family: str, notes: list[str]) -> dict[str, Any]:
+    """Llama, Mistral, Mixtral, Qwen2/2.5, Qwen3 and Qwen3-MoE: the Llama layout plus extras."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads, n_kv_heads, head_dim = _heads(config, hidden)
+    intermediate = config.integer("intermediate_size", maximum=MAX_WIDTH)
+    attention = _attention_layout(config, family, n_layers)
+
+    qkv_bias = config.boolean("attention_bias", False)
+    if family == "qwen2":
+        qkv_bias = True  # Qwen2 always has Q/K/V biases; the config has no switch for them
+    elif qkv_bias and family == "llama":
+        notes.append("attention_bias also adds an output-projection bias, not counted (hidden_size per layer).")
+
+    moe = None
+    layer_moe: tuple[bool, ...] = ()
+    if family == "mixtral":
+        n_routed, per_token = _experts(config, "num_local_experts")
+        moe = MoESpec(n_routed, per_token, expert_intermediate_size=intermediate)
+    elif family == "qwen3_moe":
+        n_routed, per_token = _experts(config, "num_experts")
+        step = config.integer("decoder_sparse_step", 1, maximum=MAX_LAYERS)
+        dense_only = config.array("mlp_only_layers", [])
+        for index, layer in enumerate(dense_only):
+            check_int(config, f"mlp_only_layers[{index}]", layer, minimum=0, maximum=n_layers - 1)
+        moe_layers = {layer for layer in range(n_layers) if layer not in dense_only and (layer + 1) % step == 0}
+        n_dense, step, layer_moe = _moe_layout(
+            config, "mlp_only_layers" if dense_only else "decoder_sparse_step", moe_layers, n_layers
+        )
+        moe = MoESpec(
+            n_routed,
+            per_token,
+            expert_intermediate_size=config.integer("moe_intermediate_size", maximum=MAX_WIDTH),
+            n_dense_layers=n_dense,
+            moe_layer_step=step,
+        )
+
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": intermediate,
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "qkv_bias": qkv_bias,
+        "qk_norm": family in ("qwen3", "qwen3_moe"),  # per-head RMSNorm on queries and keys
+        **attention,
+        "layer_moe": layer_moe,
+        "moe": moe,
+    }
+
+
+def _deepseek(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """DeepSeek-V2/V3/R1: multi-head latent attention, shared + routed experts."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads = config.integer("num_attention_heads", maximum=MAX_HEADS)
+    n_kv_heads = config.integer("num_key_value_heads", n_heads, maximum=MAX_HEADS)
+    if n_heads % n_kv_heads:
+        raise config.error("num_key_value_heads", f"must divide num_attention_heads ({n_heads}), got {n_kv_heads}")
+    mla = MLASpec(
+        q_lora_rank=config.integer("q_lora_rank", 0, minimum=0, maximum=MAX_WIDTH),  # null: queries uncompressed
+        kv_lora_rank=config.integer("kv_lora_rank", maximum=MAX_WIDTH),
+        qk_nope_head_dim=config.integer("qk_nope_head_dim", maximum=MAX_WIDTH),
+        qk_rope_head_dim=config.integer("qk_rope_head_dim", maximum=MAX_WIDTH),
+        v_head_dim=config.integer("v_head_dim", maximum=MAX_WIDTH),
+    )
+    n_routed, per_token = _experts(config, "n_routed_experts")
+    n_shared = config.integer("n_shared_experts", 0, minimum=0, maximum=MAX_EXPERTS)
+    expert_width = config.integer("moe_intermediate_size", maximum=MAX_WIDTH)
+    # DeepSeek's rule: layer l is MoE when l >= first_k_dense_replace and l % moe_layer_freq == 0.
+    first_moe = config.integer("first_k_dense_replace", 0, minimum=0, maximum=n_layers)
+    frequency = config.integer("moe_layer_freq", 1, maximum=MAX_LAYERS)
+    moe_layers = {layer for layer in range(first_moe, n_layers) if layer % frequency == 0}
+    n_dense, step, layer_moe = _moe_layout(config, "moe_layer_freq", moe_layers, n_layers)
+
+    mtp_layers = config.integer("num_nextn_predict_layers", 0, minimum=0, maximum=MAX_LAYERS)
+    if mtp_layers:
+        notes.append(f"The {mtp_layers} multi-token-prediction layer(s) (num_nextn_predict_layers) are not counted.")
+    notes.append("head_dim is the per-head query/key width (qk_nope_head_dim + qk_rope_head_dim).")
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": mla.qk_nope_head_dim + mla.qk_rope_head_dim,
+        "intermediate_size": config.integer("intermediate_size", maximum=MAX_WIDTH),
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "moe": MoESpec(
+            n_routed,
+            per_token,
+            expert_intermediate_size=expert_width,
+            n_shared_experts=n_shared,
+            shared_expert_intermediate_size=expert_width if n_shared else 0,
+            n_dense_layers=n_dense,
+            moe_layer_step=step,
+        ),
+        "layer_moe": layer_moe,
+        "mla": mla,
+    }
+
+
+def _llama4(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """Llama 4: one shared expert beside the routed ones; intermediate_size is the expert width
+    and intermediate_size_mlp the dense FFN width; chunked attention on the RoPE layers."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads, n_kv_heads, head_dim = _heads(config, hidden)
+    n_routed, per_token = _experts(config, "num_local_experts")
+    expert_width = config.integer("intermediate_size", maximum=MAX_WIDTH)
+    step = config.integer("interleave_moe_layer_step", 1, maximum=MAX_LAYERS)
+    if config.has("moe_layers"):
+        listed = config.array("moe_layers")
+        for index, layer in enumerate(listed):
+            check_int(config, f"moe_layers[{index}]", layer, minimum=0, maximum=n_layers - 1)
+        moe_layers, field = set(listed), "moe_layers"
+    else:
+        moe_layers, field = set(range(step - 1, n_layers, step)), "interleave_moe_layer_step"
+    n_dense, step, layer_moe = _moe_layout(config, field, moe_layers, n_layers)
+    attention = _attention_layout(config, "llama4", n_layers)
+    if config.boolean("use_qk_norm", False):
+        notes.append("Its QK norm is a weightless L2 norm, so qk_norm is off (it adds no parameters).")
+    n_chunked = attention["layer_attention"].count("chunked")
+    if n_chunked:
+        notes.append(
+            f"{n_chunked} layer(s) use chunked attention ({attention['attention_chunk']}-token chunks, "
+            "attention_chunk_size); the others are global."
+        )
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": config.integer("intermediate_size_mlp", maximum=MAX_WIDTH),
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        **attention,
+        "layer_moe": layer_moe,
+        "moe": MoESpec(
+            n_routed,
+            per_token,
+            expert_intermediate_size=expert_width,
+            n_shared_experts=1,
+            shared_expert_intermediate_size=expert_width,
+            n_dense_layers=n_dense,
+            moe_layer_step=step,
+        ),
+    }
+
+
+def _ffn_width_from_mult(ffn_mult: float, hidden: int) -> int:
+    """DeciLM's rule: 2/3 of ffn_mult x hidden (SwiGLU), rounded up to a multiple of 256."""
+    width = int(2 * ffn_mult * hidden / 3)
+    return -(-width // 256) * 256
+
+
+def _nemotron_nas(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """DeciLM / Llama-Nemotron NAS models: one block_configs entry per layer, each attention
+    kept, removed (no_op) or replaced by a linear map, and each FFN with its own width."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads = config.integer("num_attention_heads", maximum=MAX_HEADS)
+    if hidden % n_heads:
+        raise config.error("num_attention_heads", f"must divide hidden_size ({hidden}), got {n_heads}")
+    blocks = config.array("block_configs")
+    if len(blocks) != n_layers:
+        raise config.error("block_configs", f"must have one entry per layer ({n_layers}), got {len(blocks)}")
+
+    max_context = _max_context(config)
+    layers: list[tuple[str, int]] = []
+    widths: list[int] = []
+    kv_heads: set[int] = set()
+    linear_ffn_layers = 0
+    for index in range(n_layers):
+        if not isinstance(blocks[index], dict):
+            raise config.error(f"block_configs[{index}]", f"must be a table, got {describe(blocks[index])}")
+        block = TableReader(config.path, blocks[index], f"{config.field('block_configs')}[{index}].")
+        attention, ffn = block.sub("attention"), block.sub("ffn")
+
+        if attention.boolean("no_op", False):
+            layers.append(("none", 0))
+        elif attention.boolean("replace_with_linear", False):
+            layers.append(("linear", 0))
+        else:
+            group = attention.integer("n_heads_in_group", maximum=n_heads)
+            if n_heads % group:
+                raise attention.error("n_heads_in_group", f"must divide num_attention_heads ({n_heads}), got {group}")
+            kv_heads.add(n_heads // group)
+            layers.append(_window_or_full(attention.integer("window_length", None, maximum=MAX_CONTEXT), max_context))
+
+        if ffn.boolean("no_op", False):
+            widths.append(0)
+        elif ffn.boolean("replace_with_linear", False):
+            # A d x d map holds as many weights as a gated FFN of width d/3.
+            widths.append(round(hidden / 3))
+            linear_ffn_layers += 1
+        else:
+            widths.append(_ffn_width_from_mult(ffn.number("ffn_mult", maximum=_MAX_FFN_MULT), hidden))
+
+    if len(kv_heads) > 1:
+        raise config.error(
+            "block_configs", f"layers use different KV head counts {sorted(kv_heads)}; only one is supported"
+        )
+    attention_layout = _layout(layers, config, "block_configs")
+    if linear_ffn_layers:
+        notes.append(
+            f"{linear_ffn_layers} FFN(s) replaced by a linear map are modelled as gated FFNs of width hidden/3 "
+            "(same weights, within rounding)."
+        )
+    notes.append("Per-layer attention and FFN widths read from block_configs.")
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": kv_heads.pop() if kv_heads else n_heads,
+        "head_dim": hidden // n_heads,
+        "intermediate_size": max(widths) or hidden,
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        **attention_layout,
+        "layer_intermediate_sizes": tuple(widths),
+    }

@@ -1,0 +1,354 @@
+"""The model catalog: one TOML file per model, bundled or in a user's own catalog folder.
+
+A model file holds the architecture (from the model's published ``config.json``), the nominal
+size (from its model card) and where each came from; every count the physics needs is derived
+from the architecture by :class:`~accelscope.engine.core.model.ModelArch`. The format is documented
+for users in ``resources/models/README.md``.
+
+Model files are untrusted input (users write and share them), so the loader checks every field
+and reports the first problem as a :class:`CatalogError` naming the file and the dotted field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from ..core.errors import CatalogError
+from ..core.model import LAYER_ATTENTION_KINDS, MLASpec, ModelArch, MoESpec
+from .reading import PathLike, TableReader, as_path, check_int, describe, read_toml_file
+
+# The bundled models, in the order the app lists them: the second paper's Table II
+# (Brunetta et al. 2025) by family, dense before MoE, plus Llama 2 70B.
+BUNDLED_ORDER: tuple[str, ...] = (
+    "llama-3.1-8b",
+    "llama-3.3-70b",
+    "llama-2-70b",
+    "nemotron-super-49b",
+    "llama-4-scout-17b-16e",
+    "qwen3-8b",
+    "qwen3-14b",
+    "qwen3-32b",
+    "qwen2.5-72b",
+    "qwen3-235b-a22b",
+    "ministral-8b",
+    "mistral-small-3.1-24b",
+    "mixtral-8x7b",
+    "mixtral-8x22b",
+    "deepseek-r1",
+)
+
+# Upper bounds far beyond any published model. A value past them is a typo or a hostile
+# file, and per-layer loops over it would stall the app.
+MAX_LAYERS = 4096
+MAX_WIDTH = 1 << 20  # hidden size, FFN widths, head dims, MLA ranks
+MAX_HEADS = 1 << 14
+MAX_VOCAB = 1 << 24
+MAX_CONTEXT = 1 << 30
+MAX_EXPERTS = 1 << 16
+MAX_PARAMS = 1e15
+
+MODEL_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+
+# ---- the model file format -----------------------------------------------------------
+
+_TOP_KEYS = ("id", "name", "family", "source", "max_context", "notes", "nominal", "architecture", "moe", "mla")
+_NOMINAL_KEYS = ("total_params", "active_params", "source")
+_ARCHITECTURE_KEYS = (
+    "n_layers",
+    "hidden_size",
+    "n_heads",
+    "n_kv_heads",
+    "head_dim",
+    "intermediate_size",
+    "vocab_size",
+    "tied_embeddings",
+    "qkv_bias",
+    "qk_norm",
+    "sliding_window",
+    "attention_chunk",
+    "layer_attention",
+    "layer_intermediate_sizes",
+)
+_MOE_KEYS = (
+    "n_routed_experts",
+    "experts_per_token",
+    "expert_intermediate_size",
+    "n_shared_experts",
+    "shared_expert_intermediate_size",
+    "n_dense_layers",
+    "moe_layer_step",
+    "layer_moe",
+)
+_MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def load_model_file(path: PathLike) -> ModelArch:
+    """Read and check one model TOML file."""
+    path = as_path(path)
+    document = read_toml_file(path)
+    return model_from_table(document, path, source_file=str(path))
+
+
+def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = "", source_file: str = "") -> ModelArch:
+    """Check one already-parsed model table (a model file's TOML, or a model embedded in a
+    preset) and build the model. Errors name ``path`` and the field under ``prefix``
+    (``"model."`` gives ``model.architecture.n_layers``)."""
+    root = TableReader(path, table, prefix)
+    root.reject_unknown(_TOP_KEYS)
+    model_id = root.string("id")
+    if not MODEL_ID_PATTERN.fullmatch(model_id):
+        raise root.error("id", "must be lowercase letters, digits, '.', '_' or '-' (e.g. 'llama-3.1-8b')")
+
+    nominal = root.sub("nominal")
+    nominal.reject_unknown(_NOMINAL_KEYS)
+    total_nominal = nominal.number("total_params", maximum=MAX_PARAMS)
+    active_nominal = nominal.number("active_params", maximum=MAX_PARAMS)
+    if active_nominal > total_nominal:
+        raise nominal.error("active_params", f"cannot exceed total_params ({total_nominal:g})")
+
+    arch = root.sub("architecture")
+    arch.reject_unknown(_ARCHITECTURE_KEYS)
+    n_layers = arch.integer("n_layers", maximum=MAX_LAYERS)
+    n_heads = arch.integer("n_heads", maximum=MAX_HEADS)
+    n_kv_heads = arch.integer("n_kv_heads", maximum=MAX_HEADS)
+    if n_heads % n_kv_heads:
+        raise arch.error("n_kv_heads", f"must divide n_heads ({n_heads}), got {n_kv_heads}")
+    sliding_window = arch.integer("sliding_window", 0, minimum=0, maximum=MAX_CONTEXT)
+    attention_chunk = arch.integer("attention_chunk", 0, minimum=0, maximum=MAX_CONTEXT)
+    layer_attention = _layer_attention(arch, n_layers, sliding_window, attention_chunk)
+
+    moe, layer_moe = _moe_spec(root.sub("moe", None), n_layers)
+    mla = _mla_spec(root.sub("mla", None))
+
+    return ModelArch(
+        id=model_id,
+        name=root.string("name"),
+        family=root.string("family"),
+        source=root.string("source"),
+        n_layers=n_layers,
+        hidden_size=arch.integer("hidden_size", maximum=MAX_WIDTH),
+        n_heads=n_heads,
+        n_kv_heads=n_kv_heads,
+        head_dim=arch.integer("head_dim", maximum=MAX_WIDTH),
+        intermediate_size=arch.integer("intermediate_size", maximum=MAX_WIDTH),
+        vocab_size=arch.integer("vocab_size", maximum=MAX_VOCAB),
+        tied_embeddings=arch.boolean("tied_embeddings"),
+        max_context=root.integer("max_context", maximum=MAX_CONTEXT),
+        nominal_total_params=total_nominal,
+        nominal_active_params=active_nominal,
+        nominal_source=nominal.string("source"),
+        qkv_bias=arch.boolean("qkv_bias", False),
+        qk_norm=arch.boolean("qk_norm", False),
+        sliding_window=sliding_window,
+        attention_chunk=attention_chunk,
+        layer_attention=layer_attention,
+        layer_intermediate_sizes=_layer_widths(arch, n_layers),
+        layer_moe=layer_moe,
+        moe=moe,
+        mla=mla,
+        notes=root.string("notes", ""),
+        source_file=source_file,
+    )
+
+
+def _layer_attention(arch: TableReader, n_layers: int, sliding_window: int, attention_chunk: int) -> tuple[str, ...]:
+    if not arch.has("layer_attention"):
+        # A window (or chunk) without a per-layer list means every layer uses it (Mistral 7B style).
+        if sliding_window and attention_chunk:
+            raise arch.error("layer_attention", "required when both sliding_window and attention_chunk are given")
+        if attention_chunk:
+            return ("chunked",) * n_layers
+        return ("window",) * n_layers if sliding_window else ()
+    kinds = arch.array("layer_attention")
+    if len(kinds) != n_layers:
+        raise arch.error("layer_attention", f"must list one kind per layer ({n_layers}), got {len(kinds)}")
+    for index, kind in enumerate(kinds):
+        if kind not in LAYER_ATTENTION_KINDS:
+            raise arch.error(
+                f"layer_attention[{index}]", f"must be one of {', '.join(LAYER_ATTENTION_KINDS)}, got {describe(kind)}"
+            )
+    if "window" in kinds and not sliding_window:
+        raise arch.error("sliding_window", "window layers need sliding_window > 0 (tokens each one keeps)")
+    if "chunked" in kinds and not attention_chunk:
+        raise arch.error("attention_chunk", "chunked layers need attention_chunk > 0 (tokens per chunk)")
+    return tuple(kinds)
+
+
+def _layer_widths(arch: TableReader, n_layers: int) -> tuple[int, ...]:
+    if not arch.has("layer_intermediate_sizes"):
+        return ()
+    widths = arch.array("layer_intermediate_sizes")
+    if len(widths) != n_layers:
+        raise arch.error("layer_intermediate_sizes", f"must list one width per layer ({n_layers}), got {len(widths)}")
+    for index, width in enumerate(widths):
+        check_int(arch, f"layer_intermediate_sizes[{index}]", width, minimum=0, maximum=MAX_WIDTH)
+    return tuple(widths)
+
+
+def _moe_spec(moe: TableReader | None, n_layers: int) -> tuple[MoESpec | None, tuple[bool, ...]]:
+    """The [moe] table and its optional per-layer MoE map (empty when not given)."""
+    if moe is None:
+        return None, ()
+    moe.reject_unknown(_MOE_KEYS)
+    n_routed = moe.integer("n_routed_experts", maximum=MAX_EXPERTS)
+    per_token = moe.integer("experts_per_token", maximum=MAX_EXPERTS)
+    if per_token > n_routed:
+        raise moe.error("experts_per_token", f"cannot exceed n_routed_experts ({n_routed}), got {per_token}")
+    n_shared = moe.integer("n_shared_experts", 0, minimum=0, maximum=MAX_EXPERTS)
+    shared_width = moe.integer("shared_expert_intermediate_size", 0, minimum=0, maximum=MAX_WIDTH)
+    if n_shared and not shared_width:
+        raise moe.error("shared_expert_intermediate_size", "required (> 0) when n_shared_experts > 0")
+    if shared_width and not n_shared:
+        raise moe.error("shared_expert_intermediate_size", "given but n_shared_experts is 0")
+    n_dense = moe.integer("n_dense_layers", 0, minimum=0, maximum=MAX_LAYERS)
+    step = moe.integer("moe_layer_step", 1, maximum=MAX_LAYERS)
+    layer_moe = _layer_moe(moe, n_layers)
+    if layer_moe:
+        for key in ("n_dense_layers", "moe_layer_step"):
+            if moe.has(key):
+                raise moe.error(key, "cannot be combined with layer_moe, which lists every layer")
+    elif n_dense + step > n_layers:
+        raise moe.error("n_dense_layers", f"with moe_layer_step {step} leaves no MoE layer among {n_layers}")
+    spec = MoESpec(
+        n_routed_experts=n_routed,
+        experts_per_token=per_token,
+        expert_intermediate_size=moe.integer("expert_intermediate_size", maximum=MAX_WIDTH),
+        n_shared_experts=n_shared,
+        shared_expert_intermediate_size=shared_width,
+        n_dense_layers=n_dense,
+        moe_layer_step=step,
+    )
+    return spec, layer_moe
+
+
+def _layer_moe(moe: TableReader, n_layers: int) -> tuple[bool, ...]:
+    if not moe.has("layer_moe"):
+        return ()
+    flags = moe.array("layer_moe")
+    if len(flags) != n_layers:
+        raise moe.error("layer_moe", f"must list one true/false per layer ({n_layers}), got {len(flags)}")
+    for index, flag in enumerate(flags):
+        if not isinstance(flag, bool):
+            raise moe.error(f"layer_moe[{index}]", f"must be true or false, got {describe(flag)}")
+    if not any(flags):
+        raise moe.error("layer_moe", "has no MoE layer (no true entry); a dense model needs no [moe] table")
+    return tuple(flags)
+
+
+def _mla_spec(mla: TableReader | None) -> MLASpec | None:
+    if mla is None:
+        return None
+    mla.reject_unknown(_MLA_KEYS)
+    return MLASpec(
+        q_lora_rank=mla.integer("q_lora_rank", 0, minimum=0, maximum=MAX_WIDTH),
+        kv_lora_rank=mla.integer("kv_lora_rank", maximum=MAX_WIDTH),
+        qk_nope_head_dim=mla.integer("qk_nope_head_dim", maximum=MAX_WIDTH),
+        qk_rope_head_dim=mla.integer("qk_rope_head_dim", maximum=MAX_WIDTH),
+        v_head_dim=mla.integer("v_head_dim", maximum=MAX_WIDTH),
+    )
+
+
+def model_to_table(model: ModelArch) -> dict[str, Any]:
+    """The model as a table in the model-file format, which :func:`model_from_table` reads
+    back to an equal model (apart from ``source_file``, which records where it was read)."""
+    table: dict[str, Any] = {
+        "id": model.id,
+        "name": model.name,
+        "family": model.family,
+        "source": model.source,
+        "max_context": model.max_context,
+    }
+    if model.notes:
+        table["notes"] = model.notes
+    table["nominal"] = {
+        "total_params": model.nominal_total_params,
+        "active_params": model.nominal_active_params,
+        "source": model.nominal_source,
+    }
+    arch: dict[str, Any] = {
+        "n_layers": model.n_layers,
+        "hidden_size": model.hidden_size,
+        "n_heads": model.n_heads,
+        "n_kv_heads": model.n_kv_heads,
+        "head_dim": model.head_dim,
+        "intermediate_size": model.intermediate_size,
+        "vocab_size": model.vocab_size,
+        "tied_embeddings": model.tied_embeddings,
+    }
+    if model.qkv_bias:
+        arch["qkv_bias"] = True
+    if model.qk_norm:
+        arch["qk_norm"] = True
+    kinds = set(model.layer_attention)
+    if model.sliding_window and "window" in kinds:
+        arch["sliding_window"] = model.sliding_window
+    if model.attention_chunk and "chunked" in kinds:
+        arch["attention_chunk"] = model.attention_chunk
+    # The reader expands a lone window (or chunk) to every layer, so a uniform list can go.
+    if kinds and kinds not in ({"window"}, {"chunked"}):
+        arch["layer_attention"] = list(model.layer_attention)
+    if model.layer_intermediate_sizes:
+        arch["layer_intermediate_sizes"] = list(model.layer_intermediate_sizes)
+    table["architecture"] = arch
+    if model.moe is not None:
+        table["moe"] = _moe_table(model.moe, model.layer_moe)
+    if model.mla is not None:
+        m = model.mla
+        table["mla"] = {
+            "q_lora_rank": m.q_lora_rank,
+            "kv_lora_rank": m.kv_lora_rank,
+            "qk_nope_head_dim": m.qk_nope_head_dim,
+            "qk_rope_head_dim": m.qk_rope_head_dim,
+            "v_head_dim": m.v_head_dim,
+        }
+    return table
+
+
+def _moe_table(moe: MoESpec, layer_moe: tuple[bool, ...]) -> dict[str, Any]:
+    table: dict[str, Any] = {
+        "n_routed_experts": moe.n_routed_experts,
+        "experts_per_token": moe.experts_per_token,
+        "expert_intermediate_size": moe.expert_intermediate_size,
+    }
+    if moe.n_shared_experts:
+        table["n_shared_experts"] = moe.n_shared_experts
+        table["shared_expert_intermediate_size"] = moe.shared_expert_intermediate_size
+    if layer_moe:  # lists every layer, so the reader refuses the compact fields beside it
+        table["layer_moe"] = list(layer_moe)
+        return table
+    if moe.n_dense_layers:
+        table["n_dense_layers"] = moe.n_dense_layers
+    if moe.moe_layer_step != 1:
+        table["moe_layer_step"] = moe.moe_layer_step
+    return table
+
+
+# ---- the bundled catalog -------------------------------------------------------------
+
+
+def bundled_models_dir() -> Traversable:
+    return files("accelscope.resources") / "models"
+
+
+def bundled_model_files() -> list[Traversable]:
+    """The bundled model files: those in BUNDLED_ORDER first, in that order, then any others."""
+    found = {
+        entry.name[: -len(".toml")]: entry for entry in bundled_models_dir().iterdir() if entry.name.endswith(".toml")
+    }
+    ordered = [found.pop(model_id) for model_id in BUNDLED_ORDER if model_id in found]
+    return ordered + [found[stem] for stem in sorted(found)]
+
+
+def load_bundled_models() -> dict[str, ModelArch]:
+    """Every bundled model by id, in BUNDLED_ORDER."""
+    models: dict[str, ModelArch] = {}
+    for entry in bundled_model_files():
+        model = load_model_file(entry)
+        if model.id in models:
+            raise CatalogError(entry, "id", f"{model.id!r} is already used by {models[model.id].source_file}")
+        models[model.id] = model
+    return models

@@ -1,0 +1,694 @@
+"""Regime fitness: every accelerator scored on the first paper's operational regimes.
+
+Sharma 2025 (Sec. IV-A/B, Fig. 8) grades seven accelerators on eight regimes in words
+(Excellent ... Limited). Here each regime is a concrete model, workload, layout rule and metric
+(``resources/regimes.toml``, which says why each was chosen), computed by the engine's kernels
+for every accelerator of the catalog and normalised per regime to the best one (1.0 = best,
+direction aware). Where an accelerator cannot run a regime under its layout rule, the cell says
+so (``fits`` false, score 0, value 0, and the reason) rather than holding NaN.
+
+Use::
+
+    grid = regime_scores(Engine())          # all accelerators of the engine's catalog
+    grid.cell("h100-sxm", "single_stream")  # raw value, unit, metric text, fit, reason, grade
+    regimes_table(grid).to_csv()            # regimes.csv
+
+The whole grid costs two kernel calls: one to find each layout, one for every scenario of
+every regime (a few thousand columns).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..catalog.reading import read_toml_file
+from ..core import codes
+from ..core.errors import CatalogError
+from ..core.precision import PRECISIONS
+from ..core.scenario import MAX_BATCH, MAX_TOKENS, Scenario
+from ..core.table import Table
+from ..physics import kernels as k
+from ..physics.engine import Engine
+
+# The metric kinds a regime can name, and what each computes from the kernel outputs.
+METRICS: dict[str, str] = {
+    "ttft": "time to first token of the regime's batch, in ms",
+    "requests_within_itl": "output throughput / output length / devices, at the best batch whose ITL meets the "
+    "target and which runs in one wave",
+    "peak_output_tokens": "highest output tokens/s per device over the batch sweep",
+    "long_context_tokens": "output tokens/s per device at the long prompt (the share kept of the short-prompt rate "
+    "is given beside)",
+    "models_resident": "floor((usable memory - runtime) / (weights + KV cache + workspace of one copy)) on one "
+    "device",
+    "peak_prefill_tokens": "highest prompt tokens/s per device over the batch sweep, prefill only",
+    "decode_tokens": "1 / inter-token latency",
+}
+LAYOUTS: tuple[str, ...] = ("smallest", "one-device")
+DIRECTIONS: tuple[str, ...] = ("lower", "higher")
+
+
+@dataclass(frozen=True)
+class Regime:
+    id: str
+    name: str
+    paper_column: str
+    model: str
+    weight_precision: str
+    activation_precision: str
+    kv_precision: str
+    input_len: int
+    output_len: int
+    batches: tuple[int, ...]
+    layout: str  # one of LAYOUTS
+    metric: str  # one of METRICS
+    metric_text: str
+    unit: str
+    direction: str  # "lower" or "higher" is better
+    reason: str
+    itl_target_s: float | None = None  # requests_within_itl only
+    short_input_len: int | None = None  # long_context_tokens only
+
+    def scenario(self, accelerator: str, batch: int, tp: int = 1, pp: int = 1, input_len: int | None = None) -> Scenario:
+        return Scenario(
+            model=self.model,
+            accelerator=accelerator,
+            batch=batch,
+            input_len=self.input_len if input_len is None else input_len,
+            output_len=self.output_len,
+            weight_precision=self.weight_precision,
+            activation_precision=self.activation_precision,
+            kv_precision=self.kv_precision,
+            tp=tp,
+            pp=pp,
+        )
+
+
+@dataclass(frozen=True)
+class LayoutRule:
+    """How the "smallest" layout splits n devices: TP up to ``max_tp``, pipeline stages for
+    the rest; at most ``max_devices`` in all."""
+
+    max_tp: int
+    max_devices: int
+    basis: dict[str, str]
+
+
+@dataclass(frozen=True)
+class RegimeDefinitions:
+    regimes: tuple[Regime, ...]
+    layout: LayoutRule
+    paper_source: str
+    paper_grades: tuple[str, ...]  # best first
+    paper_ratings: dict[str, dict[str, str]]  # accelerator id -> regime id -> grade
+
+
+@dataclass(frozen=True)
+class RegimeCell:
+    """One accelerator on one regime."""
+
+    accelerator: str
+    regime: str
+    value: float  # the metric's raw value in ``unit``; 0.0 where it does not fit
+    unit: str
+    metric_text: str
+    score: float  # value normalised to the best accelerator of the regime, 0..1
+    fits: bool  # the regime's model runs on the accelerator under its layout rule
+    reason: str  # why it does not fit, or why the value is 0; "" otherwise
+    paper_rating: str | None  # the paper's grade, where it grades this accelerator
+    devices: int  # devices the layout uses (0 where none holds the model)
+    tp: int
+    pp: int
+    batch: int  # the batch the value was taken at (0 where none)
+    detail: str  # the numbers behind the value, in a sentence
+    switch_time_s: float | None = None  # multi-model: time to load one model's weights from the far tier
+
+
+@dataclass(frozen=True)
+class RegimeGrid:
+    """Accelerators x regimes. Arrays are indexed [accelerator, regime] in the order of
+    ``accelerators`` and ``regimes``."""
+
+    regimes: tuple[Regime, ...]
+    accelerators: tuple[str, ...]
+    scores: np.ndarray  # float, 0..1
+    values: np.ndarray  # float, raw metric values (0 where it does not fit)
+    fits: np.ndarray  # bool
+    cells: tuple[tuple[RegimeCell, ...], ...]
+    paper_source: str
+    layout: LayoutRule
+    elapsed_s: float  # wall time of regime_scores, kernel calls included
+
+    def cell(self, accelerator: str, regime: str) -> RegimeCell:
+        return self.cells[self.accelerators.index(accelerator)][self.regime_index(regime)]
+
+    def regime_index(self, regime: str) -> int:
+        for index, item in enumerate(self.regimes):
+            if item.id == regime:
+                return index
+        raise KeyError(f"unknown regime {regime!r}; known: {', '.join(r.id for r in self.regimes)}")
+
+    def best(self, regime: str) -> str | None:
+        """The accelerator scoring 1.0 on a regime (None if none runs it)."""
+        column = self.scores[:, self.regime_index(regime)]
+        if not np.any(column > 0.0):
+            return None
+        return self.accelerators[int(np.argmax(column))]
+
+
+# ---- loading ---------------------------------------------------------------------------------
+
+
+def default_regimes_path() -> Path:
+    return Path(str(resources.files("accelscope.resources") / "regimes.toml"))
+
+
+def load_regimes(path: Path | None = None) -> RegimeDefinitions:
+    """Read and check ``regimes.toml``; a bad field raises CatalogError naming it."""
+    path = path or default_regimes_path()
+    data = read_toml_file(Path(path))  # size-limited, special files refused, errors name the file
+
+    layout_table = data.get("layout")
+    if not isinstance(layout_table, dict):
+        raise CatalogError(path, "layout", "missing table")
+    layout_values: dict[str, int] = {}
+    layout_basis: dict[str, str] = {}
+    for name in ("max_tp", "max_devices"):
+        entry = layout_table.get(name)
+        if not isinstance(entry, dict) or not isinstance(entry.get("basis"), str) or not entry["basis"].strip():
+            raise CatalogError(path, f"layout.{name}", "expected a table with 'value' and a non-empty 'basis'")
+        value = entry.get("value")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65536:
+            raise CatalogError(path, f"layout.{name}.value", f"must be a whole number from 1 to 65,536, got {value!r}")
+        layout_values[name], layout_basis[name] = value, entry["basis"]
+    layout = LayoutRule(layout_values["max_tp"], layout_values["max_devices"], layout_basis)
+
+    entries = data.get("regime")
+    if not isinstance(entries, list) or not entries:
+        raise CatalogError(path, "regime", "expected at least one [[regime]] table")
+    regimes = tuple(_regime(path, index, entry) for index, entry in enumerate(entries))
+    ids = [r.id for r in regimes]
+    for index, regime_id in enumerate(ids):
+        if regime_id in ids[:index]:
+            raise CatalogError(path, f"regime[{index}].id", f"{regime_id!r} appears twice")
+
+    paper = data.get("paper", {})
+    if not isinstance(paper, dict) or not isinstance(paper.get("source"), str):
+        raise CatalogError(path, "paper.source", "the paper's grades need a source")
+    grades = paper.get("grades")
+    if not isinstance(grades, list) or not all(isinstance(g, str) for g in grades) or not grades:
+        raise CatalogError(path, "paper.grades", "expected a list of grade names, best first")
+    ratings: dict[str, dict[str, str]] = {}
+    for accelerator, table in paper.get("ratings", {}).items():
+        if not isinstance(table, dict):
+            raise CatalogError(path, f"paper.ratings.{accelerator}", "expected a table of regime = grade")
+        for regime_id, grade in table.items():
+            if regime_id not in ids:
+                raise CatalogError(path, f"paper.ratings.{accelerator}.{regime_id}", "not a regime id")
+            if grade not in grades:
+                raise CatalogError(
+                    path, f"paper.ratings.{accelerator}.{regime_id}", f"{grade!r} is not one of {', '.join(grades)}"
+                )
+        ratings[accelerator] = dict(table)
+    return RegimeDefinitions(regimes, layout, paper["source"], tuple(grades), ratings)
+
+
+def _regime(path: Path, index: int, entry: object) -> Regime:
+    where = f"regime[{index}]"
+    if not isinstance(entry, dict):
+        raise CatalogError(path, where, "expected a table")
+
+    def text(key: str) -> str:
+        value = entry.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise CatalogError(path, f"{where}.{key}", "must be a non-empty string")
+        return value
+
+    def whole(key: str, value: object, high: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+            raise CatalogError(path, f"{where}.{key}", f"must be a whole number from 1 to {high:,}, got {value!r}")
+        return value
+
+    for key in ("weights", "activations", "kv_cache"):
+        if entry.get(key) not in PRECISIONS:
+            raise CatalogError(path, f"{where}.{key}", f"must be one of {', '.join(PRECISIONS)}")
+    batches = entry.get("batches")
+    if not isinstance(batches, list) or not batches:
+        raise CatalogError(path, f"{where}.batches", "expected a list of batch sizes")
+    metric, layout, direction = text("metric"), text("layout"), text("direction")
+    if metric not in METRICS:
+        raise CatalogError(path, f"{where}.metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
+    if layout not in LAYOUTS:
+        raise CatalogError(path, f"{where}.layout", f"must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    if direction not in DIRECTIONS:
+        raise CatalogError(path, f"{where}.direction", f"must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+    itl_target_s = None
+    if metric == "requests_within_itl":
+        target = entry.get("itl_target_ms")
+        if isinstance(target, bool) or not isinstance(target, int | float) or not 0.0 < target < 1e6:
+            raise CatalogError(path, f"{where}.itl_target_ms", "a positive time in ms is needed for this metric")
+        itl_target_s = float(target) / 1e3
+    short_input_len = None
+    if metric == "long_context_tokens":
+        short_input_len = whole("short_input_len", entry.get("short_input_len"), MAX_TOKENS)
+    return Regime(
+        id=text("id"),
+        name=text("name"),
+        paper_column=text("paper_column"),
+        model=text("model"),
+        weight_precision=entry["weights"],
+        activation_precision=entry["activations"],
+        kv_precision=entry["kv_cache"],
+        input_len=whole("input_len", entry.get("input_len"), MAX_TOKENS),
+        output_len=whole("output_len", entry.get("output_len"), MAX_TOKENS),
+        batches=tuple(whole(f"batches[{i}]", b, MAX_BATCH) for i, b in enumerate(batches)),
+        layout=layout,
+        metric=metric,
+        metric_text=text("metric_text"),
+        unit=text("unit"),
+        direction=direction,
+        reason=text("reason"),
+        itl_target_s=itl_target_s,
+        short_input_len=short_input_len,
+    )
+
+
+# ---- scoring ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Layout:
+    tp: int
+    pp: int
+    reason: str = ""  # why there is no layout; "" when there is one
+
+    @property
+    def devices(self) -> int:
+        return self.tp * self.pp
+
+
+def split_devices(devices: int, layers: int, max_tp: int) -> tuple[int, int]:
+    """(tp, pp) for a power-of-two device count: tensor parallelism up to ``max_tp``, pipeline
+    stages for the rest, never more stages than the largest power of two not above ``layers``."""
+    tp = min(devices, max_tp)
+    pp = devices // tp
+    stage_cap = 2 ** math.floor(math.log2(layers))
+    if pp > stage_cap:
+        pp = stage_cap
+        tp = devices // pp
+    return tp, pp
+
+
+def regime_scores(
+    engine: Engine, accelerator_ids: Sequence[str] | None = None, definitions: RegimeDefinitions | None = None
+) -> RegimeGrid:
+    """Score every accelerator (default: all of the engine's catalog) on every regime."""
+    started = time.perf_counter()
+    definitions = definitions or load_regimes()
+    accelerators = tuple(accelerator_ids) if accelerator_ids is not None else tuple(engine.catalog.accelerators)
+    for accelerator in accelerators:
+        engine.catalog.accelerator(accelerator)  # a clear error for an unknown id
+    regimes = definitions.regimes
+    for regime in regimes:
+        engine.model(regime.model)  # a clear error for a model id the catalog lacks
+
+    layouts = _layouts(engine, regimes, accelerators, definitions.layout)
+
+    # Every scenario of every (accelerator, regime) cell, evaluated in one kernel call.
+    scenarios: list[Scenario] = []
+    columns: dict[tuple[int, int], list[int]] = {}
+    short_columns: dict[tuple[int, int], list[int]] = {}
+    for a_index, accelerator in enumerate(accelerators):
+        for r_index, regime in enumerate(regimes):
+            layout = layouts[a_index][r_index]
+            if layout.reason:
+                continue
+            cell_columns = columns.setdefault((a_index, r_index), [])
+            for batch in regime.batches:
+                cell_columns.append(len(scenarios))
+                scenarios.append(regime.scenario(accelerator, batch, layout.tp, layout.pp))
+            if regime.short_input_len is not None:
+                short = short_columns.setdefault((a_index, r_index), [])
+                for batch in regime.batches:
+                    short.append(len(scenarios))
+                    scenarios.append(regime.scenario(accelerator, batch, layout.tp, layout.pp, regime.short_input_len))
+    out = engine.evaluate(scenarios) if scenarios else np.empty((k.N_OUTPUT_ROWS, 0))
+
+    raw: list[list[_Raw]] = []
+    for a_index, accelerator in enumerate(accelerators):
+        row = []
+        for r_index, regime in enumerate(regimes):
+            layout = layouts[a_index][r_index]
+            if layout.reason:
+                row.append(_Raw(0.0, False, layout.reason, 0, ""))
+                continue
+            row.append(
+                _measure(
+                    engine, regime, accelerator, layout, out,
+                    columns[(a_index, r_index)], short_columns.get((a_index, r_index), []),
+                )
+            )
+        raw.append(row)
+
+    values = np.array([[cell.value for cell in row] for row in raw], dtype=float).reshape(len(accelerators), len(regimes))
+    usable = np.array([[cell.fits and cell.value > 0.0 for cell in row] for row in raw], dtype=bool).reshape(
+        values.shape
+    )
+    fits = np.array([[cell.fits for cell in row] for row in raw], dtype=bool).reshape(values.shape)
+    scores = np.zeros(values.shape)
+    for r_index, regime in enumerate(regimes):
+        column = values[:, r_index]
+        ok = usable[:, r_index]
+        if not ok.any():
+            continue
+        if regime.direction == "higher":
+            scores[ok, r_index] = column[ok] / column[ok].max()
+        else:
+            scores[ok, r_index] = column[ok].min() / column[ok]
+
+    cells = tuple(
+        tuple(
+            RegimeCell(
+                accelerator=accelerator,
+                regime=regime.id,
+                value=float(values[a_index, r_index]),
+                unit=regime.unit,
+                metric_text=regime.metric_text,
+                score=float(scores[a_index, r_index]),
+                fits=bool(fits[a_index, r_index]),
+                reason=raw[a_index][r_index].reason,
+                paper_rating=definitions.paper_ratings.get(accelerator, {}).get(regime.id),
+                devices=layouts[a_index][r_index].devices if not layouts[a_index][r_index].reason else 0,
+                tp=layouts[a_index][r_index].tp,
+                pp=layouts[a_index][r_index].pp,
+                batch=raw[a_index][r_index].batch,
+                detail=raw[a_index][r_index].detail,
+                switch_time_s=raw[a_index][r_index].switch_time_s,
+            )
+            for r_index, regime in enumerate(regimes)
+        )
+        for a_index, accelerator in enumerate(accelerators)
+    )
+    return RegimeGrid(
+        regimes=regimes,
+        accelerators=accelerators,
+        scores=scores,
+        values=values,
+        fits=fits,
+        cells=cells,
+        paper_source=definitions.paper_source,
+        layout=definitions.layout,
+        elapsed_s=time.perf_counter() - started,
+    )
+
+
+def _layouts(
+    engine: Engine, regimes: Sequence[Regime], accelerators: Sequence[str], rule: LayoutRule
+) -> list[list[_Layout]]:
+    """Each cell's layout, from one kernel call over batch-1 probes: for a "smallest" regime,
+    every power-of-two device count up to the rule's maximum, split by ``split_devices``; the
+    smallest that holds the weights and one sequence at full context wins."""
+    counts = [2**i for i in range(math.floor(math.log2(rule.max_devices)) + 1)]
+    probes: list[Scenario] = []
+    starts: list[list[int]] = []
+    for accelerator in accelerators:
+        row = []
+        for regime in regimes:
+            row.append(len(probes))
+            if regime.layout == "one-device":
+                probes.append(regime.scenario(accelerator, 1))
+                continue
+            layers = engine.model(regime.model).n_layers
+            for n in counts:
+                tp, pp = split_devices(n, layers, rule.max_tp)
+                probes.append(regime.scenario(accelerator, 1, tp, pp))
+        starts.append(row)
+    out = engine.evaluate(probes) if probes else np.empty((k.N_OUTPUT_ROWS, 0))
+
+    layouts: list[list[_Layout]] = []
+    for a_index in range(len(accelerators)):
+        row = []
+        for r_index, regime in enumerate(regimes):
+            first = starts[a_index][r_index]
+            if regime.layout == "one-device":
+                if out[k.O_FITS, first]:
+                    row.append(_Layout(1, 1))
+                    continue
+                needed = out[k.O_WEIGHTS, first] + out[k.O_OVERHEAD, first]
+                row.append(_Layout(1, 1, (
+                    f"does not fit on one device: {codes.FIT_REASONS[int(out[k.O_FIT_CODE, first])]} "
+                    f"({needed / 1e9:.1f} GB of weights and runtime, {out[k.O_USABLE, first] / 1e9:.1f} GB usable)"
+                )))
+                continue
+            layers = engine.model(regime.model).n_layers
+            for offset, n in enumerate(counts):
+                if out[k.O_FITS, first + offset]:
+                    row.append(_Layout(*split_devices(n, layers, rule.max_tp)))
+                    break
+            else:
+                last = first + len(counts) - 1
+                row.append(_Layout(1, 1, (
+                    f"does not fit on up to {counts[-1]:,} devices (TP x PP): "
+                    f"{codes.FIT_REASONS[int(out[k.O_FIT_CODE, last])]}"
+                )))
+        layouts.append(row)
+    return layouts
+
+
+@dataclass(frozen=True)
+class _Raw:
+    value: float
+    fits: bool
+    reason: str
+    batch: int
+    detail: str
+    switch_time_s: float | None = None
+
+
+def _layout_text(layout: _Layout) -> str:
+    if layout.devices == 1:
+        return "one device"
+    return f"{layout.devices:,} devices (TP {layout.tp} x PP {layout.pp})"
+
+
+def _measure(
+    engine: Engine,
+    regime: Regime,
+    accelerator: str,
+    layout: _Layout,
+    out: np.ndarray,
+    columns: list[int],
+    short_columns: list[int],
+) -> _Raw:
+    devices = layout.devices
+    where = _layout_text(layout)
+    fitting = [(b, j) for b, j in zip(regime.batches, columns, strict=True) if out[k.O_FITS, j]]
+    if not fitting:
+        code = int(out[k.O_FIT_CODE, columns[0]])
+        return _Raw(0.0, False, f"does not fit on {where}: {codes.FIT_REASONS[code]}", 0, "")
+
+    metric = regime.metric
+    if metric == "ttft":
+        batch, j = fitting[0]
+        ttft_ms = out[k.O_TTFT, j] * 1e3
+        return _Raw(ttft_ms, True, "", batch, f"TTFT {ttft_ms:.4g} ms on {where}")
+
+    if metric == "decode_tokens":
+        batch, j = fitting[0]
+        rate = 1.0 / out[k.O_ITL, j]
+        return _Raw(rate, True, "", batch, f"ITL {out[k.O_ITL, j] * 1e3:.4g} ms on {where}")
+
+    if metric == "requests_within_itl":
+        target = regime.itl_target_s
+        best = (0.0, 0)
+        for batch, j in fitting:
+            if out[k.O_WAVES, j] == 1 and out[k.O_ITL, j] <= target:
+                rate = out[k.O_THROUGHPUT_OUTPUT, j] / regime.output_len / devices
+                if rate > best[0]:
+                    best = (rate, batch)
+        if best[1] == 0:
+            first_itl = out[k.O_ITL, fitting[0][1]] * 1e3
+            return _Raw(0.0, True, (
+                f"no batch keeps the inter-token latency within {target * 1e3:g} ms on {where} "
+                f"(batch {fitting[0][0]}: {first_itl:.4g} ms)"
+            ), 0, "")
+        j = columns[regime.batches.index(best[1])]
+        return _Raw(best[0], True, "", best[1], (
+            f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {out[k.O_ITL, j] * 1e3:.3g} ms) on {where}"
+        ))
+
+    if metric in ("peak_output_tokens", "peak_prefill_tokens"):
+        best = (0.0, 0)
+        for batch, j in fitting:
+            if metric == "peak_output_tokens":
+                rate = out[k.O_THROUGHPUT_OUTPUT, j] / devices
+            else:
+                rate = batch * regime.input_len / out[k.O_E2E, j] / devices
+            if rate > best[0]:
+                best = (rate, batch)
+        j = columns[regime.batches.index(best[1])]
+        waves = int(out[k.O_WAVES, j])
+        in_waves = f", in {waves} waves" if waves > 1 else ""
+        return _Raw(best[0], True, "", best[1], (
+            f"{best[0]:.4g} tokens/s per device at batch {best[1]}{in_waves} on {where}"
+        ))
+
+    if metric == "long_context_tokens":
+        batch, j = fitting[0]
+        short_j = short_columns[regime.batches.index(batch)]
+        long_rate = out[k.O_THROUGHPUT_OUTPUT, j] / devices
+        waves = int(out[k.O_WAVES, j])
+        in_waves = f" (in {waves} waves)" if waves > 1 else ""
+        detail = f"{long_rate:.4g} tokens/s per device at {regime.input_len:,}-token prompts{in_waves}, batch {batch}, on {where}"
+        if out[k.O_FITS, short_j]:
+            short_rate = out[k.O_THROUGHPUT_OUTPUT, short_j] / devices
+            detail += f": {long_rate / short_rate:.1%} of its {short_rate:.4g} at {regime.short_input_len:,}-token prompts"
+        return _Raw(long_rate, True, "", batch, detail)
+
+    if metric == "models_resident":
+        batch, j = fitting[0]
+        per_copy = out[k.O_WEIGHTS, j] + out[k.O_KV, j] + out[k.O_ACTIVATIONS, j]
+        room = out[k.O_USABLE, j] - out[k.O_OVERHEAD, j]
+        copies = math.floor(room / per_copy)
+        switch = _switch_time(engine, accelerator, out[k.O_WEIGHTS, j])
+        switch_text = (
+            f"; loading one from {engine.catalog.accelerator(accelerator).tier('far').name} takes {switch:.3g} s"
+            if switch is not None else "; no far tier in the catalog to load a model from"
+        )
+        detail = f"{per_copy / 1e9:.3g} GB per copy in {room / 1e9:.3g} GB usable{switch_text}"
+        if copies < 1:
+            return _Raw(0.0, True, f"one copy runs, but not with the KV cache of {batch} sequences", batch, detail,
+                        switch)
+        return _Raw(float(copies), True, "", batch, detail, switch)
+
+    raise ValueError(f"unknown metric {metric!r}")  # load_regimes admits only METRICS
+
+
+def _switch_time(engine: Engine, accelerator_id: str, weights_bytes: float) -> float | None:
+    """Seconds to stream one copy of the weights in from the far tier at its sustained link
+    rate (the rate offloaded weights are read at), or None without a far tier."""
+    accelerator = engine.catalog.accelerator(accelerator_id)
+    far = next((t for t in accelerator.memory if t.placement and t.level == "far"), None)
+    if far is None or far.effective_bandwidth_Bps <= 0.0:
+        return None
+    link = engine.constants.for_class(accelerator.architecture_class).link_efficiency
+    return weights_bytes / (far.effective_bandwidth_Bps * link * float(accelerator.software_efficiency))
+
+
+# ---- table -----------------------------------------------------------------------------------
+
+
+def regimes_table(grid: RegimeGrid) -> Table:
+    """regimes.csv: one row per accelerator; per regime its raw value (empty where it does not
+    fit), its score, the devices used, the paper's grade and a note (why it does not fit)."""
+    headers: list[str] = ["accelerator"]
+    for regime in grid.regimes:
+        headers += [
+            f"{regime.id}: {regime.metric} [{regime.unit}]",
+            f"{regime.id}: score [fraction of best]",
+            f"{regime.id}: devices [count]",
+            f"{regime.id}: paper_rating",
+            f"{regime.id}: note",
+        ]
+        if regime.metric == "models_resident":
+            headers.append(f"{regime.id}: switch_time [s]")
+    rows = []
+    for a_index, accelerator in enumerate(grid.accelerators):
+        row: list[object] = [accelerator]
+        for r_index, regime in enumerate(grid.regimes):
+            cell = grid.cells[a_index][r_index]
+            row += [
+                cell.value if cell.fits and cell.value > 0.0 else "",
+                cell.score,
+                cell.devices or "",
+                cell.paper_rating or "",
+                cell.reason,
+            ]
+            if regime.metric == "models_resident":
+                row.append(cell.switch_time_s if cell.switch_time_s is not None else "")
+        rows.append(tuple(row))
+    return Table("regimes", tuple(headers), tuple(rows))
+
+
+# ---- the first paper's "3.7x" --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegimeSpread:
+    """How far apart the paper's graded accelerators are on one regime."""
+
+    regime: str
+    ratio: float  # best value over worst, whichever direction is better
+    best: str
+    worst: str
+    accelerators: int  # of the graded ones, those that run the regime
+
+
+def times_text(ratio: float) -> str:
+    """A ratio as '5.21x' or, from 100 up, '2,157x'."""
+    return f"{ratio:,.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
+
+
+def architecture_spreads(grid: RegimeGrid, accelerators: Sequence[str]) -> tuple[RegimeSpread, ...]:
+    """Per regime, the best of ``accelerators`` over the worst in the regime's own metric, among
+    those that run it (a value of 0, such as no model resident, does not count as running)."""
+    spreads = []
+    for regime in grid.regimes:
+        cells = [grid.cell(accelerator, regime.id) for accelerator in accelerators]
+        running = [(cell.value, cell.accelerator) for cell in cells if cell.fits and cell.value > 0.0]
+        if len(running) < 2:
+            continue
+        low, high = min(running), max(running)
+        best, worst = (low, high) if regime.direction == "lower" else (high, low)
+        spreads.append(RegimeSpread(regime.id, high[0] / low[0], best[1], worst[1], len(running)))
+    return tuple(spreads)
+
+
+def architecture_spread_check(engine: Engine, grid: RegimeGrid | None = None):
+    """Sharma 2025's "performance variations of up to 3.7x between architectures depending on
+    workload characteristics" (Abstract, Sec. VIII-A), computed on its Fig. 8: the seven
+    accelerators it grades, on the regimes of ``resources/regimes.toml``. The paper defines
+    neither the measure nor the workloads; here the measure is, per regime, the best
+    accelerator's value over the worst's, and the claim's "up to" the largest over the regimes.
+    Returns a :class:`~accelscope.engine.studies.scaling.ClaimCheck`."""
+    from .scaling import ClaimCheck  # the record the other study claims use
+
+    definitions = load_regimes()
+    graded = tuple(definitions.paper_ratings)
+    if grid is None or not set(graded) <= set(grid.accelerators):
+        grid = regime_scores(engine, graded, definitions)
+    spreads = architecture_spreads(grid, graded)
+    largest = max(spreads, key=lambda spread: spread.ratio)
+    smallest = min(spreads, key=lambda spread: spread.ratio)
+    names = {regime.id: regime.name for regime in grid.regimes}
+    listed = "; ".join(f"{names[s.regime]} {times_text(s.ratio)} ({s.best} over {s.worst})" for s in spreads)
+    median = float(np.median([s.ratio for s in spreads]))
+    return ClaimCheck(
+        claim_id="s25-architecture-spread-3.7x",
+        statement="Performance varies by up to 3.7x between architectures across the operational regimes.",
+        paper_value=3.7,
+        computed_value=largest.ratio,
+        unit="x",
+        setup=(
+            f"Fig. 8's {len(graded)} graded accelerators ({', '.join(graded)}) on the {len(spreads)} regimes "
+            "of resources/regimes.toml that at least two of them run, each regime's model, workload, layout "
+            "and metric as stated there"
+        ),
+        definition=(
+            "per regime, the best accelerator's value over the worst's in the regime's own metric (per device "
+            "where the metric is per device), among those that run it; the largest over the regimes"
+        ),
+        note=(
+            f"Per regime: {listed}. Median over the regimes {times_text(median)}, smallest "
+            f"{times_text(smallest.ratio)} ({names[smallest.regime]}). Per-device metrics set one chip (a 230 MB Groq LPU) against a whole "
+            "wafer-scale system, so the spreads they give run to hundreds and thousands; the per-system, "
+            "latency-bound regime comes nearest the paper's 3.7x, which names neither its measure nor its "
+            "workloads."
+        ),
+    )

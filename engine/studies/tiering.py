@@ -1,0 +1,430 @@
+"""Heterogeneous memory: weights and KV cache placed across HBM and a far tier.
+
+The engine already charges offloaded weights (``Scenario.offload``) and offloaded KV cache
+(``Scenario.kv_offload``) at the far tier's effective bandwidth x link efficiency. This module
+lets that far tier be any of ``resources/far_tiers.toml`` (host DDR5 over PCIe Gen5, Grace
+LPDDR5X over NVLink-C2C, CXL 2.0/3.0 memory, NVMe SSDs) in place of the device's own, and
+answers three questions for a model, an accelerator and a workload:
+
+- how much slower decode and the whole run get as weight and KV fractions move to the tier
+  (:func:`sweep_offload`, slowdowns against everything in device memory);
+- how large a model fits with the tier, and the capacity multiple over device memory alone
+  (:func:`largest_model`);
+- under which near/far bandwidth ratios and offloaded fractions the first paper's "5-10x
+  larger models at 15-30% slowdown" (Sharma 2025, Sec. VII-A) holds
+  (:func:`heterogeneous_claim_check`).
+
+Slowdowns are ratios of times: 1.25 means 25% slower (ITL / ITL all-in-HBM; throughput
+all-in-HBM / throughput).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from ..catalog.catalog import Catalog
+from ..catalog.reading import TableReader, read_toml_file
+from ..core import codes
+from ..core.accelerator import MemoryTier
+from ..core.errors import CatalogError
+from ..core.scenario import Scenario
+from ..core.sourced import Sourced
+from ..physics import kernels as k
+from ..physics.engine import Engine
+
+# The first paper's claim (resources/measurements.toml, s25-heterogeneous-memory-5-10x-at-15-30pct).
+CLAIM_CAPACITY_MULTIPLES: tuple[float, float] = (5.0, 10.0)
+CLAIM_SLOWDOWNS: tuple[float, float] = (1.15, 1.30)
+
+
+# ---- the far tiers -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FarTierOption:
+    """A far memory tier with sourced capacity and bandwidths (SI units, per direction)."""
+
+    id: str
+    name: str
+    kind: str  # a memory kind: its energy per byte comes from efficiency.toml unless given here
+    capacity_bytes: Sourced
+    bandwidth_Bps: Sourced
+    link_bandwidth_Bps: Sourced
+    energy_J_per_byte: float | None = None
+    energy_basis: str = ""
+
+    @property
+    def effective_bandwidth_Bps(self) -> float:
+        """What a device can stream from the tier: the memory or its link, whichever is slower."""
+        return min(float(self.bandwidth_Bps), float(self.link_bandwidth_Bps))
+
+    def memory_tier(self) -> MemoryTier:
+        return MemoryTier(
+            kind=self.kind,
+            level="far",
+            capacity_bytes=self.capacity_bytes,
+            bandwidth_Bps=self.bandwidth_Bps,
+            placement=True,
+            link_bandwidth_Bps=self.link_bandwidth_Bps,
+            name=self.name,
+        )
+
+
+def default_far_tiers_path() -> Path:
+    return Path(str(resources.files("accelscope.resources") / "far_tiers.toml"))
+
+
+def load_far_tiers(path: Path | None = None) -> dict[str, FarTierOption]:
+    """The far-tier table by id; a bad field raises CatalogError naming it."""
+    path = path or default_far_tiers_path()
+    data = read_toml_file(Path(path))  # size-limited, special files refused, errors name the file
+    entries = data.get("tier")
+    if not isinstance(entries, list) or not entries:
+        raise CatalogError(path, "tier", "expected at least one [[tier]] table")
+    tiers: dict[str, FarTierOption] = {}
+    for index, entry in enumerate(entries):
+        where = f"tier[{index}]"
+        if not isinstance(entry, dict):
+            raise CatalogError(path, where, "expected a table")
+        reader = TableReader(path, entry, where)
+        reader.reject_unknown(
+            ("id", "name", "kind", "capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps", "energy_J_per_byte")
+        )
+        texts = {}
+        for key in ("id", "name", "kind"):
+            value = entry.get(key)
+            if not isinstance(value, str) or not value.strip():
+                raise CatalogError(path, f"{where}.{key}", "must be a non-empty string")
+            texts[key] = value
+        if texts["id"] in tiers:
+            raise CatalogError(path, f"{where}.id", f"{texts['id']!r} appears twice")
+        numbers = {key: _positive_sourced(path, f"{where}.{key}", entry.get(key))
+                   for key in ("capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps")}
+        energy, basis = None, ""
+        if "energy_J_per_byte" in entry:
+            raw = entry["energy_J_per_byte"]
+            if not isinstance(raw, dict) or not isinstance(raw.get("basis"), str) or not raw["basis"].strip():
+                raise CatalogError(path, f"{where}.energy_J_per_byte", "expected a table with 'value' and 'basis'")
+            value = raw.get("value")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value < 1e-6:
+                raise CatalogError(path, f"{where}.energy_J_per_byte.value", f"must be in (0, 1e-6) J, got {value!r}")
+            energy, basis = float(value), raw["basis"]
+        tiers[texts["id"]] = FarTierOption(**texts, **numbers, energy_J_per_byte=energy, energy_basis=basis)
+    return tiers
+
+
+def _positive_sourced(path: Path, field: str, raw: object) -> Sourced:
+    if not isinstance(raw, dict):
+        raise CatalogError(path, field, 'must be a table like { value = ..., source = "..." }')
+    value, source = raw.get("value"), raw.get("source")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value < 1e18:
+        raise CatalogError(path, f"{field}.value", f"must be a positive number, got {value!r}")
+    if not isinstance(source, str) or not source.strip():
+        raise CatalogError(path, f"{field}.source", "missing: every value needs its source (datasheet or spec)")
+    note = raw.get("note", "")
+    return Sourced(value=float(value), source=source, note=note if isinstance(note, str) else "")
+
+
+def engine_with_far_tier(engine: Engine, accelerator_id: str, tier: FarTierOption) -> tuple[Engine, str]:
+    """An engine whose catalog holds the accelerator with ``tier`` in place of its own far tier
+    (or as its first one), under the id ``<accelerator>+<tier>``; and that id."""
+    accelerator = engine.catalog.accelerator(accelerator_id)
+    memory = tuple(t for t in accelerator.memory if t.level != "far") + (tier.memory_tier(),)
+    tiered_id = f"{accelerator.id}+{tier.id}"
+    tiered = replace(accelerator, id=tiered_id, name=f"{accelerator.name} + {tier.name}", memory=memory)
+    constants = engine.constants
+    if tier.kind not in constants.memory_energy_J_per_byte:
+        if tier.energy_J_per_byte is None:
+            raise CatalogError("far_tiers.toml", tier.id, f"kind {tier.kind!r} needs energy_J_per_byte")
+        constants = replace(
+            constants, memory_energy_J_per_byte={**constants.memory_energy_J_per_byte, tier.kind: tier.energy_J_per_byte}
+        )
+    catalog = Catalog({tiered_id: tiered}, dict(engine.catalog.models))
+    return Engine(catalog, constants), tiered_id
+
+
+# ---- sweeping the offloaded fractions -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LargestModel:
+    """The largest model of this model's shape (all weight terms scaled together) that fits one
+    device's share, with the workload's KV cache and workspace, per device."""
+
+    device_only_bytes: float  # weights that fit in device memory alone
+    with_tier_bytes: float  # weights that fit across device memory and the far tier
+    device_only_params: float  # the same, as parameters of the whole model (all devices)
+    with_tier_params: float
+    capacity_multiple: float  # with_tier / device_only
+    offload_fraction: float  # of the largest model's weights, the share in the far tier
+
+
+@dataclass(frozen=True)
+class OffloadSweep:
+    """Decode and run times over weight fractions (rows) x KV fractions (columns) in the far tier."""
+
+    model: str
+    accelerator: str  # the catalog accelerator the tier was attached to
+    tier: FarTierOption
+    scenario: Scenario  # the workload, with no offload
+    weight_fractions: np.ndarray
+    kv_fractions: np.ndarray
+    itl_s: np.ndarray  # [weights, kv]
+    throughput_output_tok_s: np.ndarray
+    fits: np.ndarray  # bool
+    fit_codes: np.ndarray  # int, codes.FIT_*
+    baseline_itl_s: float  # everything in device memory
+    baseline_throughput_output_tok_s: float
+    baseline_fits: bool
+    near_bandwidth_Bps: float  # sustained: effective x memory efficiency x stack
+    far_bandwidth_Bps: float  # sustained: effective x link efficiency x stack
+    largest: LargestModel
+
+    @property
+    def itl_slowdown(self) -> np.ndarray:
+        return self.itl_s / self.baseline_itl_s
+
+    @property
+    def throughput_slowdown(self) -> np.ndarray:
+        return self.baseline_throughput_output_tok_s / self.throughput_output_tok_s
+
+    @property
+    def bandwidth_ratio(self) -> float:
+        """Sustained near over far bandwidth: how many times slower a far byte is."""
+        return self.near_bandwidth_Bps / self.far_bandwidth_Bps
+
+    def fit_reason(self, weight_index: int, kv_index: int) -> str:
+        return codes.FIT_REASONS[int(self.fit_codes[weight_index, kv_index])]
+
+
+DEFAULT_WEIGHT_FRACTIONS: tuple[float, ...] = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0)
+DEFAULT_KV_FRACTIONS: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def sweep_offload(
+    engine: Engine,
+    scenario: Scenario,
+    tier: FarTierOption | str,
+    weight_fractions: Sequence[float] = DEFAULT_WEIGHT_FRACTIONS,
+    kv_fractions: Sequence[float] = DEFAULT_KV_FRACTIONS,
+) -> OffloadSweep:
+    """Evaluate ``scenario`` (its model, accelerator, workload and layout) with ``tier`` as the
+    far tier, for every weight x KV fraction, in one kernel call. The scenario's own offload
+    fields are ignored: the baseline is everything in device memory."""
+    if isinstance(tier, str):
+        tiers = load_far_tiers()
+        if tier not in tiers:
+            raise CatalogError("far_tiers.toml", None, f"unknown far tier {tier!r}; known: {', '.join(tiers)}")
+        tier = tiers[tier]
+    scenario = engine.resolve(scenario).with_changes(offload=0.0, kv_offload=0.0)
+    for name, fractions in (("weight_fractions", weight_fractions), ("kv_fractions", kv_fractions)):
+        if not fractions or not all(0.0 <= float(f) <= 1.0 for f in fractions):
+            raise ValueError(f"{name} must be a non-empty list of fractions between 0 and 1")
+    tiered_engine, tiered_id = engine_with_far_tier(engine, scenario.accelerator, tier)
+    base = scenario.with_changes(accelerator=tiered_id)
+    tiered_engine.add_model(engine.model(scenario.model))
+    grid = [base.with_changes(offload=float(w), kv_offload=float(v)) for w in weight_fractions for v in kv_fractions]
+    out = tiered_engine.evaluate([base, *grid])
+    shape = (len(weight_fractions), len(kv_fractions))
+
+    def rows(row: int) -> np.ndarray:
+        return out[row, 1:].reshape(shape)
+
+    accelerator = engine.catalog.accelerator(scenario.accelerator)
+    cls = engine.constants.for_class(accelerator.architecture_class)
+    stack = float(accelerator.software_efficiency)
+    device = accelerator.tier("device") or next(t for t in accelerator.memory if t.placement)
+    return OffloadSweep(
+        model=scenario.model,
+        accelerator=scenario.accelerator,
+        tier=tier,
+        scenario=scenario,
+        weight_fractions=np.asarray(weight_fractions, dtype=float),
+        kv_fractions=np.asarray(kv_fractions, dtype=float),
+        itl_s=rows(k.O_ITL),
+        throughput_output_tok_s=rows(k.O_THROUGHPUT_OUTPUT),
+        fits=rows(k.O_FITS).astype(bool),
+        fit_codes=rows(k.O_FIT_CODE).astype(int),
+        baseline_itl_s=float(out[k.O_ITL, 0]),
+        baseline_throughput_output_tok_s=float(out[k.O_THROUGHPUT_OUTPUT, 0]),
+        baseline_fits=bool(out[k.O_FITS, 0]),
+        near_bandwidth_Bps=device.effective_bandwidth_Bps * cls.memory_efficiency * stack,
+        far_bandwidth_Bps=tier.effective_bandwidth_Bps * cls.link_efficiency * stack,
+        largest=largest_model(out[:, 0], engine.model(scenario.model).total_params),
+    )
+
+
+def largest_model(column: np.ndarray, total_params: float) -> LargestModel:
+    """From one kernel output column (the workload, nothing offloaded): the weights one device
+    can hold beside the workload's full-context KV cache, workspace and runtime, with and
+    without the far tier (KV cache kept in device memory), and as parameters of a model of the
+    same shape (every per-device weight term scales with the parameter count)."""
+    device_room = column[k.O_USABLE] - column[k.O_OVERHEAD] - column[k.O_ACTIVATIONS] - column[k.O_KV]
+    device_only = max(device_room, 0.0)
+    far_room = column[k.O_FAR_USABLE]
+    with_tier = device_only + far_room if device_only > 0.0 else 0.0
+    params_per_byte = total_params / column[k.O_WEIGHTS]
+    return LargestModel(
+        device_only_bytes=float(device_only),
+        with_tier_bytes=float(with_tier),
+        device_only_params=float(device_only * params_per_byte),
+        with_tier_params=float(with_tier * params_per_byte),
+        capacity_multiple=float(with_tier / device_only) if device_only > 0.0 else 0.0,
+        offload_fraction=float(far_room / with_tier) if with_tier > 0.0 else 0.0,
+    )
+
+
+# ---- the paper's claim ------------------------------------------------------------------------
+
+
+def slowdown_closed_form(fraction: float, bandwidth_ratio: float) -> float:
+    """Memory-bound decode that reads every weight each step: time ∝ (1 − f)/B_near + f/B_far,
+    so against all in device memory the step is (1 − f) + f·(B_near/B_far) times longer."""
+    return (1.0 - fraction) + fraction * bandwidth_ratio
+
+
+def far_bandwidth_share_needed(fraction: float, slowdown: float) -> float:
+    """B_far / B_near at which offloading ``fraction`` of the weights costs exactly ``slowdown``:
+    f / (S − 1 + f), from (1 − f) + f·r = S."""
+    return fraction / (slowdown - 1.0 + fraction)
+
+
+def largest_fraction_within(slowdown: float, bandwidth_ratio: float) -> float:
+    """The largest offloaded fraction whose closed-form slowdown stays within ``slowdown``:
+    (S − 1) / (r − 1), all of it when the far tier is as fast as the near one."""
+    if bandwidth_ratio <= 1.0:
+        return 1.0
+    return min(1.0, (slowdown - 1.0) / (bandwidth_ratio - 1.0))
+
+
+@dataclass(frozen=True)
+class ClaimTier:
+    """One far tier against the claim."""
+
+    tier: FarTierOption
+    bandwidth_ratio: float  # sustained near / far
+    far_bandwidth_Bps: float  # sustained
+    engine_slowdown: np.ndarray  # ITL slowdown [claim fraction, batch], from the engine
+    closed_form_slowdown: np.ndarray  # [claim fraction]
+    largest_fraction: float  # offloaded share within the claim's upper slowdown (closed form)
+    capacity_multiple_within: float  # 1 / (1 − largest_fraction): model size the slowdown allows
+    capacity_multiple_with_tier: float  # what the tier's capacity allows, slowdown aside
+    holds: bool  # the engine's slowdown stays within the claim at a claimed fraction
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    model: str
+    accelerator: str
+    batches: tuple[int, ...]
+    capacity_multiples: tuple[float, ...]  # the claim's 5x and 10x
+    fractions: tuple[float, ...]  # 1 − 1/multiple: 0.8 and 0.9
+    slowdowns: tuple[float, ...]  # the claim's 1.15 and 1.30
+    near_bandwidth_Bps: float  # sustained
+    far_share_needed: np.ndarray  # B_far / B_near needed [fraction, slowdown]
+    tiers: tuple[ClaimTier, ...]
+    sentence: str
+
+
+def heterogeneous_claim_check(
+    engine: Engine,
+    model: str = "llama-3.1-8b",
+    accelerator: str = "h100-sxm",
+    tiers: Sequence[FarTierOption] | None = None,
+    batches: Sequence[int] = (1, 64),
+    capacity_multiples: Sequence[float] = CLAIM_CAPACITY_MULTIPLES,
+    slowdowns: Sequence[float] = CLAIM_SLOWDOWNS,
+    input_len: int = 1024,
+    output_len: int = 256,
+) -> ClaimCheck:
+    """Sharma 2025, Sec. VII-A: "5-10x larger models ... with only 15-30% performance
+    degradation". A model m times larger than device memory holds keeps f = 1 − 1/m of its
+    weights in the far tier (80% at 5x, 90% at 10x). For every far tier, the decode slowdown
+    at those fractions (engine, BF16 by default as in measurements.toml's setup) against the same
+    model all in device memory, the closed form (1 − f) + f·r, the far/near bandwidth share the
+    claim needs, and the largest fraction (and model-size multiple) each tier allows within it."""
+    tiers = tuple(tiers) if tiers is not None else tuple(load_far_tiers().values())
+    multiples = tuple(float(m) for m in capacity_multiples)
+    if not multiples or any(m <= 1.0 for m in multiples):
+        raise ValueError("capacity_multiples must be larger than 1 (a model larger than device memory holds)")
+    fractions = tuple(1.0 - 1.0 / m for m in multiples)
+    slowdowns = tuple(float(s) for s in slowdowns)
+    if not slowdowns or any(s <= 1.0 for s in slowdowns):
+        raise ValueError("slowdowns must be larger than 1 (1.3 = 30% slower)")
+    high = max(slowdowns)
+    rows: list[ClaimTier] = []
+    near = 0.0
+    for tier in tiers:
+        per_batch = []
+        sweep = None
+        for batch in batches:
+            sweep = sweep_offload(
+                engine, Scenario(model, accelerator, batch=batch, input_len=input_len, output_len=output_len),
+                tier, weight_fractions=fractions, kv_fractions=(0.0,),
+            )
+            per_batch.append(sweep.itl_slowdown[:, 0])
+        assert sweep is not None
+        near = sweep.near_bandwidth_Bps
+        ratio = sweep.bandwidth_ratio
+        engine_slowdown = np.stack(per_batch, axis=1)
+        largest = largest_fraction_within(high, ratio)
+        rows.append(ClaimTier(
+            tier=tier,
+            bandwidth_ratio=ratio,
+            far_bandwidth_Bps=sweep.far_bandwidth_Bps,
+            engine_slowdown=engine_slowdown,
+            closed_form_slowdown=np.array([slowdown_closed_form(f, ratio) for f in fractions]),
+            largest_fraction=largest,
+            capacity_multiple_within=1.0 / (1.0 - largest) if largest < 1.0 else math.inf,
+            capacity_multiple_with_tier=sweep.largest.capacity_multiple,
+            holds=bool(np.any(engine_slowdown <= high)),
+        ))
+    needed = np.array([[far_bandwidth_share_needed(f, s) for s in slowdowns] for f in fractions])
+    check = ClaimCheck(
+        model=model,
+        accelerator=accelerator,
+        batches=tuple(batches),
+        capacity_multiples=multiples,
+        fractions=fractions,
+        slowdowns=slowdowns,
+        near_bandwidth_Bps=near,
+        far_share_needed=needed,
+        tiers=tuple(rows),
+        sentence="",
+    )
+    return replace(check, sentence=_claim_sentence(check))
+
+
+def _claim_sentence(check: ClaimCheck) -> str:
+    low_f, high_f = min(check.fractions), max(check.fractions)
+    high_s = max(check.slowdowns)
+    share_low = far_bandwidth_share_needed(low_f, high_s)
+    share_high = far_bandwidth_share_needed(high_f, high_s)
+    best = max(check.tiers, key=lambda row: row.far_bandwidth_Bps)
+    worst_engine = [float(row.engine_slowdown.min()) for row in check.tiers]
+    multiples = "-".join(f"{m:g}" for m in check.capacity_multiples)
+    holding = [row.tier.name for row in check.tiers if row.holds]
+    if holding:
+        verdict = f"The claim holds with {', '.join(holding)}."
+    else:
+        verdict = (
+            "The claim does not hold for any listed tier; it can hold only where the offloaded bytes are rarely "
+            "read (cold experts of a mixture-of-experts model, prefetch hidden behind compute at large batch)."
+        )
+    return (
+        f"A model {multiples}x larger than {check.accelerator}'s memory holds keeps {low_f:.0%}-{high_f:.0%} of its "
+        f"weights in the far tier; dense decode reads them all every token, so the step is (1 - f) + f x "
+        f"(near/far bandwidth) times longer. Within {high_s - 1:.0%} that needs a far tier sustaining "
+        f"{share_low:.0%}-{share_high:.0%} of device-memory bandwidth "
+        f"({share_low * check.near_bandwidth_Bps / 1e12:.2f}-{share_high * check.near_bandwidth_Bps / 1e12:.2f} TB/s "
+        f"here). The fastest listed tier, {best.tier.name}, sustains {best.far_bandwidth_Bps / 1e9:.0f} GB/s "
+        f"(1/{best.bandwidth_ratio:.1f} of it): the engine computes at least a {min(worst_engine):.2f}x slowdown "
+        f"at {low_f:.0%}-{high_f:.0%}, and {high_s - 1:.0%} allows {best.largest_fraction:.1%} of the weights offloaded "
+        f"({best.capacity_multiple_within:.2f}x the model size). {verdict}"
+    )

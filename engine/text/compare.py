@@ -1,0 +1,91 @@
+"""Compare two scenarios: what changed between a pinned scenario A and the current one, B.
+
+Used by the app's compare mode: the plots draw A as ghosts behind B, and the explain panel
+opens with the deltas computed here — which inputs differ, and how each output moved, on the
+selected accelerator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from ..core.scenario import Scenario
+from ..core.workspace import Workspace
+from ..physics.reference import Result
+from .explain import Explanation, format_bytes, format_power, format_time, significant
+
+# (label, how to read it off a Result, how to format it, whether higher is better)
+OUTPUTS: tuple[tuple[str, object, object, bool], ...] = (
+    ("time to first token", lambda r: r.ttft_s, format_time, False),
+    ("inter-token latency", lambda r: r.itl_s, format_time, False),
+    ("output tokens/s (system)", lambda r: r.throughput_output_tok_s, lambda v: f"{significant(v)} tokens/s", True),
+    ("tokens per joule", lambda r: r.tokens_per_joule, lambda v: f"{significant(v)} tokens/J", True),
+    ("power (all devices)", lambda r: r.power_W, format_power, False),
+    ("largest batch that fits", lambda r: float(r.memory.max_batch), lambda v: f"{v:,.0f}", True),
+    ("memory per device", lambda r: r.memory.weights_bytes + r.memory.kv_cache_bytes + r.memory.activation_bytes
+     + r.memory.overhead_bytes, format_bytes, False),
+)
+
+
+@dataclass(frozen=True)
+class Delta:
+    label: str
+    a_text: str
+    b_text: str
+    ratio: float | None  # B / A; None where A is zero or either is not finite
+    better: bool | None  # whether B is better than A on this output; None when equal or unknown
+
+    def sentence(self) -> str:
+        if self.ratio is None:
+            return f"{self.label}: {self.a_text} → {self.b_text}."
+        change = self.ratio - 1.0
+        if abs(change) < 5e-4:
+            return f"{self.label}: {self.b_text}, unchanged."
+        verdict = "" if self.better is None else (" (better)" if self.better else " (worse)")
+        return f"{self.label}: {self.a_text} → {self.b_text}, {change:+.1%}{verdict}."
+
+
+def input_changes(a: Scenario, b: Scenario) -> list[str]:
+    """The scenario fields that differ, as "batch 1 → 64"."""
+    changes = []
+    for field in fields(Scenario):
+        before, after = getattr(a, field.name), getattr(b, field.name)
+        if before != after:
+            changes.append(f"{field.name.replace('_', ' ')} {_value(before)} → {_value(after)}")
+    return changes
+
+
+def _value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.0%}" if 0.0 <= value <= 1.0 else f"{value:g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def deltas(a: Result, b: Result) -> list[Delta]:
+    out = []
+    for label, read, show, higher_is_better in OUTPUTS:
+        before, after = float(read(a)), float(read(b))
+        ratio = after / before if before > 0 and math.isfinite(before) and math.isfinite(after) else None
+        better = None
+        if ratio is not None and abs(ratio - 1.0) >= 5e-4:
+            better = (ratio > 1.0) == higher_is_better
+        out.append(Delta(label, show(before), show(after), ratio, better))
+    return out
+
+
+def comparison(a_workspace: Workspace, a: Result | None, b: Result) -> Explanation:
+    """A's and B's outputs on one accelerator, as an explanation section placed before B's own."""
+    accelerator = b.scenario.accelerator
+    changed = input_changes(a_workspace.scenario_on(accelerator), b.scenario)
+    lines = [("What changed from A: " + "; ".join(changed) + ".") if changed else
+             "B has the same inputs as A on this accelerator."]
+    if a is None:
+        lines.append(f"A did not show {accelerator}, so there is nothing to compare on it; select another.")
+    else:
+        if a.fits != b.fits:
+            lines.append("A " + ("fits" if a.fits else "does not fit") + "; B " + ("fits." if b.fits else "does not fit."))
+        lines.extend(delta.sentence() for delta in deltas(a, b))
+    return Explanation(title="Compared with A", sections=(("B against A (pinned)", tuple(lines)),))

@@ -1,0 +1,322 @@
+"""The controls panel: model, accelerators shown, workload, precisions and parallel layout.
+
+The panel mirrors a :class:`Workspace`. It emits ``scenario_changed(field, value)`` and
+``shown_changed(ids)`` for changes the user makes, and :meth:`set_workspace` shows a new
+workspace without emitting anything.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtGui import QIcon, QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.core.accelerator import ARCHITECTURE_CLASSES
+from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.precision import PRECISIONS
+from accelscope.engine.core.workspace import Workspace
+
+from ..look.palette import CLASS_LABELS, colour_for
+from ..look.style import plot_colour
+from .bindings import ComboBinding, LinearScale, LogScale, SliderSpinBinding, SpinBinding
+
+# Slider ranges cover what is usually explored; typed entry accepts more (the slider then pins to its end).
+BATCH_SLIDER = (1, 1024)
+BATCH_TYPED_MAX = 1_000_000
+INPUT_SLIDER = (128, 1_048_576)
+INPUT_TYPED_MAX = 10_000_000
+OUTPUT_SLIDER = (1, 32_768)
+OUTPUT_TYPED_MAX = 1_000_000
+PARALLEL_MAX = 4096
+
+PRECISION_LABELS = {
+    "fp32": "FP32",
+    "bf16": "BF16",
+    "fp16": "FP16",
+    "fp8": "FP8",
+    "int8": "INT8",
+    "int4": "INT4",
+    "fp4": "FP4",
+}
+
+TOOLTIPS = {
+    "model": "The model whose architecture is evaluated (weights are never loaded). "
+    "Import config.json… adds a model from a Hugging Face config file on disk.",
+    "batch": "Batch: sequences processed together per replica (concurrent requests), 1 to 1024 on "
+    "the slider, more when typed. Larger batches amortise weight reads over more tokens.",
+    "input_len": "Input length: prompt tokens per sequence, prefilled at once (tokens), 128 to "
+    "1,048,576 on the slider. Sets the prefill work and the KV cache.",
+    "output_len": "Output length: tokens generated per sequence (tokens). Decode steps read the "
+    "KV cache of the whole context, which grows by one token per step.",
+    "weight_precision": "Weight precision: the format the linear layers' weights are stored in "
+    "(bytes per parameter: FP32 4, BF16/FP16 2, FP8/INT8 1, INT4/FP4 0.5). Embeddings, LM head "
+    "and norms stay in 16 bits.",
+    "activation_precision": "Activation precision: the format matrix products run in, where the "
+    "device has units for it (W8A8 uses FP8/INT8 units; without them products run in 16 bits).",
+    "kv_precision": "KV-cache precision: the format keys and values are stored in (bytes per element).",
+    "tp": "Tensor parallelism (TP): devices that split every layer's weights and heads, joined "
+    "by two all-reduces per layer (devices).",
+    "pp": "Pipeline parallelism (PP): stages holding consecutive layers, joined by point-to-point "
+    "transfers; a token passes every stage (stages).",
+    "ep": "Expert parallelism (EP): devices over which a MoE model's routed experts are spread, "
+    "joined by two all-to-alls per MoE layer. Spread over the TP devices of a stage, so it divides TP.",
+    "dp": "Data parallelism (DP): independent replicas, each serving its own batch (replicas). "
+    "Throughput and devices multiply; latency does not change.",
+    "offload": "Offload: share of the weights kept in the far memory tier (host memory, CXL, "
+    "DDR) and streamed over its link every step (%).",
+    "kv_offload": "KV-cache offload: share of the KV cache kept in the far memory tier (host memory, "
+    "CXL, DDR) and read over its link every decode step (%). Only the rest counts against device memory.",
+    "accelerators": "Accelerators shown on every plot, by architecture class. Each has a fixed "
+    "colour; click a bar or point in a plot to select one for the explain panel.",
+}
+
+
+def _swatch(colour: str) -> QIcon:
+    """An accelerator's colour as the plots draw it (in the current plot theme)."""
+    pixmap = QPixmap(14, 14)
+    pixmap.fill(plot_colour(colour))
+    return QIcon(pixmap)
+
+
+def _log_slider() -> QSlider:
+    slider = QSlider(Qt.Orientation.Horizontal)
+    slider.setMinimumWidth(140)
+    return slider
+
+
+class ControlsPanel(QWidget):
+    scenario_changed = Signal(str, object)  # Scenario field, new value
+    shown_changed = Signal(tuple)  # accelerator ids in catalog order
+    import_requested = Signal()
+
+    def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.catalog = catalog
+        layout = QVBoxLayout(self)
+
+        # -- model
+        # A group box title's underlined letter, with Alt, focuses the box's first control.
+        model_box = QGroupBox("&Model")
+        self._shortcuts: list[tuple[str, str]] = [("Alt+M", "Focus: Model")]
+        model_layout = QVBoxLayout(model_box)
+        self.model_combo = QComboBox()
+        self.model_combo.setToolTip(TOOLTIPS["model"])
+        self.model_combo.setAccessibleName("Model")
+        for model in catalog.models.values():
+            self.model_combo.addItem(model.name, model.id)
+        self.import_button = QPushButton("Import config.json…")
+        self.import_button.setToolTip("Add a model from a Hugging Face config.json file on disk.")
+        self.import_button.clicked.connect(self.import_requested.emit)
+        model_layout.addWidget(self.model_combo)
+        model_layout.addWidget(self.import_button)
+        layout.addWidget(model_box)
+
+        # -- workload
+        workload_box = QGroupBox("Workload")
+        form = QFormLayout(workload_box)
+        self.bindings: dict[str, object] = {}
+        self.batch_slider, self.batch_spin = _log_slider(), QSpinBox()
+        self.batch_spin.setRange(1, BATCH_TYPED_MAX)
+        self.input_slider, self.input_spin = _log_slider(), QSpinBox()
+        self.input_spin.setRange(1, INPUT_TYPED_MAX)
+        self.output_slider, self.output_spin = _log_slider(), QSpinBox()
+        self.output_spin.setRange(1, OUTPUT_TYPED_MAX)
+        for field, label, slider, spin, (low, high) in (
+            ("batch", "&Batch", self.batch_slider, self.batch_spin, BATCH_SLIDER),
+            ("input_len", "&Input tokens", self.input_slider, self.input_spin, INPUT_SLIDER),
+            ("output_len", "&Output tokens", self.output_slider, self.output_spin, OUTPUT_SLIDER),
+        ):
+            spin.setGroupSeparatorShown(True)
+            spin.setAccessibleName(label.replace("&", ""))
+            slider.setAccessibleName(f"{label.replace('&', '')} slider")
+            binding = SliderSpinBinding(slider, spin, LogScale(low, high), parent=self)
+            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, int(value)))
+            self.bindings[field] = binding
+            for widget in (slider, spin):
+                widget.setToolTip(TOOLTIPS[field])
+            form.addRow(self._label(label, spin), _row(slider, spin))
+        layout.addWidget(workload_box)
+
+        # -- precision
+        precision_box = QGroupBox("Precision")
+        form = QFormLayout(precision_box)
+        self.precision_combos: dict[str, QComboBox] = {}
+        for field, label in (
+            ("weight_precision", "&Weights"),
+            ("activation_precision", "&Activations"),
+            ("kv_precision", "&KV cache"),
+        ):
+            combo = QComboBox()
+            for precision in PRECISIONS:
+                combo.addItem(PRECISION_LABELS[precision], precision)
+            combo.setToolTip(TOOLTIPS[field])
+            combo.setAccessibleName(f"{label.replace('&', '')} precision")
+            binding = ComboBinding(combo, parent=self)
+            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, value))
+            self.bindings[field] = binding
+            self.precision_combos[field] = combo
+            form.addRow(self._label(label, combo), combo)
+        layout.addWidget(precision_box)
+
+        # -- parallel layout
+        layout_box = QGroupBox("Parallel layout")
+        form = QFormLayout(layout_box)
+        self.parallel_spins: dict[str, QSpinBox] = {}
+        for field, label in (("tp", "&TP"), ("pp", "P&P"), ("ep", "&EP"), ("dp", "&DP")):
+            spin = QSpinBox()
+            spin.setRange(1, PARALLEL_MAX)
+            spin.setToolTip(TOOLTIPS[field])
+            spin.setAccessibleName(label.replace("&", ""))
+            binding = SpinBinding(spin, parent=self)
+            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, int(value)))
+            self.bindings[field] = binding
+            self.parallel_spins[field] = spin
+            form.addRow(self._label(label, spin), spin)
+        for field, label, accessible in (("offload", "Off&load", "Offload"),
+                                         ("kv_offload", "KV-&cache offload", "KV-cache offload")):
+            slider = QSlider(Qt.Orientation.Horizontal)
+            spin = QDoubleSpinBox()
+            spin.setRange(0.0, 100.0)
+            spin.setDecimals(0)
+            spin.setSuffix(" %")
+            spin.setAccessibleName(accessible)
+            binding = SliderSpinBinding(slider, spin, LinearScale(0.0, 1.0), percent=True, parent=self)
+            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, float(value)))
+            self.bindings[field] = binding
+            for widget in (slider, spin):
+                widget.setToolTip(TOOLTIPS[field])
+            form.addRow(self._label(label, spin), _row(slider, spin))
+            setattr(self, f"{field}_slider", slider)
+            setattr(self, f"{field}_spin", spin)
+        layout.addWidget(layout_box)
+
+        # -- accelerators
+        accelerator_box = QGroupBox("Accelerators &shown")
+        self._shortcuts.append(("Alt+S", "Focus: Accelerators shown (arrows move, Space ticks one)"))
+        accelerator_layout = QVBoxLayout(accelerator_box)
+        self.accelerator_tree = QTreeWidget()
+        self.accelerator_tree.setHeaderHidden(True)
+        self.accelerator_tree.setToolTip(TOOLTIPS["accelerators"])
+        self.accelerator_tree.setAccessibleName("Accelerators shown")
+        self._accelerator_items: dict[str, QTreeWidgetItem] = {}
+        for architecture_class in ARCHITECTURE_CLASSES:
+            members = [a for a in catalog.accelerators.values() if a.architecture_class == architecture_class]
+            if not members:
+                continue
+            group = QTreeWidgetItem(self.accelerator_tree, [CLASS_LABELS[architecture_class]])
+            group.setFlags(group.flags() | Qt.ItemFlag.ItemIsAutoTristate | Qt.ItemFlag.ItemIsUserCheckable)
+            for accelerator in members:
+                item = QTreeWidgetItem(group, [accelerator.name])
+                item.setData(0, Qt.ItemDataRole.UserRole, accelerator.id)
+                item.setIcon(0, _swatch(colour_for(accelerator.id)))
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(0, Qt.CheckState.Unchecked)
+                item.setToolTip(0, f"{accelerator.name} ({accelerator.id}), {accelerator.vendor}")
+                self._accelerator_items[accelerator.id] = item
+            group.setExpanded(True)
+        self.accelerator_tree.itemChanged.connect(self._accelerators_changed)
+        accelerator_layout.addWidget(self.accelerator_tree)
+        layout.addWidget(accelerator_box, stretch=1)
+
+        self.model_combo.currentIndexChanged.connect(self._model_changed)
+
+    def restyle_swatches(self) -> None:
+        """Paint the accelerators' colour swatches again, in the current plot theme (a new icon
+        is an item change to the tree, not a change of what is shown)."""
+        self.accelerator_tree.blockSignals(True)
+        for accelerator_id, item in self._accelerator_items.items():
+            item.setIcon(0, _swatch(colour_for(accelerator_id)))
+        self.accelerator_tree.blockSignals(False)
+
+    def _label(self, text: str, buddy: QWidget) -> QLabel:
+        """A label whose underlined letter, with Alt, moves the keyboard focus to ``buddy``."""
+        label = QLabel(text)
+        label.setBuddy(buddy)
+        letter = text[text.index("&") + 1].upper()
+        self._shortcuts.append((f"Alt+{letter}", f"Focus: {text.replace('&', '')}"))
+        return label
+
+    def keyboard_shortcuts(self) -> list[tuple[str, str]]:
+        return list(self._shortcuts)
+
+    # -- state → widgets -----------------------------------------------------------------
+
+    def set_workspace(self, workspace: Workspace, model: ModelArch) -> None:
+        s = workspace.scenario
+        with QSignalBlocker(self.model_combo):
+            index = self.model_combo.findData(s.model)
+            if index < 0:
+                self.model_combo.addItem(model.name, model.id)
+                index = self.model_combo.count() - 1
+            self.model_combo.setCurrentIndex(index)
+        for field in ("batch", "input_len", "output_len", "weight_precision", "activation_precision",
+                      "kv_precision", "tp", "pp", "ep", "dp", "offload", "kv_offload"):
+            self.bindings[field].set_value(getattr(s, field))
+        self.set_model_info(model)
+        with QSignalBlocker(self.accelerator_tree):
+            for accelerator_id, item in self._accelerator_items.items():
+                state = Qt.CheckState.Checked if accelerator_id in workspace.shown else Qt.CheckState.Unchecked
+                item.setCheckState(0, state)
+
+    def set_model_info(self, model: ModelArch) -> None:
+        """Enable the controls that make sense for ``model``; say why the others are off."""
+        spin = self.parallel_spins["ep"]
+        if model.moe is None:
+            spin.setEnabled(False)
+            spin.setToolTip(f"{TOOLTIPS['ep']}\n\nDisabled: {model.name} is a dense model; expert "
+                            "parallelism needs a mixture-of-experts model.")
+        else:
+            spin.setEnabled(True)
+            spin.setToolTip(f"{TOOLTIPS['ep']}\n\n{model.name}: {model.moe.n_routed_experts} routed experts, "
+                            f"{model.moe.experts_per_token} per token.")
+
+    def add_model(self, model: ModelArch) -> None:
+        if self.model_combo.findData(model.id) < 0:
+            with QSignalBlocker(self.model_combo):
+                self.model_combo.addItem(model.name, model.id)
+
+    # -- widgets → signals ---------------------------------------------------------------
+
+    def _model_changed(self, index: int) -> None:
+        if index >= 0:
+            self.scenario_changed.emit("model", self.model_combo.itemData(index))
+
+    def _accelerators_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if item.data(0, Qt.ItemDataRole.UserRole) is None and item.childCount() == 0:
+            return
+        self.shown_changed.emit(self.shown())
+
+    def shown(self) -> tuple[str, ...]:
+        return tuple(
+            accelerator_id
+            for accelerator_id in self.catalog.accelerators
+            if accelerator_id in self._accelerator_items
+            and self._accelerator_items[accelerator_id].checkState(0) == Qt.CheckState.Checked
+        )
+
+    def accelerator_item(self, accelerator_id: str) -> QTreeWidgetItem:
+        return self._accelerator_items[accelerator_id]
+
+
+def _row(*widgets: QWidget) -> QWidget:
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        layout.addWidget(widget)
+    return row

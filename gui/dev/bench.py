@@ -1,0 +1,378 @@
+"""Measurements behind ``accelscope bench``: the engine against the reference model, the time
+from a control change to the end of the repaint, start-up, and peak memory.
+
+These print figures; they are never asserted on in the test suite (timings depend on the
+machine), which only runs a tiny version to keep the command working.
+
+How the analysis tabs count: :data:`ANALYSIS_RATIONALE`.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+ANALYSIS_RATIONALE = (
+    "an analysis tab's study runs once the controls have rested 150 ms (not while the hand moves), so "
+    "update_ms ends at the repaint of what the tab shows and the study, when one is due, is timed "
+    "on its own as analysis_ms (compute, draw and repaint)"
+)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    engine_evals_per_s: float
+    reference_evals_per_s: float
+    engine_speedup: float
+    update_ms_p50: float
+    update_ms_p95: float
+    update_ms_p99: float
+    update_ms_max: float
+    updates_measured: int
+    # The same changes in CPU time of the app process: on a shared machine the wall time also
+    # counts the time other processes held the cores, the CPU time much less so.
+    update_cpu_ms_p50: float
+    update_cpu_ms_p95: float
+    update_cpu_ms_p99: float
+    # Studies of a visible analysis tab (scaling, TP/DP, regimes, tiers) after a change that
+    # made them stale, run as if the hand then rested: wall and CPU time to the repaint, and
+    # the engine's share (the panel's compute). Zeros when no change made a study due.
+    analysis_ms_p50: float
+    analysis_ms_p95: float
+    analysis_ms_p99: float
+    analysis_ms_max: float
+    analysis_cpu_ms_p50: float
+    analysis_cpu_ms_p95: float
+    analysis_compute_ms_p50: float
+    analysis_compute_ms_p95: float
+    analyses_measured: int
+    load_average: float  # of the machine (1 minute), when the updates were measured
+    startup_warm_s: float  # process start to the first painted window, warm numba cache
+    startup_cold_s: float  # the same with an empty numba cache
+    startup_cold_ready_s: float  # ... until the kernels are compiled and the first frame drawn
+    peak_rss_mb: float
+    # Per analysis tab: (studies, p50 ms, p95 ms); printed, not in the JSON figures.
+    analysis_by_view: dict[str, tuple[int, float, float]] = field(default_factory=dict, compare=False)
+
+    def to_dict(self) -> dict[str, float]:
+        figures = asdict(self)
+        del figures["analysis_by_view"]
+        return figures
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else 0.0
+
+
+@dataclass
+class UpdateTimings:
+    """Milliseconds per change (``update_*``) and per study of an analysis tab (``analysis_*``)."""
+
+    update_ms: list[float]
+    update_cpu_ms: list[float]
+    analysis_ms: list[float]
+    analysis_cpu_ms: list[float]
+    analysis_compute_ms: list[float]
+    analysis_views: list[str]  # the tab of each study
+
+    def analysis_by_view(self) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        for view, ms in zip(self.analysis_views, self.analysis_ms, strict=True):
+            found.setdefault(view, []).append(ms)
+        return found
+
+
+# ---- engine ----------------------------------------------------------------------------------
+
+
+def app_like_scenarios(engine, count: int, seed: int = 1) -> list:
+    """Scenarios as the app makes them: every catalog model and accelerator, batch and
+    lengths on the sliders' log ranges, every precision, layouts a user would set."""
+    from accelscope.engine.core.precision import PRECISIONS
+    from accelscope.engine.core.scenario import Scenario
+
+    rng = random.Random(seed)
+    models = list(engine.catalog.models.values())
+    accelerators = list(engine.catalog.accelerators)
+    scenarios = []
+    for _ in range(count):
+        model = rng.choice(models)
+        tp = rng.choice((1, 1, 1, 2, 4, 8))
+        precision = rng.choice(PRECISIONS)
+        scenarios.append(
+            Scenario(
+                model=model.id,
+                accelerator=rng.choice(accelerators),
+                batch=round(2 ** rng.uniform(0, 10)),
+                input_len=round(2 ** rng.uniform(7, 20)),
+                output_len=round(2 ** rng.uniform(0, 15)),
+                weight_precision=precision,
+                activation_precision=precision,
+                kv_precision=rng.choice(("bf16", "fp8")),
+                tp=tp,
+                pp=rng.choice((1, 1, 1, 2, 4)),
+                ep=rng.choice((1, tp)) if model.moe else 1,
+                dp=rng.choice((1, 1, 2, 4)),
+                offload=rng.choice((0.0, 0.0, 0.0, 0.25)),
+            )
+        )
+    return scenarios
+
+
+def measure_engine(engine, evaluations: int, reference_evaluations: int, repeats: int = 5) -> tuple[float, float]:
+    """Evaluations per second of the kernels (best of ``repeats`` one-call runs, one core) and
+    of the reference model on the same scenarios."""
+    from accelscope.engine.physics.pack import pack_scenarios
+
+    distinct = app_like_scenarios(engine, min(evaluations, 5000))
+    table = pack_scenarios(distinct, engine.model_index, engine.accelerator_index)
+    calls = max(1, evaluations // table.shape[1])  # one call per 5,000: the harness stays small
+    # Contiguous like the timed tables, so the warm-up compiles (or loads) the same kernel version.
+    engine.evaluate_table(np.ascontiguousarray(table[:, :1]))
+    best = 0.0
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(calls):
+            engine.evaluate_table(table)
+        best = max(best, calls * table.shape[1] / (time.perf_counter() - started))
+    subset = distinct[:reference_evaluations]
+    started = time.perf_counter()
+    for scenario in subset:
+        engine.reference(scenario)
+    reference = len(subset) / (time.perf_counter() - started)
+    return best, reference
+
+
+# ---- full update ------------------------------------------------------------------------------
+
+
+def measure_updates(changes: int, seed: int = 2) -> UpdateTimings:
+    """Milliseconds from a control change until the window has repainted (the visible plot,
+    the explain panel, the controls), with every catalog accelerator shown, offscreen: wall
+    time and the process's CPU time, per change. Each change moves one control the way a
+    user would (a slider, a combo choice, a spin box, a tab); the throttles are flushed, so
+    the explain text is counted on every change. When the change leaves the visible analysis
+    tab's study due, the study is then run and timed on its own (:data:`ANALYSIS_RATIONALE`)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(["accelscope-bench"])
+    from ..look.style import configure_pyqtgraph
+    from ..main_window import MainWindow
+    from .headless import quiet_offscreen
+
+    configure_pyqtgraph()
+    with quiet_offscreen():
+        return _timed_changes(app, MainWindow(), changes, seed)
+
+
+def _timed_changes(app, window, changes: int, seed: int, first_view: str | None = None) -> UpdateTimings:
+    """The changes of :func:`measure_updates` on ``window``, starting on the tab of
+    ``first_view`` (the window's own first tab when None); closes the window."""
+    from accelscope.engine.core.precision import PRECISIONS
+
+    from ..panels.analysis import AnalysisPanel
+    from ..state.controller import freeze_start_up_objects, pin_allocator_threshold
+
+    pin_allocator_threshold()  # as the app does when it starts
+    window.resize(1600, 1000)
+    window.show()
+    window.start(synchronous=True)
+    window.controller.set_shown(tuple(window.engine.catalog.accelerators))
+    window.controller.throttle.flush()
+    if first_view is not None:
+        first = window.panels[first_view]
+        window.tabs.setCurrentWidget(first)
+        if isinstance(first, AnalysisPanel):
+            first.refresh_now()  # up to date before the first change
+    app.processEvents()
+    freeze_start_up_objects()  # as the app does after its first frame; undone below
+    controls = window.controls
+    rng = random.Random(seed)
+    moves = [
+        lambda: controls.batch_slider.setValue(rng.randint(0, controls.batch_slider.maximum())),
+        lambda: controls.input_slider.setValue(rng.randint(0, controls.input_slider.maximum())),
+        lambda: controls.output_slider.setValue(rng.randint(0, controls.output_slider.maximum())),
+        lambda: controls.precision_combos["weight_precision"].setCurrentIndex(rng.randrange(len(PRECISIONS))),
+        lambda: controls.precision_combos["kv_precision"].setCurrentIndex(rng.randrange(len(PRECISIONS))),
+        lambda: controls.parallel_spins["tp"].setValue(rng.choice((1, 2, 4, 8))),
+        lambda: controls.model_combo.setCurrentIndex(rng.randrange(controls.model_combo.count())),
+        lambda: window.tabs.setCurrentIndex(rng.randrange(window.tabs.count())),
+    ]
+    analysis_panels = {panel: view for view, panel in window.panels.items() if isinstance(panel, AnalysisPanel)}
+    timings = UpdateTimings([], [], [], [], [], [])
+    try:
+        for _ in range(changes):
+            started, cpu_started = time.perf_counter(), time.process_time()
+            rng.choice(moves)()
+            window.controller.throttle.flush()  # what the timer would run a frame later
+            window.explain_throttle.flush()
+            # A study made due by this change waits for the hand to rest (a tab just shown
+            # waits 0 ms): held here, so it neither runs inside this update nor fires, hidden
+            # or not, inside a later one; it is run and timed below.
+            due = [panel for panel in analysis_panels if panel.pending()]
+            for panel in due:
+                panel.hold()
+            app.processEvents()  # delivers the paint events: the plot and the text are drawn
+            timings.update_ms.append((time.perf_counter() - started) * 1e3)
+            timings.update_cpu_ms.append((time.process_time() - cpu_started) * 1e3)
+            for panel in due:
+                if not panel.isVisible():
+                    continue  # computes when next shown, which a tab move then measures
+                started, cpu_started = time.perf_counter(), time.process_time()
+                panel.refresh_now()  # what the settle timer runs once the controls rest
+                app.processEvents()
+                timings.analysis_ms.append((time.perf_counter() - started) * 1e3)
+                timings.analysis_cpu_ms.append((time.process_time() - cpu_started) * 1e3)
+                timings.analysis_compute_ms.append(panel.study_seconds * 1e3)
+                timings.analysis_views.append(analysis_panels[panel])
+    finally:
+        window.close()
+        window.deleteLater()
+        app.processEvents()
+        gc.unfreeze()
+    return timings
+
+
+# ---- start-up ---------------------------------------------------------------------------------
+
+_STARTUP_PROBE = """
+import sys, time
+started = float(sys.argv[1])
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication(["accelscope"])
+from accelscope.gui.look.style import configure_pyqtgraph
+configure_pyqtgraph()
+from accelscope.gui.main_window import MainWindow
+window = MainWindow()
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and not hasattr(self, "painted"):
+            self.painted = time.time() - started
+        return False
+probe = FirstPaint()
+window.installEventFilter(probe)
+window.controller.engine_ready.connect(lambda: QTimer.singleShot(0, app.quit))
+window.show()
+window.start()
+QTimer.singleShot(120_000, app.quit)
+app.exec()
+print(getattr(probe, "painted", -1.0), time.time() - started)
+# As the app does on quit: the window goes while Qt is alive, not in the interpreter's teardown.
+window.deleteLater()
+app.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)
+"""
+
+
+def measure_startup(numba_cache_dir: str | None) -> tuple[float, float]:
+    """(seconds to the first painted window, seconds until the kernels are ready) for a new
+    process; ``numba_cache_dir`` None means the usual (warm) cache."""
+    environment = dict(os.environ, QT_QPA_PLATFORM=os.environ.get("QT_QPA_PLATFORM", "offscreen"))
+    if numba_cache_dir is not None:
+        environment["NUMBA_CACHE_DIR"] = numba_cache_dir
+    started = time.time()
+    completed = subprocess.run(
+        [sys.executable, "-c", _STARTUP_PROBE, repr(started)],
+        env=environment, capture_output=True, text=True, timeout=300, check=True,
+    )
+    first_paint, ready = (float(value) for value in completed.stdout.split()[-2:])
+    return first_paint, ready
+
+
+# ---- all --------------------------------------------------------------------------------------
+
+
+_UPDATES_PROBE = """
+import dataclasses, json, resource, sys
+from accelscope.gui.dev.bench import measure_updates
+timings = measure_updates(int(sys.argv[1]))
+print(json.dumps({"timings": dataclasses.asdict(timings),
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}))
+"""
+
+
+def measure_app(changes: int) -> tuple[UpdateTimings, float]:
+    """Update and study timings and the peak resident memory of an app process (a new one,
+    so the figure is the app's own and not this harness's)."""
+    environment = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    completed = subprocess.run(
+        [sys.executable, "-c", _UPDATES_PROBE, str(changes)],
+        env=environment, capture_output=True, text=True, timeout=1800, check=True,
+    )
+    data = json.loads(completed.stdout.strip().splitlines()[-1])
+    return UpdateTimings(**data["timings"]), data["peak_rss_mb"]
+
+
+def run_bench(*, quick: bool = False) -> BenchResult:
+    from accelscope.engine.physics.engine import Engine
+
+    engine = Engine()
+    evaluations, reference_evaluations, changes = (2_000, 50, 5) if quick else (1_000_000, 1_000, 500)
+    kernel, reference = measure_engine(engine, evaluations, reference_evaluations, repeats=1 if quick else 5)
+    measure_startup(None)  # fills the on-disk cache, so the next run is warm
+    warm_paint, _ = measure_startup(None)
+    with tempfile.TemporaryDirectory(prefix="accelscope-cold-cache-") as empty:
+        cold_paint, cold_ready = measure_startup(empty)
+    timings, peak_rss_mb = measure_app(changes)
+    load_average = os.getloadavg()[0]
+    wall, cpu, analysis = timings.update_ms, timings.update_cpu_ms, timings.analysis_ms
+    return BenchResult(
+        engine_evals_per_s=kernel,
+        reference_evals_per_s=reference,
+        engine_speedup=kernel / reference,
+        update_ms_p50=_percentile(wall, 50),
+        update_ms_p95=_percentile(wall, 95),
+        update_ms_p99=_percentile(wall, 99),
+        update_ms_max=max(wall),
+        updates_measured=len(wall),
+        update_cpu_ms_p50=_percentile(cpu, 50),
+        update_cpu_ms_p95=_percentile(cpu, 95),
+        update_cpu_ms_p99=_percentile(cpu, 99),
+        analysis_ms_p50=_percentile(analysis, 50),
+        analysis_ms_p95=_percentile(analysis, 95),
+        analysis_ms_p99=_percentile(analysis, 99),
+        analysis_ms_max=max(analysis, default=0.0),
+        analysis_cpu_ms_p50=_percentile(timings.analysis_cpu_ms, 50),
+        analysis_cpu_ms_p95=_percentile(timings.analysis_cpu_ms, 95),
+        analysis_compute_ms_p50=_percentile(timings.analysis_compute_ms, 50),
+        analysis_compute_ms_p95=_percentile(timings.analysis_compute_ms, 95),
+        analyses_measured=len(analysis),
+        load_average=load_average,
+        startup_warm_s=warm_paint,
+        startup_cold_s=cold_paint,
+        startup_cold_ready_s=cold_ready,
+        peak_rss_mb=peak_rss_mb,
+        analysis_by_view={view: (len(values), _percentile(values, 50), _percentile(values, 95))
+                          for view, values in sorted(timings.analysis_by_view().items())},
+    )
+
+
+def format_result(result: BenchResult) -> str:
+    return "\n".join([
+        f"engine:     {result.engine_evals_per_s:,.0f} evaluations/s (kernels, one core)",
+        f"reference:  {result.reference_evals_per_s:,.0f} evaluations/s  ->  {result.engine_speedup:,.0f}x",
+        (f"update:     p50 {result.update_ms_p50:.1f} ms  p95 {result.update_ms_p95:.1f} ms  "
+        f"p99 {result.update_ms_p99:.1f} ms  max {result.update_ms_max:.1f} ms over {result.updates_measured} changes"),
+        (f"            CPU time p50 {result.update_cpu_ms_p50:.1f} ms  p95 {result.update_cpu_ms_p95:.1f} ms  "
+        f"p99 {result.update_cpu_ms_p99:.1f} ms; machine load {result.load_average:.2f} (1 min)"),
+        (f"analysis:   p50 {result.analysis_ms_p50:.1f} ms  p95 {result.analysis_ms_p95:.1f} ms  "
+        f"p99 {result.analysis_ms_p99:.1f} ms  max {result.analysis_ms_max:.1f} ms over {result.analyses_measured} "
+        f"studies (CPU p50 {result.analysis_cpu_ms_p50:.1f} ms  p95 {result.analysis_cpu_ms_p95:.1f} ms; "
+        f"engine p50 {result.analysis_compute_ms_p50:.1f} ms  p95 {result.analysis_compute_ms_p95:.1f} ms)"),
+        *(f"            {view}: p50 {p50:.1f} ms  p95 {p95:.1f} ms over {count} studies"
+          for view, (count, p50, p95) in result.analysis_by_view.items()),
+        f"            {ANALYSIS_RATIONALE}",
+        (f"start-up:   first paint {result.startup_warm_s:.2f} s (warm numba cache), "
+        f"{result.startup_cold_s:.2f} s (empty cache; kernels ready after {result.startup_cold_ready_s:.2f} s)"),
+        f"peak RSS:   {result.peak_rss_mb:.0f} MB (the app process, after the updates)",
+    ]) + "\n"

@@ -1,0 +1,212 @@
+"""Export plots as PNG (at a chosen scale) and SVG, and their data as CSV, each with the
+scenario beside it (a comment header in the CSV, a sidecar preset), so that any exported
+plot can be traced back to its inputs.
+
+A whole panel is rendered through QPainter — the plot and the legend and notes around it —
+into a QImage for PNG or a QSvgGenerator for SVG. Rendering the widget, rather than using
+pyqtgraph's SVGExporter, keeps the text beside the plot and avoids that exporter's crash with
+recent PySide6 releases (pyqtgraph issue 3495).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QApplication, QWidget
+
+from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog.presets import Preset, save_preset
+from accelscope.engine.catalog.reading import special_file_kind
+from accelscope.engine.core.table import Table
+from accelscope.engine.physics.frame import Frame
+from accelscope.engine.text.explain import Explanation
+from accelscope.engine.text.tables import frame_tables, scenario_comments
+
+from ..panels.analysis import AnalysisPanel
+
+PNG_SCALES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)  # × the panel's size on screen
+DEFAULT_EXPORT_SIZE = QSize(1400, 900)
+
+
+@contextmanager
+def _export_mode(widget: QWidget) -> Iterator[None]:
+    """Tell pyqtgraph's items they are being exported, as its own exporters do: scatter
+    markers are then drawn as paths instead of from a cached pixmap atlas, which would be
+    blurred when scaled and come out broken in SVG."""
+    items = [
+        item
+        for view in widget.findChildren(pg.GraphicsView)
+        for item in view.scene().items()
+        if hasattr(item, "setExportMode")
+    ]
+    for item in items:
+        item.setExportMode(True, {"antialias": True, "resolutionScale": 1.0})
+    try:
+        yield
+    finally:
+        for item in items:
+            item.setExportMode(False)
+
+
+def refuse_special_file(path: Path) -> None:
+    """An existing target must be a regular file: a named pipe would block the window until
+    something reads it, and a device or folder is never what the user meant to overwrite."""
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise OSError(f"{path.name} is not a regular file ({kind})")
+
+
+def render_png(widget: QWidget, path: Path, scale: float = 2.0) -> Path:
+    """The widget as it looks, at ``scale`` times its on-screen size (vector drawing is
+    re-rasterised at that resolution, so lines and text stay sharp)."""
+    refuse_special_file(path)
+    size = widget.size()
+    image = QImage(round(size.width() * scale), round(size.height() * scale), QImage.Format.Format_ARGB32)
+    image.setDevicePixelRatio(scale)
+    image.fill(widget.palette().color(widget.backgroundRole()))  # the window's background, light or dark
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    with _export_mode(widget):
+        widget.render(painter, QPoint())
+    painter.end()
+    if not image.save(str(path), "PNG"):
+        raise OSError(f"could not write {path}")
+    return path
+
+
+def render_svg(widget: QWidget, path: Path, title: str) -> Path:
+    refuse_special_file(path)
+    size = widget.size()
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(size)
+    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+    generator.setTitle(title)
+    generator.setDescription("Exported by accelscope; the sidecar preset holds the scenario.")
+    painter = QPainter(generator)
+    with _export_mode(widget):
+        widget.render(painter, QPoint())
+    if not painter.end():
+        raise OSError(f"could not write {path}")
+    return path
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "plot"
+
+
+def export_view(
+    view: str,
+    panel: QWidget,
+    frame: Frame,
+    catalog: Catalog,
+    base: Path,
+    *,
+    formats: tuple[str, ...] = ("png", "svg", "csv"),
+    scale: float = 2.0,
+    preset: Preset | None = None,
+) -> list[Path]:
+    """Write ``base``.png/.svg/.csv for one view (those in ``formats``)."""
+    written: list[Path] = []
+    title = getattr(panel, "title", view)
+    if isinstance(panel, AnalysisPanel):
+        bring_up_to_date(panel, frame)
+    if "png" in formats:
+        written.append(render_png(panel, base.with_suffix(".png"), scale))
+    if "svg" in formats:
+        written.append(render_svg(panel, base.with_suffix(".svg"), title))
+    if "csv" in formats:
+        tables = view_tables(view, panel, frame, catalog)
+        comments = [f"{title}: the data behind the plot", *scenario_comments(frame, preset.name if preset else None)]
+        for name, table in tables.items():
+            # One table: the chosen name; several (an analysis tab): each table's own name beside it.
+            path = base.with_suffix(".csv") if len(tables) == 1 else base.with_name(f"{base.name}-{name}.csv")
+            refuse_special_file(path)
+            path.write_text(table.to_csv(comments), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def bring_up_to_date(panel: AnalysisPanel, frame: Frame) -> None:
+    """An analysis tab computes when shown and at rest; an export needs its study for ``frame`` now."""
+    if panel.frame is not frame:
+        panel.update_frame(frame)
+    if panel.study is None or panel.study_frame is not frame or panel.pending():
+        panel.refresh_now()
+        # Let the new study's layout settle before it is drawn: an axis sized to its new row labels
+        # posts a layout request, whose layout posts another; rendered at once, labels are cut.
+        for _ in range(3):
+            QApplication.processEvents()
+
+
+def view_tables(view: str, panel: QWidget, frame: Frame, catalog: Catalog) -> dict[str, Table]:
+    """The data behind a tab, by table name: a plot tab's table from the frame; an analysis
+    tab's study tables, brought up to date with the frame first."""
+    if not isinstance(panel, AnalysisPanel):
+        return {view: frame_tables(frame, catalog)[view]}
+    bring_up_to_date(panel, frame)
+    if hasattr(panel, "tables"):
+        return dict(panel.tables())
+    table = panel.table()
+    return {} if table is None else {table.view: table}
+
+
+def export_all(
+    panels: dict[str, QWidget],
+    frame: Frame,
+    catalog: Catalog,
+    folder: Path,
+    preset: Preset,
+    explanation: Explanation | None,
+    *,
+    scale: float = 2.0,
+) -> list[Path]:
+    """Every plot as PNG and SVG, every table as CSV, the explanation as text and the
+    scenario as a sidecar preset, into ``folder``. Panels must already show ``frame``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for index, (view, panel) in enumerate(panels.items(), start=1):
+        if isinstance(panel, AnalysisPanel):
+            # The analysis tables go by their own names (regimes.csv, tp_dp.csv, ...).
+            written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", formats=("png", "svg"),
+                                   scale=scale, preset=preset)
+            written += _analysis_csvs(view, panel, frame, catalog, folder, preset)
+        else:
+            written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale,
+                                   preset=preset)
+    if explanation is not None:
+        path = folder / "explain.txt"
+        refuse_special_file(path)
+        path.write_text(explanation.plain_text() + "\n", encoding="utf-8")
+        written.append(path)
+    sidecar = folder / "scenario.preset.json"
+    save_preset(preset, sidecar)
+    written.append(sidecar)
+    return written
+
+
+def _analysis_csvs(view: str, panel: AnalysisPanel, frame: Frame, catalog: Catalog, folder: Path,
+                   preset: Preset) -> list[Path]:
+    written = []
+    comments = [f"{getattr(panel, 'title', view)}: the data behind the plot", *scenario_comments(frame, preset.name)]
+    for name, table in view_tables(view, panel, frame, catalog).items():
+        path = folder / f"{name}.csv"
+        refuse_special_file(path)
+        path.write_text(table.to_csv(comments), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def write_sidecar(preset: Preset, exported: Path) -> Path:
+    """``plot.png`` → ``plot.preset.json`` beside it."""
+    path = exported.with_name(exported.stem + ".preset.json")
+    save_preset(preset, path)
+    return path

@@ -1,0 +1,88 @@
+"""The headless report: every plot of a preset as PNG and SVG, every table as CSV, without a
+window (Qt's offscreen platform), for handouts and CI."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from accelscope.engine.catalog.presets import Preset
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.text.explain import explain
+
+REPORT_SIZE = (1400, 900)  # pixels of each panel before scaling
+def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale: float = 2.0,
+                 theme_name: str = "light") -> list[Path]:
+    """Render ``preset`` into ``out`` in the light or dark theme; returns the files written."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a window, even with a display
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication, QStyleFactory
+
+    app = QApplication.instance() or QApplication(["accelscope-report"])
+    from ..dev.headless import quiet_offscreen
+    from ..look import theme
+    from ..look.display import THEMES, dark_palette
+    from ..look.style import configure_pyqtgraph
+    from ..panels.analysis import AnalysisPanel
+    from ..panels.energy import EnergyPanel
+    from ..panels.latency import LatencyPanel
+    from ..panels.memory import MemoryPanel
+    from ..panels.parallelism import ParallelismPanel
+    from ..panels.regimes import RegimesPanel
+    from ..panels.roofline import RooflinePanel
+    from ..panels.scaling import ScalingPanel
+    from ..panels.sweep import SweepPanel
+    from ..panels.tiers import TiersPanel
+    from .files import export_all
+
+    if theme_name not in THEMES:
+        raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {theme_name!r}")
+    configure_pyqtgraph(theme.for_display(theme_name, presentation=False))
+    palette, style = app.palette(), app.style().name()
+    if theme_name == "dark":  # the panels' own backgrounds and texts, as the window shows them
+        app.setStyle(QStyleFactory.create("Fusion"))
+        app.setPalette(dark_palette())
+    engine = engine or Engine()
+    if preset.model is not None:
+        engine.add_model(preset.model)
+    workspace = preset.workspace
+    workspace = workspace.with_changes(scenario=engine.resolve(workspace.scenario))
+    engine.warm_up()
+    frame = compute_frame(engine, workspace)
+    catalog = engine.catalog
+    panels = {
+        "roofline": RooflinePanel(catalog),
+        "memory": MemoryPanel(catalog),
+        "latency": LatencyPanel(catalog),
+        "sweep": SweepPanel(catalog),
+        "energy": EnergyPanel(catalog),
+        "scaling": ScalingPanel(catalog, engine),
+        "parallelism": ParallelismPanel(catalog, engine),
+        "regimes": RegimesPanel(catalog, engine),
+        "tiers": TiersPanel(catalog, engine),
+    }
+    with quiet_offscreen():
+        try:
+            for panel in panels.values():
+                # Laid out and painted like a shown window, but without one.
+                panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+                panel.resize(*REPORT_SIZE)
+                panel.show()
+                panel.update_frame(frame)
+                panel.set_selected(workspace.selected)
+                if isinstance(panel, AnalysisPanel):
+                    panel.refresh_now()  # its study now, so the layout settles with the events below
+            for _ in range(3):  # layout requests post further layout requests (axes sized to labels)
+                app.processEvents()
+            explanation = explain(engine, workspace.scenario) if workspace.shown else None
+            return export_all(panels, frame, catalog, out, preset, explanation, scale=scale)
+        finally:
+            for panel in panels.values():
+                panel.close()
+                panel.deleteLater()
+            app.processEvents()
+            if theme_name == "dark":
+                app.setStyle(QStyleFactory.create(style))
+                app.setPalette(palette)
+            configure_pyqtgraph()
