@@ -392,7 +392,8 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
     line yields ``{"line": n, "error": ...}`` in its place and the exit status is 2."""
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.core.scenario import Scenario
-    from accelscope.engine.physics.engine import Engine, result_from_column
+    from accelscope.engine.physics.engine import Engine
+    from accelscope.engine.physics.results import result_from_column
 
     from .serialize import result_to_dict
 

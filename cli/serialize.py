@@ -6,7 +6,7 @@ from __future__ import annotations
 from accelscope.engine.catalog.constants import Constants
 from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.core.model import ModelArch
-from accelscope.engine.physics.reference import PhaseResult, Result
+from accelscope.engine.physics.results import PhaseResult, Result
 
 GB = 1e9  # decimal, as vendors count
 
@@ -92,7 +92,7 @@ def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, c
             "weights_gb": memory.weights_bytes / GB,
             "weights_offloaded_gb": memory.weights_far_bytes / GB,
             "kv_cache_gb": memory.kv_cache_bytes / GB,
-            "kv_cache_offloaded_gb": result.kv_cache_far_bytes / GB,
+            "kv_cache_offloaded_gb": result.memory.kv_cache_far_bytes / GB,
             "activations_gb": memory.activation_bytes / GB,
             "overhead_gb": memory.overhead_bytes / GB,
             "capacity_gb": memory.capacity_bytes / GB,
@@ -148,7 +148,7 @@ def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator) -
         f"  memory per device: weights {memory.weights_bytes / GB:.2f} GB"
         + (f" ({memory.weights_far_bytes / GB:.2f} offloaded)" if memory.weights_far_bytes else "")
         + f", KV cache {memory.kv_cache_bytes / GB:.2f} GB"
-        + (f" ({result.kv_cache_far_bytes / GB:.2f} offloaded)" if result.kv_cache_far_bytes else "")
+        + (f" ({result.memory.kv_cache_far_bytes / GB:.2f} offloaded)" if result.memory.kv_cache_far_bytes else "")
         + f", activations {memory.activation_bytes / GB:.2f} GB, "
         f"runtime {memory.overhead_bytes / GB:.2f} GB of {memory.usable_bytes / GB:.1f} GB usable",
         f"  TTFT {result.ttft_s * 1e3:.2f} ms   ITL {result.itl_s * 1e3:.3f} ms   end-to-end {result.e2e_latency_s:.3f} s",

@@ -8,22 +8,22 @@ import pytest
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import SWEEP_BATCHES, compute_frame
+from accelscope.engine.physics.results import N_OUTPUT_ROWS
 
 
 def test_frame_matches_single_evaluations(engine):
     workspace = Workspace(Scenario("qwen3-32b", "h100-sxm", batch=16), shown=("h100-sxm", "mi300x", "wse-3"))
     frame = compute_frame(engine, workspace)
-    assert frame.current.shape == (k.N_OUTPUT_ROWS, 3)
-    assert frame.sweep.shape == (k.N_OUTPUT_ROWS, 3, len(SWEEP_BATCHES))
+    assert frame.current.shape == (N_OUTPUT_ROWS, 3)
+    assert frame.sweep.shape == (N_OUTPUT_ROWS, 3, len(SWEEP_BATCHES))
     for accelerator in workspace.shown:
         alone = engine.predict(workspace.scenario_on(accelerator))
-        assert frame.value(k.O_ITL, accelerator) == pytest.approx(alone.itl_s, rel=1e-12)
+        assert frame.output(accelerator).itl_s == pytest.approx(alone.itl_s, rel=1e-12)
         assert frame.result(accelerator).memory.max_batch == alone.memory.max_batch
         at_64 = engine.predict(workspace.scenario_on(accelerator).with_changes(batch=64))
         column = list(SWEEP_BATCHES).index(64)
-        assert frame.sweep_values(k.O_THROUGHPUT_OUTPUT, accelerator)[column] == pytest.approx(
+        assert frame.sweep_output(accelerator).throughput_output_tok_s[column] == pytest.approx(
             at_64.throughput_output_tok_s, rel=1e-12
         )
         assert frame.roofline(accelerator).ridge_point == pytest.approx(alone.ridge_point, rel=1e-12)
@@ -37,7 +37,7 @@ def test_sweep_covers_batch_1_to_1024():
 
 def test_empty_selection_gives_empty_arrays(engine):
     frame = compute_frame(engine, Workspace(Scenario("llama-3.1-8b", "h100-sxm"), shown=()))
-    assert frame.current.shape == (k.N_OUTPUT_ROWS, 0)
+    assert frame.current.shape == (N_OUTPUT_ROWS, 0)
 
 
 def test_sram_machines_roofline_on_their_sram(engine):

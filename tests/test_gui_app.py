@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from accelscope.engine.core.scenario import Scenario
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.engine import Engine
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
@@ -116,8 +115,8 @@ def test_kv_offload_moves_kv_cache_to_the_far_tier(window):
     scenario = window.controller.workspace.scenario
     assert scenario.kv_offload == 0.4
     expected = window.engine.predict(scenario.with_changes(accelerator="gh200"))
-    assert expected.kv_cache_far_bytes == pytest.approx(0.4 * expected.memory.kv_cache_bytes, rel=1e-12)
-    assert window.controller.last_frame.value(k.O_KV_FAR, "gh200") == pytest.approx(expected.kv_cache_far_bytes)
+    assert expected.memory.kv_cache_far_bytes == pytest.approx(0.4 * expected.memory.kv_cache_bytes, rel=1e-12)
+    assert window.controller.last_frame.output("gh200").memory.kv_cache_far_bytes == pytest.approx(expected.memory.kv_cache_far_bytes)
     assert "KV offload 40%" in window.summary_label.text()
 
 
@@ -194,9 +193,8 @@ def test_sweep_marks_points_that_do_not_fit(window):
     sweep = plotted(window, "sweep")
     assert np.isfinite(np.asarray(sweep["x"], dtype=float)).any()
     frame = window.controller.last_frame
-    from accelscope.engine.physics import kernels
 
-    assert frame.value(kernels.O_FITS, "h100-sxm") == 0.0
+    assert frame.output("h100-sxm").fits == 0.0
     assert "does not fit" in window.explain_panel.text() or "Does not fit" in window.explain_panel.text()
 
 

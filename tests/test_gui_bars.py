@@ -21,7 +21,6 @@ from PySide6.QtGui import QImage
 from accelscope.engine.core import codes
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.panels import bars
@@ -132,7 +131,7 @@ def test_memory_warns_of_waves_when_the_kv_cache_overflows(qtbot, engine, catalo
 
 def test_memory_names_a_layout_problem(qtbot, engine, catalog):
     frame = frame_of(engine, tp=2, ep=2)  # expert parallelism on a dense model
-    code = int(frame.value(k.O_FIT_CODE, "h100-sxm"))
+    code = int(frame.output("h100-sxm").fit_code)
     assert code == codes.FIT_EP_ON_DENSE_MODEL
     panel = make_panel(qtbot, catalog, MemoryPanel, frame, size=(1600, 800))
     assert panel.plotted()["status"][0] == "does not fit — " + short_reason(codes.FIT_REASONS[code])
@@ -322,7 +321,7 @@ def test_value_texts_sit_beside_their_bars(qtbot, engine, catalog, cls):
             assert end.x() - 0.5 <= box.left() <= end.x() + 2 * bars.TEXT_GAP_PX
             assert box.center().y() == pytest.approx(end.y(), abs=1.0)
     first = panel.ttft if cls is LatencyPanel else panel.power
-    value = frame.value(k.O_TTFT, SHOWN[0]) * 1e3 if cls is LatencyPanel else frame.value(k.O_POWER, SHOWN[0])
+    value = frame.output(SHOWN[0]).ttft_s * 1e3 if cls is LatencyPanel else frame.output(SHOWN[0]).power_W
     expected = bars.compact(value) if cls is LatencyPanel else f"{value / 1e3:.3g} kW" if value >= 1e3 else f"{value:.3g} W"
     assert first.texts.texts()[0] == expected
 

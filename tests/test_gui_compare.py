@@ -19,7 +19,6 @@ import pytest
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.gui.panels.energy import EnergyPanel
 from accelscope.gui.panels.latency import LatencyPanel
@@ -174,8 +173,8 @@ def test_sweep_ghosts_are_a_curves_and_a_current_batch(qtbot, engine, catalog):
         if accelerator not in a.accelerators:
             assert np.isnan(drawn["reference_x"][i]).all() and np.isnan(drawn["reference_current_x"][i])
             continue
-        np.testing.assert_allclose(drawn["reference_x"][i], a.sweep_values(k.O_E2E, accelerator), rtol=1e-12)
-        np.testing.assert_allclose(drawn["reference_y"][i], a.sweep_values(k.O_THROUGHPUT_OUTPUT, accelerator),
+        np.testing.assert_allclose(drawn["reference_x"][i], a.sweep_output(accelerator).e2e_latency_s, rtol=1e-12)
+        np.testing.assert_allclose(drawn["reference_y"][i], a.sweep_output(accelerator).throughput_output_tok_s,
                                    rtol=1e-12)
         result = engine.predict(a.workspace.scenario_on(accelerator))
         assert drawn["reference_current_x"][i] == pytest.approx(result.e2e_latency_s, rel=1e-12)

@@ -11,7 +11,6 @@ import pytest
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import compute_frame
 
 SHOTS = Path("/tmp/accelscope-shots")
@@ -302,7 +301,7 @@ def test_roofline_tips_say_phase_intensity_peak_share_and_bound(engine, roofline
 
 def test_roofline_points_that_do_not_fit_are_hollow(engine, roofline_panel):
     frame = make_frame(engine, ("h100-sxm", "mi300x"), model="llama-3.3-70b", tp=1)
-    assert frame.value(k.O_FITS, "h100-sxm") == 0 and frame.value(k.O_FITS, "mi300x") == 1
+    assert frame.output("h100-sxm").fits == 0 and frame.output("mi300x").fits == 1
     roofline_panel.update_frame(frame)
     drawn = roofline_panel.plotted()
     assert list(drawn["decode_hollow"]) == [True, False]
@@ -365,7 +364,7 @@ def test_sweep_marks_what_does_not_fit(engine, sweep_panel):
     assert drawn["hypothetical_segments"][0] == len(frame.sweep_batches) - 1
     assert "does not fit" in tip_of_spot(sweep_panel.points, "h100-sxm")
     # On an MI300X the weights fit; large batches overflow the KV cache and run in waves.
-    waves = frame.sweep_values(k.O_WAVES, "mi300x")
+    waves = frame.sweep_output("mi300x").waves
     assert np.array_equal(drawn["state"][1], np.where(waves > 1, WAVES, FITS))
     assert (drawn["state"][1] == WAVES).any() and (drawn["state"][1] == FITS).any()
     assert drawn["hypothetical_segments"][1] == 0
@@ -447,7 +446,7 @@ def test_sweep_selection_highlights_and_labels_batches(engine, sweep_panel):
     label = sweep_panel.batch_labels[64]
     assert label.isVisible()
     column = list(frame.sweep_batches).index(64)
-    x = frame.sweep_values(k.O_E2E, "mi300x")[column]
+    x = frame.sweep_output("mi300x").e2e_latency_s[column]
     assert label.pos().x() == pytest.approx(np.log10(x))
 
 
@@ -563,7 +562,7 @@ def test_sweep_a_batch_drag_leaves_the_curves_alone(engine, sweep_panel, monkeyp
     for accelerator in EIGHT:
         assert_spot_is_at_its_data(sweep_panel.current, accelerator)
         index = spot_index(sweep_panel.current, accelerator)
-        assert sweep_panel.current.shown_spots()[0][index] == frame.value(k.O_E2E, accelerator)
+        assert sweep_panel.current.shown_spots()[0][index] == frame.output(accelerator).e2e_latency_s
         assert sweep_panel.current.points()[index].data() == SpotRef(accelerator, "current")
     sweep_panel.update_frame(make_frame(engine, EIGHT, model="qwen3-32b", batch=9))
     assert len(curves) == 2 * len(EIGHT)  # a new model: every curve and its dashed part
@@ -622,8 +621,8 @@ def test_sweep_restyles_changed_points_in_place(engine, sweep_panel, monkeypatch
     assert rebuilt == []  # restyled in place, not rebuilt
     drawn = sweep_panel.plotted()
     for i, accelerator in enumerate(shown):
-        fits = frame.sweep_values(k.O_FITS, accelerator)
-        waves = frame.sweep_values(k.O_WAVES, accelerator)
+        fits = frame.sweep_output(accelerator).fits
+        waves = frame.sweep_output(accelerator).waves
         expected = np.where(fits == 0, NO_FIT, np.where(waves > 1, WAVES, FITS))
         np.testing.assert_array_equal(drawn["state"][i], expected)
     assert np.all(drawn["state"][0] == NO_FIT) and (drawn["state"][1] == FITS).any()

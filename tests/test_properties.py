@@ -25,7 +25,8 @@ from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.core.precision import PRECISIONS, bytes_per_element
 from accelscope.engine.core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.physics.reference import ReferenceModel, Result
+from accelscope.engine.physics.reference import ReferenceModel
+from accelscope.engine.physics.results import Result
 
 settings.register_profile(
     "accelscope-properties",

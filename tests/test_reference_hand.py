@@ -317,8 +317,8 @@ def test_kv_offload_charges_the_link(engine):
     )
     assert half.decode.bytes_per_device == pytest.approx(base.decode.bytes_per_device, rel=REL)
     assert half.memory.kv_cache_bytes == pytest.approx(167_772_160, rel=REL)
-    assert half.kv_cache_far_bytes == pytest.approx(0.5 * 167_772_160, rel=REL)
-    assert half.memory.weights_far_bytes == 0.0 and base.kv_cache_far_bytes == 0.0
+    assert half.memory.kv_cache_far_bytes == pytest.approx(0.5 * 167_772_160, rel=REL)
+    assert half.memory.weights_far_bytes == 0.0 and base.memory.kv_cache_far_bytes == 0.0
 
 
 def test_kv_offload_counts_only_the_near_part_against_device_memory(engine):
@@ -346,7 +346,7 @@ def test_kv_offload_needs_a_far_tier_large_enough(engine):
     assert not long.fits and long.fit_code == codes.FIT_FAR_TIER_TOO_SMALL
     nowhere = engine.reference(Scenario("llama-3.1-8b", "tpu-v7", kv_offload=0.5))
     assert not nowhere.fits and nowhere.fit_code == codes.FIT_OFFLOAD_WITHOUT_FAR_TIER
-    assert nowhere.kv_cache_far_bytes == 0.0
+    assert nowhere.memory.kv_cache_far_bytes == 0.0
 
 
 def test_pipeline_decode_sums_stages(engine):

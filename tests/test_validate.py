@@ -16,8 +16,8 @@ import pytest
 from accelscope.cli.main import main
 from accelscope.engine.core.errors import CatalogError
 from accelscope.engine.core.scenario import Scenario
-from accelscope.engine.physics import kernels
 from accelscope.engine.physics.engine import Engine
+from accelscope.engine.physics.results import N_OUTPUT_ROWS, Outputs
 from accelscope.engine.validation.validate import (
     KINDS,
     METRICS,
@@ -392,12 +392,12 @@ class _LinearSteps:
     100 W + 10 W per sequence, prefill of the batch 0.2 s at 300 W."""
 
     def evaluate(self, scenarios):
-        table = np.zeros((kernels.N_OUTPUT_ROWS, len(scenarios)))
+        table = np.zeros((N_OUTPUT_ROWS, len(scenarios)))
         for j, scenario in enumerate(scenarios):
-            table[kernels.O_ITL, j] = 0.010 + 0.001 * scenario.batch
-            table[kernels.O_DEC_POWER, j] = 100.0 + 10.0 * scenario.batch
-            table[kernels.O_PRE_TIME, j] = 0.2
-            table[kernels.O_PRE_POWER, j] = 300.0
+            Outputs(table).itl_s[j] = 0.010 + 0.001 * scenario.batch
+            Outputs(table).decode.power_per_device_W[j] = 100.0 + 10.0 * scenario.batch
+            Outputs(table).prefill.time_s[j] = 0.2
+            Outputs(table).prefill.power_per_device_W[j] = 300.0
         return table
 
 

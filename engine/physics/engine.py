@@ -1,7 +1,7 @@
 """The engine's front door: scenarios in, typed results out, computed by the kernels.
 
 ``Engine.evaluate`` runs many scenarios in one kernel call and returns the raw output table
-(what the app plots); ``Engine.predict`` returns a typed :class:`~reference.Result` for one
+(what the app plots); ``Engine.predict`` returns a typed :class:`~results.Result` for one
 scenario (what the CLI prints); ``Engine.reference`` computes the same with the reference
 model, for checking.
 """
@@ -14,13 +14,12 @@ import numpy as np
 
 from ..catalog.catalog import Catalog
 from ..catalog.constants import Constants, load_constants
-from ..core import codes
 from ..core.model import ModelArch
-from ..core.precision import PRECISIONS
 from ..core.scenario import Scenario
-from . import kernels as k
+from . import kernels, layout
 from .pack import fallback_table, pack_accelerators, pack_constants, pack_models, pack_scenarios
-from .reference import MemoryResult, PhaseResult, ReferenceModel, Result
+from .reference import ReferenceModel
+from .results import Result, result_from_column
 
 
 class Engine:
@@ -67,7 +66,7 @@ class Engine:
         self.evaluate([Scenario(first_model, first_accelerator)])
 
     def evaluate(self, scenarios: Sequence[Scenario]) -> np.ndarray:
-        """Kernel outputs, one column per scenario (rows: ``kernels.O_*``). Scenarios must be
+        """Kernel outputs, one column per scenario (rows: ``results.OUTPUT_FIELDS``; read them by name with ``results.Outputs``). Scenarios must be
         resolved (known ids, valid values)."""
         table = pack_scenarios(scenarios, self._model_index, self._accelerator_index)
         return self.evaluate_table(table)
@@ -77,12 +76,12 @@ class Engine:
         is packed once and its column repeated, rather than a Scenario made per batch. The
         scenario must be resolved, and the batches valid batch sizes."""
         table = np.repeat(pack_scenarios([scenario], self._model_index, self._accelerator_index), len(batches), axis=1)
-        table[k.S_BATCH] = batches
+        table[layout.S_BATCH] = batches
         return self.evaluate_table(table)
 
     def evaluate_table(self, scenario_table: np.ndarray) -> np.ndarray:
-        out = np.empty((k.N_OUTPUT_ROWS, scenario_table.shape[1]))
-        k.evaluate_many(
+        out = np.empty((layout.N_OUTPUT_ROWS, scenario_table.shape[1]))
+        kernels.evaluate_many(
             scenario_table,
             self._model_table,
             self._accelerator_table,
@@ -110,66 +109,3 @@ class Engine:
     @property
     def accelerator_index(self) -> dict[str, int]:
         return dict(self._accelerator_index)
-
-
-def result_from_column(out: np.ndarray, j: int, scenario: Scenario) -> Result:
-    """The typed result of one kernel output column."""
-
-    def phase(prefix: str) -> PhaseResult:
-        def value(name: str) -> float:
-            return float(out[getattr(k, f"O_{prefix}_{name}"), j])
-
-        return PhaseResult(
-            flops_per_device=value("FLOPS"),
-            bytes_per_device=value("BYTES"),
-            weight_bytes_per_device=value("WEIGHT_BYTES"),
-            kv_bytes_per_device=value("KV_BYTES"),
-            time_s=value("TIME"),
-            compute_time_s=value("T_COMPUTE"),
-            memory_time_s=value("T_MEMORY"),
-            attention_compute_time_s=value("T_ATTN_COMPUTE"),
-            attention_memory_time_s=value("T_ATTN_MEMORY"),
-            execution_time_s=value("T_EXECUTION"),
-            communication_time_s=value("T_COMM"),
-            overhead_time_s=value("T_OVERHEAD"),
-            host_time_s=value("T_HOST"),
-            bound=codes.BOUNDS[int(value("BOUND"))],
-            power_per_device_W=value("POWER"),
-        )
-
-    memory = MemoryResult(
-        weights_bytes=float(out[k.O_WEIGHTS, j]),
-        weights_far_bytes=float(out[k.O_WEIGHTS_FAR, j]),
-        kv_cache_bytes=float(out[k.O_KV, j]),
-        activation_bytes=float(out[k.O_ACTIVATIONS, j]),
-        overhead_bytes=float(out[k.O_OVERHEAD, j]),
-        usable_bytes=float(out[k.O_USABLE, j]),
-        capacity_bytes=float(out[k.O_CAPACITY, j]),
-        far_usable_bytes=float(out[k.O_FAR_USABLE, j]),
-        max_batch=int(out[k.O_MAX_BATCH, j]),
-        resident_batch=int(out[k.O_RESIDENT, j]),
-    )
-    return Result(
-        scenario=scenario,
-        devices=int(out[k.O_DEVICES, j]),
-        fits=bool(out[k.O_FITS, j]),
-        fit_code=int(out[k.O_FIT_CODE, j]),
-        warning_bits=int(out[k.O_WARNINGS, j]),
-        compute_precision=PRECISIONS[int(out[k.O_COMPUTE_PRECISION, j])],
-        waves=int(out[k.O_WAVES, j]),
-        prefill=phase("PRE"),
-        decode=phase("DEC"),
-        memory=memory,
-        ttft_s=float(out[k.O_TTFT, j]),
-        itl_s=float(out[k.O_ITL, j]),
-        e2e_latency_s=float(out[k.O_E2E, j]),
-        throughput_output_tok_s=float(out[k.O_THROUGHPUT_OUTPUT, j]),
-        throughput_total_tok_s=float(out[k.O_THROUGHPUT_TOTAL, j]),
-        power_W=float(out[k.O_POWER, j]),
-        energy_J=float(out[k.O_ENERGY, j]),
-        tokens_per_joule=float(out[k.O_TOKENS_PER_J, j]),
-        output_tokens_per_joule=float(out[k.O_OUTPUT_TOKENS_PER_J, j]),
-        tp_needed=int(out[k.O_TP_NEEDED, j]),
-        offload_needed=float(out[k.O_OFFLOAD_NEEDED, j]),
-        ridge_point=float(out[k.O_RIDGE, j]),
-    )

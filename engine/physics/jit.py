@@ -4,20 +4,40 @@ Kernels are compiled with fixed options: nopython, on-disk cache (the app starts
 fastmath (the kernels must agree with the reference model to 1e-9, so IEEE semantics stay),
 and numpy's error model: a division by zero gives inf or NaN instead of a per-division check
 and exception, which the finiteness tests would catch.
+
 The cache goes to the platformdirs user cache folder, because the installed package folder
-may be read-only; this must happen before numba is first imported.
+may be read-only; it must be set before the first kernel is decorated. Within it, the folder is
+named by a hash of the engine's source files: numba checks a cached kernel against its own
+file only, not against the constants it froze in from other modules (the table layouts, the
+fit and warning codes), so any change to the engine's source compiles afresh instead of
+loading kernels built from older constants.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+from pathlib import Path
 
-if "NUMBA_CACHE_DIR" not in os.environ:
-    import platformdirs
+import numba
+import platformdirs
 
-    os.environ["NUMBA_CACHE_DIR"] = os.path.join(platformdirs.user_cache_dir("accelscope"), "numba")
+ENGINE_FOLDER = Path(__file__).resolve().parent.parent
 
-import numba  # noqa: E402  (the cache folder must be set first)
+
+def engine_source_digest(folder: Path = ENGINE_FOLDER) -> str:
+    """A short hash of every .py file of the engine, by relative path and content."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*.py")):
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# Set in numba's configuration rather than in the environment, so that child processes
+# (which inherit NUMBA_CACHE_DIR) key their own folder the same way instead of nesting it.
+CACHE_BASE = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(platformdirs.user_cache_dir("accelscope"), "numba")
+numba.config.CACHE_DIR = os.path.join(CACHE_BASE, engine_source_digest())
 
 JIT_OPTIONS = {"nopython": True, "cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 

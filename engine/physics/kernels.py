@@ -6,8 +6,8 @@ discrete output (the fit, the largest batch, the waves, the TP needed) follows r
 step by step, in the same order, so it comes out the same to the bit; the stage passes and
 what follows them reassociate products and multiply by reciprocals, which moves those
 continuous outputs by a few units in the last place. The tests hold the two equal to 1e-9.
-Kernels do no validation, no I/O and read no globals but the column numbers below, which
-live in this file so that numba's cache sees any change to them.
+Kernels do no validation, no I/O and read no globals but the row numbers of ``layout.py``
+(numba freezes them at compile time; the cache is keyed to the engine's source, see ``jit.py``).
 
 Units: bytes, seconds, FLOP, B/s, FLOP/s, W, J.
 """
@@ -23,181 +23,7 @@ import numpy as np
 
 from ..core import codes
 from .jit import jit
-
-# ---- model table rows (one column per model) -------------------------------------------
-M_LAYERS = 0
-M_HIDDEN = 1
-M_VOCAB = 2
-M_HEADS = 3
-M_KV_HEADS = 4
-M_IS_MLA = 5
-M_KV_SHARDS = 6
-M_KV_ELEMENTS = 7  # per token per attention layer
-M_ATTN_FLOPS_DECODE = 8  # per token per layer per context position
-M_ATTN_FLOPS_PREFILL = 9
-M_N_FULL = 10
-M_N_WINDOW = 11
-M_WINDOW = 12
-M_BLOCK_FIXED = 13  # block linear params every token uses (incl. routers, shared experts)
-M_ROUTER = 14
-M_EXPERT = 15  # params of one routed expert
-M_N_MOE = 16
-M_EXPERTS = 17  # routed experts (0 for dense)
-M_TOP_K = 18
-M_EMBEDDING = 19
-M_UNTIED_HEAD = 20  # LM head params stored apart from the embedding (0 if tied)
-M_NORMS = 21
-M_FFN_WIDTH = 22  # mean FFN width a token passes through
-M_ATTN_ACT_WIDTH = 23
-M_MAX_CONTEXT = 24
-M_IS_MOE = 25
-M_N_CHUNKED = 26
-M_ATTN_CHUNK = 27
-N_MODEL_ROWS = 28
-
-# ---- accelerator table rows ------------------------------------------------------------
-A_N_NEAR = 0  # placeable on-chip/device tiers, 1 or 2, fastest first
-A_NEAR0_CAPACITY = 1
-A_NEAR0_BANDWIDTH = 2  # effective (memory or link, whichever is slower)
-A_NEAR0_ENERGY = 3  # J/byte
-A_NEAR1_CAPACITY = 4
-A_NEAR1_BANDWIDTH = 5
-A_NEAR1_ENERGY = 6
-A_HAS_FAR = 7
-A_FAR_CAPACITY = 8
-A_FAR_BANDWIDTH = 9
-A_FAR_ENERGY = 10
-A_IC_BANDWIDTH = 11  # scale-up, per direction
-A_IC_LATENCY = 12
-A_IC_DOMAIN = 13
-A_HAS_SCALE_OUT = 14
-A_SO_BANDWIDTH = 15
-A_SO_LATENCY = 16
-A_TDP = 17
-A_IDLE = 18
-A_STACK = 19  # software efficiency
-A_ETA_COMPUTE = 20
-A_ETA_MEMORY = 21
-A_ETA_LINK = 22
-A_ETA_INTERCONNECT = 23
-A_LAYER_OVERHEAD = 24
-A_USABLE_FRACTION = 25
-A_RUNTIME_OVERHEAD = 26
-A_RIDGE_BANDWIDTH = 27  # device-tier bandwidth for the ridge point
-A_BUSY_POWER_FRACTION = 28  # share of TDP drawn at least while executing
-A_STEP_OVERHEAD = 29  # serving stack's host time per forward step
-A_SEQUENCE_OVERHEAD = 30  # and per sequence in the step
-A_OPERATOR_OVERLAP = 31  # 1: a pass takes the whole pass's roofline; 0: each operator its own
-A_COLLECTIVE_OVERHEAD = 32  # fixed cost of each communication operation
-A_ACTIVATION_QUANT_OVERHEAD = 33  # per layer, when activations are narrower than 16 bits
-A_IC_PEER_BANDWIDTH = 34  # one direct link of a switchless mesh; 0 for a switched fabric
-N_ACCEL_ROWS = 35
-
-# ---- precision codes (index into the peak table rows and BYTES) --------------------------
-# Same order as precision.PRECISIONS; the peak table has one row per catalog peak key.
-P_FP32 = 0
-P_BF16 = 1
-P_FP16 = 2
-P_FP8 = 3
-P_INT8 = 4
-P_INT4 = 5
-P_FP4 = 6
-N_PRECISIONS = 7
-
-# ---- constants vector ------------------------------------------------------------------
-K_CHUNK = 0
-K_LOGITS_BYTES = 1
-K_STARVATION = 2
-K_LINK_ENERGY = 3
-N_CONSTANTS = 4
-
-# ---- scenario rows (float64 table, one column per scenario) ----------------------------
-S_MODEL = 0
-S_ACCEL = 1
-S_BATCH = 2
-S_INPUT = 3
-S_OUTPUT = 4
-S_P_WEIGHT = 5
-S_P_ACT = 6
-S_P_KV = 7
-S_TP = 8
-S_PP = 9
-S_EP = 10
-S_DP = 11
-S_OFFLOAD = 12  # fraction of weights in the far tier
-S_KV_OFFLOAD = 13  # fraction of the KV cache in the far tier
-N_SCENARIO_ROWS = 14
-
-# ---- output rows -----------------------------------------------------------------------
-O_FITS = 0
-O_FIT_CODE = 1
-O_WARNINGS = 2
-O_COMPUTE_PRECISION = 3  # precision code of the units used
-O_WAVES = 4
-O_DEVICES = 5
-O_TTFT = 6
-O_ITL = 7
-O_E2E = 8
-O_THROUGHPUT_OUTPUT = 9
-O_THROUGHPUT_TOTAL = 10
-O_POWER = 11
-O_ENERGY = 12
-O_TOKENS_PER_J = 13
-O_OUTPUT_TOKENS_PER_J = 14
-O_TP_NEEDED = 15
-O_OFFLOAD_NEEDED = 16
-O_RIDGE = 17
-O_WEIGHTS = 18
-O_WEIGHTS_FAR = 19
-O_KV = 20
-O_ACTIVATIONS = 21
-O_OVERHEAD = 22
-O_USABLE = 23
-O_CAPACITY = 24
-O_FAR_USABLE = 25
-O_MAX_BATCH = 26
-O_RESIDENT = 27
-O_PRE_FLOPS = 28
-O_PRE_BYTES = 29
-O_PRE_TIME = 30
-O_PRE_T_COMPUTE = 31
-O_PRE_T_MEMORY = 32
-O_PRE_T_COMM = 33
-O_PRE_T_OVERHEAD = 34
-O_PRE_BOUND = 35
-O_PRE_POWER = 36
-O_DEC_FLOPS = 37
-O_DEC_BYTES = 38
-O_DEC_TIME = 39
-O_DEC_T_COMPUTE = 40
-O_DEC_T_MEMORY = 41
-O_DEC_T_COMM = 42
-O_DEC_T_OVERHEAD = 43
-O_DEC_BOUND = 44
-O_DEC_POWER = 45
-O_PRE_WEIGHT_BYTES = 46
-O_PRE_KV_BYTES = 47
-O_DEC_WEIGHT_BYTES = 48
-O_DEC_KV_BYTES = 49
-O_KV_FAR = 50  # of O_KV, the part kept in the far tier
-O_PRE_T_HOST = 51  # host time over the prefill wave
-O_DEC_T_HOST = 52  # host time of one decode step
-O_PRE_T_ATTN_COMPUTE = 53  # of O_PRE_T_COMPUTE: attention
-O_PRE_T_ATTN_MEMORY = 54  # of O_PRE_T_MEMORY: KV cache
-O_DEC_T_ATTN_COMPUTE = 55
-O_DEC_T_ATTN_MEMORY = 56
-O_PRE_T_EXECUTION = 57  # compute and memory of one pass together
-O_DEC_T_EXECUTION = 58
-N_OUTPUT_ROWS = 59
-
-BYTES = np.array([4.0, 2.0, 2.0, 1.0, 1.0, 0.5, 0.5])  # by precision code
-UNQUANTISED_BYTES = 2.0
-MAX_BATCH_REPORTED = 1e15
-POWER_CAP_WARNING_RATIO = 1.05
-MAX_TP_SEARCH = 65536
-MAX_TP_SEARCH_DOUBLINGS = 16  # log2(MAX_TP_SEARCH)
-Z_REMEMBERED_GROUPS = 1024  # expert-parallel group sizes whose z is kept during one call
-
+from .layout import *  # noqa: F403  (the table row numbers, generated from their names)
 
 # ---- small formulas (as in reference.py) -------------------------------------------------
 
@@ -881,60 +707,60 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
 
         out[O_FITS, j] = 1.0 if fits else 0.0
         out[O_FIT_CODE, j] = fit_code
-        out[O_WARNINGS, j] = warnings
+        out[O_WARNING_BITS, j] = warnings
         out[O_COMPUTE_PRECISION, j] = compute_code
         out[O_WAVES, j] = waves
         out[O_DEVICES, j] = devices
-        out[O_TTFT, j] = ttft
-        out[O_ITL, j] = itl
-        out[O_E2E, j] = makespan
-        out[O_THROUGHPUT_OUTPUT, j] = output_tokens * per_makespan
-        out[O_THROUGHPUT_TOTAL, j] = total_tokens * per_makespan
-        out[O_POWER, j] = energy * per_makespan
-        out[O_ENERGY, j] = energy
-        out[O_TOKENS_PER_J, j] = total_tokens * per_energy
-        out[O_OUTPUT_TOKENS_PER_J, j] = output_tokens * per_energy
+        out[O_TTFT_S, j] = ttft
+        out[O_ITL_S, j] = itl
+        out[O_E2E_LATENCY_S, j] = makespan
+        out[O_THROUGHPUT_OUTPUT_TOK_S, j] = output_tokens * per_makespan
+        out[O_THROUGHPUT_TOTAL_TOK_S, j] = total_tokens * per_makespan
+        out[O_POWER_W, j] = energy * per_makespan
+        out[O_ENERGY_J, j] = energy
+        out[O_TOKENS_PER_JOULE, j] = total_tokens * per_energy
+        out[O_OUTPUT_TOKENS_PER_JOULE, j] = output_tokens * per_energy
         out[O_TP_NEEDED, j] = tp_needed
         out[O_OFFLOAD_NEEDED, j] = offload_needed
-        out[O_RIDGE, j] = peak / accel[A_RIDGE_BANDWIDTH, a]
-        out[O_WEIGHTS, j] = weights
-        out[O_WEIGHTS_FAR, j] = weights_far
-        out[O_KV, j] = batch * kv_sequence
-        out[O_ACTIVATIONS, j] = activation_bytes(batch)
-        out[O_OVERHEAD, j] = overhead
-        out[O_USABLE, j] = usable
-        out[O_CAPACITY, j] = capacity
-        out[O_FAR_USABLE, j] = far_usable
-        out[O_MAX_BATCH, j] = max_batch
-        out[O_RESIDENT, j] = resident
-        out[O_PRE_FLOPS, j] = n_chunks * pre_flops
-        out[O_PRE_BYTES, j] = n_chunks * pre_bytes
-        out[O_PRE_TIME, j] = ttft_wave
-        out[O_PRE_T_COMPUTE, j] = pre_tc
-        out[O_PRE_T_MEMORY, j] = pre_tm
-        out[O_PRE_T_COMM, j] = pre_tcomm
-        out[O_PRE_T_OVERHEAD, j] = overhead_time
-        out[O_PRE_BOUND, j] = bound_of(pre_tc, pre_tm, pre_tcomm, overhead_time + pre_host / pre_passes)
-        out[O_PRE_POWER, j] = prefill_power
-        out[O_DEC_FLOPS, j] = micro_batches * dec_flops
-        out[O_DEC_BYTES, j] = micro_batches * dec_bytes
-        out[O_DEC_TIME, j] = itl
-        out[O_DEC_T_COMPUTE, j] = dec_tc
-        out[O_DEC_T_MEMORY, j] = dec_tm
-        out[O_DEC_T_COMM, j] = dec_tcomm
-        out[O_DEC_T_OVERHEAD, j] = overhead_time
-        out[O_DEC_BOUND, j] = bound_of(dec_tc, dec_tm, dec_tcomm, overhead_time + dec_host / pp)
-        out[O_DEC_POWER, j] = decode_power
-        out[O_PRE_WEIGHT_BYTES, j] = n_chunks * pre_weights
-        out[O_PRE_KV_BYTES, j] = n_chunks * pre_kv
-        out[O_DEC_WEIGHT_BYTES, j] = micro_batches * dec_weights
-        out[O_DEC_KV_BYTES, j] = micro_batches * dec_kv
-        out[O_KV_FAR, j] = batch * kv_sequence * kv_offload
-        out[O_PRE_T_HOST, j] = pre_host
-        out[O_DEC_T_HOST, j] = dec_host
-        out[O_PRE_T_ATTN_COMPUTE, j] = pre_attn_c
-        out[O_PRE_T_ATTN_MEMORY, j] = pre_attn_m
-        out[O_DEC_T_ATTN_COMPUTE, j] = dec_attn_c
-        out[O_DEC_T_ATTN_MEMORY, j] = dec_attn_m
-        out[O_PRE_T_EXECUTION, j] = pre_exec
-        out[O_DEC_T_EXECUTION, j] = dec_exec
+        out[O_RIDGE_POINT, j] = peak / accel[A_RIDGE_BANDWIDTH, a]
+        out[O_MEMORY_WEIGHTS_BYTES, j] = weights
+        out[O_MEMORY_WEIGHTS_FAR_BYTES, j] = weights_far
+        out[O_MEMORY_KV_CACHE_BYTES, j] = batch * kv_sequence
+        out[O_MEMORY_ACTIVATION_BYTES, j] = activation_bytes(batch)
+        out[O_MEMORY_OVERHEAD_BYTES, j] = overhead
+        out[O_MEMORY_USABLE_BYTES, j] = usable
+        out[O_MEMORY_CAPACITY_BYTES, j] = capacity
+        out[O_MEMORY_FAR_USABLE_BYTES, j] = far_usable
+        out[O_MEMORY_MAX_BATCH, j] = max_batch
+        out[O_MEMORY_RESIDENT_BATCH, j] = resident
+        out[O_PREFILL_FLOPS_PER_DEVICE, j] = n_chunks * pre_flops
+        out[O_PREFILL_BYTES_PER_DEVICE, j] = n_chunks * pre_bytes
+        out[O_PREFILL_TIME_S, j] = ttft_wave
+        out[O_PREFILL_COMPUTE_TIME_S, j] = pre_tc
+        out[O_PREFILL_MEMORY_TIME_S, j] = pre_tm
+        out[O_PREFILL_COMMUNICATION_TIME_S, j] = pre_tcomm
+        out[O_PREFILL_OVERHEAD_TIME_S, j] = overhead_time
+        out[O_PREFILL_BOUND, j] = bound_of(pre_tc, pre_tm, pre_tcomm, overhead_time + pre_host / pre_passes)
+        out[O_PREFILL_POWER_PER_DEVICE_W, j] = prefill_power
+        out[O_DECODE_FLOPS_PER_DEVICE, j] = micro_batches * dec_flops
+        out[O_DECODE_BYTES_PER_DEVICE, j] = micro_batches * dec_bytes
+        out[O_DECODE_TIME_S, j] = itl
+        out[O_DECODE_COMPUTE_TIME_S, j] = dec_tc
+        out[O_DECODE_MEMORY_TIME_S, j] = dec_tm
+        out[O_DECODE_COMMUNICATION_TIME_S, j] = dec_tcomm
+        out[O_DECODE_OVERHEAD_TIME_S, j] = overhead_time
+        out[O_DECODE_BOUND, j] = bound_of(dec_tc, dec_tm, dec_tcomm, overhead_time + dec_host / pp)
+        out[O_DECODE_POWER_PER_DEVICE_W, j] = decode_power
+        out[O_PREFILL_WEIGHT_BYTES_PER_DEVICE, j] = n_chunks * pre_weights
+        out[O_PREFILL_KV_BYTES_PER_DEVICE, j] = n_chunks * pre_kv
+        out[O_DECODE_WEIGHT_BYTES_PER_DEVICE, j] = micro_batches * dec_weights
+        out[O_DECODE_KV_BYTES_PER_DEVICE, j] = micro_batches * dec_kv
+        out[O_MEMORY_KV_CACHE_FAR_BYTES, j] = batch * kv_sequence * kv_offload
+        out[O_PREFILL_HOST_TIME_S, j] = pre_host
+        out[O_DECODE_HOST_TIME_S, j] = dec_host
+        out[O_PREFILL_ATTENTION_COMPUTE_TIME_S, j] = pre_attn_c
+        out[O_PREFILL_ATTENTION_MEMORY_TIME_S, j] = pre_attn_m
+        out[O_DECODE_ATTENTION_COMPUTE_TIME_S, j] = dec_attn_c
+        out[O_DECODE_ATTENTION_MEMORY_TIME_S, j] = dec_attn_m
+        out[O_PREFILL_EXECUTION_TIME_S, j] = pre_exec
+        out[O_DECODE_EXECUTION_TIME_S, j] = dec_exec

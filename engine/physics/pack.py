@@ -13,56 +13,52 @@ import numpy as np
 from ..catalog.constants import Constants
 from ..core.accelerator import Accelerator
 from ..core.model import ModelArch
-from ..core.precision import FALLBACK, PEAK_KEY, PRECISIONS, bytes_per_element
+from ..core.precision import FALLBACK, PEAK_KEY, PRECISIONS
 from ..core.scenario import Scenario
-from . import kernels as k
+from . import layout
 
 PRECISION_CODE: dict[str, int] = {name: index for index, name in enumerate(PRECISIONS)}
 
-# The kernels' BYTES table and precision codes must follow precision.PRECISIONS.
-assert tuple(k.BYTES) == tuple(bytes_per_element(name) for name in PRECISIONS)
-assert PRECISION_CODE["bf16"] == k.P_BF16 and PRECISION_CODE["fp16"] == k.P_FP16
-
 
 def pack_models(models: Sequence[ModelArch]) -> np.ndarray:
-    table = np.zeros((k.N_MODEL_ROWS, len(models)))
+    table = np.zeros((layout.N_MODEL_ROWS, len(models)))
     for column, m in enumerate(models):
         moe = m.moe
-        table[k.M_LAYERS, column] = m.n_layers
-        table[k.M_HIDDEN, column] = m.hidden_size
-        table[k.M_VOCAB, column] = m.vocab_size
-        table[k.M_HEADS, column] = m.n_heads
-        table[k.M_KV_HEADS, column] = m.n_kv_heads
-        table[k.M_IS_MLA, column] = 1.0 if m.mla is not None else 0.0
-        table[k.M_KV_SHARDS, column] = m.kv_shards
-        table[k.M_KV_ELEMENTS, column] = m.kv_elements_per_token_per_layer
-        table[k.M_ATTN_FLOPS_DECODE, column] = m.attention_flops_per_position_decode
-        table[k.M_ATTN_FLOPS_PREFILL, column] = m.attention_flops_per_position_prefill
-        table[k.M_N_FULL, column] = m.n_full_attention_layers
-        table[k.M_N_WINDOW, column] = m.n_window_attention_layers
-        table[k.M_WINDOW, column] = m.sliding_window
-        table[k.M_BLOCK_FIXED, column] = m.block_params_fixed
-        table[k.M_ROUTER, column] = m.router_params_total
-        table[k.M_EXPERT, column] = m.expert_params
-        table[k.M_N_MOE, column] = m.n_moe_layers
-        table[k.M_EXPERTS, column] = moe.n_routed_experts if moe else 0
-        table[k.M_TOP_K, column] = moe.experts_per_token if moe else 0
-        table[k.M_EMBEDDING, column] = m.embedding_params
-        table[k.M_UNTIED_HEAD, column] = 0 if m.tied_embeddings else m.lm_head_params
-        table[k.M_NORMS, column] = m.norm_params
-        table[k.M_FFN_WIDTH, column] = m.mean_ffn_width_per_token
-        table[k.M_ATTN_ACT_WIDTH, column] = m.attention_activation_width
-        table[k.M_MAX_CONTEXT, column] = m.max_context
-        table[k.M_IS_MOE, column] = 1.0 if moe else 0.0
-        table[k.M_N_CHUNKED, column] = m.n_chunked_attention_layers
-        table[k.M_ATTN_CHUNK, column] = m.attention_chunk
+        table[layout.M_LAYERS, column] = m.n_layers
+        table[layout.M_HIDDEN, column] = m.hidden_size
+        table[layout.M_VOCAB, column] = m.vocab_size
+        table[layout.M_HEADS, column] = m.n_heads
+        table[layout.M_KV_HEADS, column] = m.n_kv_heads
+        table[layout.M_IS_MLA, column] = 1.0 if m.mla is not None else 0.0
+        table[layout.M_KV_SHARDS, column] = m.kv_shards
+        table[layout.M_KV_ELEMENTS, column] = m.kv_elements_per_token_per_layer
+        table[layout.M_ATTN_FLOPS_DECODE, column] = m.attention_flops_per_position_decode
+        table[layout.M_ATTN_FLOPS_PREFILL, column] = m.attention_flops_per_position_prefill
+        table[layout.M_N_FULL, column] = m.n_full_attention_layers
+        table[layout.M_N_WINDOW, column] = m.n_window_attention_layers
+        table[layout.M_WINDOW, column] = m.sliding_window
+        table[layout.M_BLOCK_FIXED, column] = m.block_params_fixed
+        table[layout.M_ROUTER, column] = m.router_params_total
+        table[layout.M_EXPERT, column] = m.expert_params
+        table[layout.M_N_MOE, column] = m.n_moe_layers
+        table[layout.M_EXPERTS, column] = moe.n_routed_experts if moe else 0
+        table[layout.M_TOP_K, column] = moe.experts_per_token if moe else 0
+        table[layout.M_EMBEDDING, column] = m.embedding_params
+        table[layout.M_UNTIED_HEAD, column] = 0 if m.tied_embeddings else m.lm_head_params
+        table[layout.M_NORMS, column] = m.norm_params
+        table[layout.M_FFN_WIDTH, column] = m.mean_ffn_width_per_token
+        table[layout.M_ATTN_ACT_WIDTH, column] = m.attention_activation_width
+        table[layout.M_MAX_CONTEXT, column] = m.max_context
+        table[layout.M_IS_MOE, column] = 1.0 if moe else 0.0
+        table[layout.M_N_CHUNKED, column] = m.n_chunked_attention_layers
+        table[layout.M_ATTN_CHUNK, column] = m.attention_chunk
     return table
 
 
 def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants) -> tuple[np.ndarray, np.ndarray]:
     """The accelerator table and the peak table (one row per precision code)."""
-    table = np.zeros((k.N_ACCEL_ROWS, len(accelerators)))
-    peaks = np.zeros((k.N_PRECISIONS, len(accelerators)))
+    table = np.zeros((layout.N_ACCEL_ROWS, len(accelerators)))
+    peaks = np.zeros((layout.N_PRECISIONS, len(accelerators)))
     energy = constants.memory_energy_J_per_byte
     for column, a in enumerate(accelerators):
         cls = constants.for_class(a.architecture_class)
@@ -70,46 +66,46 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
         far = next((t for t in a.memory if t.placement and t.level == "far"), None)
         if not 1 <= len(near) <= 2:
             raise ValueError(f"{a.id}: the kernels take one or two near memory tiers, not {len(near)}")
-        table[k.A_N_NEAR, column] = len(near)
-        table[k.A_NEAR0_CAPACITY, column] = float(near[0].capacity_bytes)
-        table[k.A_NEAR0_BANDWIDTH, column] = near[0].effective_bandwidth_Bps
-        table[k.A_NEAR0_ENERGY, column] = energy[near[0].kind]
+        table[layout.A_N_NEAR, column] = len(near)
+        table[layout.A_NEAR0_CAPACITY, column] = float(near[0].capacity_bytes)
+        table[layout.A_NEAR0_BANDWIDTH, column] = near[0].effective_bandwidth_Bps
+        table[layout.A_NEAR0_ENERGY, column] = energy[near[0].kind]
         if len(near) > 1:
-            table[k.A_NEAR1_CAPACITY, column] = float(near[1].capacity_bytes)
-            table[k.A_NEAR1_BANDWIDTH, column] = near[1].effective_bandwidth_Bps
-            table[k.A_NEAR1_ENERGY, column] = energy[near[1].kind]
+            table[layout.A_NEAR1_CAPACITY, column] = float(near[1].capacity_bytes)
+            table[layout.A_NEAR1_BANDWIDTH, column] = near[1].effective_bandwidth_Bps
+            table[layout.A_NEAR1_ENERGY, column] = energy[near[1].kind]
         if far is not None:
-            table[k.A_HAS_FAR, column] = 1.0
-            table[k.A_FAR_CAPACITY, column] = float(far.capacity_bytes)
-            table[k.A_FAR_BANDWIDTH, column] = far.effective_bandwidth_Bps
-            table[k.A_FAR_ENERGY, column] = energy[far.kind]
-        table[k.A_IC_BANDWIDTH, column] = float(a.interconnect.bandwidth_per_direction_Bps)
+            table[layout.A_HAS_FAR, column] = 1.0
+            table[layout.A_FAR_CAPACITY, column] = float(far.capacity_bytes)
+            table[layout.A_FAR_BANDWIDTH, column] = far.effective_bandwidth_Bps
+            table[layout.A_FAR_ENERGY, column] = energy[far.kind]
+        table[layout.A_IC_BANDWIDTH, column] = float(a.interconnect.bandwidth_per_direction_Bps)
         if a.interconnect.peer_bandwidth_per_direction_Bps is not None:
-            table[k.A_IC_PEER_BANDWIDTH, column] = float(a.interconnect.peer_bandwidth_per_direction_Bps)
-        table[k.A_IC_LATENCY, column] = float(a.interconnect.latency_s)
-        table[k.A_IC_DOMAIN, column] = float(a.interconnect.domain_size)
+            table[layout.A_IC_PEER_BANDWIDTH, column] = float(a.interconnect.peer_bandwidth_per_direction_Bps)
+        table[layout.A_IC_LATENCY, column] = float(a.interconnect.latency_s)
+        table[layout.A_IC_DOMAIN, column] = float(a.interconnect.domain_size)
         if a.scale_out is not None:
-            table[k.A_HAS_SCALE_OUT, column] = 1.0
-            table[k.A_SO_BANDWIDTH, column] = float(a.scale_out.bandwidth_per_direction_Bps)
-            table[k.A_SO_LATENCY, column] = float(a.scale_out.latency_s)
-        table[k.A_TDP, column] = float(a.tdp_W)
-        table[k.A_IDLE, column] = float(a.idle_W)
-        table[k.A_STACK, column] = float(a.software_efficiency)
-        table[k.A_ETA_COMPUTE, column] = cls.compute_efficiency
-        table[k.A_ETA_MEMORY, column] = cls.memory_efficiency
-        table[k.A_ETA_LINK, column] = cls.link_efficiency
-        table[k.A_ETA_INTERCONNECT, column] = cls.interconnect_efficiency
-        table[k.A_LAYER_OVERHEAD, column] = cls.per_layer_overhead_s
-        table[k.A_USABLE_FRACTION, column] = cls.usable_memory_fraction
-        table[k.A_RUNTIME_OVERHEAD, column] = cls.runtime_overhead_bytes
-        table[k.A_BUSY_POWER_FRACTION, column] = cls.busy_power_fraction
-        table[k.A_STEP_OVERHEAD, column] = cls.step_overhead_s
-        table[k.A_SEQUENCE_OVERHEAD, column] = cls.sequence_overhead_s
-        table[k.A_OPERATOR_OVERLAP, column] = cls.operator_overlap
-        table[k.A_COLLECTIVE_OVERHEAD, column] = cls.collective_overhead_s
-        table[k.A_ACTIVATION_QUANT_OVERHEAD, column] = cls.activation_quantization_overhead_s
+            table[layout.A_HAS_SCALE_OUT, column] = 1.0
+            table[layout.A_SO_BANDWIDTH, column] = float(a.scale_out.bandwidth_per_direction_Bps)
+            table[layout.A_SO_LATENCY, column] = float(a.scale_out.latency_s)
+        table[layout.A_TDP, column] = float(a.tdp_W)
+        table[layout.A_IDLE, column] = float(a.idle_W)
+        table[layout.A_STACK, column] = float(a.software_efficiency)
+        table[layout.A_ETA_COMPUTE, column] = cls.compute_efficiency
+        table[layout.A_ETA_MEMORY, column] = cls.memory_efficiency
+        table[layout.A_ETA_LINK, column] = cls.link_efficiency
+        table[layout.A_ETA_INTERCONNECT, column] = cls.interconnect_efficiency
+        table[layout.A_LAYER_OVERHEAD, column] = cls.per_layer_overhead_s
+        table[layout.A_USABLE_FRACTION, column] = cls.usable_memory_fraction
+        table[layout.A_RUNTIME_OVERHEAD, column] = cls.runtime_overhead_bytes
+        table[layout.A_BUSY_POWER_FRACTION, column] = cls.busy_power_fraction
+        table[layout.A_STEP_OVERHEAD, column] = cls.step_overhead_s
+        table[layout.A_SEQUENCE_OVERHEAD, column] = cls.sequence_overhead_s
+        table[layout.A_OPERATOR_OVERLAP, column] = cls.operator_overlap
+        table[layout.A_COLLECTIVE_OVERHEAD, column] = cls.collective_overhead_s
+        table[layout.A_ACTIVATION_QUANT_OVERHEAD, column] = cls.activation_quantization_overhead_s
         device_tier = a.tier("device") or near[-1]
-        table[k.A_RIDGE_BANDWIDTH, column] = device_tier.effective_bandwidth_Bps
+        table[layout.A_RIDGE_BANDWIDTH, column] = device_tier.effective_bandwidth_Bps
         for name, code in PRECISION_CODE.items():
             peaks[code, column] = a.peak(PEAK_KEY[name])
     return table, peaks
@@ -118,7 +114,7 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
 def fallback_table() -> np.ndarray:
     """Row per requested precision code: the codes to try in order, padded with -1."""
     width = max(len(chain) for chain in FALLBACK.values())
-    table = np.full((k.N_PRECISIONS, width), -1, dtype=np.int64)
+    table = np.full((layout.N_PRECISIONS, width), -1, dtype=np.int64)
     for name, chain in FALLBACK.items():
         for position, candidate in enumerate(chain):
             table[PRECISION_CODE[name], position] = PRECISION_CODE[candidate]
@@ -126,31 +122,31 @@ def fallback_table() -> np.ndarray:
 
 
 def pack_constants(constants: Constants) -> np.ndarray:
-    vector = np.zeros(k.N_CONSTANTS)
-    vector[k.K_CHUNK] = constants.prefill_chunk_tokens
-    vector[k.K_LOGITS_BYTES] = constants.logits_bytes_per_element
-    vector[k.K_STARVATION] = constants.kv_starvation_weight_fraction
-    vector[k.K_LINK_ENERGY] = constants.interconnect_energy_J_per_byte
+    vector = np.zeros(layout.N_CONSTANTS)
+    vector[layout.K_CHUNK] = constants.prefill_chunk_tokens
+    vector[layout.K_LOGITS_BYTES] = constants.logits_bytes_per_element
+    vector[layout.K_STARVATION] = constants.kv_starvation_weight_fraction
+    vector[layout.K_LINK_ENERGY] = constants.interconnect_energy_J_per_byte
     return vector
 
 
 def pack_scenarios(
     scenarios: Sequence[Scenario], model_index: dict[str, int], accelerator_index: dict[str, int]
 ) -> np.ndarray:
-    table = np.zeros((k.N_SCENARIO_ROWS, len(scenarios)))
+    table = np.zeros((layout.N_SCENARIO_ROWS, len(scenarios)))
     for column, s in enumerate(scenarios):
-        table[k.S_MODEL, column] = model_index[s.model]
-        table[k.S_ACCEL, column] = accelerator_index[s.accelerator]
-        table[k.S_BATCH, column] = s.batch
-        table[k.S_INPUT, column] = s.input_len
-        table[k.S_OUTPUT, column] = s.output_len
-        table[k.S_P_WEIGHT, column] = PRECISION_CODE[s.weight_precision]
-        table[k.S_P_ACT, column] = PRECISION_CODE[s.activation_precision]
-        table[k.S_P_KV, column] = PRECISION_CODE[s.kv_precision]
-        table[k.S_TP, column] = s.tp
-        table[k.S_PP, column] = s.pp
-        table[k.S_EP, column] = s.ep
-        table[k.S_DP, column] = s.dp
-        table[k.S_OFFLOAD, column] = s.offload
-        table[k.S_KV_OFFLOAD, column] = s.kv_offload
+        table[layout.S_MODEL, column] = model_index[s.model]
+        table[layout.S_ACCEL, column] = accelerator_index[s.accelerator]
+        table[layout.S_BATCH, column] = s.batch
+        table[layout.S_INPUT, column] = s.input_len
+        table[layout.S_OUTPUT, column] = s.output_len
+        table[layout.S_P_WEIGHT, column] = PRECISION_CODE[s.weight_precision]
+        table[layout.S_P_ACT, column] = PRECISION_CODE[s.activation_precision]
+        table[layout.S_P_KV, column] = PRECISION_CODE[s.kv_precision]
+        table[layout.S_TP, column] = s.tp
+        table[layout.S_PP, column] = s.pp
+        table[layout.S_EP, column] = s.ep
+        table[layout.S_DP, column] = s.dp
+        table[layout.S_OFFLOAD, column] = s.offload
+        table[layout.S_KV_OFFLOAD, column] = s.kv_offload
     return table

@@ -46,12 +46,10 @@ from ..core.precision import (
     requested_compute_format,
 )
 from ..core.scenario import Scenario
+from .layout import MAX_BATCH_REPORTED, POWER_CAP_WARNING_RATIO
+from .results import MemoryResult, PhaseResult, Result
 
 _STANDARD_NORMAL = NormalDist()
-MAX_BATCH_REPORTED = 10**15  # a "largest batch" beyond this is reported as this
-# Energy per FLOP is set so that sustained dense products alone reach TDP; any memory traffic
-# on top asks for a little more. Warn only when the demand is clearly above the cap.
-POWER_CAP_WARNING_RATIO = 1.05
 
 
 # ---- small formulas ----------------------------------------------------------------------
@@ -161,97 +159,6 @@ def all_to_all_time(sent_bytes: float, group: int, bandwidth: float, latency: fl
     if group <= 1:
         return 0.0
     return sent_bytes / bandwidth + (group - 1) * latency
-
-
-# ---- results -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PhaseResult:
-    """Prefill of the whole batch, or one decode step, on the busiest device."""
-
-    flops_per_device: float
-    bytes_per_device: float
-    weight_bytes_per_device: float  # of bytes_per_device: weights read
-    kv_bytes_per_device: float  # of bytes_per_device: KV cache read and written
-    time_s: float
-    compute_time_s: float  # of one stage pass (chunk or micro-batch)
-    memory_time_s: float
-    attention_compute_time_s: float  # of compute_time_s: attention
-    attention_memory_time_s: float  # of memory_time_s: KV cache traffic
-    execution_time_s: float  # compute and memory of one stage pass together (see execution_time)
-    communication_time_s: float
-    overhead_time_s: float  # per-layer overhead of one stage pass
-    host_time_s: float  # the serving stack's host work over the phase (all chunks, or one step)
-    bound: str  # the largest of compute, memory, communication and overhead (host share included)
-    power_per_device_W: float
-
-    @property
-    def operational_intensity(self) -> float:
-        return self.flops_per_device / self.bytes_per_device
-
-    @property
-    def achieved_flops_per_s(self) -> float:
-        return self.flops_per_device / self.time_s
-
-
-@dataclass(frozen=True)
-class MemoryResult:
-    """Per device, at the requested batch and the end of generation (the longest context)."""
-
-    weights_bytes: float  # all of a device's weights, offloaded ones included
-    weights_far_bytes: float  # of which in the far tier
-    kv_cache_bytes: float  # all of a device's KV cache, offloaded part included
-    activation_bytes: float
-    overhead_bytes: float
-    usable_bytes: float  # near tiers x usable fraction
-    capacity_bytes: float  # near tiers, physical
-    far_usable_bytes: float
-    max_batch: int
-    resident_batch: int  # sequences in memory at once (the wave size)
-
-
-@dataclass(frozen=True)
-class Result:
-    scenario: Scenario
-    devices: int
-    fits: bool
-    fit_code: int
-    warning_bits: int
-    compute_precision: str
-    waves: int
-    prefill: PhaseResult
-    decode: PhaseResult
-    memory: MemoryResult
-    ttft_s: float  # mean over requests; the batch's prefill when it runs in one wave
-    itl_s: float
-    e2e_latency_s: float  # until the last sequence of the batch finishes
-    throughput_output_tok_s: float  # whole system: all replicas
-    throughput_total_tok_s: float  # input + output tokens, as the second paper counts
-    power_W: float  # mean over the run, all devices
-    energy_J: float
-    tokens_per_joule: float  # input + output tokens per joule
-    output_tokens_per_joule: float
-    tp_needed: int  # smallest tp (tp x 2^j) that fits one sequence, 0 if none up to 2^16
-    offload_needed: float  # smallest offload fraction that fits one sequence, -1 if none
-    ridge_point: float  # peak / device-tier bandwidth at the compute precision, FLOP/byte
-
-    @property
-    def fit_reason(self) -> str:
-        return codes.FIT_REASONS[self.fit_code]
-
-    @property
-    def kv_cache_far_bytes(self) -> float:
-        """Of ``memory.kv_cache_bytes``, the part kept in the far tier (``scenario.kv_offload``
-        of it; none on a device without a far tier, where the request cannot be honoured).
-        The kernels return the same as the output row ``O_KV_FAR``."""
-        if self.memory.far_usable_bytes <= 0.0:
-            return 0.0
-        return self.memory.kv_cache_bytes * self.scenario.kv_offload
-
-    @property
-    def warnings(self) -> list[str]:
-        return codes.warning_texts(self.warning_bits)
 
 
 # ---- the model ---------------------------------------------------------------------------
@@ -705,6 +612,7 @@ class ReferenceModel:
             weights_bytes=weights,
             weights_far_bytes=weights_far,
             kv_cache_bytes=s.batch * kv_sequence,
+            kv_cache_far_bytes=s.batch * kv_sequence * kv_offload,
             activation_bytes=activation_bytes(s.batch),
             overhead_bytes=overhead,
             usable_bytes=usable,

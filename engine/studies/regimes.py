@@ -34,8 +34,8 @@ from ..core.errors import CatalogError
 from ..core.precision import PRECISIONS
 from ..core.scenario import MAX_BATCH, MAX_TOKENS, Scenario
 from ..core.table import Table
-from ..physics import kernels as k
 from ..physics.engine import Engine
+from ..physics.results import N_OUTPUT_ROWS, Outputs
 
 # The metric kinds a regime can name, and what each computes from the kernel outputs.
 METRICS: dict[str, str] = {
@@ -338,7 +338,7 @@ def regime_scores(
                 for batch in regime.batches:
                     short.append(len(scenarios))
                     scenarios.append(regime.scenario(accelerator, batch, layout.tp, layout.pp, regime.short_input_len))
-    out = engine.evaluate(scenarios) if scenarios else np.empty((k.N_OUTPUT_ROWS, 0))
+    out = engine.evaluate(scenarios) if scenarios else np.empty((N_OUTPUT_ROWS, 0))
 
     raw: list[list[_Raw]] = []
     for a_index, accelerator in enumerate(accelerators):
@@ -429,7 +429,7 @@ def _layouts(
                 tp, pp = split_devices(n, layers, rule.max_tp)
                 probes.append(regime.scenario(accelerator, 1, tp, pp))
         starts.append(row)
-    out = engine.evaluate(probes) if probes else np.empty((k.N_OUTPUT_ROWS, 0))
+    out = engine.evaluate(probes) if probes else np.empty((N_OUTPUT_ROWS, 0))
 
     layouts: list[list[_Layout]] = []
     for a_index in range(len(accelerators)):
@@ -437,25 +437,25 @@ def _layouts(
         for r_index, regime in enumerate(regimes):
             first = starts[a_index][r_index]
             if regime.layout == "one-device":
-                if out[k.O_FITS, first]:
+                if Outputs(out).fits[first]:
                     row.append(_Layout(1, 1))
                     continue
-                needed = out[k.O_WEIGHTS, first] + out[k.O_OVERHEAD, first]
+                needed = Outputs(out).memory.weights_bytes[first] + Outputs(out).memory.overhead_bytes[first]
                 row.append(_Layout(1, 1, (
-                    f"does not fit on one device: {codes.FIT_REASONS[int(out[k.O_FIT_CODE, first])]} "
-                    f"({needed / 1e9:.1f} GB of weights and runtime, {out[k.O_USABLE, first] / 1e9:.1f} GB usable)"
+                    f"does not fit on one device: {codes.FIT_REASONS[int(Outputs(out).fit_code[first])]} "
+                    f"({needed / 1e9:.1f} GB of weights and runtime, {Outputs(out).memory.usable_bytes[first] / 1e9:.1f} GB usable)"
                 )))
                 continue
             layers = engine.model(regime.model).n_layers
             for offset, n in enumerate(counts):
-                if out[k.O_FITS, first + offset]:
+                if Outputs(out).fits[first + offset]:
                     row.append(_Layout(*split_devices(n, layers, rule.max_tp)))
                     break
             else:
                 last = first + len(counts) - 1
                 row.append(_Layout(1, 1, (
                     f"does not fit on up to {counts[-1]:,} devices (TP x PP): "
-                    f"{codes.FIT_REASONS[int(out[k.O_FIT_CODE, last])]}"
+                    f"{codes.FIT_REASONS[int(Outputs(out).fit_code[last])]}"
                 )))
         layouts.append(row)
     return layouts
@@ -488,52 +488,52 @@ def _measure(
 ) -> _Raw:
     devices = layout.devices
     where = _layout_text(layout)
-    fitting = [(b, j) for b, j in zip(regime.batches, columns, strict=True) if out[k.O_FITS, j]]
+    fitting = [(b, j) for b, j in zip(regime.batches, columns, strict=True) if Outputs(out).fits[j]]
     if not fitting:
-        code = int(out[k.O_FIT_CODE, columns[0]])
+        code = int(Outputs(out).fit_code[columns[0]])
         return _Raw(0.0, False, f"does not fit on {where}: {codes.FIT_REASONS[code]}", 0, "")
 
     metric = regime.metric
     if metric == "ttft":
         batch, j = fitting[0]
-        ttft_ms = out[k.O_TTFT, j] * 1e3
+        ttft_ms = Outputs(out).ttft_s[j] * 1e3
         return _Raw(ttft_ms, True, "", batch, f"TTFT {ttft_ms:.4g} ms on {where}")
 
     if metric == "decode_tokens":
         batch, j = fitting[0]
-        rate = 1.0 / out[k.O_ITL, j]
-        return _Raw(rate, True, "", batch, f"ITL {out[k.O_ITL, j] * 1e3:.4g} ms on {where}")
+        rate = 1.0 / Outputs(out).itl_s[j]
+        return _Raw(rate, True, "", batch, f"ITL {Outputs(out).itl_s[j] * 1e3:.4g} ms on {where}")
 
     if metric == "requests_within_itl":
         target = regime.itl_target_s
         best = (0.0, 0)
         for batch, j in fitting:
-            if out[k.O_WAVES, j] == 1 and out[k.O_ITL, j] <= target:
-                rate = out[k.O_THROUGHPUT_OUTPUT, j] / regime.output_len / devices
+            if Outputs(out).waves[j] == 1 and Outputs(out).itl_s[j] <= target:
+                rate = Outputs(out).throughput_output_tok_s[j] / regime.output_len / devices
                 if rate > best[0]:
                     best = (rate, batch)
         if best[1] == 0:
-            first_itl = out[k.O_ITL, fitting[0][1]] * 1e3
+            first_itl = Outputs(out).itl_s[fitting[0][1]] * 1e3
             return _Raw(0.0, True, (
                 f"no batch keeps the inter-token latency within {target * 1e3:g} ms on {where} "
                 f"(batch {fitting[0][0]}: {first_itl:.4g} ms)"
             ), 0, "")
         j = columns[regime.batches.index(best[1])]
         return _Raw(best[0], True, "", best[1], (
-            f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {out[k.O_ITL, j] * 1e3:.3g} ms) on {where}"
+            f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {Outputs(out).itl_s[j] * 1e3:.3g} ms) on {where}"
         ))
 
     if metric in ("peak_output_tokens", "peak_prefill_tokens"):
         best = (0.0, 0)
         for batch, j in fitting:
             if metric == "peak_output_tokens":
-                rate = out[k.O_THROUGHPUT_OUTPUT, j] / devices
+                rate = Outputs(out).throughput_output_tok_s[j] / devices
             else:
-                rate = batch * regime.input_len / out[k.O_E2E, j] / devices
+                rate = batch * regime.input_len / Outputs(out).e2e_latency_s[j] / devices
             if rate > best[0]:
                 best = (rate, batch)
         j = columns[regime.batches.index(best[1])]
-        waves = int(out[k.O_WAVES, j])
+        waves = int(Outputs(out).waves[j])
         in_waves = f", in {waves} waves" if waves > 1 else ""
         return _Raw(best[0], True, "", best[1], (
             f"{best[0]:.4g} tokens/s per device at batch {best[1]}{in_waves} on {where}"
@@ -542,21 +542,21 @@ def _measure(
     if metric == "long_context_tokens":
         batch, j = fitting[0]
         short_j = short_columns[regime.batches.index(batch)]
-        long_rate = out[k.O_THROUGHPUT_OUTPUT, j] / devices
-        waves = int(out[k.O_WAVES, j])
+        long_rate = Outputs(out).throughput_output_tok_s[j] / devices
+        waves = int(Outputs(out).waves[j])
         in_waves = f" (in {waves} waves)" if waves > 1 else ""
         detail = f"{long_rate:.4g} tokens/s per device at {regime.input_len:,}-token prompts{in_waves}, batch {batch}, on {where}"
-        if out[k.O_FITS, short_j]:
-            short_rate = out[k.O_THROUGHPUT_OUTPUT, short_j] / devices
+        if Outputs(out).fits[short_j]:
+            short_rate = Outputs(out).throughput_output_tok_s[short_j] / devices
             detail += f": {long_rate / short_rate:.1%} of its {short_rate:.4g} at {regime.short_input_len:,}-token prompts"
         return _Raw(long_rate, True, "", batch, detail)
 
     if metric == "models_resident":
         batch, j = fitting[0]
-        per_copy = out[k.O_WEIGHTS, j] + out[k.O_KV, j] + out[k.O_ACTIVATIONS, j]
-        room = out[k.O_USABLE, j] - out[k.O_OVERHEAD, j]
+        per_copy = Outputs(out).memory.weights_bytes[j] + Outputs(out).memory.kv_cache_bytes[j] + Outputs(out).memory.activation_bytes[j]
+        room = Outputs(out).memory.usable_bytes[j] - Outputs(out).memory.overhead_bytes[j]
         copies = math.floor(room / per_copy)
-        switch = _switch_time(engine, accelerator, out[k.O_WEIGHTS, j])
+        switch = _switch_time(engine, accelerator, Outputs(out).memory.weights_bytes[j])
         switch_text = (
             f"; loading one from {engine.catalog.accelerator(accelerator).tier('far').name} takes {switch:.3g} s"
             if switch is not None else "; no far tier in the catalog to load a model from"

@@ -46,9 +46,9 @@ from ..core.model import ModelArch
 from ..core.precision import bytes_per_element
 from ..core.scenario import Scenario
 from ..core.table import Table
-from ..physics import kernels as k
-from ..physics.engine import Engine, result_from_column
-from ..physics.reference import Result, tensor_parallel_all_reduce, token_imbalance
+from ..physics.engine import Engine
+from ..physics.reference import tensor_parallel_all_reduce, token_imbalance
+from ..physics.results import Outputs, Result, result_from_column
 from .moe_routing import RoutingResult, RoutingSetup, simulate_routing, step_time_summary
 
 STRATEGIES: tuple[str, ...] = ("tp", "pp", "ep", "offload", "tp-pp", "ep-tp", "pp-offload")
@@ -221,11 +221,11 @@ def _offload_fraction(out: np.ndarray, column: int, limit: float) -> float:
     which weights, the whole batch's KV cache, activations and runtime overhead fit the usable
     memory, no less than the engine's ``offload_needed`` (one sequence), no more than
     ``limit``; 0 where even ``limit`` cannot make one sequence fit (the layout then fails)."""
-    weights = float(out[k.O_WEIGHTS, column])
-    needed = float(out[k.O_OFFLOAD_NEEDED, column])
+    weights = float(Outputs(out).memory.weights_bytes[column])
+    needed = float(Outputs(out).offload_needed[column])
     if needed < 0.0 or needed > limit or weights <= 0.0:
         return 0.0
-    room = float(out[k.O_USABLE, column] - out[k.O_KV, column] - out[k.O_ACTIVATIONS, column] - out[k.O_OVERHEAD, column])
+    room = float(Outputs(out).memory.usable_bytes[column] - Outputs(out).memory.kv_cache_bytes[column] - Outputs(out).memory.activation_bytes[column] - Outputs(out).memory.overhead_bytes[column])
     whole_batch = 1.0 - room / weights
     return min(limit, max(needed, whole_batch))
 
@@ -382,13 +382,13 @@ def compare_strategies(
             second_candidates.append((name, n, scenario.with_changes(offload=fraction)))
             continue
         largest[name] = (first, column, scenario)
-        if name not in chosen and first[k.O_FITS, column]:
+        if name not in chosen and Outputs(first).fits[column]:
             chosen[name] = (first, column, scenario)
     if second_candidates:
         second = engine.evaluate([scenario for _, _, scenario in second_candidates])
         for column, (name, _, scenario) in enumerate(second_candidates):
             largest[name] = (second, column, scenario)
-            if name not in chosen and second[k.O_FITS, column]:
+            if name not in chosen and Outputs(second).fits[column]:
                 chosen[name] = (second, column, scenario)
 
     picked: list[tuple[str, Result, bool]] = []
@@ -406,7 +406,7 @@ def compare_strategies(
             for _, result, _ in picked
         ]
         twin_out = engine.evaluate(twins)
-        twin_itl = [float(twin_out[k.O_ITL, j]) for j in range(len(twins))]
+        twin_itl = [float(Outputs(twin_out).itl_s[j]) for j in range(len(twins))]
 
     spreads: dict[int, LatencySpread] = {}
     if model.is_moe:
@@ -670,14 +670,14 @@ def ep_vs_tp(
     for index, batch in enumerate(batches):
         tp_result, ep_result = results[2 * index], results[2 * index + 1]
         # EP first: its simulation also answers TP's one-device routing of the same tokens.
-        ep_spread, simulated = spread_model.spread(ep_result, float(twin_out[k.O_ITL, 2 * index + 1]))
-        tp_spread, _ = spread_model.spread(tp_result, float(twin_out[k.O_ITL, 2 * index]))
+        ep_spread, simulated = spread_model.spread(ep_result, float(Outputs(twin_out).itl_s[2 * index + 1]))
+        tp_spread, _ = spread_model.spread(tp_result, float(Outputs(twin_out).itl_s[2 * index]))
         tokens, _ = _decode_micro_batch(ep_result)
         imbalance = token_imbalance(float(tokens * model.moe.experts_per_token), devices)
         reduce_tp, _ = _sent_bytes_per_step(engine, model, tp_result, 1.0)
         reduce_ep, a2a_ep = _sent_bytes_per_step(engine, model, ep_result, imbalance)
-        twin_tp = float(twin_out[k.O_DEC_WEIGHT_BYTES, 2 * index])
-        twin_ep = float(twin_out[k.O_DEC_WEIGHT_BYTES, 2 * index + 1])
+        twin_tp = float(Outputs(twin_out).decode.weight_bytes_per_device[2 * index])
+        twin_ep = float(Outputs(twin_out).decode.weight_bytes_per_device[2 * index + 1])
         points.append(
             EpTpPoint(
                 batch=batch,

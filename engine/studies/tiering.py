@@ -35,8 +35,8 @@ from ..core.accelerator import MemoryTier
 from ..core.errors import CatalogError
 from ..core.scenario import Scenario
 from ..core.sourced import Sourced
-from ..physics import kernels as k
 from ..physics.engine import Engine
+from ..physics.results import Outputs
 
 # The first paper's claim (resources/measurements.toml, s25-heterogeneous-memory-5-10x-at-15-30pct).
 CLAIM_CAPACITY_MULTIPLES: tuple[float, float] = (5.0, 10.0)
@@ -233,8 +233,8 @@ def sweep_offload(
     out = tiered_engine.evaluate([base, *grid])
     shape = (len(weight_fractions), len(kv_fractions))
 
-    def rows(row: int) -> np.ndarray:
-        return out[row, 1:].reshape(shape)
+    def rows(name: str) -> np.ndarray:
+        return Outputs(out[:, 1:]).row(name).reshape(shape)
 
     accelerator = engine.catalog.accelerator(scenario.accelerator)
     cls = engine.constants.for_class(accelerator.architecture_class)
@@ -247,13 +247,13 @@ def sweep_offload(
         scenario=scenario,
         weight_fractions=np.asarray(weight_fractions, dtype=float),
         kv_fractions=np.asarray(kv_fractions, dtype=float),
-        itl_s=rows(k.O_ITL),
-        throughput_output_tok_s=rows(k.O_THROUGHPUT_OUTPUT),
-        fits=rows(k.O_FITS).astype(bool),
-        fit_codes=rows(k.O_FIT_CODE).astype(int),
-        baseline_itl_s=float(out[k.O_ITL, 0]),
-        baseline_throughput_output_tok_s=float(out[k.O_THROUGHPUT_OUTPUT, 0]),
-        baseline_fits=bool(out[k.O_FITS, 0]),
+        itl_s=rows("itl_s"),
+        throughput_output_tok_s=rows("throughput_output_tok_s"),
+        fits=rows("fits").astype(bool),
+        fit_codes=rows("fit_code").astype(int),
+        baseline_itl_s=float(Outputs(out).itl_s[0]),
+        baseline_throughput_output_tok_s=float(Outputs(out).throughput_output_tok_s[0]),
+        baseline_fits=bool(Outputs(out).fits[0]),
         near_bandwidth_Bps=device.effective_bandwidth_Bps * cls.memory_efficiency * stack,
         far_bandwidth_Bps=tier.effective_bandwidth_Bps * cls.link_efficiency * stack,
         largest=largest_model(out[:, 0], engine.model(scenario.model).total_params),
@@ -265,11 +265,11 @@ def largest_model(column: np.ndarray, total_params: float) -> LargestModel:
     can hold beside the workload's full-context KV cache, workspace and runtime, with and
     without the far tier (KV cache kept in device memory), and as parameters of a model of the
     same shape (every per-device weight term scales with the parameter count)."""
-    device_room = column[k.O_USABLE] - column[k.O_OVERHEAD] - column[k.O_ACTIVATIONS] - column[k.O_KV]
+    device_room = Outputs(column).memory.usable_bytes - Outputs(column).memory.overhead_bytes - Outputs(column).memory.activation_bytes - Outputs(column).memory.kv_cache_bytes
     device_only = max(device_room, 0.0)
-    far_room = column[k.O_FAR_USABLE]
+    far_room = Outputs(column).memory.far_usable_bytes
     with_tier = device_only + far_room if device_only > 0.0 else 0.0
-    params_per_byte = total_params / column[k.O_WEIGHTS]
+    params_per_byte = total_params / Outputs(column).memory.weights_bytes
     return LargestModel(
         device_only_bytes=float(device_only),
         with_tier_bytes=float(with_tier),

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 from ..core.scenario import Scenario
 from ..core.workspace import Workspace
-from ..physics.reference import Result
+from ..physics.results import Result
 from .explain import Explanation, format_bytes, format_power, format_time, significant
 
 # (label, how to read it off a Result, how to format it, whether higher is better)

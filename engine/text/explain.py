@@ -25,9 +25,9 @@ from ..core.accelerator import Accelerator, Interconnect, MemoryTier
 from ..core.model import ModelArch
 from ..core.precision import bytes_per_element
 from ..core.scenario import Scenario
-from ..physics import kernels as k
 from ..physics.engine import Engine
-from ..physics.reference import PhaseResult, Result, all_reduce, layer_overhead_s
+from ..physics.reference import all_reduce, layer_overhead_s
+from ..physics.results import Outputs, PhaseResult, Result
 
 # The crossover search: one kernel call over a log-spaced batch sweep up to the largest batch
 # that fits (or this batch, for a scenario that does not fit), then a few calls that narrow the
@@ -176,15 +176,15 @@ class _Crossover:
 
 def _compute_reaches_memory(out: np.ndarray) -> np.ndarray:
     """The whole decode pass: all its compute time against all its memory time (the bound)."""
-    return out[k.O_DEC_T_COMPUTE] >= out[k.O_DEC_T_MEMORY]
+    return Outputs(out).decode.compute_time_s >= Outputs(out).decode.memory_time_s
 
 
 def _linear_compute_reaches_reads(out: np.ndarray) -> np.ndarray:
     """The decode pass's linear layers: their compute time against their weight and activation
     reads, attention and its KV cache taken out (what sets their time where operators run one
     after another)."""
-    linear_compute = out[k.O_DEC_T_COMPUTE] - out[k.O_DEC_T_ATTN_COMPUTE]
-    return linear_compute >= out[k.O_DEC_T_MEMORY] - out[k.O_DEC_T_ATTN_MEMORY]
+    linear_compute = Outputs(out).decode.compute_time_s - Outputs(out).decode.attention_compute_time_s
+    return linear_compute >= Outputs(out).decode.memory_time_s - Outputs(out).decode.attention_memory_time_s
 
 
 def _sweep_limit(result: Result) -> int:
@@ -461,7 +461,7 @@ class _Writer:
         runtime = f" + runtime {format_bytes(mem.overhead_bytes)}" if mem.overhead_bytes > 0 else ""
         per_token = f"{format_bytes(kv_sequence / context)} per token per device"
         lines: list[str] = []
-        kv_near = mem.kv_cache_bytes - r.kv_cache_far_bytes
+        kv_near = mem.kv_cache_bytes - mem.kv_cache_far_bytes
         if self.kv_offload > 0 and r.fits:
             beside = (
                 f", beside {format_bytes(mem.weights_far_bytes)} of offloaded weights," if mem.weights_far_bytes > 0
@@ -469,7 +469,7 @@ class _Writer:
             )
             lines.append(
                 _sentence(
-                    f"{_percent_up(self.kv_offload)} of the KV cache ({format_bytes(r.kv_cache_far_bytes)}) "
+                    f"{_percent_up(self.kv_offload)} of the KV cache ({format_bytes(mem.kv_cache_far_bytes)}) "
                     f"is kept in {self.far.name}{beside} of the {format_bytes(mem.far_usable_bytes)} usable there; "
                     f"only the other {format_bytes(kv_near)} counts against device memory"
                 )
@@ -495,7 +495,7 @@ class _Writer:
             )
         else:
             used = near_weights + kv_near + mem.activation_bytes + mem.overhead_bytes
-            kv_where = " on the device" if r.kv_cache_far_bytes > 0 else ""
+            kv_where = " on the device" if mem.kv_cache_far_bytes > 0 else ""
             lines.append(
                 _sentence(
                     f"fits: per device, {weights} + KV cache {format_bytes(kv_near)}{kv_where} "
@@ -1105,8 +1105,8 @@ class _Writer:
             return None
         i, j = index[-2], index[-1]
         micro = np.minimum(batches, pp)
-        compute = micro * c.sweep[k.O_DEC_T_COMPUTE]
-        memory = micro * c.sweep[k.O_DEC_T_MEMORY]
+        compute = micro * Outputs(c.sweep).decode.compute_time_s
+        memory = micro * Outputs(c.sweep).decode.memory_time_s
         width = float(batches[j] - batches[i])
         return float((compute[j] - compute[i]) / width), float((memory[j] - memory[i]) / width), int(batches[j])
 

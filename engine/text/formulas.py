@@ -26,7 +26,6 @@ from ..core.accelerator import Accelerator, Interconnect, MemoryTier
 from ..core.model import ModelArch
 from ..core.precision import UNQUANTISED_BYTES, bytes_per_element
 from ..physics.reference import (
-    Result,
     all_reduce,
     causal_positions,
     chunked_causal_positions,
@@ -35,6 +34,7 @@ from ..physics.reference import (
     layer_overhead_s,
     token_imbalance,
 )
+from ..physics.results import Result
 from .explain import (
     format_bandwidth,
     format_bytes,
@@ -552,12 +552,12 @@ class _Builder:
         if self.kv_offload > 0.0:
             sh.derive("KV cache on the device", "KV_near", "KV<sub>near</sub>", "KV cache left in device memory",
                       "{KV}·(1 − {phi_kv})", v("KV") * (1 - self.kv_offload), format_bytes,
-                      mem.kv_cache_bytes - r.kv_cache_far_bytes)
+                      mem.kv_cache_bytes - mem.kv_cache_far_bytes)
             near_kv = "KV_near"
         used = v(near_weights) + v(near_kv) + v("A") + v("R")
         sh.derive("Device memory needed", "M", "M", "what the busiest device holds",
                   f"{{{near_weights}}} + {{{near_kv}}} + {{A}} + {{R}}", used, format_bytes,
-                  mem.weights_bytes - mem.weights_far_bytes + mem.kv_cache_bytes - r.kv_cache_far_bytes
+                  mem.weights_bytes - mem.weights_far_bytes + mem.kv_cache_bytes - mem.kv_cache_far_bytes
                   + mem.activation_bytes + mem.overhead_bytes)
         if self.has_offload():
             far_capacity = float(self.far.capacity_bytes)

@@ -10,12 +10,11 @@ from ..catalog.catalog import Catalog
 from ..core import codes
 from ..core.precision import PRECISIONS
 from ..core.table import Table
-from ..physics import kernels as k
 from ..physics.frame import Frame
 
 
 def _fits(frame: Frame, accelerator: str) -> str:
-    return "yes" if frame.value(k.O_FITS, accelerator) else "no"
+    return "yes" if frame.output(accelerator).fits else "no"
 
 
 def roofline_table(frame: Frame) -> Table:
@@ -25,17 +24,17 @@ def roofline_table(frame: Frame) -> Table:
         main = roof.main_slope
         rows.append((
             a,
-            PRECISIONS[int(frame.value(k.O_COMPUTE_PRECISION, a))],
+            PRECISIONS[int(frame.output(a).compute_precision)],
             roof.peak_flops,
             main.tier_name,
             main.bandwidth_Bps,
             roof.ridge_point,
-            frame.value(k.O_PRE_FLOPS, a) / frame.value(k.O_PRE_BYTES, a),
-            frame.value(k.O_PRE_FLOPS, a) / frame.value(k.O_PRE_TIME, a),
-            codes.BOUNDS[int(frame.value(k.O_PRE_BOUND, a))],
-            frame.value(k.O_DEC_FLOPS, a) / frame.value(k.O_DEC_BYTES, a),
-            frame.value(k.O_DEC_FLOPS, a) / frame.value(k.O_DEC_TIME, a),
-            codes.BOUNDS[int(frame.value(k.O_DEC_BOUND, a))],
+            frame.output(a).prefill.flops_per_device / frame.output(a).prefill.bytes_per_device,
+            frame.output(a).prefill.flops_per_device / frame.output(a).prefill.time_s,
+            codes.BOUNDS[int(frame.output(a).prefill.bound)],
+            frame.output(a).decode.flops_per_device / frame.output(a).decode.bytes_per_device,
+            frame.output(a).decode.flops_per_device / frame.output(a).decode.time_s,
+            codes.BOUNDS[int(frame.output(a).decode.bound)],
             _fits(frame, a),
         ))
     headers = (
@@ -50,25 +49,25 @@ def roofline_table(frame: Frame) -> Table:
 def memory_table(frame: Frame) -> Table:
     rows = []
     for a in frame.accelerators:
-        weights = frame.value(k.O_WEIGHTS, a)
-        far = frame.value(k.O_WEIGHTS_FAR, a)
-        offload_needed = frame.value(k.O_OFFLOAD_NEEDED, a)
+        weights = frame.output(a).memory.weights_bytes
+        far = frame.output(a).memory.weights_far_bytes
+        offload_needed = frame.output(a).offload_needed
         rows.append((
             a,
             (weights - far) / 1e9,
             far / 1e9,
-            frame.value(k.O_KV, a) / 1e9,
-            frame.value(k.O_KV_FAR, a) / 1e9,
-            frame.value(k.O_ACTIVATIONS, a) / 1e9,
-            frame.value(k.O_OVERHEAD, a) / 1e9,
-            frame.value(k.O_USABLE, a) / 1e9,
-            frame.value(k.O_CAPACITY, a) / 1e9,
-            int(frame.value(k.O_MAX_BATCH, a)),
+            frame.output(a).memory.kv_cache_bytes / 1e9,
+            frame.output(a).memory.kv_cache_far_bytes / 1e9,
+            frame.output(a).memory.activation_bytes / 1e9,
+            frame.output(a).memory.overhead_bytes / 1e9,
+            frame.output(a).memory.usable_bytes / 1e9,
+            frame.output(a).memory.capacity_bytes / 1e9,
+            int(frame.output(a).memory.max_batch),
             _fits(frame, a),
-            codes.FIT_REASONS[int(frame.value(k.O_FIT_CODE, a))],
-            int(frame.value(k.O_TP_NEEDED, a)) or "",
+            codes.FIT_REASONS[int(frame.output(a).fit_code)],
+            int(frame.output(a).tp_needed) or "",
             offload_needed if offload_needed >= 0 else "",
-            int(frame.value(k.O_WAVES, a)),
+            int(frame.output(a).waves),
         ))
     headers = (
         "accelerator", "weights_in_device_memory [GB per device]", "weights_offloaded [GB per device]",
@@ -82,17 +81,17 @@ def memory_table(frame: Frame) -> Table:
 def latency_table(frame: Frame) -> Table:
     rows = []
     for a in frame.accelerators:
-        devices = frame.value(k.O_DEVICES, a)
+        devices = frame.output(a).devices
         rows.append((
             a,
             int(devices),
-            frame.value(k.O_TTFT, a) * 1e3,
-            frame.value(k.O_ITL, a) * 1e3,
-            frame.value(k.O_DEC_T_HOST, a) * 1e3,
-            frame.value(k.O_E2E, a),
-            frame.value(k.O_THROUGHPUT_OUTPUT, a),
-            frame.value(k.O_THROUGHPUT_OUTPUT, a) / devices,
-            frame.value(k.O_THROUGHPUT_TOTAL, a),
+            frame.output(a).ttft_s * 1e3,
+            frame.output(a).itl_s * 1e3,
+            frame.output(a).decode.host_time_s * 1e3,
+            frame.output(a).e2e_latency_s,
+            frame.output(a).throughput_output_tok_s,
+            frame.output(a).throughput_output_tok_s / devices,
+            frame.output(a).throughput_total_tok_s,
             _fits(frame, a),
         ))
     headers = (
@@ -107,18 +106,18 @@ def sweep_table(frame: Frame) -> Table:
     rows = []
     for a in frame.accelerators:
         for index, batch in enumerate(frame.sweep_batches):
-            def value(row: int, index: int = index) -> float:
-                return float(frame.sweep_values(row, a)[index])
+            def value(name: str, index: int = index) -> float:
+                return float(frame.sweep_output(a).row(name)[index])
 
             rows.append((
                 a,
                 int(batch),
-                value(k.O_E2E),
-                value(k.O_THROUGHPUT_OUTPUT),
-                value(k.O_ITL) * 1e3,
-                value(k.O_TTFT) * 1e3,
-                "yes" if value(k.O_FITS) else "no",
-                int(value(k.O_WAVES)),
+                value("e2e_latency_s"),
+                value("throughput_output_tok_s"),
+                value("itl_s") * 1e3,
+                value("ttft_s") * 1e3,
+                "yes" if value("fits") else "no",
+                int(value("waves")),
             ))
     headers = (
         "accelerator", "batch [sequences]", "end_to_end_latency [s]", "output_throughput [tokens/s, system]",
@@ -133,13 +132,13 @@ def energy_table(frame: Frame, catalog: Catalog) -> Table:
         rows.append((
             a,
             catalog.accelerator(a).power_scope,
-            int(frame.value(k.O_DEVICES, a)),
-            frame.value(k.O_POWER, a),
-            frame.value(k.O_PRE_POWER, a),
-            frame.value(k.O_DEC_POWER, a),
-            frame.value(k.O_ENERGY, a),
-            frame.value(k.O_TOKENS_PER_J, a),
-            frame.value(k.O_OUTPUT_TOKENS_PER_J, a),
+            int(frame.output(a).devices),
+            frame.output(a).power_W,
+            frame.output(a).prefill.power_per_device_W,
+            frame.output(a).decode.power_per_device_W,
+            frame.output(a).energy_J,
+            frame.output(a).tokens_per_joule,
+            frame.output(a).output_tokens_per_joule,
             _fits(frame, a),
         ))
     headers = (

@@ -32,9 +32,8 @@ from ..core.errors import AccelscopeError, CatalogError
 from ..core.precision import PRECISIONS
 from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
 from ..core.sourced import Sourced
-from ..physics import kernels
-from ..physics.engine import Engine, result_from_column
-from ..physics.reference import Result
+from ..physics.engine import Engine
+from ..physics.results import Outputs, Result, result_from_column
 
 # ---- vocabulary --------------------------------------------------------------------------
 
@@ -831,10 +830,10 @@ def served_runs(
         n = requests[scenario]
         m = max(scenario.output_len - 1, 0)
         last = first if fixed else first + concurrency - 1  # the batch-C column
-        itl = float(table[kernels.O_ITL, last])
-        decode_power = float(table[kernels.O_DEC_POWER, last])
-        prefill_time = float(table[kernels.O_PRE_TIME, last])
-        prefill_power = float(table[kernels.O_PRE_POWER, last])
+        itl = float(Outputs(table).itl_s[last])
+        decode_power = float(Outputs(table).decode.power_per_device_W[last])
+        prefill_time = float(Outputs(table).prefill.time_s[last])
+        prefill_power = float(Outputs(table).prefill.power_per_device_W[last])
         prefills = n / concurrency
         if fixed:
             # Every batch decodes for as long as its longest reply, all of it at batch C.
@@ -844,8 +843,8 @@ def served_runs(
             full_steps = (n - concurrency) * m / concurrency
             columns = slice(first, first + concurrency)
             drain_steps = [m / k for k in range(1, concurrency + 1)]
-            drain_itl = table[kernels.O_ITL, columns]
-            drain_power = table[kernels.O_DEC_POWER, columns]
+            drain_itl = Outputs(table).itl_s[columns]
+            drain_power = Outputs(table).decode.power_per_device_W[columns]
             drain_time = float(sum(steps * t for steps, t in zip(drain_steps, drain_itl, strict=True)))
             drain_energy = float(sum(
                 steps * t * p for steps, t, p in zip(drain_steps, drain_itl, drain_power, strict=True)

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.physics.frame import Frame
+from accelscope.engine.physics.results import Outputs
 
 from ..look.style import plot_font
 
@@ -145,13 +146,13 @@ class Panel(QWidget):
         columns = {a: j for j, a in enumerate(reference.accelerators)}
         return np.array([columns.get(a, -1) for a in frame.accelerators], dtype=np.int64)
 
-    def _reference_values(self, row: int) -> np.ndarray | None:
-        """One output (a kernels.O_* row) of the pinned scenario A for each row of the current
+    def _reference_values(self, name: str) -> np.ndarray | None:
+        """One output (a field of ``results.Result``, e.g. ``"itl_s"``) of the pinned scenario A for each row of the current
         frame, NaN where A did not show the accelerator; None when nothing is pinned."""
         if self.reference is None or self.frame is None:
             return None
         columns = self._reference_columns()
-        return np.where(columns >= 0, self.reference.current[row, np.maximum(columns, 0)], np.nan)
+        return np.where(columns >= 0, Outputs(self.reference.current).row(name)[np.maximum(columns, 0)], np.nan)
 
     def plotted(self) -> dict[str, np.ndarray]:
         raise NotImplementedError

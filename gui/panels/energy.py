@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import Frame
+from accelscope.engine.physics.results import Outputs
 
 from ..look.palette import colour_for
 from . import bars
@@ -70,11 +70,11 @@ class EnergyPanel(Panel):
         self.power.row_axis.set_rows([self._row_label(a) for a in ids], ids=ids)
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
         colours = [colour_for(a) for a in ids]
-        fits = frame.values(k.O_FITS) != 0
-        power = frame.values(k.O_POWER)
-        tokens_per_joule = frame.values(k.O_TOKENS_PER_J)
-        reference_power = self._reference_values(k.O_POWER)
-        reference_efficiency = self._reference_values(k.O_TOKENS_PER_J)
+        fits = frame.outputs.fits != 0
+        power = frame.outputs.power_W
+        tokens_per_joule = frame.outputs.tokens_per_joule
+        reference_power = self._reference_values("power_W")
+        reference_efficiency = self._reference_values("tokens_per_joule")
         self.power.update({"value": power}, colours, fits, [watts(v) for v in power],
                           None if reference_power is None else {"value": reference_power})
         self.efficiency.update({"value": tokens_per_joule}, colours, fits,
@@ -120,27 +120,27 @@ class EnergyPanel(Panel):
         if frame is None:
             return ""
         accelerator_id, c, name = self._row(row)
-        output_per_joule = c[k.O_OUTPUT_TOKENS_PER_J]
+        output_per_joule = Outputs(c).output_tokens_per_joule
         energy_per_token = 1.0 / output_per_joule if output_per_joule > 0 else float("nan")
         lines = [f"power scope: {SCOPE_WORDS.get(self._scope(accelerator_id), self._scope(accelerator_id))}"]
-        if not c[k.O_FITS]:
-            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(c[k.O_FIT_CODE])]}")
+        if not Outputs(c).fits:
+            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(c).fit_code)]}")
         lines += [
-            f"power, all {int(c[k.O_DEVICES])} device(s), mean over the run: {watts(c[k.O_POWER])}",
-            f"per device: prefill {watts(c[k.O_PRE_POWER])}, decode {watts(c[k.O_DEC_POWER])}",
-            f"tokens per joule (input + output): {bars.compact(c[k.O_TOKENS_PER_J])}",
+            f"power, all {int(Outputs(c).devices)} device(s), mean over the run: {watts(Outputs(c).power_W)}",
+            f"per device: prefill {watts(Outputs(c).prefill.power_per_device_W)}, decode {watts(Outputs(c).decode.power_per_device_W)}",
+            f"tokens per joule (input + output): {bars.compact(Outputs(c).tokens_per_joule)}",
             f"output tokens per joule: {bars.compact(output_per_joule)}",
             f"energy per output token: {joules(energy_per_token)}",
-            f"energy of the run: {joules(c[k.O_ENERGY])}",
+            f"energy of the run: {joules(Outputs(c).energy_J)}",
         ]
-        if int(c[k.O_WARNINGS]) & codes.WARN_POWER_CAPPED:
+        if int(Outputs(c).warning_bits) & codes.WARN_POWER_CAPPED:
             lines.append(f"⚠ {codes.WARNINGS[codes.WARN_POWER_CAPPED]}")
         reference = self.reference
         if reference is not None and accelerator_id in reference.accelerators:
             a = reference.current[:, reference.index(accelerator_id)]
             lines += [f"<span style='color:{bars.REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in (
                 "<b>pinned scenario A</b> (the ghosts)",
-                f"power, all {int(a[k.O_DEVICES])} device(s) — A: {watts(a[k.O_POWER])}",
-                f"tokens per joule (input + output) — A: {bars.compact(a[k.O_TOKENS_PER_J])}",
+                f"power, all {int(Outputs(a).devices)} device(s) — A: {watts(Outputs(a).power_W)}",
+                f"tokens per joule (input + output) — A: {bars.compact(Outputs(a).tokens_per_joule)}",
             )]
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import Frame
+from accelscope.engine.physics.results import Outputs
 
 from ..look.palette import colour_for
 from . import bars
@@ -65,11 +65,11 @@ class LatencyPanel(Panel):
         self.ttft.row_axis.set_rows(list(ids))
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
         colours = [colour_for(a) for a in ids]
-        fits = frame.values(k.O_FITS) != 0
-        ttft_ms = frame.values(k.O_TTFT) * 1e3
-        itl_ms = frame.values(k.O_ITL) * 1e3
-        system = frame.values(k.O_THROUGHPUT_OUTPUT)
-        devices = frame.values(k.O_DEVICES)
+        fits = frame.outputs.fits != 0
+        ttft_ms = frame.outputs.ttft_s * 1e3
+        itl_ms = frame.outputs.itl_s * 1e3
+        system = frame.outputs.throughput_output_tok_s
+        devices = frame.outputs.devices
         with np.errstate(divide="ignore", invalid="ignore"):
             per_device = np.where(devices > 0, system / devices, np.nan)
         reference = self._reference_outputs()
@@ -92,10 +92,10 @@ class LatencyPanel(Panel):
         accelerator), in the units drawn; None when nothing is pinned."""
         if self.reference is None:
             return None
-        system, devices = self._reference_values(k.O_THROUGHPUT_OUTPUT), self._reference_values(k.O_DEVICES)
+        system, devices = self._reference_values("throughput_output_tok_s"), self._reference_values("devices")
         with np.errstate(divide="ignore", invalid="ignore"):
             per_device = np.where(devices > 0, system / devices, np.nan)
-        return {"ttft_ms": self._reference_values(k.O_TTFT) * 1e3, "itl_ms": self._reference_values(k.O_ITL) * 1e3,
+        return {"ttft_ms": self._reference_values("ttft_s") * 1e3, "itl_ms": self._reference_values("itl_s") * 1e3,
                 "system": system, "device": per_device}
 
     def plotted(self) -> dict[str, np.ndarray]:
@@ -129,10 +129,10 @@ class LatencyPanel(Panel):
         grey = bars.REFERENCE_NOTE_COLOUR
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
-            f"TTFT — A: {_ms(a[k.O_TTFT])}",
-            f"ITL — A: {_ms(a[k.O_ITL])}",
-            f"output throughput, whole system — A: {bars.compact(a[k.O_THROUGHPUT_OUTPUT])} tokens/s",
-            f"per device — A: {bars.compact(a[k.O_THROUGHPUT_OUTPUT] / max(int(a[k.O_DEVICES]), 1))} tokens/s",
+            f"TTFT — A: {_ms(Outputs(a).ttft_s)}",
+            f"ITL — A: {_ms(Outputs(a).itl_s)}",
+            f"output throughput, whole system — A: {bars.compact(Outputs(a).throughput_output_tok_s)} tokens/s",
+            f"per device — A: {bars.compact(Outputs(a).throughput_output_tok_s / max(int(Outputs(a).devices), 1))} tokens/s",
         ]
         return [f"<span style='color:{grey}'>{text}</span>" for text in texts]
 
@@ -147,20 +147,20 @@ class LatencyPanel(Panel):
         if frame is None:
             return ""
         accelerator_id, c, name = self._row(row)
-        devices = int(c[k.O_DEVICES])
+        devices = int(Outputs(c).devices)
         lines = []
-        if not c[k.O_FITS]:
-            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(c[k.O_FIT_CODE])]}")
+        if not Outputs(c).fits:
+            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(c).fit_code)]}")
         lines += [
-            f"TTFT: {_ms(c[k.O_TTFT])} (prefill {codes.BOUNDS[int(c[k.O_PRE_BOUND])]}-bound)",
-            f"ITL: {_ms(c[k.O_ITL])} (decode {codes.BOUNDS[int(c[k.O_DEC_BOUND])]}-bound)",
-            f"end-to-end latency: {_ms(c[k.O_E2E])}",
-            f"output throughput, whole system: {bars.compact(c[k.O_THROUGHPUT_OUTPUT])} tokens/s",
-            f"output throughput per device: {bars.compact(c[k.O_THROUGHPUT_OUTPUT] / max(devices, 1))} tokens/s",
-            f"input + output throughput: {bars.compact(c[k.O_THROUGHPUT_TOTAL])} tokens/s",
+            f"TTFT: {_ms(Outputs(c).ttft_s)} (prefill {codes.BOUNDS[int(Outputs(c).prefill.bound)]}-bound)",
+            f"ITL: {_ms(Outputs(c).itl_s)} (decode {codes.BOUNDS[int(Outputs(c).decode.bound)]}-bound)",
+            f"end-to-end latency: {_ms(Outputs(c).e2e_latency_s)}",
+            f"output throughput, whole system: {bars.compact(Outputs(c).throughput_output_tok_s)} tokens/s",
+            f"output throughput per device: {bars.compact(Outputs(c).throughput_output_tok_s / max(devices, 1))} tokens/s",
+            f"input + output throughput: {bars.compact(Outputs(c).throughput_total_tok_s)} tokens/s",
             f"devices: {devices}",
         ]
-        if int(c[k.O_WAVES]) > 1:
-            lines.append(f"⚠ KV cache overflows: runs in {int(c[k.O_WAVES])} waves of {bars.count(c[k.O_RESIDENT])}")
+        if int(Outputs(c).waves) > 1:
+            lines.append(f"⚠ KV cache overflows: runs in {int(Outputs(c).waves)} waves of {bars.count(Outputs(c).memory.resident_batch)}")
         lines += self._reference_lines(accelerator_id)
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import Frame
+from accelscope.engine.physics.results import Outputs
 
 from ..look.palette import colour_for
 from ..look.style import plot_brush, plot_pen, plot_text_colour
@@ -63,13 +63,13 @@ def short_reason(reason: str) -> str:
 
 def fit_status(column: np.ndarray) -> tuple[str, str]:
     """The label beside a bar and its colour, from one kernel output column."""
-    if not column[k.O_FITS]:
-        code = int(column[k.O_FIT_CODE])
+    if not Outputs(column).fits:
+        code = int(Outputs(column).fit_code)
         if code in LAYOUT_CODES:
             return "does not fit — " + short_reason(codes.FIT_REASONS[code]), NO_FIT_COLOUR
         remedies = []
-        tp_needed = int(column[k.O_TP_NEEDED])
-        offload_needed = float(column[k.O_OFFLOAD_NEEDED])
+        tp_needed = int(Outputs(column).tp_needed)
+        offload_needed = float(Outputs(column).offload_needed)
         if tp_needed > 0:
             remedies.append(f"TP={tp_needed}")
         if offload_needed > 0:
@@ -77,10 +77,10 @@ def fit_status(column: np.ndarray) -> tuple[str, str]:
         if remedies:
             return "does not fit — needs " + " or ".join(remedies), NO_FIT_COLOUR
         return f"does not fit — not with TP up to {MAX_TP_SEARCHED} or offload", NO_FIT_COLOUR
-    waves = int(column[k.O_WAVES])
+    waves = int(Outputs(column).waves)
     if waves > 1:
-        return f"KV cache overflows: runs in {waves} waves of {bars.count(column[k.O_RESIDENT])}", WAVES_COLOUR
-    return f"fits · max batch {bars.count(column[k.O_MAX_BATCH])}", FITS_COLOUR
+        return f"KV cache overflows: runs in {waves} waves of {bars.count(Outputs(column).memory.resident_batch)}", WAVES_COLOUR
+    return f"fits · max batch {bars.count(Outputs(column).memory.max_batch)}", FITS_COLOUR
 
 
 def _gb(bytes_: float) -> str:
@@ -165,16 +165,16 @@ class MemoryPanel(Panel):
         ids = frame.accelerators
         n = len(ids)
         rows = np.arange(n, dtype=float)
-        usable = frame.values(k.O_USABLE)
+        usable = frame.outputs.memory.usable_bytes
         sizes = (
-            frame.values(k.O_WEIGHTS) - frame.values(k.O_WEIGHTS_FAR),
-            frame.values(k.O_KV),
-            frame.values(k.O_ACTIVATIONS),
-            frame.values(k.O_OVERHEAD),
+            frame.outputs.memory.weights_bytes - frame.outputs.memory.weights_far_bytes,
+            frame.outputs.memory.kv_cache_bytes,
+            frame.outputs.memory.activation_bytes,
+            frame.outputs.memory.overhead_bytes,
         )
         with np.errstate(divide="ignore", invalid="ignore"):
             percents = [np.where(usable > 0, 100.0 * size / usable, np.inf) for size in sizes]
-            physical = np.where(usable > 0, 100.0 * frame.values(k.O_CAPACITY) / usable, np.nan)
+            physical = np.where(usable > 0, 100.0 * frame.outputs.memory.capacity_bytes / usable, np.nan)
         start = np.zeros(n)
         for item, percent in zip(self.parts, percents, strict=True):
             end = start + percent
@@ -207,7 +207,7 @@ class MemoryPanel(Panel):
         self._apply_selection()
 
     def _status_text(self, column: np.ndarray, fit_text: str, accelerator_id: str) -> str:
-        far = column[k.O_WEIGHTS_FAR]
+        far = Outputs(column).memory.weights_far_bytes
         return fit_text + (f" · + {far / 1e9:.1f} GB in {self._far_words(accelerator_id)}" if far > 0 else "")
 
     # ---- the pinned scenario A ------------------------------------------------------------
@@ -221,9 +221,9 @@ class MemoryPanel(Panel):
         did not show the accelerator); None when nothing is pinned."""
         if self.reference is None:
             return None
-        usable = self._reference_values(k.O_USABLE)
-        total = sum(self._reference_values(row) for row in (k.O_WEIGHTS, k.O_KV, k.O_ACTIVATIONS, k.O_OVERHEAD))
-        total = total - self._reference_values(k.O_WEIGHTS_FAR)
+        usable = self._reference_values("memory.usable_bytes")
+        total = sum(self._reference_values(row) for row in ("memory.weights_bytes", "memory.kv_cache_bytes", "memory.activation_bytes", "memory.overhead_bytes"))
+        total = total - self._reference_values("memory.weights_far_bytes")
         with np.errstate(divide="ignore", invalid="ignore"):
             percent = np.where(usable > 0, 100.0 * total / usable, np.inf)
         return np.where(np.isnan(usable), np.nan, percent)
@@ -316,8 +316,8 @@ class MemoryPanel(Panel):
         if reference is None or accelerator_id not in reference.accelerators:
             return []
         a = reference.current[:, reference.index(accelerator_id)]
-        total = a[k.O_WEIGHTS] - a[k.O_WEIGHTS_FAR] + a[k.O_KV] + a[k.O_ACTIVATIONS] + a[k.O_OVERHEAD]
-        share = f" ({100 * total / a[k.O_USABLE]:.0f}% of usable)" if a[k.O_USABLE] > 0 else ""
+        total = Outputs(a).memory.weights_bytes - Outputs(a).memory.weights_far_bytes + Outputs(a).memory.kv_cache_bytes + Outputs(a).memory.activation_bytes + Outputs(a).memory.overhead_bytes
+        share = f" ({100 * total / Outputs(a).memory.usable_bytes:.0f}% of usable)" if Outputs(a).memory.usable_bytes > 0 else ""
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
             f"total in device memory — A: {_gb(total)}{share}",
@@ -337,7 +337,7 @@ class MemoryPanel(Panel):
     @staticmethod
     def _usable_words(frame: Frame) -> str:
         with np.errstate(divide="ignore", invalid="ignore"):
-            fractions = frame.values(k.O_USABLE) / frame.values(k.O_CAPACITY)
+            fractions = frame.outputs.memory.usable_bytes / frame.outputs.memory.capacity_bytes
         fractions = fractions[np.isfinite(fractions)]
         if fractions.size == 0:
             return "usable memory"
@@ -351,9 +351,9 @@ class MemoryPanel(Panel):
             return ""
         accelerator_id, column, name = self._row(row)
         scenario = frame.workspace.scenario
-        usable = column[k.O_USABLE]
-        weights_near = column[k.O_WEIGHTS] - column[k.O_WEIGHTS_FAR]
-        parts = (weights_near, column[k.O_KV], column[k.O_ACTIVATIONS], column[k.O_OVERHEAD])
+        usable = Outputs(column).memory.usable_bytes
+        weights_near = Outputs(column).memory.weights_bytes - Outputs(column).memory.weights_far_bytes
+        parts = (weights_near, Outputs(column).memory.kv_cache_bytes, Outputs(column).memory.activation_bytes, Outputs(column).memory.overhead_bytes)
         total = sum(parts)
 
         def share(size: float) -> str:
@@ -362,19 +362,19 @@ class MemoryPanel(Panel):
         lines = [f"per device · batch {scenario.batch} · context {scenario.input_len + scenario.output_len} tokens"]
         for (_, label, colour), size in zip(PARTS, parts, strict=True):
             lines.append(f"<span style='color:{colour}'>■</span> {label}: {_gb(size)}{share(size)}")
-        if column[k.O_WEIGHTS_FAR] > 0:
+        if Outputs(column).memory.weights_far_bytes > 0:
             accelerator = self.catalog.accelerators.get(accelerator_id)
             tier = accelerator.tier("far") if accelerator is not None else None
             where = tier.name if tier is not None and tier.name else "far memory"
-            lines.append(f"+ {_gb(column[k.O_WEIGHTS_FAR])} of weights offloaded to {where}")
+            lines.append(f"+ {_gb(Outputs(column).memory.weights_far_bytes)} of weights offloaded to {where}")
         lines.append(f"total in device memory: {_gb(total)}{share(total)}")
-        capacity = column[k.O_CAPACITY]
+        capacity = Outputs(column).memory.capacity_bytes
         fraction = f"{100 * usable / capacity:.0f}% of " if capacity > 0 else ""
         lines.append(f"usable: {_gb(usable)} ({fraction}{_gb(capacity)} physical)")
-        lines.append(f"largest batch that fits: {bars.count(column[k.O_MAX_BATCH])}")
-        if not column[k.O_FITS]:
-            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(column[k.O_FIT_CODE])]}")
+        lines.append(f"largest batch that fits: {bars.count(Outputs(column).memory.max_batch)}")
+        if not Outputs(column).fits:
+            lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(column).fit_code)]}")
         lines.append(self._status[row] if row < len(self._status) else "")
-        lines.extend(f"⚠ {text}" for text in codes.warning_texts(int(column[k.O_WARNINGS])))
+        lines.extend(f"⚠ {text}" for text in codes.warning_texts(int(Outputs(column).warning_bits)))
         lines.extend(self._reference_lines(accelerator_id))
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
 from accelscope.engine.core.accelerator import Accelerator
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import Frame
+from accelscope.engine.physics.results import Outputs
 from accelscope.engine.physics.roofline import Roofline, RooflineSlope
 
 from ..look import palette
@@ -671,9 +671,9 @@ class RooflinePanel(Panel):
                 self._show(lines, False)
 
         intensity = {}
-        for phase, flops_row, bytes_row in (("prefill", k.O_PRE_FLOPS, k.O_PRE_BYTES), ("decode", k.O_DEC_FLOPS, k.O_DEC_BYTES)):
+        for phase in PHASES:
             with np.errstate(divide="ignore", invalid="ignore"):
-                intensity[phase] = frame.values(flops_row) / frame.values(bytes_row)
+                intensity[phase] = frame.outputs.phase(phase).operational_intensity
         self._map_reference()
         x_range = self._intensity_range(np.concatenate(
             [*intensity.values(), *(x for x, _y in self._reference_operating.values())]))
@@ -681,11 +681,11 @@ class RooflinePanel(Panel):
         current = frame.current
         with np.errstate(divide="ignore", invalid="ignore"):
             achieved = {
-                "prefill": current[k.O_PRE_FLOPS] / current[k.O_PRE_TIME] / TFLOPS,
-                "decode": current[k.O_DEC_FLOPS] / current[k.O_DEC_TIME] / TFLOPS,
+                "prefill": Outputs(current).prefill.flops_per_device / Outputs(current).prefill.time_s / TFLOPS,
+                "decode": Outputs(current).decode.flops_per_device / Outputs(current).decode.time_s / TFLOPS,
             }
         self._operating = {phase: (intensity[phase], achieved[phase]) for phase in PHASES}
-        self._fits = current[k.O_FITS] != 0
+        self._fits = Outputs(current).fits != 0
         for j, accelerator_id in enumerate(frame.accelerators):
             lines = self._lines_for(accelerator_id)
             self._draw_lines(accelerator_id, lines, frame.rooflines[j], x_range)
@@ -832,11 +832,10 @@ class RooflinePanel(Panel):
             return
         columns = self._reference_columns()
         present = columns >= 0
-        for phase, flops_row, bytes_row, time_row in (
-                ("prefill", k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME),
-                ("decode", k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME)):
-            flops, bytes_, time_s = (np.where(present, reference.current[row, columns], np.nan)
-                                     for row in (flops_row, bytes_row, time_row))
+        for phase in PHASES:
+            outputs = reference.outputs.phase(phase)
+            flops, bytes_, time_s = (np.where(present, row[columns], np.nan)
+                                     for row in (outputs.flops_per_device, outputs.bytes_per_device, outputs.time_s))
             with np.errstate(divide="ignore", invalid="ignore"):
                 self._reference_operating[phase] = (flops / bytes_, flops / time_s / TFLOPS)
 
@@ -978,9 +977,8 @@ class RooflinePanel(Panel):
         if reference is None or accelerator.id not in reference.accelerators:
             return ""
         phase = "prefill" if role == REFERENCE_ROLES["prefill"] else "decode"
-        flops_row, bytes_row, time_row = {"prefill": (k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME),
-                                          "decode": (k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME)}[phase]
-        flops, bytes_, time_s = (reference.value(row, accelerator.id) for row in (flops_row, bytes_row, time_row))
+        outputs = reference.output(accelerator.id).phase(phase)
+        flops, bytes_, time_s = outputs.flops_per_device, outputs.bytes_per_device, outputs.time_s
         return "\n".join([
             f"{accelerator.name} — {'prefill' if phase == 'prefill' else 'decode step'}, pinned scenario A",
             f"A: {number(flops / time_s / TFLOPS)} TFLOP/s per device at {number(flops / bytes_)} FLOP/byte",
@@ -995,11 +993,8 @@ class RooflinePanel(Panel):
 
     @staticmethod
     def _point_tip(frame: Frame, accelerator: Accelerator, roof: Roofline, phase: str) -> str:
-        rows = {
-            "prefill": (k.O_PRE_FLOPS, k.O_PRE_BYTES, k.O_PRE_TIME, k.O_PRE_BOUND),
-            "decode": (k.O_DEC_FLOPS, k.O_DEC_BYTES, k.O_DEC_TIME, k.O_DEC_BOUND),
-        }[phase]
-        flops, bytes_, time_s, bound = (frame.value(row, accelerator.id) for row in rows)
+        outputs = frame.output(accelerator.id).phase(phase)
+        flops, bytes_, time_s, bound = outputs.flops_per_device, outputs.bytes_per_device, outputs.time_s, outputs.bound
         achieved = flops / time_s
         lines = [
             f"{accelerator.name} — {'prefill' if phase == 'prefill' else 'decode step'}",
@@ -1010,11 +1005,11 @@ class RooflinePanel(Panel):
             ),
             f"bound: {codes.BOUNDS[int(bound)]}",
         ]
-        if not frame.value(k.O_FITS, accelerator.id):
-            reason = codes.FIT_REASONS.get(int(frame.value(k.O_FIT_CODE, accelerator.id)), "")
+        if not frame.output(accelerator.id).fits:
+            reason = codes.FIT_REASONS.get(int(frame.output(accelerator.id).fit_code), "")
             lines.append(f"does not fit (hypothetical): {reason}")
-        elif frame.value(k.O_WAVES, accelerator.id) > 1:
-            lines.append(f"KV cache does not fit: runs in {int(frame.value(k.O_WAVES, accelerator.id))} waves")
+        elif frame.output(accelerator.id).waves > 1:
+            lines.append(f"KV cache does not fit: runs in {int(frame.output(accelerator.id).waves)} waves")
         return "\n".join(lines)
 
     # ---- read back -------------------------------------------------------------------------

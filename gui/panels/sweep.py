@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
-from accelscope.engine.physics import kernels as k
 from accelscope.engine.physics.frame import Frame
+from accelscope.engine.physics.results import Outputs
 
 from ..look import palette
 from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, plot_font, plot_pen, plot_text_colour
@@ -48,7 +48,7 @@ def duration_text(seconds: float) -> str:
 
 
 # What a sweep curve is drawn from: when these are unchanged, so is the curve.
-SWEEP_ROWS = [k.O_E2E, k.O_THROUGHPUT_OUTPUT, k.O_FITS, k.O_WAVES]
+SWEEP_FIELDS = ("e2e_latency_s", "throughput_output_tok_s", "fits", "waves")
 # The pinned scenario A, drawn behind B: its curves thin, faint and dashed, its current batch a grey ring.
 REFERENCE_ALPHA = 120
 REFERENCE_LINE_WIDTH = 1.4
@@ -241,7 +241,7 @@ class SweepPanel(Panel):
                 self._show(lines, False)
 
         # The sweep's inputs for every accelerator at once: [row, accelerator, batch].
-        sweep = frame.sweep[SWEEP_ROWS]
+        sweep = np.stack([frame.sweep_outputs.row(name) for name in SWEEP_FIELDS])
         for j, accelerator_id in enumerate(frame.accelerators):
             lines = self._lines_for(accelerator_id)
             if lines.curve_drawn is None or not np.array_equal(lines.curve_drawn, sweep[:, j], equal_nan=True):
@@ -249,8 +249,8 @@ class SweepPanel(Panel):
                 lines.curve_drawn = sweep[:, j].copy()
             self._show(lines, True)
         current = frame.current
-        self._current_rows = (current[k.O_E2E], current[k.O_THROUGHPUT_OUTPUT],
-                              marker_states(current[k.O_FITS], current[k.O_WAVES]))
+        self._current_rows = (Outputs(current).e2e_latency_s, Outputs(current).throughput_output_tok_s,
+                              marker_states(Outputs(current).fits, Outputs(current).waves))
 
         self.legend.show(frame.accelerators, self.selected)
         self._apply_selection()  # restyles the selected lines and draws the points
@@ -265,10 +265,10 @@ class SweepPanel(Panel):
             lines.visible = visible
 
     def _draw_sweep(self, lines: _SweepLines, frame: Frame, j: int) -> None:
-        x = frame.sweep[k.O_E2E, j]
-        y = frame.sweep[k.O_THROUGHPUT_OUTPUT, j]
+        x = Outputs(frame.sweep).e2e_latency_s[j]
+        y = Outputs(frame.sweep).throughput_output_tok_s[j]
         drawable = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
-        states = marker_states(frame.sweep[k.O_FITS, j], frame.sweep[k.O_WAVES, j])[drawable]
+        states = marker_states(Outputs(frame.sweep).fits[j], Outputs(frame.sweep).waves[j])[drawable]
         lines.columns, lines.x, lines.y, lines.states = drawable, x[drawable], y[drawable], states
         lines.refs = [self._ref(lines.accelerator_id, "sweep", int(column)) for column in drawable]
         lines.version += 1
@@ -339,16 +339,16 @@ class SweepPanel(Panel):
             if column is None:
                 self.line_set.set_style(lines.reference, visible=False)
                 continue
-            x = reference.sweep[k.O_E2E, column]
-            y = reference.sweep[k.O_THROUGHPUT_OUTPUT, column]
+            x = Outputs(reference.sweep).e2e_latency_s[column]
+            y = Outputs(reference.sweep).throughput_output_tok_s[column]
             drawable = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
             self.line_set.set_line(lines.reference, x[drawable], y[drawable])
             self.line_set.set_style(lines.reference, visible=True)
             target_x.append(x[drawable])
             target_y.append(y[drawable])
             target_refs += [self._ref(accelerator_id, "reference sweep", int(c)) for c in drawable]
-            current_x = reference.current[k.O_E2E, column]
-            current_y = reference.current[k.O_THROUGHPUT_OUTPUT, column]
+            current_x = Outputs(reference.current).e2e_latency_s[column]
+            current_y = Outputs(reference.current).throughput_output_tok_s[column]
             if np.isfinite(current_x) and np.isfinite(current_y) and current_x > 0 and current_y > 0:
                 ring_x.append(current_x)
                 ring_y.append(current_y)
@@ -399,8 +399,8 @@ class SweepPanel(Panel):
             place = None
             if target is not None and batch in frame.sweep_batches:
                 column = int(np.searchsorted(frame.sweep_batches, batch))
-                x = frame.sweep_values(k.O_E2E, target)[column]
-                y = frame.sweep_values(k.O_THROUGHPUT_OUTPUT, target)[column]
+                x = frame.sweep_output(target).e2e_latency_s[column]
+                y = frame.sweep_output(target).throughput_output_tok_s[column]
                 if np.isfinite(x) and np.isfinite(y) and x > 0 and y > 0:
                     place = (float(np.log10(x)), float(np.log10(y)))  # view coordinates: log10 on log axes
             places.append(place)
@@ -438,15 +438,15 @@ class SweepPanel(Panel):
         name = self.catalog.accelerators[ref.accelerator].name
         lines = [
             f"{name} — batch {batch}" + (" (current)" if ref.role == "current" else ""),
-            f"end-to-end latency: {duration_text(column[k.O_E2E])}",
-            f"throughput: {number(column[k.O_THROUGHPUT_OUTPUT])} output tokens/s (whole system)",
-            f"ITL: {duration_text(column[k.O_ITL])} · TTFT: {duration_text(column[k.O_TTFT])}",
+            f"end-to-end latency: {duration_text(Outputs(column).e2e_latency_s)}",
+            f"throughput: {number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)",
+            f"ITL: {duration_text(Outputs(column).itl_s)} · TTFT: {duration_text(Outputs(column).ttft_s)}",
         ]
-        if column[k.O_FITS] == 0:
-            reason = codes.FIT_REASONS.get(int(column[k.O_FIT_CODE]), "")
+        if Outputs(column).fits == 0:
+            reason = codes.FIT_REASONS.get(int(Outputs(column).fit_code), "")
             lines.append(f"does not fit (hypothetical): {reason}")
-        elif column[k.O_WAVES] > 1:
-            lines.append(f"KV cache does not fit: runs in {int(column[k.O_WAVES])} waves")
+        elif Outputs(column).waves > 1:
+            lines.append(f"KV cache does not fit: runs in {int(Outputs(column).waves)} waves")
         return "\n".join(lines)
 
     def _reference_tip(self, ref: SpotRef) -> str:
@@ -461,8 +461,8 @@ class SweepPanel(Panel):
         name = self.catalog.accelerators[ref.accelerator].name
         return "\n".join([
             f"{name} — pinned scenario A, batch {batch}" + (" (A's current)" if ref.role == "reference current" else ""),
-            (f"A: {duration_text(column[k.O_E2E])} end-to-end, "
-             f"{number(column[k.O_THROUGHPUT_OUTPUT])} output tokens/s (whole system)"),
+            (f"A: {duration_text(Outputs(column).e2e_latency_s)} end-to-end, "
+             f"{number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)"),
         ])
 
     # ---- read back -------------------------------------------------------------------------
