@@ -331,6 +331,7 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
             offload=args.offload,
             kv_offload=args.kv_offload,
         )
+        engine, scenario = engine.for_scenario(scenario)
         result = engine.predict(scenario)
     except AccelscopeError as error:
         raise UsageError(f"accelscope predict: {error}") from None
@@ -404,7 +405,8 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
             continue
         try:
             scenario = Scenario(**scenario_from_object(json.loads(line)))  # type: ignore[arg-type]
-            entries.append(engine.resolve(scenario))
+            engine, scenario = engine.for_scenario(scenario)
+            entries.append(scenario)
         except RecursionError:
             entries.append(f"line {number}: not valid JSON: nested too deeply")
         except (ValueError, TypeError, OverflowError, AccelscopeError) as error:

@@ -158,21 +158,26 @@ class _ProblemBanner(QWidget):
 
 
 class MainWindow(QMainWindow):
+    @property
+    def engine(self) -> Engine:
+        """The controller's engine: it knows every model imported or made in this window."""
+        return self.controller.engine
+
     def __init__(self, engine: Engine | None = None, workspace: Workspace | None = None, *,
                  remember_session: bool = False) -> None:
         """``remember_session``: start from the last session's scenario and layout and save them on
         close (the app does; tests and benchmarks leave it off so runs do not affect each other)."""
         super().__init__()
-        self.engine = engine or Engine()
-        catalog = self.engine.catalog
+        engine = engine or Engine()
+        catalog = engine.catalog
         self.remember_session = remember_session
         restored, session_problem = (None, None)
         if remember_session and workspace is None:
             restored, session_problem = session.load_session(catalog)
             if restored is not None and restored.model is not None:
-                self.engine.add_model(restored.model)
+                engine = engine.with_models(restored.model)
         workspace = workspace or (restored.workspace if restored else None) or default_workspace(catalog)
-        self.controller = Controller(self.engine, workspace, self)
+        self.controller = Controller(engine, workspace, self)
         self.setWindowTitle(f"accelscope — {UNSAVED_NAME}")
         self.resize(1500, 950)
 
@@ -628,7 +633,7 @@ class MainWindow(QMainWindow):
 
     def use_model(self, model: ModelArch) -> None:
         """Add a model (imported or synthetic) to the engine and the model list, and show it."""
-        self.engine.add_model(model)
+        self.controller.use_models(model)
         self.controls.add_model(model)
         workspace = self.controller.workspace.with_scenario(model=model.id)
         self.controls.set_workspace(workspace, model)
@@ -673,7 +678,7 @@ class MainWindow(QMainWindow):
 
     def apply_preset(self, preset: Preset) -> None:
         if preset.model is not None:
-            self.engine.add_model(preset.model)
+            self.controller.use_models(preset.model)
             self.controls.add_model(preset.model)
         self.current_preset = preset
         self.set_workspace(preset.workspace)

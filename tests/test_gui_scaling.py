@@ -40,10 +40,7 @@ HUGE_DENSE = synthetic_model(2e14, n_layers=128, hidden_size=25_600)
 
 @pytest.fixture(scope="module")
 def private_engine():
-    engine = Engine()
-    for model in (dense_1t(), moe_1t(), HUGE_DENSE):
-        engine.add_model(model)
-    return engine
+    return Engine().with_models(dense_1t(), moe_1t(), HUGE_DENSE)
 
 
 @pytest.fixture(autouse=True)

@@ -95,8 +95,7 @@ def test_bundled_preset_validates_and_predicts(path, catalog, engine):
     # Bundled presets use catalog models, or embed a synthetic one (the scaling lesson's 1T MoE).
     if preset.model is not None:
         assert preset.model.family == "synthetic" and preset.model.id == workspace.scenario.model
-        engine = Engine(catalog)
-        engine.add_model(preset.model)
+        engine = Engine(catalog).with_models(preset.model)
     assert workspace.view in VIEWS
     assert workspace.selected in workspace.shown
     for accelerator_id in workspace.shown:
@@ -216,8 +215,7 @@ def test_kept_v1_preset_with_an_embedded_model(catalog, engine, tmp_path):
     assert model.moe.n_routed_experts == 8 and model.n_moe_layers == 3
     assert model.total_params == model.nominal_total_params
     # It runs once the app registers it, and it survives a save.
-    private = Engine(catalog=catalog)
-    private.add_model(model)
+    private = Engine(catalog=catalog).with_models(model)
     assert private.predict(preset.workspace.scenario).fits
     save_preset(preset, tmp_path / "again.json")
     again = load_preset(tmp_path / "again.json", catalog)
@@ -406,8 +404,7 @@ def test_embedded_model_from_a_config_json_round_trips(catalog, tmp_path):
     assert loaded.model == replace(model, source_file=str(path))  # source_file: where it was read from
     save_preset(loaded, tmp_path / "again.json")
     assert load_preset(tmp_path / "again.json", catalog).model == replace(model, source_file=str(tmp_path / "again.json"))
-    engine = Engine(catalog=catalog)
-    engine.add_model(loaded.model)
+    engine = Engine(catalog=catalog).with_models(loaded.model)
     assert engine.predict(loaded.workspace.scenario).fits
 
 

@@ -22,11 +22,7 @@ from accelscope.engine.studies.scaling import (
 
 @pytest.fixture(scope="module")
 def engine():
-    # A private engine: the comparisons register synthetic models and expert-free twins.
-    engine = Engine()
-    engine.add_model(dense_1t())
-    engine.add_model(moe_1t())
-    return engine
+    return Engine().with_models(dense_1t(), moe_1t())
 
 
 @pytest.fixture(scope="module")

@@ -53,9 +53,8 @@ def test_moe_widths_by_hand():
 
 
 def test_synthetic_models_run_in_the_engine():
-    engine = Engine()
     for model in (dense_1t(), moe_1t()):
-        engine.add_model(model)
+        engine = Engine().with_models(model)
         result = engine.predict(Scenario(model.id, "b200", batch=8, tp=8, pp=2, weight_precision="fp8"))
         assert result.fits
         assert result.itl_s > 0.0 and result.throughput_output_tok_s > 0.0

@@ -353,6 +353,8 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     tp = int(re.search(r"with TP=(\d+)", claim.computed_as).group(1))
     assert tp > 1
 
+    engine = engine.with_models(dense, moe)  # the study made its own engine; the caller's is unchanged
+
     def itl(model, batch):
         return engine.predict(CLAIM_WORKLOAD.scenario(model.id, "b200", tp=tp).with_changes(batch=batch)).itl_s
 

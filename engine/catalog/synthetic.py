@@ -14,7 +14,7 @@ experts per token, the layers and the hidden size, the rest is derived:
 
 Widths are rounded to whole numbers, so the derived totals sit within a fraction of a percent
 of the request (the tests hold them within 1%). The id names every defining number, so equal
-requests give equal ids and the engine's ``add_model`` can register the model under it.
+requests give equal ids and the engine's ``with_models`` can take the model under it.
 """
 
 from __future__ import annotations

@@ -1,19 +1,25 @@
 """The engine's front door: scenarios in, typed results out, computed by the kernels.
 
-``Engine.evaluate`` runs many scenarios in one kernel call and returns the raw output table
-(what the app plots); ``Engine.predict`` returns a typed :class:`~results.Result` for one
-scenario (what the CLI prints); ``Engine.reference`` computes the same with the reference
-model, for checking.
+``Engine.evaluate`` runs many scenarios in one kernel call and returns the output table (what
+the app plots; read it by name with :class:`~results.Outputs`); ``Engine.predict`` returns a
+typed :class:`~results.Result` for one scenario (what the CLI prints); ``Engine.reference``
+computes the same with the reference model, for checking.
+
+An engine does not change once made: ``with_models`` gives a new one that also knows more
+models (imported configs, synthetic models), and nothing a study or a resolve does reaches
+back into the caller's engine.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..catalog.catalog import Catalog
 from ..catalog.constants import Constants, load_constants
+from ..core.errors import ScenarioError
 from ..core.model import ModelArch
 from ..core.scenario import Scenario
 from . import kernels, layout
@@ -35,14 +41,23 @@ class Engine:
         self._fallback = fallback_table()
         self._constant_vector = pack_constants(self.constants)
 
-    def add_model(self, model: ModelArch) -> None:
-        """Make a model (e.g. one imported from a config.json) available by its id."""
-        if model.id in self._model_index:
-            self._models[self._model_index[model.id]] = model
-        else:
-            self._model_index[model.id] = len(self._models)
-            self._models.append(model)
-        self._model_table = pack_models(self._models)
+    def with_models(self, *models: ModelArch) -> Engine:
+        """An engine that also knows ``models`` (one of the same id replaces a known one); this
+        engine itself when it already knows them all as they are. The catalog, constants and
+        packed accelerator tables are shared, not copied."""
+        if all(m.id in self._model_index and self._models[self._model_index[m.id]] == m for m in models):
+            return self
+        engine = copy.copy(self)
+        engine._models = list(self._models)
+        engine._model_index = dict(self._model_index)
+        for model in models:
+            if model.id in engine._model_index:
+                engine._models[engine._model_index[model.id]] = model
+            else:
+                engine._model_index[model.id] = len(engine._models)
+                engine._models.append(model)
+        engine._model_table = pack_models(engine._models)
+        return engine
 
     def model(self, model_id: str) -> ModelArch:
         if model_id in self._model_index:
@@ -50,14 +65,26 @@ class Engine:
         return self.catalog.model(model_id)
 
     def resolve(self, scenario: Scenario) -> Scenario:
-        """Check ids and values; a model given as a file path is loaded and registered."""
+        """Check ids and values. The model must be one this engine knows (a model file given by
+        its path needs :meth:`for_scenario`)."""
         scenario.validate()
         self.catalog.accelerator(scenario.accelerator)
         if scenario.model not in self._model_index:
-            model = self.catalog.model(scenario.model)
-            self.add_model(model)
-            scenario = scenario.with_changes(model=model.id)
+            model = self.catalog.model(scenario.model)  # an unknown id raises, with suggestions
+            raise ScenarioError(
+                f"model {model.id!r} was loaded from a file; use Engine.for_scenario (or with_models) to evaluate it"
+            )
         return scenario
+
+    def for_scenario(self, scenario: Scenario) -> tuple[Engine, Scenario]:
+        """The engine that knows the scenario's model (this one, or one that also holds a model
+        loaded from the file the scenario names) and the resolved scenario."""
+        engine = self
+        if scenario.model not in self._model_index:
+            model = self.catalog.model(scenario.model)
+            engine = self.with_models(model)
+            scenario = scenario.with_changes(model=model.id)
+        return engine, engine.resolve(scenario)
 
     def warm_up(self) -> None:
         """Compile (or load from the on-disk cache) the kernels; idempotent."""
@@ -66,8 +93,8 @@ class Engine:
         self.evaluate([Scenario(first_model, first_accelerator)])
 
     def evaluate(self, scenarios: Sequence[Scenario]) -> np.ndarray:
-        """Kernel outputs, one column per scenario (rows: ``results.OUTPUT_FIELDS``; read them by name with ``results.Outputs``). Scenarios must be
-        resolved (known ids, valid values)."""
+        """Kernel outputs, one column per scenario (rows: ``results.OUTPUT_FIELDS``; read them by
+        name with ``results.Outputs``). Scenarios must be resolved (known ids, valid values)."""
         table = pack_scenarios(scenarios, self._model_index, self._accelerator_index)
         return self.evaluate_table(table)
 
@@ -93,14 +120,14 @@ class Engine:
         return out
 
     def predict(self, scenario: Scenario) -> Result:
-        scenario = self.resolve(scenario)
-        return result_from_column(self.evaluate([scenario]), 0, scenario)
+        engine, scenario = self.for_scenario(scenario)
+        return result_from_column(engine.evaluate([scenario]), 0, scenario)
 
     def reference(self, scenario: Scenario) -> Result:
-        scenario = self.resolve(scenario)
-        model = self.model(scenario.model)
-        accelerator = self.catalog.accelerator(scenario.accelerator)
-        return ReferenceModel(model, accelerator, self.constants).evaluate(scenario)
+        engine, scenario = self.for_scenario(scenario)
+        model = engine.model(scenario.model)
+        accelerator = engine.catalog.accelerator(scenario.accelerator)
+        return ReferenceModel(model, accelerator, engine.constants).evaluate(scenario)
 
     @property
     def model_index(self) -> dict[str, int]:

@@ -8,7 +8,7 @@ these arrays and only scale them to display units.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,7 @@ class Frame:
     sweep: np.ndarray  # output table [N_OUTPUT_ROWS, n_accelerators, n_batches]
     rooflines: tuple[Roofline, ...]  # one per accelerator, same order
     engine_seconds: float  # time spent in the kernels and packing
+    engine: Engine = field(compare=False, repr=False, default=None)  # type: ignore[assignment]  # what computed it
 
     def index(self, accelerator_id: str) -> int:
         return self.accelerators.index(accelerator_id)
@@ -78,4 +79,4 @@ def compute_frame(engine: Engine, workspace: Workspace) -> Frame:
         roofline(engine.catalog.accelerator(a), s.weight_precision, s.activation_precision, engine.constants)
         for a in shown
     )
-    return Frame(workspace, shown, current, batches, sweep, rooflines, time.perf_counter() - started)
+    return Frame(workspace, shown, current, batches, sweep, rooflines, time.perf_counter() - started, engine)

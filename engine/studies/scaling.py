@@ -23,11 +23,11 @@ expert parallelism (ep) places whole routed experts on the tensor-parallel devic
 (so ep divides tp: with ep = tp each device holds E/ep whole experts and a 1/tp slice of
 attention; with ep < tp each expert is split over tp/ep devices); offloading keeps a fraction
 of each device's weights in its far memory tier (host, CXL, DDR) and streams it from there.
-Synthetic models (``synthetic.py``) must be registered with ``Engine.add_model`` first.
+Synthetic models (``catalog/synthetic.py``) must be known to the engine: ``Engine.with_models``.
 
 For MoE models the step-time spread needs the routed experts' share of the step. It is taken
 from the engine itself: the same scenario is evaluated on a twin of the model whose routed
-experts have zero width, registered in the engine under ``<model id>~no-routed-experts``;
+experts have zero width (``<model id>~no-routed-experts``, in an engine made for the study);
 the difference of the two ITLs is the expert time. Every other number is the engine's.
 """
 
@@ -246,16 +246,10 @@ def routed_expert_free_twin(model: ModelArch) -> ModelArch:
     return replace(model, id=model.id + TWIN_SUFFIX, moe=replace(model.moe, expert_intermediate_size=0))
 
 
-def _ensure_registered(engine: Engine, model: ModelArch) -> str:
-    """Make a model the studies build available to the engine by its id (once; again only if
-    a different model was registered under that id)."""
-    if model.id not in engine.model_index or engine.model(model.id) != model:
-        engine.add_model(model)
-    return model.id
-
-
-def _register_twin(engine: Engine, model: ModelArch) -> str:
-    return _ensure_registered(engine, routed_expert_free_twin(model))
+def _with_twin(engine: Engine, model: ModelArch) -> tuple[Engine, str]:
+    """An engine that also knows the model's routed-expert-free twin, and the twin's id."""
+    twin = routed_expert_free_twin(model)
+    return engine.with_models(twin), twin.id
 
 
 def _decode_micro_batch(result: Result) -> tuple[int, int]:
@@ -400,12 +394,12 @@ def compare_strategies(
     # Pass 3 (MoE): the routed-expert-free twin of each picked layout, for the expert time.
     twin_itl: list[float] = []
     if model.is_moe:
-        twin_id = _register_twin(engine, model)
+        twin_engine, twin_id = _with_twin(engine, model)
         twins = [
             result.scenario.with_changes(model=twin_id, batch=max(1, result.memory.resident_batch))
             for _, result, _ in picked
         ]
-        twin_out = engine.evaluate(twins)
+        twin_out = twin_engine.evaluate(twins)
         twin_itl = [float(Outputs(twin_out).itl_s[j]) for j in range(len(twins))]
 
     spreads: dict[int, LatencySpread] = {}
@@ -660,8 +654,8 @@ def ep_vs_tp(
         scenarios.append(base.with_changes(batch=batch, tp=devices, ep=devices))
     out = engine.evaluate(scenarios)
     results = [result_from_column(out, j, s) for j, s in enumerate(scenarios)]
-    twin_id = _register_twin(engine, model)
-    twin_out = engine.evaluate(
+    twin_engine, twin_id = _with_twin(engine, model)
+    twin_out = twin_engine.evaluate(
         [r.scenario.with_changes(model=twin_id, batch=max(1, r.memory.resident_batch)) for r in results]
     )
     spread_model = _SpreadModel(model, routing, skew, seed)
@@ -731,7 +725,7 @@ def claims_check(
     """Computed numbers beside Sharma 2025's "8.4x parameter-to-compute ratio" of expert
     parallelism and its "2.1x latency variance compared to tensor parallelism"."""
     model = moe_1t()
-    _ensure_registered(engine, model)
+    engine = engine.with_models(model)
     comparison = compare_strategies(engine, model.id, accelerator, workload)
     ep = comparison.strategy("ep")
     tp = comparison.strategy("tp")
@@ -827,8 +821,7 @@ def moe_like_dense_check(
     share is compared, not the device count), at batch 1 and at the workload's batch. The claimed
     1x is compared with the MoE's ITL over the dense model's at the workload's batch."""
     models = moe_like_dense_models()
-    for model in models:
-        _ensure_registered(engine, model)
+    engine = engine.with_models(*models)
     dense, moe = models
     b = workload.batch
     tp = compare_strategies(engine, moe.id, accelerator, workload).strategy("tp").scenario.tp

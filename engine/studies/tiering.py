@@ -228,7 +228,7 @@ def sweep_offload(
             raise ValueError(f"{name} must be a non-empty list of fractions between 0 and 1")
     tiered_engine, tiered_id = engine_with_far_tier(engine, scenario.accelerator, tier)
     base = scenario.with_changes(accelerator=tiered_id)
-    tiered_engine.add_model(engine.model(scenario.model))
+    tiered_engine = tiered_engine.with_models(engine.model(scenario.model))
     grid = [base.with_changes(offload=float(w), kv_offload=float(v)) for w in weight_fractions for v in kv_fractions]
     out = tiered_engine.evaluate([base, *grid])
     shape = (len(weight_fractions), len(kv_fractions))

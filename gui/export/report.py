@@ -45,7 +45,7 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
         app.setPalette(dark_palette())
     engine = engine or Engine()
     if preset.model is not None:
-        engine.add_model(preset.model)
+        engine = engine.with_models(preset.model)
     workspace = preset.workspace
     workspace = workspace.with_changes(scenario=engine.resolve(workspace.scenario))
     engine.warm_up()

@@ -35,7 +35,7 @@ class AnalysisPanel(Panel):
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
-        self.engine = engine
+        self._engine = engine
         self.study: object | None = None
         self.study_frame: Frame | None = None  # the frame the study was computed for
         self.study_seconds = 0.0
@@ -43,6 +43,11 @@ class AnalysisPanel(Panel):
         self._timer.setSingleShot(True)
         self._timer.setInterval(SETTLE_MS)
         self._timer.timeout.connect(self._settled)
+
+    @property
+    def engine(self) -> Engine:
+        """The engine of the last frame (it knows the models imported since the tab was made)."""
+        return self.frame.engine if self.frame is not None and self.frame.engine is not None else self._engine
 
     # -- what subclasses provide --------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from accelscope.engine.core.errors import AccelscopeError
+from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame, compute_frame
@@ -132,6 +133,10 @@ class Controller(QObject):
         self.workspace_changed.emit(workspace)
         if not view_only:
             self.request_update()
+
+    def use_models(self, *models: ModelArch) -> None:
+        """Compute with an engine that also knows ``models`` (imported or synthetic)."""
+        self.engine = self.engine.with_models(*models)
 
     def set_field(self, field: str, value: object) -> None:
         self.set_workspace(self._workspace.with_scenario(**{field: value}))

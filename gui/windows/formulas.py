@@ -64,7 +64,7 @@ class FormulasWindow(QWidget):
             return
         self._pending = None
         accelerator = selected_accelerator if selected_accelerator in frame.accelerators else frame.accelerators[0]
-        self.show_sheet(formula_sheet(self.engine, frame, accelerator))
+        self.show_sheet(formula_sheet(frame.engine or self.engine, frame, accelerator))
 
     def show_sheet(self, sheet: FormulaSheet) -> None:
         """Replace the text (one setHtml); the same sheet again is a no-op."""
