@@ -40,7 +40,8 @@ from .model import (
 )
 
 # The bundled models, in the order the app lists them: the second paper's Table II
-# (Brunetta et al. 2025) by family, dense before MoE, plus Llama 2 70B.
+# (Brunetta et al. 2025) by family, dense before MoE, plus Llama 2 70B; then the later
+# additions, by family, small before large.
 BUNDLED_ORDER: tuple[str, ...] = (
     "llama-3.1-8b",
     "llama-3.3-70b",
@@ -57,6 +58,21 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "mixtral-8x7b",
     "mixtral-8x22b",
     "deepseek-r1",
+    "deepseek-v3",
+    "kimi-k2",
+    "llama-3.2-3b",
+    "qwen3-4b",
+    "qwen3-30b-a3b",
+    "qwen3-next-80b-a3b",
+    "gpt-oss-20b",
+    "gpt-oss-120b",
+    "glm-4.5-air",
+    "glm-4.5",
+    "gemma-3-4b",
+    "gemma-3-27b",
+    "phi-4",
+    "nemotron-h-8b",
+    "nemotron-h-56b",
 )
 
 # Upper bounds far beyond any published model. A value past them is a typo or a hostile
