@@ -149,9 +149,8 @@ class MambaSpec:
         return self.inner_width + 2 * self.n_groups * self.state_size
 
     def params(self, hidden_size: int) -> int:
-        """Weights of one mixer, as HF transformers' ``NemotronHMamba2Mixer`` (and the Mamba-2
-        reference mixer) builds it (d = hidden_size, I = inner_width, G = n_groups,
-        N = state_size, H = n_heads):
+        """Weights of one mixer, as HF transformers' ``NemotronHMamba2Mixer`` builds it
+        (d = hidden_size, I = inner_width, G = n_groups, N = state_size, H = n_heads):
 
         - ``in_proj``: d x (2I + 2GN + H), no bias: z (the gate), x, B, C and dt
         - ``conv1d``: depthwise, (I + 2GN) channels x conv_kernel taps, plus one bias per channel
