@@ -20,8 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import CatalogError
-from ..core.model import MLASpec, ModelArch, MoESpec
-from .models import MAX_CONTEXT, MAX_EXPERTS, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, MAX_WIDTH, MODEL_ID_PATTERN
+from ..core.model import DeltaNetSpec, MambaSpec, MLASpec, ModelArch, MoESpec
+from .models import (
+    MAX_CONTEXT,
+    MAX_CONV_KERNEL,
+    MAX_EXPERTS,
+    MAX_HEADS,
+    MAX_LAYERS,
+    MAX_VOCAB,
+    MAX_WIDTH,
+    MODEL_ID_PATTERN,
+)
 from .reading import TableReader, check_int, decode_text, describe, quoted, read_limited
 
 # `architectures` entry -> family key used below.
@@ -38,6 +47,13 @@ SUPPORTED_ARCHITECTURES: dict[str, str] = {
     "Llama4ForCausalLM": "llama4",
     "Mistral3ForConditionalGeneration": "mistral3",
     "DeciLMForCausalLM": "nemotron_nas",
+    "GptOssForCausalLM": "gpt_oss",
+    "Qwen3NextForCausalLM": "qwen3_next",
+    "Gemma3ForCausalLM": "gemma3",
+    "Gemma3ForConditionalGeneration": "gemma3",
+    "Glm4MoeForCausalLM": "glm4_moe",
+    "NemotronHForCausalLM": "nemotron_h",
+    "Phi3ForCausalLM": "phi3",
 }
 
 # `model_type` -> family key, for configs without `architectures`.
@@ -54,7 +70,19 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
     "llama4_text": "llama4",
     "mistral3": "mistral3",
     "nemotron-nas": "nemotron_nas",
+    "gpt_oss": "gpt_oss",
+    "qwen3_next": "qwen3_next",
+    "gemma3": "gemma3",
+    "gemma3_text": "gemma3",
+    "glm4_moe": "glm4_moe",
+    "kimi_k2": "kimi",
+    "nemotron_h": "nemotron_h",
+    "phi3": "phi3",
 }
+
+# model_type values that name a family within a shared architecture: Kimi K2's config.json
+# declares DeepseekV3ForCausalLM, with model_type "kimi_k2".
+_MODEL_TYPE_REFINES = {("deepseek", "kimi_k2"): "kimi"}
 
 FAMILY_NAMES: dict[str, str] = {
     "llama": "Llama",
@@ -66,11 +94,43 @@ FAMILY_NAMES: dict[str, str] = {
     "qwen3": "Qwen",
     "qwen3_moe": "Qwen",
     "deepseek": "DeepSeek",
+    "kimi": "Kimi",
     "nemotron_nas": "Nemotron",
+    "gpt_oss": "gpt-oss",
+    "qwen3_next": "Qwen",
+    "gemma3": "Gemma",
+    "glm4_moe": "GLM",
+    "nemotron_h": "Nemotron",
+    "phi3": "Phi",
 }
 
 # Multimodal wrappers keep the language model's fields under `text_config`.
-_NESTED_TEXT_CONFIG = ("llama4", "mistral3")
+_NESTED_TEXT_CONFIG = ("llama4", "mistral3", "gemma3")
+
+# Gemma 3's multimodal config.json files list only what differs from Gemma3TextConfig's
+# defaults (the 4B's text_config gives neither heads nor vocabulary), so these defaults, from
+# Hugging Face transformers 5.24.0 configuration_gemma3.py, fill what a Gemma 3 file leaves out.
+# hidden_size, intermediate_size and num_hidden_layers are always required.
+_GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "vocab_size": 262_208,
+    "max_position_embeddings": 131_072,
+    "sliding_window": 4096,
+}
+_GEMMA3_WINDOW_PATTERN = 6  # sliding_window_pattern: 5 window layers, then 1 global
+
+# Nemotron-H block letters (hybrid_override_pattern) and block names (layers_block_type, with
+# transformers' legacy names) -> (ModelArch attention kind, has an MLP).
+_NEMOTRON_H_BLOCKS = {"M": ("mamba", False), "*": ("full", False), "-": ("none", True)}
+_NEMOTRON_H_BLOCK_NAMES = {
+    "mamba": "M",
+    "linear_attention": "M",
+    "attention": "*",
+    "full_attention": "*",
+    "mlp": "-",
+}
 
 # `layer_types` entries (recent transformers configs) -> ModelArch attention kinds.
 _LAYER_TYPES = {"full_attention": "full", "sliding_attention": "window", "chunked_attention": "chunked"}
@@ -98,21 +158,32 @@ def load_hf_config(path: str | os.PathLike[str], model_id: str | None = None) ->
     if family in _NESTED_TEXT_CONFIG and root.has("text_config"):
         config = root.sub("text_config")
 
+    nested = config is not root
     notes: list[str] = []
-    if family == "deepseek":
-        fields = _deepseek(config, notes)
-    elif family == "llama4":
-        fields = _llama4(config, notes)
-    elif family == "nemotron_nas":
-        fields = _nemotron_nas(config, notes)
+    if family == "gemma3":
+        config = _with_defaults(config, _GEMMA3_TEXT_DEFAULTS, notes)
+    readers = {
+        "deepseek": _deepseek,
+        "kimi": _deepseek,
+        "llama4": _llama4,
+        "nemotron_nas": _nemotron_nas,
+        "gpt_oss": _gpt_oss,
+        "qwen3_next": _qwen3_next,
+        "glm4_moe": _glm4_moe,
+        "nemotron_h": _nemotron_h,
+    }
+    if family in readers:
+        fields = readers[family](config, notes)
     else:
         fields = _standard_decoder(config, family, notes)
-    if family in _NESTED_TEXT_CONFIG and config is not root:
+    if nested:
         notes.append("Language model only: the vision encoder and projector are not counted.")
 
     tied = config.boolean("tie_word_embeddings", None)
     if tied is None:
-        tied = root.boolean("tie_word_embeddings", False)  # every supported family defaults to untied
+        # Gemma ties its embeddings unless told otherwise; every other family defaults to untied.
+        tied = root.boolean("tie_word_embeddings", family == "gemma3")
+    precision = _native_precision(root, fields.get("moe"), notes)
 
     model_id, name = _identity(path, root, model_id)
     model = ModelArch(
@@ -126,6 +197,7 @@ def load_hf_config(path: str | os.PathLike[str], model_id: str | None = None) ->
         nominal_active_params=0.0,
         nominal_source="derived from config.json, which states no nominal size",
         source_file=str(path),
+        **precision,
         **fields,
     )
     notes.insert(0, "Imported from config.json; the nominal sizes are the derived counts, as the file states none.")
@@ -171,7 +243,11 @@ def _detect_family(root: TableReader) -> str:
                 raise root.error(f"architectures[{index}]", f"must be a string, got {describe(name)}")
         for name in names:
             if name in SUPPORTED_ARCHITECTURES:
-                return SUPPORTED_ARCHITECTURES[name]
+                family = SUPPORTED_ARCHITECTURES[name]
+                model_type = root.table.get("model_type")
+                if isinstance(model_type, str):
+                    family = _MODEL_TYPE_REFINES.get((family, model_type), family)
+                return family
         if names:
             listed = ", ".join(quoted(name) for name in names[:4]) + (", ..." if len(names) > 4 else "")
             raise root.error("architectures", f"unsupported architecture {listed}; supported: {_supported_list()}")
@@ -320,7 +396,19 @@ def _attention_layout(config: TableReader, family: str, n_layers: int) -> dict[s
         layers = [_window_or_full(window if layer >= first else None, max_context) for layer in range(n_layers)]
         return _layout(layers, config, "sliding_window")
 
-    if family in ("mistral", "mixtral", "mistral3") and config.has("sliding_window"):
+    if family in ("gpt_oss", "gemma3"):
+        # Without layer_types: gpt-oss alternates window and full layers, starting with a
+        # window; Gemma 3 has sliding_window_pattern - 1 window layers, then a full one.
+        if family == "gpt_oss":
+            period, field = 2, "sliding_window"
+        else:
+            field = "sliding_window_pattern" if config.has("sliding_window_pattern") else "_sliding_window_pattern"
+            period = config.integer(field, _GEMMA3_WINDOW_PATTERN, maximum=MAX_LAYERS)
+        window = config.integer("sliding_window", maximum=MAX_CONTEXT)
+        layers = [_window_or_full(window if (layer + 1) % period else None, max_context) for layer in range(n_layers)]
+        return _layout(layers, config, field)
+
+    if family in ("mistral", "mixtral", "mistral3", "phi3") and config.has("sliding_window"):
         # One window for every layer, or (Ministral's params.json style) a repeating pattern.
         pattern = config.table["sliding_window"]
         if not isinstance(pattern, list):
@@ -359,6 +447,71 @@ def _experts(config: TableReader, count_field: str) -> tuple[int, int]:
     return n_routed, per_token
 
 
+def _qwen_moe(config: TableReader, n_layers: int) -> tuple[MoESpec, tuple[bool, ...]]:
+    """Qwen3-MoE and Qwen3-Next experts: layer l is MoE unless listed in mlp_only_layers, when
+    (l + 1) is a multiple of decoder_sparse_step; Qwen3-Next adds one shared expert."""
+    n_routed, per_token = _experts(config, "num_experts")
+    step = config.integer("decoder_sparse_step", 1, maximum=MAX_LAYERS)
+    dense_only = config.array("mlp_only_layers", [])
+    for index, layer in enumerate(dense_only):
+        check_int(config, f"mlp_only_layers[{index}]", layer, minimum=0, maximum=n_layers - 1)
+    moe_layers = {layer for layer in range(n_layers) if layer not in dense_only and (layer + 1) % step == 0}
+    n_dense, step, layer_moe = _moe_layout(
+        config, "mlp_only_layers" if dense_only else "decoder_sparse_step", moe_layers, n_layers
+    )
+    shared_width = config.integer("shared_expert_intermediate_size", 0, minimum=0, maximum=MAX_WIDTH)
+    spec = MoESpec(
+        n_routed,
+        per_token,
+        expert_intermediate_size=config.integer("moe_intermediate_size", maximum=MAX_WIDTH),
+        n_shared_experts=1 if shared_width else 0,
+        shared_expert_intermediate_size=shared_width,
+        n_dense_layers=n_dense,
+        moe_layer_step=step,
+    )
+    return spec, layer_moe
+
+
+def _with_defaults(config: TableReader, defaults: dict[str, Any], notes: list[str]) -> TableReader:
+    """The config with the family's defaults filled in where a field is absent (or null), and
+    a note naming the fields so filled."""
+    filled = [key for key in defaults if not config.has(key)]
+    if filled:
+        notes.append(f"Not in the file, so taken from the family's defaults: {', '.join(filled)}.")
+    merged = {**config.table, **{key: defaults[key] for key in filled}}
+    return TableReader(config.path, merged, config.prefix)
+
+
+def _native_precision(root: TableReader, moe: MoESpec | None, notes: list[str]) -> dict[str, str]:
+    """ModelArch's native_* fields from quantization_config: "mxfp4" (gpt-oss: the routed
+    experts in MXFP4) and "fp8" with weight_block_size (DeepSeek-V3: block-scaled FP8 in every
+    linear layer of the blocks). Other methods are noted and left out."""
+    config = root.sub("quantization_config", None)
+    if config is None:
+        return {}
+    method = config.string("quant_method", "")
+    if method == "mxfp4":
+        if moe is None:
+            raise config.error("quant_method", '"mxfp4" quantises routed experts, and this model has none')
+        weights, scope, detail = "mxfp4", "experts", "quant_method mxfp4 (routed experts)"
+    elif method == "fp8" and config.has("weight_block_size"):
+        block = config.array("weight_block_size")
+        if len(block) != 2:
+            raise config.error("weight_block_size", f"must list two block sizes, got {len(block)}")
+        for index, size in enumerate(block):
+            check_int(config, f"weight_block_size[{index}]", size, minimum=1, maximum=MAX_WIDTH)
+        weights, scope, detail = "fp8", "linear", f"quant_method fp8, weight_block_size [{block[0]}, {block[1]}]"
+    else:
+        shown = quoted(method) if method else "none given"
+        notes.append(f"quantization_config (quant_method {shown}) is not read; no native precision recorded.")
+        return {}
+    return {
+        "native_weight_precision": weights,
+        "native_precision_scope": scope,
+        "native_precision_source": f"config.json quantization_config: {detail}",
+    }
+
+
 # ---- the families --------------------------------------------------------------------
 
 
@@ -371,10 +524,15 @@ def _standard_decoder(config: TableReader, family: str, notes: list[str]) -> dic
     attention = _attention_layout(config, family, n_layers)
 
     qkv_bias = config.boolean("attention_bias", False)
+    o_bias = family == "gemma3" and qkv_bias  # Gemma's attention_bias covers o_proj too
     if family == "qwen2":
         qkv_bias = True  # Qwen2 always has Q/K/V biases; the config has no switch for them
     elif qkv_bias and family == "llama":
         notes.append("attention_bias also adds an output-projection bias, not counted (hidden_size per layer).")
+    if family == "phi3":
+        notes.append("q, k and v are one fused qkv_proj, gate and up one gate_up_proj: the same weights.")
+    if family == "gemma3":
+        notes.append("Gemma 3 normalises each block's input and output: four RMSNorms per layer, two counted.")
 
     moe = None
     layer_moe: tuple[bool, ...] = ()
@@ -382,22 +540,7 @@ def _standard_decoder(config: TableReader, family: str, notes: list[str]) -> dic
         n_routed, per_token = _experts(config, "num_local_experts")
         moe = MoESpec(n_routed, per_token, expert_intermediate_size=intermediate)
     elif family == "qwen3_moe":
-        n_routed, per_token = _experts(config, "num_experts")
-        step = config.integer("decoder_sparse_step", 1, maximum=MAX_LAYERS)
-        dense_only = config.array("mlp_only_layers", [])
-        for index, layer in enumerate(dense_only):
-            check_int(config, f"mlp_only_layers[{index}]", layer, minimum=0, maximum=n_layers - 1)
-        moe_layers = {layer for layer in range(n_layers) if layer not in dense_only and (layer + 1) % step == 0}
-        n_dense, step, layer_moe = _moe_layout(
-            config, "mlp_only_layers" if dense_only else "decoder_sparse_step", moe_layers, n_layers
-        )
-        moe = MoESpec(
-            n_routed,
-            per_token,
-            expert_intermediate_size=config.integer("moe_intermediate_size", maximum=MAX_WIDTH),
-            n_dense_layers=n_dense,
-            moe_layer_step=step,
-        )
+        moe, layer_moe = _qwen_moe(config, n_layers)
 
     return {
         "n_layers": n_layers,
@@ -408,7 +551,8 @@ def _standard_decoder(config: TableReader, family: str, notes: list[str]) -> dic
         "intermediate_size": intermediate,
         "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
         "qkv_bias": qkv_bias,
-        "qk_norm": family in ("qwen3", "qwen3_moe"),  # per-head RMSNorm on queries and keys
+        "o_bias": o_bias,
+        "qk_norm": family in ("qwen3", "qwen3_moe", "gemma3"),  # per-head RMSNorm on queries and keys
         **attention,
         "layer_moe": layer_moe,
         "moe": moe,
@@ -583,4 +727,224 @@ def _nemotron_nas(config: TableReader, notes: list[str]) -> dict[str, Any]:
         "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
         **attention_layout,
         "layer_intermediate_sizes": tuple(widths),
+    }
+
+
+def _gpt_oss(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """gpt-oss: every layer MoE (SwiGLU experts with biases, a router with a bias), window and
+    full attention alternating, biases on q, k, v and o, and a learned sink per query head."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads, n_kv_heads, head_dim = _heads(config, hidden)
+    n_routed, per_token = _experts(config, "num_local_experts")
+    expert_width = config.integer("intermediate_size", maximum=MAX_WIDTH)
+    attention_bias = config.boolean("attention_bias", True)
+    notes.append("Attention sinks, expert and router biases counted as in the reference code.")
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": expert_width,
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "qkv_bias": attention_bias,
+        "o_bias": attention_bias,
+        "attention_sinks": True,
+        "ffn_bias": True,
+        **_attention_layout(config, "gpt_oss", n_layers),
+        "moe": MoESpec(n_routed, per_token, expert_intermediate_size=expert_width, router_bias=True),
+    }
+
+
+# Qwen3-Next's layer_types entries -> ModelArch kinds.
+_QWEN3_NEXT_LAYER_TYPES = {"full_attention": "full", "linear_attention": "deltanet"}
+
+
+def _qwen3_next(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """Qwen3-Next: Gated DeltaNet layers with a gated full-attention layer every
+    full_attention_interval, MoE with a shared expert."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads, n_kv_heads, head_dim = _heads(config, hidden)
+    if config.has("layer_types"):
+        layer_types = config.array("layer_types")
+        if len(layer_types) != n_layers:
+            raise config.error("layer_types", f"must list one type per layer ({n_layers}), got {len(layer_types)}")
+        kinds = []
+        for index, layer_type in enumerate(layer_types):
+            if not isinstance(layer_type, str) or layer_type not in _QWEN3_NEXT_LAYER_TYPES:
+                allowed = ", ".join(_QWEN3_NEXT_LAYER_TYPES)
+                raise config.error(f"layer_types[{index}]", f"must be one of {allowed}, got {describe(layer_type)}")
+            kinds.append(_QWEN3_NEXT_LAYER_TYPES[layer_type])
+    else:
+        interval = config.integer("full_attention_interval", 4, maximum=MAX_LAYERS)
+        kinds = ["deltanet" if (layer + 1) % interval else "full" for layer in range(n_layers)]
+    deltanet = None
+    if "deltanet" in kinds:
+        n_key_heads = config.integer("linear_num_key_heads", maximum=MAX_HEADS)
+        n_value_heads = config.integer("linear_num_value_heads", maximum=MAX_HEADS)
+        if n_value_heads % n_key_heads:
+            problem = f"must be a multiple of linear_num_key_heads ({n_key_heads}), got {n_value_heads}"
+            raise config.error("linear_num_value_heads", problem)
+        deltanet = DeltaNetSpec(
+            n_key_heads=n_key_heads,
+            n_value_heads=n_value_heads,
+            key_head_dim=config.integer("linear_key_head_dim", maximum=MAX_WIDTH),
+            value_head_dim=config.integer("linear_value_head_dim", maximum=MAX_WIDTH),
+            conv_kernel=config.integer("linear_conv_kernel_dim", maximum=MAX_CONV_KERNEL),
+        )
+    moe, layer_moe = _qwen_moe(config, n_layers)
+    attention_bias = config.boolean("attention_bias", False)
+    notes.append(
+        f"{kinds.count('deltanet')} Gated DeltaNet layer(s) (no KV cache) and {kinds.count('full')} gated "
+        "full-attention layer(s). Not counted: the shared expert's scalar gate (hidden_size per MoE layer)."
+    )
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": config.integer("intermediate_size", maximum=MAX_WIDTH),
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "qkv_bias": attention_bias,
+        "o_bias": attention_bias,
+        "qk_norm": True,
+        "attention_output_gate": True,
+        "layer_attention": tuple(kinds) if any(kind != "full" for kind in kinds) else (),
+        "layer_moe": layer_moe,
+        "moe": moe,
+        "deltanet": deltanet,
+    }
+
+
+def _glm4_moe(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """GLM-4.5 (Glm4Moe): dense leading layers, then routed + shared experts; attention_bias
+    puts biases on q, k and v only (the output projection has none)."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads, n_kv_heads, head_dim = _heads(config, hidden)
+    n_routed, per_token = _experts(config, "n_routed_experts")
+    n_shared = config.integer("n_shared_experts", 0, minimum=0, maximum=MAX_EXPERTS)
+    expert_width = config.integer("moe_intermediate_size", maximum=MAX_WIDTH)
+    first_moe = config.integer("first_k_dense_replace", 0, minimum=0, maximum=n_layers)
+    n_dense, step, layer_moe = _moe_layout(config, "first_k_dense_replace", set(range(first_moe, n_layers)), n_layers)
+    mtp_layers = config.integer("num_nextn_predict_layers", 0, minimum=0, maximum=MAX_LAYERS)
+    if mtp_layers:
+        notes.append(f"The {mtp_layers} multi-token-prediction layer(s) (num_nextn_predict_layers) are not counted.")
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": config.integer("intermediate_size", maximum=MAX_WIDTH),
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "qkv_bias": config.boolean("attention_bias", False),
+        "qk_norm": config.boolean("use_qk_norm", False),
+        "layer_moe": layer_moe,
+        "moe": MoESpec(
+            n_routed,
+            per_token,
+            expert_intermediate_size=expert_width,
+            n_shared_experts=n_shared,
+            shared_expert_intermediate_size=expert_width if n_shared else 0,
+            n_dense_layers=n_dense,
+            moe_layer_step=step,
+        ),
+    }
+
+
+def _nemotron_h_pattern(config: TableReader) -> tuple[str, str]:
+    """(the block letters M / * / -, the field they came from): hybrid_override_pattern, or
+    the block names of layers_block_type."""
+    if config.has("hybrid_override_pattern"):
+        field = "hybrid_override_pattern"
+        pattern = config.string(field)
+    else:
+        field = "layers_block_type"
+        names = config.array(field)
+        letters = []
+        for index, name in enumerate(names):
+            if not isinstance(name, str):
+                raise config.error(f"{field}[{index}]", f"must be a string, got {describe(name)}")
+            if name == "moe":
+                raise config.error(f"{field}[{index}]", "MoE blocks are not supported (only mamba, attention and mlp)")
+            if name not in _NEMOTRON_H_BLOCK_NAMES:
+                allowed = ", ".join(_NEMOTRON_H_BLOCK_NAMES)
+                raise config.error(f"{field}[{index}]", f"must be one of {allowed}, got {describe(name)}")
+            letters.append(_NEMOTRON_H_BLOCK_NAMES[name])
+        pattern = "".join(letters)
+    if not pattern:
+        raise config.error(field, "must list at least one block")
+    for index, letter in enumerate(pattern):
+        if letter == "E":
+            raise config.error(field, f"block {index} is MoE ('E'), which is not supported (only M, * and -)")
+        if letter not in _NEMOTRON_H_BLOCKS:
+            expected = "expected M (Mamba-2), * (attention) or - (MLP)"
+            raise config.error(field, f"block {index} is {quoted(letter)}; {expected}")
+    return pattern, field
+
+
+def _nemotron_h(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """Nemotron-H: a stack of single-purpose blocks, each one layer here: a Mamba-2 mixer
+    ("mamba", no FFN), an attention layer ("full", no FFN) or a squared-ReLU MLP ("none"
+    attention)."""
+    pattern, field = _nemotron_h_pattern(config)
+    if len(pattern) > MAX_LAYERS:
+        raise config.error(field, f"has {len(pattern)} blocks, more than {MAX_LAYERS}")
+    n_layers = config.integer("num_hidden_layers", len(pattern), maximum=MAX_LAYERS)
+    if n_layers != len(pattern):
+        raise config.error(field, f"has {len(pattern)} blocks, but num_hidden_layers is {n_layers}")
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads = config.integer("num_attention_heads", maximum=MAX_HEADS)
+    n_kv_heads = config.integer("num_key_value_heads", n_heads, maximum=MAX_HEADS)
+    if n_heads % n_kv_heads:
+        raise config.error("num_key_value_heads", f"must divide num_attention_heads ({n_heads}), got {n_kv_heads}")
+    head_field = "head_dim" if config.has("head_dim") else "attention_head_dim"
+    if config.has(head_field):
+        head_dim = config.integer(head_field, maximum=MAX_WIDTH)
+    elif hidden % n_heads:
+        raise config.error("head_dim", f"missing, and hidden_size ({hidden}) is not a multiple of num_attention_heads")
+    else:
+        head_dim = hidden // n_heads
+    activation = config.string("mlp_hidden_act", "relu2")
+    if activation != "relu2":
+        raise config.error("mlp_hidden_act", f"only squared-ReLU MLPs (relu2) are supported, got {quoted(activation)}")
+    intermediate = config.integer("intermediate_size", maximum=MAX_WIDTH)
+    mamba = None
+    if "M" in pattern:
+        n_mamba_heads = config.integer("mamba_num_heads", maximum=MAX_HEADS)
+        n_groups = config.integer("n_groups", maximum=MAX_HEADS)
+        if n_mamba_heads % n_groups:
+            raise config.error("n_groups", f"must divide mamba_num_heads ({n_mamba_heads}), got {n_groups}")
+        mamba = MambaSpec(
+            n_heads=n_mamba_heads,
+            head_dim=config.integer("mamba_head_dim", maximum=MAX_WIDTH),
+            state_size=config.integer("ssm_state_size", maximum=MAX_WIDTH),
+            n_groups=n_groups,
+            conv_kernel=config.integer("conv_kernel", maximum=MAX_CONV_KERNEL),
+            conv_bias=config.boolean("use_conv_bias", True),
+        )
+        if config.boolean("use_bias", False):
+            notes.append("use_bias: the Mamba-2 projections' biases are not counted.")
+    blocks = [_NEMOTRON_H_BLOCKS[letter] for letter in pattern]
+    notes.append(
+        f"Each of the {n_layers} blocks is one layer: {pattern.count('M')} Mamba-2, {pattern.count('*')} "
+        f"attention and {pattern.count('-')} squared-ReLU MLP. One norm per block, counted as two."
+    )
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": intermediate,
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "ffn_kind": "relu2",
+        "ffn_bias": config.boolean("mlp_bias", False),
+        "layer_attention": tuple(kind for kind, _ in blocks),
+        "layer_intermediate_sizes": tuple(intermediate if has_mlp else 0 for _, has_mlp in blocks),
+        "mamba": mamba,
     }

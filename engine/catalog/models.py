@@ -18,11 +18,23 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from ..core.errors import CatalogError
-from ..core.model import LAYER_ATTENTION_KINDS, MLASpec, ModelArch, MoESpec
+from ..core.model import (
+    FFN_KINDS,
+    LAYER_ATTENTION_KINDS,
+    NATIVE_PRECISION_SCOPES,
+    NATIVE_WEIGHT_PRECISIONS,
+    NOMINAL_ACTIVE_EMBEDDINGS,
+    DeltaNetSpec,
+    MambaSpec,
+    MLASpec,
+    ModelArch,
+    MoESpec,
+)
 from .reading import PathLike, TableReader, as_path, check_int, describe, read_toml_file
 
 # The bundled models, in the order the app lists them: the second paper's Table II
-# (Brunetta et al. 2025) by family, dense before MoE, plus Llama 2 70B.
+# (Brunetta et al. 2025) by family, dense before MoE, plus Llama 2 70B; then the later
+# additions, by family, small before large.
 BUNDLED_ORDER: tuple[str, ...] = (
     "llama-3.1-8b",
     "llama-3.3-70b",
@@ -39,6 +51,18 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "mixtral-8x7b",
     "mixtral-8x22b",
     "deepseek-r1",
+    "deepseek-v3",
+    "kimi-k2",
+    "llama-3.2-3b",
+    "qwen3-4b",
+    "qwen3-30b-a3b",
+    "gpt-oss-20b",
+    "gpt-oss-120b",
+    "glm-4.5-air",
+    "glm-4.5",
+    "gemma-3-4b",
+    "gemma-3-27b",
+    "phi-4",
 )
 
 # Upper bounds far beyond any published model. A value past them is a typo or a hostile
@@ -55,8 +79,22 @@ MODEL_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
 # ---- the model file format -----------------------------------------------------------
 
-_TOP_KEYS = ("id", "name", "family", "source", "max_context", "notes", "nominal", "architecture", "moe", "mla")
-_NOMINAL_KEYS = ("total_params", "active_params", "source")
+_TOP_KEYS = (
+    "id",
+    "name",
+    "family",
+    "source",
+    "max_context",
+    "notes",
+    "nominal",
+    "architecture",
+    "moe",
+    "mla",
+    "deltanet",
+    "mamba",
+    "native_precision",
+)
+_NOMINAL_KEYS = ("total_params", "active_params", "source", "active_embeddings")
 _ARCHITECTURE_KEYS = (
     "n_layers",
     "hidden_size",
@@ -68,6 +106,11 @@ _ARCHITECTURE_KEYS = (
     "tied_embeddings",
     "qkv_bias",
     "qk_norm",
+    "o_bias",
+    "attention_sinks",
+    "attention_output_gate",
+    "ffn_kind",
+    "ffn_bias",
     "sliding_window",
     "attention_chunk",
     "layer_attention",
@@ -82,8 +125,13 @@ _MOE_KEYS = (
     "n_dense_layers",
     "moe_layer_step",
     "layer_moe",
+    "router_bias",
 )
 _MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_DELTANET_KEYS = ("n_key_heads", "n_value_heads", "key_head_dim", "value_head_dim", "conv_kernel")
+_MAMBA_KEYS = ("n_heads", "head_dim", "state_size", "n_groups", "conv_kernel", "conv_bias")
+_NATIVE_PRECISION_KEYS = ("weights", "scope", "source")
+MAX_CONV_KERNEL = 64  # taps of a short causal convolution (4 in every published model)
 
 
 def load_model_file(path: PathLike) -> ModelArch:
@@ -109,6 +157,7 @@ def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = ""
     active_nominal = nominal.number("active_params", maximum=MAX_PARAMS)
     if active_nominal > total_nominal:
         raise nominal.error("active_params", f"cannot exceed total_params ({total_nominal:g})")
+    active_embeddings = _choice(nominal, "active_embeddings", NOMINAL_ACTIVE_EMBEDDINGS, "both")
 
     arch = root.sub("architecture")
     arch.reject_unknown(_ARCHITECTURE_KEYS)
@@ -120,9 +169,17 @@ def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = ""
     sliding_window = arch.integer("sliding_window", 0, minimum=0, maximum=MAX_CONTEXT)
     attention_chunk = arch.integer("attention_chunk", 0, minimum=0, maximum=MAX_CONTEXT)
     layer_attention = _layer_attention(arch, n_layers, sliding_window, attention_chunk)
+    deltanet = _deltanet_spec(root, arch, layer_attention)
+    mamba = _mamba_spec(root, arch, layer_attention)
 
     moe, layer_moe = _moe_spec(root.sub("moe", None), n_layers)
     mla = _mla_spec(root.sub("mla", None))
+    if mla is not None:
+        # MLA's projections are counted their own way; these switches would be ignored.
+        for key in ("attention_output_gate", "attention_sinks", "o_bias"):
+            if arch.boolean(key, False):
+                raise arch.error(key, "is not supported together with [mla]")
+    precision, scope, precision_source = _native_precision(root, moe)
 
     return ModelArch(
         id=model_id,
@@ -141,8 +198,14 @@ def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = ""
         nominal_total_params=total_nominal,
         nominal_active_params=active_nominal,
         nominal_source=nominal.string("source"),
+        nominal_active_embeddings=active_embeddings,
         qkv_bias=arch.boolean("qkv_bias", False),
         qk_norm=arch.boolean("qk_norm", False),
+        o_bias=arch.boolean("o_bias", False),
+        attention_sinks=arch.boolean("attention_sinks", False),
+        attention_output_gate=arch.boolean("attention_output_gate", False),
+        ffn_kind=_choice(arch, "ffn_kind", FFN_KINDS, "gated"),
+        ffn_bias=arch.boolean("ffn_bias", False),
         sliding_window=sliding_window,
         attention_chunk=attention_chunk,
         layer_attention=layer_attention,
@@ -150,6 +213,11 @@ def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = ""
         layer_moe=layer_moe,
         moe=moe,
         mla=mla,
+        deltanet=deltanet,
+        mamba=mamba,
+        native_weight_precision=precision,
+        native_precision_scope=scope,
+        native_precision_source=precision_source,
         notes=root.string("notes", ""),
         source_file=source_file,
     )
@@ -176,6 +244,79 @@ def _layer_attention(arch: TableReader, n_layers: int, sliding_window: int, atte
     if "chunked" in kinds and not attention_chunk:
         raise arch.error("attention_chunk", "chunked layers need attention_chunk > 0 (tokens per chunk)")
     return tuple(kinds)
+
+
+def _choice(table: TableReader, key: str, choices: tuple[str, ...], default: str) -> str:
+    value = table.string(key, default)
+    if value not in choices:
+        raise table.error(key, f"must be one of {', '.join(choices)}, got {describe(value)}")
+    return value
+
+
+def _mixer_table(root: TableReader, arch: TableReader, kinds: tuple[str, ...], kind: str) -> TableReader | None:
+    """The [deltanet] or [mamba] table: required when some layer is of that kind, refused
+    otherwise (it would describe nothing)."""
+    table = root.sub(kind, None)
+    used = kind in kinds
+    if used and table is None:
+        raise root.error(kind, f'required: layer_attention has "{kind}" layers, and this table gives their shape')
+    if table is not None and not used:
+        raise arch.error("layer_attention", f'has no "{kind}" layer, but a [{kind}] table is given')
+    return table
+
+
+def _deltanet_spec(root: TableReader, arch: TableReader, kinds: tuple[str, ...]) -> DeltaNetSpec | None:
+    table = _mixer_table(root, arch, kinds, "deltanet")
+    if table is None:
+        return None
+    table.reject_unknown(_DELTANET_KEYS)
+    n_key_heads = table.integer("n_key_heads", maximum=MAX_HEADS)
+    n_value_heads = table.integer("n_value_heads", maximum=MAX_HEADS)
+    if n_value_heads % n_key_heads:
+        raise table.error("n_value_heads", f"must be a multiple of n_key_heads ({n_key_heads}), got {n_value_heads}")
+    return DeltaNetSpec(
+        n_key_heads=n_key_heads,
+        n_value_heads=n_value_heads,
+        key_head_dim=table.integer("key_head_dim", maximum=MAX_WIDTH),
+        value_head_dim=table.integer("value_head_dim", maximum=MAX_WIDTH),
+        conv_kernel=table.integer("conv_kernel", maximum=MAX_CONV_KERNEL),
+    )
+
+
+def _mamba_spec(root: TableReader, arch: TableReader, kinds: tuple[str, ...]) -> MambaSpec | None:
+    table = _mixer_table(root, arch, kinds, "mamba")
+    if table is None:
+        return None
+    table.reject_unknown(_MAMBA_KEYS)
+    n_heads = table.integer("n_heads", maximum=MAX_HEADS)
+    n_groups = table.integer("n_groups", maximum=MAX_HEADS)
+    if n_heads % n_groups:
+        raise table.error("n_groups", f"must divide n_heads ({n_heads}), got {n_groups}")
+    return MambaSpec(
+        n_heads=n_heads,
+        head_dim=table.integer("head_dim", maximum=MAX_WIDTH),
+        state_size=table.integer("state_size", maximum=MAX_WIDTH),
+        n_groups=n_groups,
+        conv_kernel=table.integer("conv_kernel", maximum=MAX_CONV_KERNEL),
+        conv_bias=table.boolean("conv_bias", True),
+    )
+
+
+def _native_precision(root: TableReader, moe: MoESpec | None) -> tuple[str, str, str]:
+    """(weights, scope, source) of the optional [native_precision] table, or empty strings."""
+    table = root.sub("native_precision", None)
+    if table is None:
+        return "", "", ""
+    table.reject_unknown(_NATIVE_PRECISION_KEYS)
+    weights = table.string("weights")
+    if weights not in NATIVE_WEIGHT_PRECISIONS:
+        raise table.error("weights", f"must be one of {', '.join(NATIVE_WEIGHT_PRECISIONS)}, got {describe(weights)}")
+    scope = table.string("scope")
+    if scope not in NATIVE_PRECISION_SCOPES:
+        raise table.error("scope", f"must be one of {', '.join(NATIVE_PRECISION_SCOPES)}, got {describe(scope)}")
+    if scope == "experts" and moe is None:
+        raise table.error("scope", '"experts" needs a mixture-of-experts model (a [moe] table)')
+    return weights, scope, table.string("source")
 
 
 def _layer_widths(arch: TableReader, n_layers: int) -> tuple[int, ...]:
@@ -221,6 +362,7 @@ def _moe_spec(moe: TableReader | None, n_layers: int) -> tuple[MoESpec | None, t
         shared_expert_intermediate_size=shared_width,
         n_dense_layers=n_dense,
         moe_layer_step=step,
+        router_bias=moe.boolean("router_bias", False),
     )
     return spec, layer_moe
 
@@ -269,6 +411,8 @@ def model_to_table(model: ModelArch) -> dict[str, Any]:
         "active_params": model.nominal_active_params,
         "source": model.nominal_source,
     }
+    if model.nominal_active_embeddings != "both":
+        table["nominal"]["active_embeddings"] = model.nominal_active_embeddings
     arch: dict[str, Any] = {
         "n_layers": model.n_layers,
         "hidden_size": model.hidden_size,
@@ -283,6 +427,13 @@ def model_to_table(model: ModelArch) -> dict[str, Any]:
         arch["qkv_bias"] = True
     if model.qk_norm:
         arch["qk_norm"] = True
+    for key in ("o_bias", "attention_sinks", "attention_output_gate"):
+        if getattr(model, key):
+            arch[key] = True
+    if model.ffn_kind != "gated":
+        arch["ffn_kind"] = model.ffn_kind
+    if model.ffn_bias:
+        arch["ffn_bias"] = True
     kinds = set(model.layer_attention)
     if model.sliding_window and "window" in kinds:
         arch["sliding_window"] = model.sliding_window
@@ -305,6 +456,32 @@ def model_to_table(model: ModelArch) -> dict[str, Any]:
             "qk_rope_head_dim": m.qk_rope_head_dim,
             "v_head_dim": m.v_head_dim,
         }
+    if model.deltanet is not None:
+        deltanet = model.deltanet
+        table["deltanet"] = {
+            "n_key_heads": deltanet.n_key_heads,
+            "n_value_heads": deltanet.n_value_heads,
+            "key_head_dim": deltanet.key_head_dim,
+            "value_head_dim": deltanet.value_head_dim,
+            "conv_kernel": deltanet.conv_kernel,
+        }
+    if model.mamba is not None:
+        mamba = model.mamba
+        table["mamba"] = {
+            "n_heads": mamba.n_heads,
+            "head_dim": mamba.head_dim,
+            "state_size": mamba.state_size,
+            "n_groups": mamba.n_groups,
+            "conv_kernel": mamba.conv_kernel,
+        }
+        if not mamba.conv_bias:
+            table["mamba"]["conv_bias"] = False
+    if model.native_weight_precision:
+        table["native_precision"] = {
+            "weights": model.native_weight_precision,
+            "scope": model.native_precision_scope,
+            "source": model.native_precision_source,
+        }
     return table
 
 
@@ -317,6 +494,8 @@ def _moe_table(moe: MoESpec, layer_moe: tuple[bool, ...]) -> dict[str, Any]:
     if moe.n_shared_experts:
         table["n_shared_experts"] = moe.n_shared_experts
         table["shared_expert_intermediate_size"] = moe.shared_expert_intermediate_size
+    if moe.router_bias:
+        table["router_bias"] = True
     if layer_moe:  # lists every layer, so the reader refuses the compact fields beside it
         table["layer_moe"] = list(layer_moe)
         return table

@@ -18,7 +18,32 @@ from functools import cached_property
 #            far, about half a chunk on average
 #   linear:  attention replaced by one d x d linear map (Nemotron NAS blocks), no KV cache
 #   none:    no attention block at all
-LAYER_ATTENTION_KINDS: tuple[str, ...] = ("full", "window", "chunked", "linear", "none")
+#   deltanet: Gated DeltaNet linear attention (Qwen3-Next), shaped by `deltanet`: no KV cache,
+#            a fixed-size recurrent state per sequence instead
+#   mamba:   a Mamba-2 state-space mixer (Nemotron-H), shaped by `mamba`: no KV cache, a
+#            fixed-size recurrent state per sequence instead
+LAYER_ATTENTION_KINDS: tuple[str, ...] = ("full", "window", "chunked", "linear", "none", "deltanet", "mamba")
+
+# Layer kinds that keep a fixed-size recurrent state per sequence rather than a KV cache.
+RECURRENT_KINDS: tuple[str, ...] = ("deltanet", "mamba")
+
+# How an FFN (dense or expert) is built:
+#   gated: SwiGLU / GeGLU: gate, up and down projections (3 matrices)
+#   relu2: squared-ReLU MLP (Nemotron-H): up and down projections only (2 matrices)
+FFN_KINDS: tuple[str, ...] = ("gated", "relu2")
+
+# Formats a model's weights are published in, and which weights use that format:
+#   experts: only the routed experts' weights (gpt-oss's MXFP4); the rest stay 16-bit
+#   linear:  every linear layer of the transformer blocks (DeepSeek-V3's block-scaled FP8); the
+#            embedding table, the LM head, routers and norms stay 16-bit or wider
+NATIVE_WEIGHT_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "mxfp4", "nvfp4")
+NATIVE_PRECISION_SCOPES: tuple[str, ...] = ("experts", "linear")
+
+# Which of the embedding table and the LM head a model card's "active parameters" counts:
+#   both:      every parameter a token touches, embedding table and LM head included (most cards)
+#   head_only: the LM head but not the embedding table, whose lookup is no matmul (gpt-oss)
+#   none:      neither: "non-embedding" active parameters
+NOMINAL_ACTIVE_EMBEDDINGS: tuple[str, ...] = ("both", "head_only", "none")
 
 
 @dataclass(frozen=True)
@@ -30,6 +55,7 @@ class MoESpec:
     shared_expert_intermediate_size: int = 0
     n_dense_layers: int = 0  # leading layers with a dense FFN (DeepSeek's first_k_dense_replace)
     moe_layer_step: int = 1  # after those, every n-th layer is MoE (Llama 4 Maverick: 2)
+    router_bias: bool = False  # the router (gate) has a bias, one per routed expert (gpt-oss)
 
 
 @dataclass(frozen=True)
@@ -41,6 +67,109 @@ class MLASpec:
     qk_nope_head_dim: int
     qk_rope_head_dim: int
     v_head_dim: int
+
+
+@dataclass(frozen=True)
+class DeltaNetSpec:
+    """Gated DeltaNet linear attention (Qwen3-Next's ``linear_attention`` layers).
+
+    Keys and queries have ``n_key_heads`` heads of ``key_head_dim``; values (and the recurrent
+    state) have ``n_value_heads`` heads of ``value_head_dim``; each key head serves
+    ``n_value_heads / n_key_heads`` value heads. A depthwise causal convolution of
+    ``conv_kernel`` taps runs over the query, key and value channels.
+    """
+
+    n_key_heads: int
+    n_value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int
+
+    @property
+    def key_width(self) -> int:
+        return self.n_key_heads * self.key_head_dim
+
+    @property
+    def value_width(self) -> int:
+        return self.n_value_heads * self.value_head_dim
+
+    @property
+    def conv_channels(self) -> int:
+        """Channels the convolution runs over: queries, keys and values."""
+        return 2 * self.key_width + self.value_width
+
+    def params(self, hidden_size: int) -> int:
+        """Weights of one block, as HF transformers' ``Qwen3NextGatedDeltaNet`` builds it
+        (d = hidden_size, K = key_width, V = value_width, H_v = n_value_heads):
+
+        - ``in_proj_qkvz``: d x (2K + 2V), no bias: queries, keys, values and the output gate z
+        - ``in_proj_ba``: d x 2 H_v, no bias: per-value-head beta (write strength) and alpha (decay)
+        - ``conv1d``: depthwise, (2K + V) channels x conv_kernel taps, no bias
+        - ``dt_bias`` and ``A_log``: H_v each
+        - ``norm``: gated RMSNorm over one value head, value_head_dim gains shared by the heads
+        - ``out_proj``: V x d, no bias
+        """
+        d = hidden_size
+        in_proj = d * (2 * self.key_width + 2 * self.value_width) + d * 2 * self.n_value_heads
+        conv = self.conv_channels * self.conv_kernel
+        per_head = 2 * self.n_value_heads
+        return in_proj + conv + per_head + self.value_head_dim + self.value_width * d
+
+    @property
+    def state_elements(self) -> int:
+        """Per sequence: the recurrent state (one key_head_dim x value_head_dim matrix per value
+        head) plus the convolution's last conv_kernel - 1 inputs on every channel."""
+        recurrent = self.n_value_heads * self.key_head_dim * self.value_head_dim
+        return recurrent + (self.conv_kernel - 1) * self.conv_channels
+
+
+@dataclass(frozen=True)
+class MambaSpec:
+    """A Mamba-2 state-space mixer (Nemotron-H's ``M`` blocks).
+
+    ``n_heads`` heads of ``head_dim`` channels (inner width n_heads x head_dim), a state of
+    ``state_size`` per channel, B and C shared by the heads of each of ``n_groups`` groups, and
+    a depthwise causal convolution of ``conv_kernel`` taps (with a bias when ``conv_bias``).
+    """
+
+    n_heads: int
+    head_dim: int
+    state_size: int
+    n_groups: int
+    conv_kernel: int
+    conv_bias: bool = True
+
+    @property
+    def inner_width(self) -> int:
+        return self.n_heads * self.head_dim
+
+    @property
+    def conv_channels(self) -> int:
+        """Channels the convolution runs over: x, B and C."""
+        return self.inner_width + 2 * self.n_groups * self.state_size
+
+    def params(self, hidden_size: int) -> int:
+        """Weights of one mixer, as HF transformers' ``NemotronHMamba2Mixer`` builds it
+        (d = hidden_size, I = inner_width, G = n_groups, N = state_size, H = n_heads):
+
+        - ``in_proj``: d x (2I + 2GN + H), no bias: z (the gate), x, B, C and dt
+        - ``conv1d``: depthwise, (I + 2GN) channels x conv_kernel taps, plus one bias per channel
+          when conv_bias (Nemotron-H's use_conv_bias, on by default)
+        - ``dt_bias``, ``A_log`` and ``D``: H each
+        - ``norm``: gated RMSNorm over the inner width, I gains
+        - ``out_proj``: I x d, no bias
+        """
+        d = hidden_size
+        in_proj = d * (2 * self.inner_width + 2 * self.n_groups * self.state_size + self.n_heads)
+        conv = self.conv_channels * (self.conv_kernel + (1 if self.conv_bias else 0))
+        return in_proj + conv + 3 * self.n_heads + self.inner_width + self.inner_width * d
+
+    @property
+    def state_elements(self) -> int:
+        """Per sequence: the SSM state (head_dim x state_size per head) plus the convolution's
+        last conv_kernel - 1 inputs on every channel."""
+        ssm = self.n_heads * self.head_dim * self.state_size
+        return ssm + (self.conv_kernel - 1) * self.conv_channels
 
 
 @dataclass(frozen=True)
@@ -61,8 +190,16 @@ class ModelArch:
     nominal_total_params: float
     nominal_active_params: float
     nominal_source: str = ""
+    # Which of the embedding table and LM head the card's active figure counts (see
+    # NOMINAL_ACTIVE_EMBEDDINGS); only the comparison with the nominal size reads it.
+    nominal_active_embeddings: str = "both"
     qkv_bias: bool = False
     qk_norm: bool = False
+    o_bias: bool = False  # the attention output projection has a bias (gpt-oss)
+    attention_sinks: bool = False  # one learned sink logit per query head per attention layer (gpt-oss)
+    attention_output_gate: bool = False  # q projection also yields a per-head output gate (Qwen3-Next)
+    ffn_kind: str = "gated"  # see FFN_KINDS
+    ffn_bias: bool = False  # FFN and expert projections have biases (gpt-oss)
     sliding_window: int = 0  # tokens kept by "window" layers
     attention_chunk: int = 0  # chunk length of "chunked" layers
     # Per-layer overrides for heterogeneous stacks; empty means uniform.
@@ -71,6 +208,13 @@ class ModelArch:
     layer_moe: tuple[bool, ...] = ()  # which layers are MoE; empty means as `moe` describes
     moe: MoESpec | None = None
     mla: MLASpec | None = None
+    deltanet: DeltaNetSpec | None = None  # shapes the "deltanet" layers
+    mamba: MambaSpec | None = None  # shapes the "mamba" layers
+    # The format the published weights come in (see NATIVE_WEIGHT_PRECISIONS and
+    # NATIVE_PRECISION_SCOPES); empty when not stated. No physics reads it yet.
+    native_weight_precision: str = ""
+    native_precision_scope: str = ""
+    native_precision_source: str = ""
     notes: str = ""
     source_file: str = ""
 
@@ -123,11 +267,18 @@ class ModelArch:
             return q + kv_down + kv_up + out
         q_width = self.n_heads * self.head_dim
         kv_width = self.n_kv_heads * self.head_dim
-        params = d * q_width + 2 * d * kv_width + q_width * d
+        # With an output gate the q projection is twice as wide: queries, then one gate value
+        # per query channel (Qwen3-Next's q_proj: d -> 2 x n_heads x head_dim).
+        q_out = 2 * q_width if self.attention_output_gate else q_width
+        params = d * q_out + 2 * d * kv_width + q_width * d
         if self.qkv_bias:
-            params += q_width + 2 * kv_width
+            params += q_out + 2 * kv_width
+        if self.o_bias:
+            params += d
         if self.qk_norm:
             params += 2 * self.head_dim
+        if self.attention_sinks:
+            params += self.n_heads
         return params
 
     def attention_block_params(self, layer: int) -> int:
@@ -136,11 +287,23 @@ class ModelArch:
             return self.attention_params
         if kind == "linear":
             return self.hidden_size * self.hidden_size
+        if kind == "deltanet":
+            return self.deltanet.params(self.hidden_size)
+        if kind == "mamba":
+            return self.mamba.params(self.hidden_size)
         return 0
 
     def ffn_params(self, width: int) -> int:
-        """A gated (SwiGLU) FFN: gate, up and down projections."""
-        return 3 * self.hidden_size * width
+        """One FFN (dense, expert or shared expert) of this intermediate width: gated (SwiGLU):
+        gate, up and down projections, 3 x d x width; relu2: up and down only, 2 x d x width.
+        With ffn_bias, each projection's bias too (width per gate or up, d for down)."""
+        if width == 0:
+            return 0
+        matrices = 3 if self.ffn_kind == "gated" else 2
+        params = matrices * self.hidden_size * width
+        if self.ffn_bias:
+            params += (matrices - 1) * width + self.hidden_size
+        return params
 
     @cached_property
     def expert_params(self) -> int:
@@ -152,7 +315,7 @@ class ModelArch:
         """Parts of a MoE FFN every token uses: router and shared experts."""
         if self.moe is None:
             return 0
-        router = self.hidden_size * self.moe.n_routed_experts
+        router = self.router_params_per_layer
         shared = self.moe.n_shared_experts * self.ffn_params(self.moe.shared_expert_intermediate_size)
         return router + shared
 
@@ -171,9 +334,17 @@ class ModelArch:
         return total
 
     @cached_property
+    def router_params_per_layer(self) -> int:
+        """One MoE layer's router: d x n_routed_experts, plus a bias per expert with router_bias."""
+        if self.moe is None:
+            return 0
+        bias = self.moe.n_routed_experts if self.moe.router_bias else 0
+        return self.hidden_size * self.moe.n_routed_experts + bias
+
+    @cached_property
     def router_params_total(self) -> int:
         """Router (gate) weights of all MoE layers; kept in 16 bits when experts are quantised."""
-        return self.n_moe_layers * self.hidden_size * self.moe.n_routed_experts if self.moe else 0
+        return self.n_moe_layers * self.router_params_per_layer
 
     @cached_property
     def routed_expert_params_total(self) -> int:
@@ -212,6 +383,18 @@ class ModelArch:
         untied_head = 0 if self.tied_embeddings else self.lm_head_params
         routed = self.n_moe_layers * self.moe.experts_per_token * self.expert_params if self.moe else 0
         return self.embedding_params + untied_head + self.block_params_fixed + routed + self.norm_params
+
+    @cached_property
+    def active_params_as_nominal(self) -> int:
+        """The active count the way the model card counts it (nominal_active_embeddings), to
+        compare with nominal_active_params: the embedding table, and for "none" the LM head too,
+        left out. A tied table is the LM head, so "head_only" keeps it."""
+        active = self.active_params
+        if self.nominal_active_embeddings in ("head_only", "none") and not self.tied_embeddings:
+            active -= self.embedding_params
+        if self.nominal_active_embeddings == "none":
+            active -= self.lm_head_params
+        return active
 
     @cached_property
     def matmul_params_per_token(self) -> int:
@@ -265,6 +448,37 @@ class ModelArch:
     @cached_property
     def n_chunked_attention_layers(self) -> int:
         return self.count_attention("chunked")
+
+    @cached_property
+    def n_deltanet_layers(self) -> int:
+        """Gated DeltaNet layers: no KV cache, a fixed recurrent state per sequence."""
+        return self.count_attention("deltanet")
+
+    @cached_property
+    def n_mamba_layers(self) -> int:
+        """Mamba-2 layers: no KV cache, a fixed recurrent state per sequence."""
+        return self.count_attention("mamba")
+
+    def recurrent_state_elements_per_layer(self, kind: str) -> int:
+        """Elements of the fixed-size state one sequence keeps in one layer of this kind,
+        whatever the context length (the layer keeps no KV cache):
+
+        - ``"deltanet"``: n_value_heads x key_head_dim x value_head_dim (the recurrent state)
+          + (conv_kernel - 1) x (2 x n_key_heads x key_head_dim + n_value_heads x value_head_dim)
+          (the convolution's state)
+        - ``"mamba"``: n_heads x head_dim x state_size (the SSM state)
+          + (conv_kernel - 1) x (n_heads x head_dim + 2 x n_groups x state_size)
+
+        0 for the other kinds (attention keeps a KV cache instead; "linear" and "none" keep
+        nothing) and for a kind the model has no table for.
+        """
+        if kind not in LAYER_ATTENTION_KINDS:
+            raise ValueError(f"unknown layer kind {kind!r}; expected one of {', '.join(LAYER_ATTENTION_KINDS)}")
+        if kind == "deltanet" and self.deltanet is not None:
+            return self.deltanet.state_elements
+        if kind == "mamba" and self.mamba is not None:
+            return self.mamba.state_elements
+        return 0
 
     @cached_property
     def mean_ffn_width_per_token(self) -> float:
