@@ -367,6 +367,46 @@ def test_the_valid_fixture_loads(tmp_path):
             "idle_W.alternatives[0].source",
         ),
         (
+            "unknown grade",
+            'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+            'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = "datasheet" }',
+            "tdp_W.grade",
+        ),
+        (
+            "grade that is not text",
+            'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+            'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = 1 }',
+            "tdp_W.grade",
+        ),
+        (
+            "unknown grade of an alternative",
+            'idle_W = { value = 70, source = "Estimate" }',
+            'idle_W = { value = 70, source = "Estimate", '
+            'alternatives = [{ value = 60, source = "x", grade = "press" }] }',
+            "idle_W.alternatives[0].grade",
+        ),
+        (
+            "host share above one",
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }',
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }\n'
+            'host_shared = { value = 1.5, source = "Estimate" }',
+            "memory[1].host_shared.value",
+        ),
+        (
+            "host share of zero",
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }',
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }\n'
+            'host_shared = { value = 0, source = "Estimate" }',
+            "memory[1].host_shared.value",
+        ),
+        (
+            "host share on a far tier",
+            'link_bandwidth_Bps = { value = 64e9, source = "PCIe 5.0" }',
+            'link_bandwidth_Bps = { value = 64e9, source = "PCIe 5.0" }\n'
+            'host_shared = { value = 0.75, source = "Estimate" }',
+            "memory[2].host_shared",
+        ),
+        (
             "alternative of the wrong type",
             'idle_W = { value = 70, source = "Estimate" }',
             'idle_W = { value = 70, source = "Estimate", alternatives = [{ value = "sixty", source = "x" }] }',
@@ -450,3 +490,55 @@ def test_a_mesh_gives_a_group_only_its_direct_links(tmp_path):
     switched = load_accelerator_file(write(tmp_path, VALID, "switched.toml")).interconnect
     assert switched.peer_bandwidth_per_direction_Bps is None
     assert switched.group_bandwidth_Bps(1) == 450e9
+
+
+# ---- source grades and unified memory ------------------------------------------------
+
+
+def test_a_missing_grade_is_derived_from_the_source(tmp_path):
+    text = replace_once(
+        VALID,
+        'idle_W = { value = 70, source = "Estimate" }',
+        'idle_W = { value = 70, source = "Estimate", alternatives = [{ value = 60, source = "Some review" }] }',
+    )
+    accelerator = load_accelerator_file(write(tmp_path, text))
+    assert accelerator.idle_W.grade == "estimate"
+    assert accelerator.idle_W.alternatives[0].grade == "unstated"
+    assert accelerator.tdp_W.grade == "unstated"
+    assert accelerator.interconnect.latency_s.grade == "estimate"
+    assert Sourced(1.0, "Estimate (no figure)").grade == "estimate"
+
+
+def test_a_stated_grade_is_kept(tmp_path):
+    text = replace_once(
+        VALID,
+        'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+        'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = "vendor", '
+        'alternatives = [{ value = 600, source = "A review", grade = "third-party", note = "why" }] }',
+    )
+    tdp = load_accelerator_file(write(tmp_path, text)).tdp_W
+    assert (tdp.grade, tdp.alternatives[0].grade) == ("vendor", "third-party")
+
+
+def test_a_bad_grade_names_the_choices(tmp_path):
+    text = replace_once(
+        VALID,
+        'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+        'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = "datasheet" }',
+    )
+    with pytest.raises(CatalogError, match=r"test-gpu\.toml: tdp_W\.grade: must be one of vendor, paper, "
+                                           r"third-party, estimate; got 'datasheet'"):
+        load_accelerator_file(write(tmp_path, text))
+
+
+def test_host_shared_is_kept_on_a_device_tier(tmp_path):
+    text = replace_once(
+        VALID,
+        'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }',
+        'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }\n'
+        'host_shared = { value = 0.75, source = "Estimate", note = "96 of 128 GB." }',
+    )
+    accelerator = load_accelerator_file(write(tmp_path, text))
+    assert float(accelerator.tier("device").host_shared) == 0.75
+    assert accelerator.tier("device").host_shared.grade == "estimate"
+    assert accelerator.tier("on-chip").host_shared is None
