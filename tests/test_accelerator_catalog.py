@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from accelscope.engine.accelerator_catalog import (
     load_bundled_accelerators,
 )
 from accelscope.engine.errors import CatalogError
-from accelscope.engine.sourced import Sourced
+from accelscope.engine.sourced import GRADES, Sourced
 
 README = Path(__file__).resolve().parents[1] / "resources" / "accelerators" / "README.md"
 
@@ -493,6 +494,45 @@ def test_a_mesh_gives_a_group_only_its_direct_links(tmp_path):
 
 
 # ---- source grades and unified memory ------------------------------------------------
+
+
+def raw_sourced_values(table: dict, prefix: str = ""):
+    """Every sourced value and alternative in a raw TOML table: (dotted field, table)."""
+    for key, value in table.items():
+        field = f"{prefix}{key}"
+        if isinstance(value, dict):
+            if "value" in value and "source" in value:
+                yield field, value
+                for index, alternative in enumerate(value.get("alternatives", [])):
+                    yield f"{field}.alternatives[{index}]", alternative
+            else:
+                yield from raw_sourced_values(value, f"{field}.")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, dict):
+                    yield from raw_sourced_values(item, f"{field}[{index}].")
+
+
+def test_bundled_files_state_a_grade_on_every_value_and_alternative():
+    missing = []
+    for path in bundled_accelerator_files():
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        fields = list(raw_sourced_values(document))
+        assert fields, path.name
+        for field, entry in fields:
+            if entry.get("grade") not in GRADES:
+                missing.append(f"{path.name}: {field}")
+    assert not missing, "no grade stated:\n" + "\n".join(missing)
+
+
+def test_bundled_estimates_are_graded_as_estimates(catalog):
+    for accelerator in catalog.values():
+        for field, value in sourced_fields(accelerator).items():
+            for entry in (value, *value.alternatives):
+                if entry.source.startswith("Estimate"):
+                    assert entry.grade == "estimate", f"{accelerator.id}: {field} ({entry.source})"
+                if entry.grade == "estimate":
+                    assert entry.note.strip(), f"{accelerator.id}: {field} is an estimate without its working"
 
 
 def test_a_missing_grade_is_derived_from_the_source(tmp_path):
