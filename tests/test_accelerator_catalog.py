@@ -60,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 19
+    assert len(catalog) == 25
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -111,6 +111,12 @@ KNOWN_CONFLICTS = [
     ("gh200", "memory[2].capacity_bytes", 480e9),
     ("tpu-v7", "memory[0].bandwidth_Bps", 7.2e12),
     ("gc200", "memory[0].bandwidth_Bps", 45e12),
+    # Conflicts between the research sources of the later devices.
+    ("rtx-4090", "peak_flops.bf16", 330e12),
+    ("rtx-5090", "peak_flops.bf16", 419e12),
+    ("rtx-pro-6000", "tdp_W", 300),
+    ("rtx-pro-6000", "memory[1].bandwidth_Bps", 1.5e12),
+    ("l40s", "tdp_W", 300),
 ]
 
 
@@ -582,3 +588,18 @@ def test_host_shared_is_kept_on_a_device_tier(tmp_path):
     assert float(accelerator.tier("device").host_shared) == 0.75
     assert accelerator.tier("device").host_shared.grade == "estimate"
     assert accelerator.tier("on-chip").host_shared is None
+
+
+def test_geforce_tensor_peaks_are_the_fp32_accumulate_rates(catalog):
+    """GeForce halves BF16/FP16 and FP8 with FP32 accumulation, which inference uses; the
+    FP16-accumulate rate the spec tables quote is kept as an alternative of twice the value."""
+    for accelerator_id in ("rtx-4090", "rtx-5090"):
+        for key in ("bf16", "fp8"):
+            peak = catalog[accelerator_id].peak_flops[key]
+            assert any(alt.value == pytest.approx(2 * float(peak)) for alt in peak.alternatives), (accelerator_id, key)
+
+
+def test_pcie_cards_have_no_nvlink(catalog):
+    for accelerator_id in ("rtx-4090", "rtx-5090", "rtx-pro-6000", "l40s", "l4"):
+        network = catalog[accelerator_id].interconnect
+        assert network.name.startswith("PCIe") and float(network.bandwidth_per_direction_Bps) <= 64e9
