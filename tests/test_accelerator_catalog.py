@@ -60,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 25
+    assert len(catalog) == 28
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -117,6 +117,15 @@ KNOWN_CONFLICTS = [
     ("rtx-pro-6000", "tdp_W", 300),
     ("rtx-pro-6000", "memory[1].bandwidth_Bps", 1.5e12),
     ("l40s", "tdp_W", 300),
+    ("b300", "peak_flops.fp4", 13.125e15),
+    ("b300", "peak_flops.fp4", 15e15),
+    ("b300", "tdp_W", 1400),
+    ("b300", "memory[0].capacity_bytes", 288 * 2**30),
+    ("b300", "memory[0].bandwidth_Bps", 7.7e12),
+    ("gb200", "peak_flops.fp4", 9e15),
+    ("gb200", "memory[0].capacity_bytes", 192 * 2**30),
+    ("gb200", "memory[0].bandwidth_Bps", 7.7e12),
+    ("gb300", "memory[0].capacity_bytes", 288 * 2**30),
 ]
 
 
@@ -603,3 +612,10 @@ def test_pcie_cards_have_no_nvlink(catalog):
     for accelerator_id in ("rtx-4090", "rtx-5090", "rtx-pro-6000", "l40s", "l4"):
         network = catalog[accelerator_id].interconnect
         assert network.name.startswith("PCIe") and float(network.bandwidth_per_direction_Bps) <= 64e9
+
+
+def test_nvl72_gpus_share_one_nvlink_domain_and_hgx_boards_eight(catalog):
+    for accelerator_id, domain in (("gb200", 72), ("gb300", 72), ("b300", 8), ("b200", 8)):
+        network = catalog[accelerator_id].interconnect
+        assert float(network.domain_size) == domain
+        assert float(network.bandwidth_per_direction_Bps) == 900e9
