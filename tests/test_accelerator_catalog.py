@@ -60,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 28
+    assert len(catalog) == 32
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -619,3 +619,14 @@ def test_nvl72_gpus_share_one_nvlink_domain_and_hgx_boards_eight(catalog):
         network = catalog[accelerator_id].interconnect
         assert float(network.domain_size) == domain
         assert float(network.bandwidth_per_direction_Bps) == 900e9
+
+
+def test_unified_memory_machines_have_one_shared_device_tier(catalog):
+    unified = [a for a in catalog.values() if any(t.host_shared is not None for t in a.memory)]
+    assert {a.id for a in unified} >= {"m4-max", "m3-ultra", "dgx-spark", "ryzen-ai-max-395"}
+    for accelerator in unified:
+        device = accelerator.tier("device")
+        assert device.kind == "lpddr" and device.host_shared is not None, accelerator.id
+        assert accelerator.tier("far") is None, f"{accelerator.id}: unified memory has no separate host tier"
+        assert 0 < float(device.host_shared) <= 1
+        assert float(accelerator.interconnect.domain_size) == 1, f"{accelerator.id}: a single machine"
