@@ -62,6 +62,7 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "mi250",
     "mi300x",
     "mi325x",
+    "mi355x",
     "ryzen-ai-max-395",
     "m4-max",
     "m3-ultra",

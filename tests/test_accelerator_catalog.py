@@ -60,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 32
+    assert len(catalog) == 33
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -126,6 +126,12 @@ KNOWN_CONFLICTS = [
     ("gb200", "memory[0].capacity_bytes", 192 * 2**30),
     ("gb200", "memory[0].bandwidth_Bps", 7.7e12),
     ("gb300", "memory[0].capacity_bytes", 288 * 2**30),
+    ("dgx-spark", "memory[0].bandwidth_Bps", 301e9),
+    ("dgx-spark", "tdp_W", 240),
+    ("ryzen-ai-max-395", "tdp_W", 55),
+    ("mi355x", "peak_flops.fp8", 2.5e15),
+    ("mi355x", "peak_flops.fp4", 20.1e15),
+    ("mi355x", "memory[0].capacity_bytes", 64e6),
 ]
 
 
