@@ -69,12 +69,15 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "max-1550",
     "gaudi2",
     "gaudi3",
+    "tpu-v5e",
+    "tpu-v6e",
     "tpu-v7",
     "wse-3",
     "gc200",
     "groq-lpu",
     "mtia-v2",
     "inferentia2",
+    "trainium2",
     "sn40l",
 )
 

@@ -60,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 33
+    assert len(catalog) == 36
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -132,6 +132,9 @@ KNOWN_CONFLICTS = [
     ("mi355x", "peak_flops.fp8", 2.5e15),
     ("mi355x", "peak_flops.fp4", 20.1e15),
     ("mi355x", "memory[0].capacity_bytes", 64e6),
+    ("tpu-v5e", "memory[0].bandwidth_Bps", 800 * 2**30),
+    ("tpu-v5e", "interconnect.bandwidth_per_direction_Bps", 100e9),
+    ("trainium2", "memory[0].bandwidth_Bps", 3e12),
 ]
 
 
