@@ -76,6 +76,8 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "gc200",
     "groq-lpu",
     "mtia-v2",
+    "cloud-ai-100-ultra",
+    "blackhole-p150",
     "inferentia2",
     "trainium2",
     "sn40l",

@@ -60,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 36
+    assert len(catalog) == 38
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -135,6 +135,7 @@ KNOWN_CONFLICTS = [
     ("tpu-v5e", "memory[0].bandwidth_Bps", 800 * 2**30),
     ("tpu-v5e", "interconnect.bandwidth_per_direction_Bps", 100e9),
     ("trainium2", "memory[0].bandwidth_Bps", 3e12),
+    ("cloud-ai-100-ultra", "peak_flops.bf16", 288e12),
 ]
 
 
@@ -639,3 +640,13 @@ def test_unified_memory_machines_have_one_shared_device_tier(catalog):
         assert accelerator.tier("far") is None, f"{accelerator.id}: unified memory has no separate host tier"
         assert 0 < float(device.host_shared) <= 1
         assert float(accelerator.interconnect.domain_size) == 1, f"{accelerator.id}: a single machine"
+
+
+def test_sram_that_holds_no_llm_weights_is_not_a_placement_tier(catalog):
+    """Qualcomm's and Tenstorrent's on-chip SRAM is compiler-managed and far smaller than an LLM:
+    the weights live in LPDDR or GDDR."""
+    for accelerator_id, kind in (("cloud-ai-100-ultra", "lpddr"), ("blackhole-p150", "hbm")):
+        accelerator = catalog[accelerator_id]
+        assert accelerator.architecture_class == "many-core-sram"
+        assert not accelerator.tier("on-chip").placement
+        assert accelerator.tier("device").kind == kind and accelerator.tier("device").placement
