@@ -40,8 +40,9 @@ from .errors import CatalogError
 from .precision import PEAK_KEY
 from .sourced import GRADES, Alternative, Sourced, derived_grade
 
-# The bundled accelerators, in the order the app lists them: NVIDIA, AMD and Intel GPUs by
-# generation, then the other architecture classes of the first paper (Sharma 2025, Sec. III).
+# The bundled accelerators, in the order the app lists them: NVIDIA, AMD, Apple and Intel GPUs
+# by generation (each maker's unified-memory machines after its data-centre and PCIe GPUs), then
+# the other architecture classes of the first paper (Sharma 2025, Sec. III).
 BUNDLED_ORDER: tuple[str, ...] = (
     "a100-40gb",
     "a100-80gb",
