@@ -650,3 +650,18 @@ def test_sram_that_holds_no_llm_weights_is_not_a_placement_tier(catalog):
         assert accelerator.architecture_class == "many-core-sram"
         assert not accelerator.tier("on-chip").placement
         assert accelerator.tier("device").kind == kind and accelerator.tier("device").placement
+
+
+def test_the_catalog_summary_gives_each_values_grade(catalog):
+    """`accelscope catalog --json`: a grades object with the summary's own keys."""
+    from accelscope.cli.report import accelerator_summary
+
+    h100 = accelerator_summary(catalog["h100-sxm"])
+    grades = h100["grades"]
+    assert grades["peak_flops"].keys() == h100["peak_flops"].keys()
+    assert grades["peak_flops"]["bf16"] == "vendor" and grades["idle_w"] == "estimate"
+    assert [tier["capacity_bytes"] for tier in grades["memory"]] == ["vendor", "vendor", "vendor"]
+    assert grades["interconnect"]["latency_s"] == "estimate" and grades["software_efficiency"] == "paper"
+    m4 = accelerator_summary(catalog["m4-max"])
+    assert m4["memory"][0]["host_shared"] == 0.75 and m4["grades"]["memory"][0]["host_shared"] == "estimate"
+    assert h100["memory"][1]["host_shared"] is None and h100["grades"]["memory"][1]["host_shared"] is None
