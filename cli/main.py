@@ -180,8 +180,9 @@ def _catalog(args: argparse.Namespace, out: TextIO) -> int:
                   out, indent=2, allow_nan=False)
         out.write("\n")
         return 0
-    out.write(f"{'accelerator':<14} {'class':<23} {'BF16 TFLOP/s':>12} {'memory GB':>10} {'TB/s':>7} {'TDP W':>7}  name\n")
-    out.writelines(f"{a['id']:<14} {a['architecture_class']:<23} {a['peak_flops'].get('bf16', 0) / 1e12:>12.0f} "
+    width = max([len("accelerator"), *(len(a["id"]) for a in accelerators)])  # the longest id sets the column
+    out.write(f"{'accelerator':<{width}} {'class':<23} {'BF16 TFLOP/s':>12} {'memory GB':>10} {'TB/s':>7} {'TDP W':>7}  name\n")
+    out.writelines(f"{a['id']:<{width}} {a['architecture_class']:<23} {a['peak_flops'].get('bf16', 0) / 1e12:>12.0f} "
             f"{a['memory_gb']:>10.1f} {a['memory_bandwidth_Bps'] / 1e12:>7.2f} {a['tdp_w']:>7.0f}  {a['name']}\n" for a in accelerators)
     out.write(f"\n{'model':<24} {'total B':>8} {'active B':>9} {'layers':>6} {'attention':>9} {'KV KB/token':>12}  name\n")
     out.writelines(f"{m['id']:<24} {m['total_params'] / 1e9:>8.1f} {m['active_params'] / 1e9:>9.1f} {m['n_layers']:>6} "

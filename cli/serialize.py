@@ -6,6 +6,7 @@ from __future__ import annotations
 from accelscope.engine.catalog.constants import Constants
 from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.sourced import Sourced
 from accelscope.engine.physics.results import PhaseResult, Result
 
 GB = 1e9  # decimal, as vendors count
@@ -187,6 +188,8 @@ def accelerator_summary(a: Accelerator) -> dict[str, object]:
                 "bandwidth_Bps": float(t.bandwidth_Bps) if t.bandwidth_Bps is not None else None,
                 "link_bandwidth_Bps": float(t.link_bandwidth_Bps) if t.link_bandwidth_Bps is not None else None,
                 "placement": t.placement,
+                # Unified memory: the share of it the OS lets the accelerator use; None elsewhere.
+                "host_shared": float(t.host_shared) if t.host_shared is not None else None,
             }
             for t in a.memory
         ],
@@ -207,6 +210,47 @@ def accelerator_summary(a: Accelerator) -> dict[str, object]:
         "idle_w": float(a.idle_W),
         "power_scope": a.power_scope,
         "software_efficiency": float(a.software_efficiency),
+        "grades": accelerator_grades(a),
+    }
+
+
+def _grade(value: Sourced | None) -> str | None:
+    return value.grade if value is not None else None
+
+
+def accelerator_grades(a: Accelerator) -> dict[str, object]:
+    """The source grade of each value accelerator_summary gives, under the same keys."""
+    device = a.tier("device") or next(t for t in a.memory if t.placement)
+    device_bandwidth = device.bandwidth_Bps
+    if device.link_bandwidth_Bps is not None and (
+        device_bandwidth is None or float(device.link_bandwidth_Bps) < float(device_bandwidth)
+    ):
+        device_bandwidth = device.link_bandwidth_Bps  # the link sets the effective bandwidth
+    network = a.interconnect
+    return {
+        "year": a.year.grade,
+        "process_node": a.process_node.grade,
+        "peak_flops": {key: value.grade for key, value in a.peak_flops.items()},
+        "memory": [
+            {
+                "capacity_bytes": t.capacity_bytes.grade,
+                "bandwidth_Bps": _grade(t.bandwidth_Bps),
+                "link_bandwidth_Bps": _grade(t.link_bandwidth_Bps),
+                "host_shared": _grade(t.host_shared),
+            }
+            for t in a.memory
+        ],
+        "memory_gb": device.capacity_bytes.grade,
+        "memory_bandwidth_Bps": _grade(device_bandwidth),
+        "interconnect": {
+            "bandwidth_per_direction_Bps": network.bandwidth_per_direction_Bps.grade,
+            "latency_s": network.latency_s.grade,
+            "domain_size": network.domain_size.grade,
+            "peer_bandwidth_per_direction_Bps": _grade(network.peer_bandwidth_per_direction_Bps),
+        },
+        "tdp_w": a.tdp_W.grade,
+        "idle_w": a.idle_W.grade,
+        "software_efficiency": a.software_efficiency.grade,
     }
 
 

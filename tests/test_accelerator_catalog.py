@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from accelscope.engine.catalog.accelerators import (
 )
 from accelscope.engine.core.accelerator import ARCHITECTURE_CLASSES, Accelerator
 from accelscope.engine.core.errors import CatalogError
-from accelscope.engine.core.sourced import Sourced
+from accelscope.engine.core.sourced import GRADES, Sourced
 
 README = Path(__file__).resolve().parents[1] / "resources" / "accelerators" / "README.md"
 
@@ -59,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 19
+    assert len(catalog) == 38
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -110,6 +111,31 @@ KNOWN_CONFLICTS = [
     ("gh200", "memory[2].capacity_bytes", 480e9),
     ("tpu-v7", "memory[0].bandwidth_Bps", 7.2e12),
     ("gc200", "memory[0].bandwidth_Bps", 45e12),
+    # Conflicts between the research sources of the later devices.
+    ("rtx-4090", "peak_flops.bf16", 330e12),
+    ("rtx-5090", "peak_flops.bf16", 419e12),
+    ("rtx-pro-6000", "tdp_W", 300),
+    ("rtx-pro-6000", "memory[1].bandwidth_Bps", 1.5e12),
+    ("l40s", "tdp_W", 300),
+    ("b300", "peak_flops.fp4", 13.125e15),
+    ("b300", "peak_flops.fp4", 15e15),
+    ("b300", "tdp_W", 1400),
+    ("b300", "memory[0].capacity_bytes", 288 * 2**30),
+    ("b300", "memory[0].bandwidth_Bps", 7.7e12),
+    ("gb200", "peak_flops.fp4", 9e15),
+    ("gb200", "memory[0].capacity_bytes", 192 * 2**30),
+    ("gb200", "memory[0].bandwidth_Bps", 7.7e12),
+    ("gb300", "memory[0].capacity_bytes", 288 * 2**30),
+    ("dgx-spark", "memory[0].bandwidth_Bps", 301e9),
+    ("dgx-spark", "tdp_W", 240),
+    ("ryzen-ai-max-395", "tdp_W", 55),
+    ("mi355x", "peak_flops.fp8", 2.5e15),
+    ("mi355x", "peak_flops.fp4", 20.1e15),
+    ("mi355x", "memory[0].capacity_bytes", 64e6),
+    ("tpu-v5e", "memory[0].bandwidth_Bps", 800 * 2**30),
+    ("tpu-v5e", "interconnect.bandwidth_per_direction_Bps", 100e9),
+    ("trainium2", "memory[0].bandwidth_Bps", 3e12),
+    ("cloud-ai-100-ultra", "peak_flops.bf16", 288e12),
 ]
 
 
@@ -367,6 +393,46 @@ def test_the_valid_fixture_loads(tmp_path):
             "idle_W.alternatives[0].source",
         ),
         (
+            "unknown grade",
+            'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+            'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = "datasheet" }',
+            "tdp_W.grade",
+        ),
+        (
+            "grade that is not text",
+            'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+            'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = 1 }',
+            "tdp_W.grade",
+        ),
+        (
+            "unknown grade of an alternative",
+            'idle_W = { value = 70, source = "Estimate" }',
+            'idle_W = { value = 70, source = "Estimate", '
+            'alternatives = [{ value = 60, source = "x", grade = "press" }] }',
+            "idle_W.alternatives[0].grade",
+        ),
+        (
+            "host share above one",
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }',
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }\n'
+            'host_shared = { value = 1.5, source = "Estimate" }',
+            "memory[1].host_shared.value",
+        ),
+        (
+            "host share of zero",
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }',
+            'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }\n'
+            'host_shared = { value = 0, source = "Estimate" }',
+            "memory[1].host_shared.value",
+        ),
+        (
+            "host share on a far tier",
+            'link_bandwidth_Bps = { value = 64e9, source = "PCIe 5.0" }',
+            'link_bandwidth_Bps = { value = 64e9, source = "PCIe 5.0" }\n'
+            'host_shared = { value = 0.75, source = "Estimate" }',
+            "memory[2].host_shared",
+        ),
+        (
             "alternative of the wrong type",
             'idle_W = { value = 70, source = "Estimate" }',
             'idle_W = { value = 70, source = "Estimate", alternatives = [{ value = "sixty", source = "x" }] }',
@@ -450,3 +516,152 @@ def test_a_mesh_gives_a_group_only_its_direct_links(tmp_path):
     switched = load_accelerator_file(write(tmp_path, VALID, "switched.toml")).interconnect
     assert switched.peer_bandwidth_per_direction_Bps is None
     assert switched.group_bandwidth_Bps(1) == 450e9
+
+
+# ---- source grades and unified memory ------------------------------------------------
+
+
+def raw_sourced_values(table: dict, prefix: str = ""):
+    """Every sourced value and alternative in a raw TOML table: (dotted field, table)."""
+    for key, value in table.items():
+        field = f"{prefix}{key}"
+        if isinstance(value, dict):
+            if "value" in value and "source" in value:
+                yield field, value
+                for index, alternative in enumerate(value.get("alternatives", [])):
+                    yield f"{field}.alternatives[{index}]", alternative
+            else:
+                yield from raw_sourced_values(value, f"{field}.")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, dict):
+                    yield from raw_sourced_values(item, f"{field}[{index}].")
+
+
+def test_bundled_files_state_a_grade_on_every_value_and_alternative():
+    missing = []
+    for path in bundled_accelerator_files():
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        fields = list(raw_sourced_values(document))
+        assert fields, path.name
+        for field, entry in fields:
+            if entry.get("grade") not in GRADES:
+                missing.append(f"{path.name}: {field}")
+    assert not missing, "no grade stated:\n" + "\n".join(missing)
+
+
+def test_bundled_estimates_are_graded_as_estimates(catalog):
+    for accelerator in catalog.values():
+        for field, value in sourced_fields(accelerator).items():
+            for entry in (value, *value.alternatives):
+                if entry.source.startswith("Estimate"):
+                    assert entry.grade == "estimate", f"{accelerator.id}: {field} ({entry.source})"
+                if entry.grade == "estimate":
+                    assert entry.note.strip(), f"{accelerator.id}: {field} is an estimate without its working"
+
+
+def test_a_missing_grade_is_derived_from_the_source(tmp_path):
+    text = replace_once(
+        VALID,
+        'idle_W = { value = 70, source = "Estimate" }',
+        'idle_W = { value = 70, source = "Estimate", alternatives = [{ value = 60, source = "Some review" }] }',
+    )
+    accelerator = load_accelerator_file(write(tmp_path, text))
+    assert accelerator.idle_W.grade == "estimate"
+    assert accelerator.idle_W.alternatives[0].grade == "unstated"
+    assert accelerator.tdp_W.grade == "unstated"
+    assert accelerator.interconnect.latency_s.grade == "estimate"
+    assert Sourced(1.0, "Estimate (no figure)").grade == "estimate"
+
+
+def test_a_stated_grade_is_kept(tmp_path):
+    text = replace_once(
+        VALID,
+        'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+        'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = "vendor", '
+        'alternatives = [{ value = 600, source = "A review", grade = "third-party", note = "why" }] }',
+    )
+    tdp = load_accelerator_file(write(tmp_path, text)).tdp_W
+    assert (tdp.grade, tdp.alternatives[0].grade) == ("vendor", "third-party")
+
+
+def test_a_bad_grade_names_the_choices(tmp_path):
+    text = replace_once(
+        VALID,
+        'tdp_W = { value = 700, source = "Test datasheet (2024)" }',
+        'tdp_W = { value = 700, source = "Test datasheet (2024)", grade = "datasheet" }',
+    )
+    with pytest.raises(CatalogError, match=r"test-gpu\.toml: tdp_W\.grade: must be one of vendor, paper, "
+                                           r"third-party, estimate; got 'datasheet'"):
+        load_accelerator_file(write(tmp_path, text))
+
+
+def test_host_shared_is_kept_on_a_device_tier(tmp_path):
+    text = replace_once(
+        VALID,
+        'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }',
+        'bandwidth_Bps = { value = 3.35e12, source = "Test datasheet (2024)" }\n'
+        'host_shared = { value = 0.75, source = "Estimate", note = "96 of 128 GB." }',
+    )
+    accelerator = load_accelerator_file(write(tmp_path, text))
+    assert float(accelerator.tier("device").host_shared) == 0.75
+    assert accelerator.tier("device").host_shared.grade == "estimate"
+    assert accelerator.tier("on-chip").host_shared is None
+
+
+def test_geforce_tensor_peaks_are_the_fp32_accumulate_rates(catalog):
+    """GeForce halves BF16/FP16 and FP8 with FP32 accumulation, which inference uses; the
+    FP16-accumulate rate the spec tables quote is kept as an alternative of twice the value."""
+    for accelerator_id in ("rtx-4090", "rtx-5090"):
+        for key in ("bf16", "fp8"):
+            peak = catalog[accelerator_id].peak_flops[key]
+            assert any(alt.value == pytest.approx(2 * float(peak)) for alt in peak.alternatives), (accelerator_id, key)
+
+
+def test_pcie_cards_have_no_nvlink(catalog):
+    for accelerator_id in ("rtx-4090", "rtx-5090", "rtx-pro-6000", "l40s", "l4"):
+        network = catalog[accelerator_id].interconnect
+        assert network.name.startswith("PCIe") and float(network.bandwidth_per_direction_Bps) <= 64e9
+
+
+def test_nvl72_gpus_share_one_nvlink_domain_and_hgx_boards_eight(catalog):
+    for accelerator_id, domain in (("gb200", 72), ("gb300", 72), ("b300", 8), ("b200", 8)):
+        network = catalog[accelerator_id].interconnect
+        assert float(network.domain_size) == domain
+        assert float(network.bandwidth_per_direction_Bps) == 900e9
+
+
+def test_unified_memory_machines_have_one_shared_device_tier(catalog):
+    unified = [a for a in catalog.values() if any(t.host_shared is not None for t in a.memory)]
+    assert {a.id for a in unified} >= {"m4-max", "m3-ultra", "dgx-spark", "ryzen-ai-max-395"}
+    for accelerator in unified:
+        device = accelerator.tier("device")
+        assert device.kind == "lpddr" and device.host_shared is not None, accelerator.id
+        assert accelerator.tier("far") is None, f"{accelerator.id}: unified memory has no separate host tier"
+        assert 0 < float(device.host_shared) <= 1
+        assert float(accelerator.interconnect.domain_size) == 1, f"{accelerator.id}: a single machine"
+
+
+def test_sram_that_holds_no_llm_weights_is_not_a_placement_tier(catalog):
+    """Qualcomm's and Tenstorrent's on-chip SRAM is compiler-managed and far smaller than an LLM:
+    the weights live in LPDDR or GDDR."""
+    for accelerator_id, kind in (("cloud-ai-100-ultra", "lpddr"), ("blackhole-p150", "hbm")):
+        accelerator = catalog[accelerator_id]
+        assert accelerator.architecture_class == "many-core-sram"
+        assert not accelerator.tier("on-chip").placement
+        assert accelerator.tier("device").kind == kind and accelerator.tier("device").placement
+
+
+def test_the_catalog_summary_gives_each_values_grade(catalog):
+    """`accelscope catalog --json`: a grades object with the summary's own keys."""
+    from accelscope.cli.serialize import accelerator_summary
+
+    h100 = accelerator_summary(catalog["h100-sxm"])
+    grades = h100["grades"]
+    assert grades["peak_flops"].keys() == h100["peak_flops"].keys()
+    assert grades["peak_flops"]["bf16"] == "vendor" and grades["idle_w"] == "estimate"
+    assert [tier["capacity_bytes"] for tier in grades["memory"]] == ["vendor", "vendor", "vendor"]
+    assert grades["interconnect"]["latency_s"] == "estimate" and grades["software_efficiency"] == "paper"
+    m4 = accelerator_summary(catalog["m4-max"])
+    assert m4["memory"][0]["host_shared"] == 0.75 and m4["grades"]["memory"][0]["host_shared"] == "estimate"
+    assert h100["memory"][1]["host_shared"] is None and h100["grades"]["memory"][1]["host_shared"] is None

@@ -1,7 +1,7 @@
 """The bar-chart panels (memory fit, latency & throughput, energy): what they draw equals the
 engine's results, items are reused across frames, hover and click find the right row.
 
-The PNGs saved to /tmp/accelscope-shots/ show all 19 accelerators; a person looking at them
+The PNGs saved to /tmp/accelscope-shots/ show every bundled accelerator; a person looking at them
 should see one labelled row per accelerator (no overlapping labels), bars in each
 accelerator's colour (memory: four part colours with a coloured outline), hatched bars where a
 scenario does not fit, and legends above the plots, not over the data.

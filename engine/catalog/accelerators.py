@@ -30,30 +30,50 @@ from ..core.accelerator import (
 )
 from ..core.errors import CatalogError
 from ..core.precision import PEAK_KEY
-from ..core.sourced import Alternative, Sourced
+from ..core.sourced import GRADES, Alternative, Sourced, derived_grade
 from .reading import PathLike, TableReader, as_path, describe, quoted, read_toml_file
 
-# The bundled accelerators, in the order the app lists them: NVIDIA, AMD and Intel GPUs by
-# generation, then the other architecture classes of the first paper (Sharma 2025, Sec. III).
+# The bundled accelerators, in the order the app lists them: NVIDIA, AMD, Apple and Intel GPUs
+# by generation (each maker's unified-memory machines after its data-centre and PCIe GPUs), then
+# the other architecture classes of the first paper (Sharma 2025, Sec. III).
 BUNDLED_ORDER: tuple[str, ...] = (
     "a100-40gb",
     "a100-80gb",
     "h100-sxm",
     "h200",
+    "h20",
     "gh200",
+    "l4",
+    "l40s",
+    "rtx-4090",
     "b200",
+    "b300",
+    "gb200",
+    "gb300",
+    "rtx-5090",
+    "rtx-pro-6000",
+    "dgx-spark",
     "mi250",
     "mi300x",
     "mi325x",
+    "mi355x",
+    "ryzen-ai-max-395",
+    "m4-max",
+    "m3-ultra",
     "max-1550",
     "gaudi2",
     "gaudi3",
+    "tpu-v5e",
+    "tpu-v6e",
     "tpu-v7",
     "wse-3",
     "gc200",
     "groq-lpu",
     "mtia-v2",
+    "cloud-ai-100-ultra",
+    "blackhole-p150",
     "inferentia2",
+    "trainium2",
     "sn40l",
 )
 
@@ -88,9 +108,11 @@ _TOP_KEYS = (
     "interconnect",
     "scale_out",
 )
-_SOURCED_KEYS = ("value", "source", "note", "alternatives")
-_ALTERNATIVE_KEYS = ("value", "source", "note")
-_TIER_KEYS = ("kind", "level", "name", "placement", "capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps")
+_SOURCED_KEYS = ("value", "source", "grade", "note", "alternatives")
+_ALTERNATIVE_KEYS = ("value", "source", "grade", "note")
+_TIER_KEYS = (
+    "kind", "level", "name", "placement", "capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps", "host_shared"
+)
 _INTERCONNECT_KEYS = ("name", "bandwidth_per_direction_Bps", "latency_s", "domain_size", "peer_bandwidth_per_direction_Bps")
 
 # Checks a raw value and returns it in catalog form; raises through the reader on a problem.
@@ -135,6 +157,13 @@ _bandwidth = _within(*BANDWIDTH_RANGE_BPS, "B/s")
 _capacity = _within(*CAPACITY_RANGE_BYTES, "bytes")
 _latency = _within(*LATENCY_RANGE_S, "s")
 _idle_power = _within(0.0, POWER_RANGE_W[1], "W")
+
+
+def _share(reader: TableReader, key: str, value: Any) -> float:
+    number = _real(reader, key, value)
+    if not 0 < number <= 1:
+        raise reader.error(key, f"must be a fraction in (0, 1] of the memory, got {number:g}")
+    return number
 
 
 def _stack_factor(reader: TableReader, key: str, value: Any) -> float:
@@ -193,12 +222,13 @@ def _sourced(parent: TableReader, key: str, check: ValueCheck, required: bool = 
     entry.reject_unknown(_SOURCED_KEYS)
     value = _sourced_value(entry, check)
     source = _source(entry)
+    grade = _grade(entry, source)
     note = _note(entry)
     alternatives = tuple(
         _alternative(entry, f"alternatives[{index}]", raw, check)
         for index, raw in enumerate(entry.array("alternatives", []))
     )
-    return Sourced(value=value, source=source, note=note, alternatives=alternatives)
+    return Sourced(value=value, source=source, note=note, alternatives=alternatives, grade=grade)
 
 
 def _alternative(parent: TableReader, key: str, raw: Any, check: ValueCheck) -> Alternative:
@@ -206,7 +236,9 @@ def _alternative(parent: TableReader, key: str, raw: Any, check: ValueCheck) -> 
         raise parent.error(key, f'must be a table {{ value = ..., source = "...", note = "..." }}, got {describe(raw)}')
     entry = TableReader(parent.path, raw, f"{parent.field(key)}.")
     entry.reject_unknown(_ALTERNATIVE_KEYS)
-    return Alternative(value=_sourced_value(entry, check), source=_source(entry), note=_note(entry))
+    value = _sourced_value(entry, check)
+    source = _source(entry)
+    return Alternative(value=value, source=source, note=_note(entry), grade=_grade(entry, source))
 
 
 def _sourced_value(entry: TableReader, check: ValueCheck) -> float | int | str:
@@ -221,6 +253,16 @@ def _source(entry: TableReader) -> str:
             "source", "missing: every value needs its source (paper with table or section, or a datasheet)"
         )
     return _text(entry, "source", entry.table["source"])
+
+
+def _grade(entry: TableReader, source: str) -> str:
+    """The stated grade of the source; files without one get it derived from the source."""
+    if not entry.has("grade"):
+        return derived_grade(source)
+    grade = _text(entry, "grade", entry.table["grade"])
+    if grade not in GRADES:
+        raise entry.error("grade", f"must be one of {', '.join(GRADES)}; got {quoted(grade)}")
+    return grade
 
 
 def _note(entry: TableReader) -> str:
@@ -324,6 +366,11 @@ def _memory_tier(tier: TableReader) -> MemoryTier:
         raise tier.error("link_bandwidth_Bps", "required for a far tier: the bandwidth of the link that reaches it")
     if level != "far" and link is not None:
         raise tier.error("link_bandwidth_Bps", f"only far tiers are reached over a link; this tier is {level!r}")
+    host_shared = _sourced(tier, "host_shared", _share, required=False)
+    if host_shared is not None and level != "device":
+        raise tier.error(
+            "host_shared", f"only a device tier (unified memory shared with the host) has it; this tier is {level!r}"
+        )
     return MemoryTier(
         kind=kind,
         level=level,
@@ -332,6 +379,7 @@ def _memory_tier(tier: TableReader) -> MemoryTier:
         placement=placement,
         link_bandwidth_Bps=link,
         name=_required_text(tier, "name"),
+        host_shared=host_shared,
     )
 
 

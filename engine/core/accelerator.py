@@ -43,6 +43,9 @@ class MemoryTier:
     placement: bool
     link_bandwidth_Bps: Sourced | None = None  # far tiers: the link that reaches them
     name: str = ""
+    # Unified memory shared with the host (Apple, DGX Spark, Strix Halo): the fraction of this
+    # device tier the OS lets the accelerator use. Recorded only; the physics does not apply it.
+    host_shared: Sourced | None = None
 
     @property
     def effective_bandwidth_Bps(self) -> float:

@@ -46,6 +46,9 @@ NO_FIT_PATTERN = Qt.BrushStyle.BDiagPattern  # hatching for scenarios that do no
 NO_FIT_PATTERN_LIGHT = Qt.BrushStyle.FDiagPattern  # the same, on a lighter second bar of a row
 RIGHT_END_STEP = 0.05  # decades: the right end of a log bar axis moves in steps of this
 ROW_LABEL_SLACK_PX = 8  # room beside a row label so the bold (selected) one is not clipped
+# A row label wider than this is cut with an ellipsis (hover shows it whole): long accelerator
+# names would otherwise narrow the plots until the values beside the bars no longer fit.
+ROW_LABEL_MAX_PX = 110
 ROW_WIDTH_STEP_PX = 48  # a row-label axis narrows only when it would lose this much
 # The pinned scenario A behind each bar: a faint grey bar to A's value, ended by a tick that
 # shows on any bar colour (black, ringed in white), a little taller than the bar.

@@ -197,7 +197,7 @@ class MemoryPanel(Panel):
         statuses = [fit_status(frame.current[:, j]) for j in range(n)]
         self._status = [self._status_text(frame.current[:, j], text, ids[j]) for j, (text, _) in enumerate(statuses)]
         self._reference_status = self._reference_statuses()
-        self.plot.getAxis("left").set_rows(list(ids), colours=None)
+        self.plot.getAxis("left").set_rows(list(ids), colours=None, max_width=bars.ROW_LABEL_MAX_PX)
         self._status_colours = [c for _, c in statuses]
         self._fit_to_width()
         usable_words = self._usable_words(frame)
