@@ -44,8 +44,15 @@ class MemoryTier:
     link_bandwidth_Bps: Sourced | None = None  # far tiers: the link that reaches them
     name: str = ""
     # Unified memory shared with the host (Apple, DGX Spark, Strix Halo): the fraction of this
-    # device tier the OS lets the accelerator use. Recorded only; the physics does not apply it.
+    # device tier the OS lets the accelerator use.
     host_shared: Sourced | None = None
+
+    @property
+    def accelerator_capacity_bytes(self) -> float:
+        """What the accelerator may hold here: all of it, or of unified memory the share the
+        OS grants it (the rest stays with the host's own programs)."""
+        capacity = float(self.capacity_bytes)
+        return capacity * float(self.host_shared) if self.host_shared is not None else capacity
 
     @property
     def effective_bandwidth_Bps(self) -> float:

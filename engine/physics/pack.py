@@ -67,11 +67,11 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
         if not 1 <= len(near) <= 2:
             raise ValueError(f"{a.id}: the kernels take one or two near memory tiers, not {len(near)}")
         table[layout.A_N_NEAR, column] = len(near)
-        table[layout.A_NEAR0_CAPACITY, column] = float(near[0].capacity_bytes)
+        table[layout.A_NEAR0_CAPACITY, column] = near[0].accelerator_capacity_bytes
         table[layout.A_NEAR0_BANDWIDTH, column] = near[0].effective_bandwidth_Bps
         table[layout.A_NEAR0_ENERGY, column] = energy[near[0].kind]
         if len(near) > 1:
-            table[layout.A_NEAR1_CAPACITY, column] = float(near[1].capacity_bytes)
+            table[layout.A_NEAR1_CAPACITY, column] = near[1].accelerator_capacity_bytes
             table[layout.A_NEAR1_BANDWIDTH, column] = near[1].effective_bandwidth_Bps
             table[layout.A_NEAR1_ENERGY, column] = energy[near[1].kind]
         if far is not None:

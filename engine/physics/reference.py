@@ -268,7 +268,7 @@ class ReferenceModel:
             (tier for tier in accelerator.memory if tier.placement and tier.level == "far"), None
         )
         self.stack = float(accelerator.software_efficiency)  # serving-stack maturity, 1 = reference
-        self.usable = sum(float(t.capacity_bytes) for t in self.near_tiers) * self.cls.usable_memory_fraction
+        self.usable = sum(t.accelerator_capacity_bytes for t in self.near_tiers) * self.cls.usable_memory_fraction
 
     # -- layout and sizes ------------------------------------------------------------------
 
@@ -344,9 +344,9 @@ class ReferenceModel:
             return min(batch * s.input_len, chunk) * activation_per_token + batch * logits_per_sequence
 
         overhead = cls.runtime_overhead_bytes
-        usable_by_tier = [float(t.capacity_bytes) * cls.usable_memory_fraction for t in self.near_tiers]
+        usable_by_tier = [t.accelerator_capacity_bytes * cls.usable_memory_fraction for t in self.near_tiers]
         usable = self.usable
-        capacity = sum(float(t.capacity_bytes) for t in self.near_tiers)
+        capacity = sum(t.accelerator_capacity_bytes for t in self.near_tiers)
         far_usable = float(self.far_tier.capacity_bytes) * cls.usable_memory_fraction if self.far_tier else 0.0
 
         max_context = s.input_len + s.output_len

@@ -84,7 +84,7 @@ class MemoryResult:
     activation_bytes: float
     overhead_bytes: float
     usable_bytes: float  # near tiers x usable fraction
-    capacity_bytes: float  # near tiers, physical
+    capacity_bytes: float  # near tiers, physical (of unified memory, the share the accelerator may use)
     far_usable_bytes: float
     max_batch: int
     resident_batch: int  # sequences in memory at once (the wave size)

@@ -533,7 +533,7 @@ class _Builder:
                   min(s.batch * s.input_len, v("C")) * a_tok + s.batch * v("l_seq"), format_bytes,
                   mem.activation_bytes)
 
-        capacity = sum(float(t.capacity_bytes) for t in self.near)
+        capacity = sum(t.accelerator_capacity_bytes for t in self.near)
         tiers = " + ".join(escape(t.name or t.kind) for t in self.near)
         sh.leaf("M_cap", "M<sub>cap</sub>", f"capacity of {tiers}", capacity, format_bytes(capacity), "accelerator")
         sh.leaf("f_use", "f<sub>use</sub>", f"usable share of memory, {self.a.architecture_class} class",
