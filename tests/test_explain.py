@@ -12,17 +12,9 @@ import sys
 import pytest
 
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import format_bandwidth, format_bytes, format_flops, format_time, significant
 from accelscope.engine.physics.reference import all_reduce
-from accelscope.engine.text.explain import (
-    decode_crossover_batch,
-    explain,
-    format_bandwidth,
-    format_bytes,
-    format_flops,
-    format_time,
-    linear_layers_crossover_batch,
-    significant,
-)
+from accelscope.engine.text.explain import decode_crossover_batch, explain, linear_layers_crossover_batch
 
 LLAMA_8B_H100 = Scenario("llama-3.1-8b", "h100-sxm", batch=1)
 # A short context keeps each sequence's KV cache small, so batching can turn decode

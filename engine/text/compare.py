@@ -11,9 +11,10 @@ import math
 from dataclasses import dataclass, fields
 
 from ..core.scenario import Scenario
+from ..core.units import format_bytes, format_power, format_time, significant
 from ..core.workspace import Workspace
 from ..physics.results import Result
-from .explain import Explanation, format_bytes, format_power, format_time, significant
+from .explain import Explanation
 
 # (label, how to read it off a Result, how to format it, whether higher is better)
 OUTPUTS: tuple[tuple[str, object, object, bool], ...] = (

@@ -25,17 +25,7 @@ from ..core import codes
 from ..core.accelerator import Accelerator, Interconnect, MemoryTier
 from ..core.model import ModelArch
 from ..core.precision import UNQUANTISED_BYTES, bytes_per_element
-from ..physics.reference import (
-    all_reduce,
-    causal_positions,
-    chunked_causal_positions,
-    expected_max_standard_normal,
-    experts_touched_busiest_device,
-    layer_overhead_s,
-    token_imbalance,
-)
-from ..physics.results import Result
-from .explain import (
+from ..core.units import (
     format_bandwidth,
     format_bytes,
     format_energy,
@@ -46,6 +36,16 @@ from .explain import (
     format_time,
     significant,
 )
+from ..physics.reference import (
+    all_reduce,
+    causal_positions,
+    chunked_causal_positions,
+    expected_max_standard_normal,
+    experts_touched_busiest_device,
+    layer_overhead_s,
+    token_imbalance,
+)
+from ..physics.results import Result
 
 # The ids of the app's controls a term can depend on: Scenario fields, plus the selected
 # accelerator (chosen by clicking a plot or in the accelerators list).
