@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .scenario import Scenario
+from .serving import ServingSpec
 
 # The app's tabs: five plots of the Frame, then analysis tabs with studies of their own.
 PLOT_VIEWS: tuple[str, ...] = ("roofline", "memory", "latency", "sweep", "energy")
@@ -30,6 +31,7 @@ class Workspace:
     shown: tuple[str, ...]  # accelerator ids, in display order
     view: str = "roofline"
     options: tuple[tuple[str, object], ...] = ()  # view options that differ from the defaults, sorted
+    serving: ServingSpec = ServingSpec()  # traffic, scheduler and objectives of the Serving tab
 
     @property
     def selected(self) -> str:

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from serving_cases import random_case
 
-from accelscope.engine.studies.serving import Lengths, Server, draw_closed_loop_workload, draw_workload, layout, simulate, trace_workload
+from accelscope.engine.studies.serving import (
+    Lengths,
+    Server,
+    draw_closed_loop_workload,
+    draw_workload,
+    layout,
+    simulate,
+    trace_workload,
+)
 
 
 @pytest.mark.parametrize("seed", range(0, 240, 3))

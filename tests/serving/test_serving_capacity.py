@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from accelscope.engine.studies.serving import Lengths, Server, Slo, capacity, draw_workload, meets_slo, simulate, summarize
+from accelscope.engine.studies.serving import (
+    Lengths,
+    Server,
+    Slo,
+    capacity,
+    draw_workload,
+    meets_slo,
+    simulate,
+    summarize,
+)
 
 PROMPT = Lengths("lognormal", 512, 1.0)
 OUTPUT = Lengths("lognormal", 64, 1.0)

@@ -6,7 +6,16 @@ import numpy as np
 import pytest
 from serving_cases import assert_close
 
-from accelscope.engine.studies.serving import KvLink, Lengths, Server, Workload, draw_workload, layout, simulate, simulate_disaggregated
+from accelscope.engine.studies.serving import (
+    KvLink,
+    Lengths,
+    Server,
+    Workload,
+    draw_workload,
+    layout,
+    simulate,
+    simulate_disaggregated,
+)
 from accelscope.engine.studies.serving.disaggregated import kv_transfer_kernel, kv_transfer_reference
 
 WORKLOAD = draw_workload(21, 120, 12.0, Lengths("lognormal", 400, 1.0), Lengths("lognormal", 40, 1.0))

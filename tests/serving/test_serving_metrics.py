@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accelscope.engine.studies.serving import Lengths, Server, draw_closed_loop_workload, draw_workload, simulate, summarize, trace_workload
+from accelscope.engine.studies.serving import (
+    Lengths,
+    Server,
+    draw_closed_loop_workload,
+    draw_workload,
+    simulate,
+    summarize,
+    trace_workload,
+)
 from accelscope.engine.studies.serving.metrics import distribution, weighted_percentiles
 
 PROMPT = Lengths("lognormal", 512, 1.0)

@@ -11,7 +11,15 @@ import numpy as np
 import pytest
 from serving_cases import assert_close, assert_runs_equal, random_case
 
-from accelscope.engine.studies.serving import KvLink, Lengths, Server, draw_workload, simulate, simulate_disaggregated, summarize
+from accelscope.engine.studies.serving import (
+    KvLink,
+    Lengths,
+    Server,
+    draw_workload,
+    simulate,
+    simulate_disaggregated,
+    summarize,
+)
 
 CASES = range(48)
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import layout
 from ...physics.jit import jit
+from . import layout
 from .run import RunResult, simulate
 from .workload import Workload
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cost_stub import iteration_cost, request_positions
 from ...physics.jit import jit
+from .cost_stub import iteration_cost, request_positions
 from .layout import (
     CNT_CAPPED,
     CNT_GAPS,
