@@ -188,6 +188,7 @@ def served_to_dict(served, model, accelerator, capacity=None, target_rate=None) 
         "power_w": metrics.average_power_w,
         "energy_j": metrics.energy_j,
         "tokens_per_joule": metrics.tokens_per_joule,
+        "output_tokens_per_joule": metrics.output_tokens_per_joule,
         "devices": served.devices,
         "assumptions": assumptions(setup, spec),
     }
@@ -257,7 +258,7 @@ def served_to_text(served, model, accelerator, capacity=None, target_rate=None) 
         f"  running (all replicas) mean {m.running_mean:.1f}, largest iteration batch {m.batch_max:,}; "
         f"waiting mean {m.queue_mean:.1f}; preemptions {m.preemptions:,}; "
         f"KV blocks at most {m.kv_blocks_max:,} of {setup.kv_blocks_total:,} per replica",
-        f"  power {m.average_power_w:,.0f} W (all devices), {m.tokens_per_joule:.3f} tokens/J",
+        f"  power {m.average_power_w:,.0f} W (all devices), {m.tokens_per_joule:.3f} tokens/J (input+output)",
     ]
     if m.rejected:
         lines.append(f"  {m.rejected:,} requests rejected (longer than the context or than the whole KV cache)")

@@ -118,7 +118,8 @@ def test_energy_adds_idle_power_between_iterations():
     expected_j = result.iteration_energy_j.sum() + 80.0 * (2 * window_s - busy_s)
     assert metrics.energy_j == pytest.approx(expected_j, rel=1e-12)
     assert metrics.average_power_w == pytest.approx(expected_j / window_s, rel=1e-12)
-    assert metrics.tokens_per_joule == pytest.approx(20 / expected_j, rel=1e-12)
+    assert metrics.output_tokens_per_joule == pytest.approx(20 / expected_j, rel=1e-12)
+    assert metrics.tokens_per_joule == pytest.approx((200 + 20) / expected_j, rel=1e-12)  # input + output
     # Iterations run between the static (300 W) and peak (700 W) power of the stub.
     iteration_power_w = result.iteration_energy_j / result.iteration_duration_s
     assert np.all((iteration_power_w >= 300.0) & (iteration_power_w <= 700.0))

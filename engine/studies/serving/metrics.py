@@ -108,7 +108,8 @@ class Metrics:
     unstable: bool
     energy_j: float
     average_power_w: float
-    tokens_per_joule: float
+    tokens_per_joule: float  # input + output tokens of the finished requests per joule, as predict counts
+    output_tokens_per_joule: float  # every emitted token per joule
     requests_in_system_mean: float  # time-weighted, from the iteration records
     littles_law_ratio: float  # requests_in_system_mean / (completion rate x mean E2E)
 
@@ -219,7 +220,8 @@ def summarize(result, ttft_limit_s=None, tpot_limit_s=None):
         unstable=growth > UNSTABLE_BACKLOG_GROWTH,
         energy_j=energy_j,
         average_power_w=energy_j / window_s if window_s > 0.0 else math.nan,
-        tokens_per_joule=emitted / energy_j if energy_j > 0.0 else math.nan,
+        tokens_per_joule=float(prompt[finished].sum() + output[finished].sum()) / energy_j if energy_j > 0.0 else math.nan,
+        output_tokens_per_joule=emitted / energy_j if energy_j > 0.0 else math.nan,
         requests_in_system_mean=in_system_mean,
         littles_law_ratio=littles,
     )
