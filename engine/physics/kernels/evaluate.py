@@ -48,8 +48,11 @@ from .helpers import (
 
 
 @jit
-def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
-    """Evaluate every column of ``scenarios`` into the same column of ``out``.
+def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost):
+    """Evaluate every column of ``scenarios`` into the same column of ``out`` and, when ``cost``
+    has columns (it may have none: shape (N_COST_ROWS, 0)), the coefficients of one forward
+    step of the scenario's replica into the same column of ``cost`` (rows: ``COST_ROWS``, read
+    by kernels/iteration.py): the figures the scenario's own stage passes are made of.
 
     One scenario is the body of this loop rather than a function of its own: a jitted call
     that takes arrays increments and decrements each array's reference count (atomically) on
@@ -57,6 +60,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
     numbers (or tuples of numbers) only, for the same reason.
     """
     z_by_group = np.full(Z_REMEMBERED_GROUPS, -1.0)  # negative: not computed yet (z >= 0)
+    with_costs = cost.shape[1] > 0
     for j in range(scenarios.shape[1]):
         mi = int(scenarios[S_MODEL, j])
         a = int(scenarios[S_ACCEL, j])
@@ -520,3 +524,76 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         out[O_DECODE_ATTENTION_MEMORY_TIME_S, j] = dec_attn_m
         out[O_PREFILL_EXECUTION_TIME_S, j] = pre_exec
         out[O_DECODE_EXECUTION_TIME_S, j] = dec_exec
+
+        # ── reference.iteration.IterationCostModel: a forward step's coefficients
+        if with_costs:
+            cost[C_DENSE_FLOPS_PER_TOKEN, j] = dense_flops_per_token
+            cost[C_HEAD_FLOPS_PER_SEQUENCE, j] = head_flops_per_sequence
+            cost[C_SECONDS_PER_FLOP, j] = seconds_per_flop
+            cost[C_ENERGY_PER_FLOP, j] = e_flop
+            cost[C_OPERATOR_OVERLAP, j] = overlap
+            cost[C_IS_MOE, j] = 1.0 if is_moe else 0.0
+            cost[C_EXPERT_MISS, j] = expert_miss
+            cost[C_EXPERTS_PER_DEVICE, j] = experts_per_device
+            cost[C_EXPERT_FLOPS_PER_TOKEN, j] = expert_flops_per_token
+            cost[C_EXPERT_READ_PER_TOUCHED, j] = expert_read_per_touched
+            cost[C_TOP_K, j] = top_k
+            cost[C_EFFECTIVE_EP, j] = effective_ep
+            cost[C_Z_EP, j] = z_ep
+            cost[C_DENSE_READ, j] = dense_read
+            cost[C_KV_WRITE_PER_TOKEN, j] = kv_write_per_token
+            cost[C_TRAFFIC_PER_TOKEN, j] = traffic_per_token
+            cost[C_N_NEAR, j] = n_near
+            cost[C_WEIGHT_NEAR0, j] = weight_near0
+            cost[C_WEIGHT_NEAR1, j] = weight_near1
+            cost[C_KV_NEAR0, j] = kv_near0
+            cost[C_KV_NEAR1, j] = kv_near1
+            cost[C_OFFLOAD, j] = offload
+            cost[C_KV_OFFLOAD, j] = kv_offload
+            cost[C_SECONDS_PER_BYTE0, j] = seconds_per_byte0
+            cost[C_SECONDS_PER_BYTE1, j] = seconds_per_byte1
+            cost[C_SECONDS_PER_FAR_BYTE, j] = seconds_per_far_byte
+            cost[C_KV_SECONDS_PER_BYTE, j] = kv_seconds_per_byte
+            cost[C_ENERGY0, j] = energy0
+            cost[C_ENERGY1, j] = energy1
+            cost[C_FAR_ENERGY, j] = far_energy
+            cost[C_TP, j] = tp
+            cost[C_ALL_REDUCE_PER_TOKEN, j] = all_reduce_per_token
+            cost[C_ALL_REDUCE_SENT_PER_TOKEN, j] = all_reduce_sent_per_token
+            cost[C_ALL_REDUCE_LATENCY, j] = all_reduce_latency
+            cost[C_HALVING_LATENCY, j] = halving_latency
+            cost[C_DOUBLING_STEPS, j] = doubling_steps
+            cost[C_DOUBLING_PER_TOKEN, j] = doubling_per_token
+            cost[C_DOUBLING_SENT_PER_TOKEN, j] = doubling_sent_per_token
+            cost[C_TP_LATENCY, j] = tp_latency
+            cost[C_COLLECTIVE_OVERHEAD, j] = collective_overhead
+            cost[C_DISPATCHED_PER_TOKEN, j] = dispatched_per_token
+            cost[C_EP_BANDWIDTH, j] = ep_bandwidth
+            cost[C_A2A_LATENCY, j] = a2a_latency
+            cost[C_LAYERS_PER_STAGE, j] = layers_per_stage
+            cost[C_MOE_FRACTION, j] = moe_fraction
+            cost[C_LINK_ENERGY, j] = e_link
+            cost[C_OVERHEAD_TIME, j] = overhead_time
+            cost[C_PP, j] = pp
+            cost[C_PP_SECONDS_PER_TOKEN, j] = pp_seconds_per_token
+            cost[C_PP_LATENCY, j] = pp_latency
+            cost[C_STEP_OVERHEAD, j] = step_overhead
+            cost[C_SEQUENCE_OVERHEAD, j] = sequence_overhead
+            cost[C_IDLE, j] = idle
+            cost[C_BUSY_FLOOR, j] = busy_floor
+            cost[C_TDP, j] = tdp
+            cost[C_PREFILL_ATTENTION_FLOPS_PER_POSITION, j] = model[M_ATTN_FLOPS_PREFILL, mi] * head_fraction * per_pp
+            cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION, j] = model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp
+            cost[C_KV_BYTES_PER_POSITION, j] = kv_per_token_layer * per_pp
+            cost[C_N_FULL, j] = n_full
+            cost[C_N_WINDOW, j] = n_window
+            cost[C_WINDOW, j] = window_size
+            cost[C_N_CHUNKED, j] = n_chunked
+            cost[C_ATTENTION_CHUNK, j] = attention_chunk_size
+            cost[C_KV_BYTES_PER_TOKEN, j] = kv_write_per_token
+            cost[C_WEIGHTS_BYTES, j] = weights
+            cost[C_USABLE_BYTES, j] = usable
+            cost[C_RUNTIME_OVERHEAD_BYTES, j] = overhead
+            cost[C_DEVICES_PER_REPLICA, j] = tp_pp
+            cost[C_REPLICA_IDLE_W, j] = idle * tp_pp
+            cost[C_PREFILL_CHUNK_TOKENS, j] = chunk

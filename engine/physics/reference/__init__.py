@@ -26,7 +26,8 @@ How a scenario is computed, one module per step (``model.ReferenceModel`` calls 
    bytes, at least the class's busy floor (a share of TDP) and capped at TDP; summed over
    devices and replicas.
 
-``closed_forms`` holds the small formulas the steps use.
+``closed_forms`` holds the small formulas the steps use; ``iteration`` applies steps 3-5 to
+one iteration of a continuous-batching server (``ReferenceModel.iteration_cost_model``).
 """
 
 from .closed_forms import (
@@ -43,11 +44,13 @@ from .closed_forms import (
     stored_positions,
     token_imbalance,
 )
+from .iteration import IterationCostModel
 from .model import ReferenceModel, evaluate
 from .network import tensor_parallel_all_reduce
 from .stage import bound_of, execution_time
 
 __all__ = [
+    "IterationCostModel",
     "ReferenceModel",
     "all_reduce",
     "all_to_all_time",

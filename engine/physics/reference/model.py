@@ -12,6 +12,7 @@ from ..results import MemoryResult, Result
 from . import phases
 from .closed_forms import AttentionLayers
 from .energy import Power
+from .iteration import IterationCostModel
 from .memory import DeviceMemory, TierReads, fit_memory
 from .network import Communication
 from .parallel import lay_out
@@ -46,6 +47,7 @@ class ReferenceModel:
             layout=layout,
             compute_precision=compute_key,
             peak=peak,
+            memory=self.memory,
             fit=fit,
             communication=communication,
             stage=stage,
@@ -59,6 +61,11 @@ class ReferenceModel:
     def evaluate(self, scenario: Scenario) -> Result:
         setup = self.setup(scenario)
         return self._result(setup, phases.prefill(setup), phases.decode(setup))
+
+    def iteration_cost_model(self, scenario: Scenario) -> IterationCostModel:
+        """The cost of one serving iteration of this scenario's replica, by the same steps as
+        :meth:`evaluate` (see ``iteration.py``)."""
+        return IterationCostModel(self.setup(scenario))
 
     def _result(self, setup: Setup, prefill: Step, decode: Step) -> Result:
         s, fit, layout, power = setup.scenario, setup.fit, setup.layout, setup.power

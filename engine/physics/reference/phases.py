@@ -20,7 +20,7 @@ from ...core.model import ModelArch
 from ...core.scenario import Scenario
 from .closed_forms import AttentionLayers
 from .energy import Power
-from .memory import MemoryFit
+from .memory import DeviceMemory, MemoryFit
 from .network import Communication
 from .parallel import Layout
 from .stage import Stage, StagePass
@@ -35,6 +35,7 @@ class Setup:
     layout: Layout
     compute_precision: str  # the peak key products run at
     peak: float  # FLOP/s at that precision
+    memory: DeviceMemory
     fit: MemoryFit
     communication: Communication
     stage: Stage
