@@ -26,7 +26,8 @@ How a scenario is computed, one module per step (``model.ReferenceModel`` calls 
    bytes, at least the class's busy floor (a share of TDP) and capped at TDP; summed over
    devices and replicas.
 
-``closed_forms`` holds the small formulas the steps use; ``iteration`` applies steps 3-5 to
+``closed_forms`` holds the small formulas the steps use; ``trace`` records what the steps found
+(``ReferenceModel.evaluate_traced``), for the text layer; ``iteration`` applies steps 3-5 to
 one iteration of a continuous-batching server (``ReferenceModel.iteration_cost_model``).
 """
 
@@ -48,10 +49,14 @@ from .iteration import IterationCostModel
 from .model import ReferenceModel, evaluate
 from .network import tensor_parallel_all_reduce
 from .stage import bound_of, execution_time
+from .trace import NetworkTrace, PhaseTrace, Trace
 
 __all__ = [
     "IterationCostModel",
+    "NetworkTrace",
+    "PhaseTrace",
     "ReferenceModel",
+    "Trace",
     "all_reduce",
     "all_to_all_time",
     "attended_positions",

@@ -18,6 +18,7 @@ from .network import Communication
 from .parallel import lay_out
 from .phases import Setup, Step
 from .stage import Stage, compute_format, phase_result
+from .trace import Trace, trace_of
 
 
 class ReferenceModel:
@@ -61,6 +62,12 @@ class ReferenceModel:
     def evaluate(self, scenario: Scenario) -> Result:
         setup = self.setup(scenario)
         return self._result(setup, phases.prefill(setup), phases.decode(setup))
+
+    def evaluate_traced(self, scenario: Scenario) -> tuple[Result, Trace]:
+        """The result, and the facts the steps found on the way (see ``trace.py``)."""
+        setup = self.setup(scenario)
+        prefill, decode = phases.prefill(setup), phases.decode(setup)
+        return self._result(setup, prefill, decode), trace_of(self.cls, setup, prefill, decode)
 
     def iteration_cost_model(self, scenario: Scenario) -> IterationCostModel:
         """The cost of one serving iteration of this scenario's replica, by the same steps as

@@ -65,6 +65,8 @@ class Step:
     pipeline_passes: int  # chunks + pp − 1, or pp
     tokens: float  # per pass
     sequences: float  # per pass
+    attention_flops: float  # per pass
+    kv_read: float  # bytes per pass
     transfer_s: float  # one hand-over to the next pipeline stage (0 without PP)
     host_s: float  # the serving stack's, over the step
     time_s: float
@@ -87,6 +89,8 @@ def forward_step(setup: Setup, passes: int, pipeline_passes: int, tokens: float,
         pipeline_passes=pipeline_passes,
         tokens=tokens,
         sequences=sequences,
+        attention_flops=attention_flops,
+        kv_read=kv_read,
         transfer_s=transfer,
         host_s=host,
         time_s=time,
