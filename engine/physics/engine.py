@@ -123,6 +123,13 @@ class Engine:
         self._evaluate_many(table, np.empty((layout.N_OUTPUT_ROWS, table.shape[1])), costs)
         return costs
 
+    def iteration_cost_model(self, scenario: Scenario):
+        """The reference twin of :meth:`iteration_costs` for one resolved scenario: an object whose
+        ``request_positions`` and ``iteration_cost`` compute by the reference model's steps."""
+        model = self.model(scenario.model)
+        accelerator = self.catalog.accelerator(scenario.accelerator)
+        return ReferenceModel(model, accelerator, self.constants).iteration_cost_model(scenario)
+
     def _evaluate_many(self, scenario_table: np.ndarray, out: np.ndarray, costs: np.ndarray) -> None:
         kernels.evaluate_many(
             scenario_table,

@@ -1,12 +1,46 @@
-"""Randomly drawn simulation cases and an equality check shared by the twin tests."""
+"""Randomly drawn simulation cases, servers costed by the engine's physics, and an equality
+check shared by the twin tests."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from accelscope.engine.studies.serving import Lengths, Server, draw_closed_loop_workload, draw_workload, make_cost
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.studies.serving import Lengths, draw_closed_loop_workload, draw_workload
+from accelscope.engine.studies.serving import Server as _Server
+
+# Replicas the cases are costed on: a dense model on one GPU (the default), a MoE model with
+# expert and tensor parallelism, a model with sliding-window layers, a pipeline, an SRAM machine.
+PHYSICS_SCENARIOS = {
+    "dense": Scenario("llama-3.1-8b", "h100-sxm", batch=16),
+    "moe": Scenario("mixtral-8x7b", "mi300x", batch=16, tp=2, ep=2),
+    "window": Scenario("gemma-3-4b", "l4", batch=8),
+    "pipeline": Scenario("llama-3.3-70b", "h200", batch=16, tp=2, pp=2, weight_precision="fp8",
+                         activation_precision="fp8", kv_precision="fp8"),
+    "sram": Scenario("llama-3.1-8b", "wse-3", batch=4),
+}
+
+
+@functools.cache
+def engine():
+    return Engine()
+
+
+@functools.cache
+def physics(name="dense"):
+    """(cost coefficients, reference cost model) of one replica of a named scenario."""
+    scenario = engine().resolve(PHYSICS_SCENARIOS[name])
+    return engine().iteration_costs([scenario])[:, 0].copy(), engine().iteration_cost_model(scenario)
+
+
+def Server(physics_name="dense", **settings):  # noqa: N802 (stands in for the simulator's Server)
+    """A simulator Server costed by the engine's physics of a named scenario."""
+    cost, model = physics(physics_name)
+    return _Server(cost=cost, cost_model=model, **settings)
 
 POLICIES = ("vllm", "trtllm-no-evict", "trtllm-max-util", "static")
 RELATIVE_TOLERANCE = 1e-9
@@ -47,7 +81,7 @@ def random_case(seed):
         max_model_len=max_model_len,
         prefix_tokens=int(rng.choice([0, 0, 6, 24])),
         static_batch=int(rng.integers(1, 6)),
-        cost=make_cost(host_s=float(rng.choice([0.0, 1e-3])), per_sequence_s=1e-5),
+        physics_name=str(rng.choice(list(PHYSICS_SCENARIOS))),
     )
     bounds = {}
     if rng.random() < 0.15:

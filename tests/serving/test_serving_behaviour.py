@@ -6,11 +6,10 @@ import time
 
 import numpy as np
 import pytest
-from serving_cases import random_case
+from serving_cases import Server, random_case
 
 from accelscope.engine.studies.serving import (
     Lengths,
-    Server,
     draw_closed_loop_workload,
     draw_workload,
     layout,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from serving_cases import Server
 
 from accelscope.engine.studies.serving import (
     Lengths,
-    Server,
     Slo,
     capacity,
     draw_workload,
@@ -45,8 +45,9 @@ def test_capacity_run_meets_its_slo_and_a_bit_more_does_not():
     assert found.runs == 12
     assert meets_slo(found.metrics, slo)
     assert found.metrics.ttft_s.p99 <= 0.5 and found.metrics.tpot_s.p99 <= 0.02
-    # The bracket is resolved to (200/0.5) ** (1/1024), about 0.6 %; 5 % more fails.
-    assert not meets_slo(summarize(run_at_rate(found.rate_per_s * 1.05), 0.5, 0.02), slo)
+    # The bracket is resolved to (200/0.5) ** (1/1024), about 0.6 %: its upper end fails.
+    assert found.rate_per_s < found.failing_rate_per_s <= found.rate_per_s * (200 / 0.5) ** (1 / 1024) * (1 + 1e-12)
+    assert not meets_slo(summarize(run_at_rate(found.failing_rate_per_s), 0.5, 0.02), slo)
 
 
 def test_capacity_reports_zero_when_even_the_lowest_rate_fails():

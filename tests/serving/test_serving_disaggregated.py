@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from serving_cases import assert_close
+from serving_cases import Server, assert_close
 
 from accelscope.engine.studies.serving import (
     KvLink,
     Lengths,
-    Server,
     Workload,
     draw_workload,
     layout,

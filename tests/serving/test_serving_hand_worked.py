@@ -1,12 +1,18 @@
-"""Runs whose every time is worked out by hand from the stub cost."""
+"""Runs whose every time is worked out by hand: the simulator's mechanics on a transparent stub
+cost (reference simulator), and served runs against the static engine's own numbers (kernel,
+real physics)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from serving_cases import Server as PhysicsServer
+from serving_cases import engine as shared_engine
+from stub_cost import iteration_cost_reference, make_cost, request_positions_reference
 
-from accelscope.engine.studies.serving import Server, layout, simulate, summarize, trace_workload
-from accelscope.engine.studies.serving.cost_stub import make_cost
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.studies.serving import Server, layout, summarize, trace_workload
+from accelscope.engine.studies.serving import simulate as simulate_any
 
 HOST_S = 1e-3
 PER_SEQUENCE_S = 1e-4
@@ -21,6 +27,13 @@ COST = make_cost(
     byte_rate=1e12,
 )
 POLICIES = ("vllm", "trtllm-no-evict", "trtllm-max-util", "static")
+
+
+def simulate(workload, server, engine="reference"):
+    """The reference simulator with the stub's cost functions."""
+    assert engine == "reference"
+    return simulate_any(workload, server, engine="reference", request_positions=request_positions_reference,
+                        iteration_cost=iteration_cost_reference)
 
 
 def server(policy):
@@ -58,8 +71,7 @@ def test_one_request_at_a_time(policy):
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-@pytest.mark.parametrize("engine", ["reference", "kernel"])
-def test_a_batch_at_time_zero(policy, engine):
+def test_a_batch_at_time_zero(policy, engine="reference"):
     # 4 requests of prompt 50 and output 3 at t = 0, all fitting at once.
     workload = trace_workload(np.zeros(4), [50] * 4, [3] * 4)
     result = simulate(workload, server(policy), engine=engine)
@@ -98,3 +110,49 @@ def test_static_batch_keeps_finished_members_until_the_longest_ends():
     prefill_s = HOST_S + 2 * PER_SEQUENCE_S + (20e9 + 1e6 * 2 * 55) / 1e12
     decode_s = HOST_S + 2 * PER_SEQUENCE_S + (2e9 + 1e6 * 2 * 11) / 1e12
     assert result.iteration_duration_s[:2] == pytest.approx([prefill_s, decode_s], rel=1e-12)
+
+
+# ---- against the static engine (kernel, the engine's physics) -------------------------------------
+
+
+def static_result(scenario):
+    return shared_engine().predict(scenario)
+
+
+@pytest.mark.parametrize("physics_name", ["dense", "moe"])
+def test_one_request_at_a_time_matches_the_static_batch_of_one(physics_name):
+    """Rate -> 0: each request runs alone. Its TTFT is the static batch of one's prefill (host
+    time included) and its TPOT the static ITL, which the engine takes at the mean context of
+    the generation: the simulator's decode steps at contexts I+1 .. I+O-1 average to it."""
+    from serving_cases import PHYSICS_SCENARIOS
+
+    base = PHYSICS_SCENARIOS[physics_name]
+    prompt, output = 600, 40
+    static = static_result(base.with_changes(batch=1, input_len=prompt, output_len=output))
+    server = PhysicsServer(physics_name, max_num_seqs=64, max_batched_tokens=8192, kv_blocks_total=100_000)
+    workload = trace_workload([0.0, 1000.0, 2000.0], [prompt] * 3, [output] * 3)
+    result = simulate_any(workload, server)
+    metrics = summarize(result)
+    assert result.first_token_s - result.issue_s == pytest.approx([static.ttft_s] * 3, rel=1e-9)
+    assert metrics.tpot_s.mean == pytest.approx(static.itl_s, rel=1e-9)
+    assert metrics.itl_s.count == 3 * (output - 1)
+
+
+@pytest.mark.parametrize("physics_name", ["dense", "moe", "pipeline"])
+def test_a_batch_at_time_zero_matches_the_static_batch(physics_name):
+    """N requests at t = 0, fixed lengths, ample KV, N <= max_num_seqs, one prefill chunk: the
+    served run is the static batch of N, its TTFT the static TTFT and its end the static
+    end-to-end latency."""
+    from serving_cases import PHYSICS_SCENARIOS
+
+    base = PHYSICS_SCENARIOS[physics_name]
+    batch, prompt, output = 8, 500, 30
+    static = static_result(base.with_changes(batch=batch, input_len=prompt, output_len=output))
+    assert static.waves == 1
+    server = PhysicsServer(physics_name, max_num_seqs=64, max_batched_tokens=8192, kv_blocks_total=100_000)
+    result = simulate_any(trace_workload(np.zeros(batch), [prompt] * batch, [output] * batch), server)
+    assert result.iterations == output
+    assert result.first_token_s == pytest.approx([static.ttft_s] * batch, rel=1e-9)
+    assert result.end_s == pytest.approx([static.e2e_latency_s] * batch, rel=1e-9)
+    run_energy = float(result.iteration_energy_j.sum())
+    assert run_energy == pytest.approx(static.energy_J, rel=1e-9)

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from serving_cases import assert_close, assert_runs_equal, random_case
+from serving_cases import Server, assert_close, assert_runs_equal, random_case
 
 from accelscope.engine.studies.serving import (
     KvLink,
     Lengths,
-    Server,
     draw_workload,
     simulate,
     simulate_disaggregated,

@@ -7,7 +7,6 @@ transfer and a decode pool in tandem.
 """
 
 from .capacity import CapacityResult, Slo, capacity, meets_slo
-from .cost_stub import make_cost
 from .disaggregated import DisaggregatedResult, KvLink, simulate_disaggregated
 from .metrics import Distribution, Metrics, summarize
 from .run import RunResult, Server, simulate
@@ -42,7 +41,6 @@ __all__ = [
     "draw_workload",
     "exponential_think_times",
     "gamma_arrivals",
-    "make_cost",
     "meets_slo",
     "poisson_arrivals",
     "simulate",

@@ -19,12 +19,17 @@ class Slo:
 @dataclass(frozen=True)
 class CapacityResult:
     """``rate_per_s`` is the largest rate found to meet the SLO (0 when even ``low`` fails);
-    ``result`` and ``metrics`` are those of the run at that rate (at ``low`` when it failed)."""
+    ``result`` and ``metrics`` are those of the run at that rate (at ``low`` when it failed).
+    ``failing_rate_per_s`` is the smallest rate tried above it that failed (inf when ``high``
+    met the SLO): the capacity lies between the two. Meeting an SLO is not strictly monotone
+    in the rate (a p99 over finitely many requests moves with the draw), so a rate above the
+    bracket may meet it again; the bracket is what the search established."""
 
     rate_per_s: float
     result: object
     metrics: object
     runs: int
+    failing_rate_per_s: float = math.inf
 
 
 def meets_slo(metrics, slo):
@@ -58,7 +63,7 @@ def capacity(run_at_rate, slo, low, high, steps=10):
         return CapacityResult(high, result, metrics, 1)
     ok, result, metrics = evaluate(low)
     if not ok:
-        return CapacityResult(0.0, result, metrics, 2)
+        return CapacityResult(0.0, result, metrics, 2, low)
     best = CapacityResult(low, result, metrics, 2)
     lower, upper = low, high
     runs = 2
@@ -71,4 +76,4 @@ def capacity(run_at_rate, slo, low, high, steps=10):
             best = CapacityResult(middle, result, metrics, runs)
         else:
             upper = middle
-    return CapacityResult(best.rate_per_s, best.result, best.metrics, runs)
+    return CapacityResult(best.rate_per_s, best.result, best.metrics, runs, upper)

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import layout
-from .cost_stub import make_cost
 from .simulator_kernel import allocate_workspace, simulate_kernel
 from .simulator_reference import simulate_reference
 
@@ -22,8 +21,9 @@ class Server:
     """A serving deployment: ``replicas`` data-parallel copies behind a router.
 
     Sizes are in tokens and KV blocks; ``kv_blocks_total`` is per replica. ``cost`` is the
-    opaque coefficient array of the iteration-cost module, ``idle_power_w`` the power of one
-    replica between iterations (W).
+    engine's iteration-cost coefficients of one replica (``Engine.iteration_costs``), read by
+    the kernel; ``cost_model`` its reference twin (``Engine.iteration_cost_model``), read by the
+    reference simulator; ``idle_power_w`` the power of one replica between iterations (W).
     """
 
     policy: str = "vllm"
@@ -37,7 +37,8 @@ class Server:
     max_model_len: int = 8192
     prefix_tokens: int = 0
     static_batch: int = 8
-    cost: np.ndarray = field(default_factory=make_cost)
+    cost: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cost_model: object | None = None
     idle_power_w: float = 100.0
 
     def settings(self, users):
@@ -202,8 +203,10 @@ def simulate(
     time (s); reaching either stops the run and sets ``capped``. ``max_gaps`` sizes the buffer
     of irregular inter-token gaps (default 4 per request + 1024). ``prior_token_s`` (s, NaN =
     none) marks requests whose prompt KV arrives computed with the first token emitted then.
-    ``engine`` is ``"kernel"`` or ``"reference"``; the reference alone accepts other
-    ``request_positions``/``iteration_cost`` functions (the kernel's come from its import).
+    ``engine`` is ``"kernel"`` or ``"reference"``. The kernel costs iterations with the
+    engine's compiled iteration cost over ``server.cost``; the reference with
+    ``server.cost_model`` (its twin), or with the ``request_positions(cost, ...)`` and
+    ``iteration_cost(cost, ...)`` functions given here.
     """
     _validate(workload, prior_token_s)
     requests = workload.requests
@@ -238,12 +241,17 @@ def simulate(
         workspace = allocate_workspace(requests, server.replicas, running_capacity, workload.users)
         simulate_kernel(*arguments, *workspace)
     elif engine == "reference":
-        functions = {}
-        if request_positions is not None:
-            functions["request_positions"] = request_positions
-        if iteration_cost is not None:
-            functions["iteration_cost"] = iteration_cost
-        simulate_reference(*arguments, **functions)
+        model = server.cost_model
+        if request_positions is None or iteration_cost is None:
+            if model is None:
+                raise ValueError("the reference simulator needs the server's cost_model (or cost functions)")
+        if request_positions is None:
+            request_positions = lambda cost, context, tokens, is_decode: model.request_positions(  # noqa: E731
+                context, tokens, is_decode
+            )
+        if iteration_cost is None:
+            iteration_cost = lambda cost, *sums: model.iteration_cost(*sums)  # noqa: E731
+        simulate_reference(*arguments, request_positions=request_positions, iteration_cost=iteration_cost)
     else:
         raise ValueError(f"unknown engine {engine!r}")
     iterations = int(counters[layout.CNT_ITERATIONS])

@@ -8,7 +8,7 @@ together), its running list is an ordered array with O(1) pop from the tail, and
 users waiting to issue sit in a binary heap. The kernel allocates nothing: the caller passes
 the outputs and a workspace from ``allocate_workspace``.
 
-The iteration physics comes from the one import below; swapping it swaps the physics.
+The iteration's time and energy are the engine's (``physics.kernels.iteration``, inlined).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...physics.jit import jit
-from .cost_stub import iteration_cost, request_positions
+from ...physics.kernels.iteration import iteration_cost, request_positions
 from .layout import (
     CNT_CAPPED,
     CNT_GAPS,

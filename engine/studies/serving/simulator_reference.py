@@ -20,7 +20,6 @@ import heapq
 import math
 from collections import deque
 
-from . import cost_stub
 from .layout import (
     CNT_CAPPED,
     CNT_GAPS,
@@ -608,15 +607,16 @@ def simulate_reference(
     iteration_int,
     gap_s,
     counters,
-    request_positions=cost_stub.request_positions_reference,
-    iteration_cost=cost_stub.iteration_cost_reference,
+    request_positions,
+    iteration_cost,
 ):
     """Run the reference model; fills the output arrays (layouts in ``layout``).
 
     Inputs: ``arrival_s`` (s, non-decreasing; ignored in closed loop), ``prompt_tokens``,
     ``output_tokens``, ``think_s`` (s, closed loop), ``prior_token_s`` (s; time of an already
     emitted first token for requests whose prompt KV arrives computed, NaN otherwise),
-    ``settings`` (int64, ``SET_*``), ``max_time_s`` and the opaque ``cost`` coefficients.
+    ``settings`` (int64, ``SET_*``), ``max_time_s``, the ``cost`` coefficients, and the two cost
+    functions (``request_positions(cost, ...)``, ``iteration_cost(cost, ...)``).
     """
     ReferenceEngine(
         arrival_s,

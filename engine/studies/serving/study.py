@@ -34,12 +34,13 @@ from .disaggregated import DisaggregatedResult, KvLink, simulate_disaggregated
 from .metrics import Metrics, summarize
 from .physics_bridge import ReplicaPhysics, replica_physics
 from .run import RunResult, Server, simulate
-from .workload import Lengths, Workload, draw_closed_loop_workload, draw_workload, trace_workload
+from .workload import Lengths, Workload, draw_closed_loop_workload, draw_workload
 
 # Capacity search: rates between these multiples of a replica's static best (requests/s).
 CAPACITY_LOW_SHARE = 1e-3
 CAPACITY_HIGH_SHARE = 4.0
 CAPACITY_STEPS = 12
+MAX_KV_TOKENS = 2.0**50  # a KV cache reported as larger than this holds this many tokens
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,6 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
     """The policy's limits and the KV cache of one replica of ``scenario`` (resolved)."""
     physics = replica_physics(engine, scenario)
     defaults = POLICY_DEFAULTS[spec.policy]
-    capacity_bytes = physics.capacity_bytes
-    large = capacity_bytes >= LARGE_MEMORY_BYTES and not scenario.accelerator.startswith("a100")
     used_defaults = []
 
     def choose(name: str, value: object, default: object) -> object:
@@ -94,6 +93,10 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
             return default
         return value
 
+    # The profile run: the activation peak of the largest iteration the limits allow (as vLLM
+    # profiles it before sizing the KV cache), with the device's memory figures.
+    capacity_bytes = engine.predict(scenario.with_changes(batch=1, output_len=1)).memory.capacity_bytes
+    large = capacity_bytes >= LARGE_MEMORY_BYTES and not scenario.accelerator.startswith("a100")
     max_num_seqs = choose("max_num_seqs", spec.max_num_seqs,
                           defaults.large_sequences if large else defaults.small_sequences)
     max_batched_tokens = choose("max_batched_tokens", spec.max_batched_tokens,
@@ -104,7 +107,6 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
     if spec.policy == "static":
         # A fixed-batch image holds its whole batch's cache; it must fit like the static scenario.
         max_num_seqs = static_batch
-    # The profile run: the activation peak of the largest iteration the limits allow.
     profile_tokens = max(1, min(max_batched_tokens, scenario.input_len * max_num_seqs) // max_num_seqs)
     profile = engine.predict(scenario.with_changes(batch=max_num_seqs, input_len=profile_tokens, output_len=1))
     memory = profile.memory
@@ -117,14 +119,15 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
     else:
         kv_cache = fraction * (capacity_bytes - workspace)
     kv_near_share = 1.0 - (scenario.kv_offload if memory.far_usable_bytes > 0 else 0.0)
+    per_token = physics.kv_bytes_per_token
     blocks = 0
-    if kv_cache > 0.0 and physics.kv_bytes_per_token > 0.0:
-        near_tokens = kv_cache / (physics.kv_bytes_per_token * kv_near_share) if kv_near_share > 0.0 else math.inf
+    if kv_cache > 0.0 and per_token > 0.0:
+        near_tokens = kv_cache / (per_token * kv_near_share) if kv_near_share > 0.0 else math.inf
         far_room = memory.far_usable_bytes - memory.weights_far_bytes
-        far_tokens = far_room / (physics.kv_bytes_per_token * (1.0 - kv_near_share)) if kv_near_share < 1.0 else math.inf
-        blocks = int(min(near_tokens, far_tokens, 2.0**62) // block_size)
-    elif physics.kv_bytes_per_token == 0.0 and kv_cache > 0.0:
-        blocks = 1 << 40  # no attention KV at all: memory never limits the batch
+        far_tokens = far_room / (per_token * (1.0 - kv_near_share)) if kv_near_share < 1.0 else math.inf
+        blocks = int(min(near_tokens, far_tokens, MAX_KV_TOKENS) // block_size)
+    elif per_token == 0.0 and kv_cache > 0.0:
+        blocks = int(MAX_KV_TOKENS // block_size)  # no attention KV at all: memory never limits the batch
     model = engine.model(scenario.model)
     return ServerSetup(
         policy=spec.policy,
@@ -136,7 +139,7 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         memory_fraction=float(fraction),
         memory_of_total=defaults.memory_of_total,
         kv_cache_bytes=max(kv_cache, 0.0),
-        kv_bytes_per_token=physics.kv_bytes_per_token,
+        kv_bytes_per_token=per_token,
         kv_blocks_total=blocks,
         static_batch=static_batch,
         prefix_tokens=spec.prefix_tokens,
@@ -146,8 +149,18 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
     )
 
 
+def deployment_physics(engine: Engine, scenario: Scenario, setup: ServerSetup) -> ReplicaPhysics:
+    """The replica's iteration cost at the batch its KV cache holds (up to the sequence limit):
+    where a device has two near tiers, that batch sets which of the weights and cache are read
+    from which."""
+    mean_context = max(scenario.input_len + scenario.output_len // 2, 1)
+    batch = max(1, min(setup.max_num_seqs, setup.kv_tokens // mean_context))
+    return replica_physics(engine, scenario.with_changes(batch=batch))
+
+
 def _server(setup: ServerSetup, physics: ReplicaPhysics, router: str) -> Server:
     return Server(
+        cost_model=physics.cost_model,
         policy=setup.policy,
         replicas=setup.replicas,
         router=router,
@@ -194,22 +207,13 @@ def simulate_served(
 ) -> ServedRun:
     """One served run of ``scenario`` (resolved) under ``spec`` (validated); ``trace`` replaces
     the drawn requests, ``reference`` runs the pure-Python twin (slow; for checking)."""
-    physics = replica_physics(engine, scenario)
     setup = server_setup(engine, scenario, spec)
+    physics = deployment_physics(engine, scenario, setup)
     workload = trace if trace is not None else draw_requests(scenario, spec, setup.max_model_len, rate_rps)
-    run = simulate(workload, _server(setup, physics, spec.router), engine="reference" if reference else "kernel",
-                   **_reference_cost(reference))
+    run = simulate(workload, _server(setup, physics, spec.router), engine="reference" if reference else "kernel")
     metrics = summarize(run, _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms))
     rate = math.nan if trace is not None else offered_rate(spec, rate_rps)
     return ServedRun(scenario, spec, setup, rate, run, metrics, setup.replicas * setup.devices_per_replica)
-
-
-def _reference_cost(reference: bool) -> dict[str, object]:
-    if not reference:
-        return {}
-    from .physics_bridge import iteration_cost_reference, request_positions_reference
-
-    return {"request_positions": request_positions_reference, "iteration_cost": iteration_cost_reference}
 
 
 def _seconds(milliseconds: float | None) -> float | None:
@@ -233,9 +237,8 @@ def capacity_at_slo(engine: Engine, scenario: Scenario, spec: ServingSpec) -> Ca
     and stays stable; 0 when even a trickle does not."""
     if spec.arrival in ("offline", "closed"):
         spec = spec.with_changes(arrival="poisson")
-    physics = replica_physics(engine, scenario)
     setup = server_setup(engine, scenario, spec)
-    server = _server(setup, physics, spec.router)
+    server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
     scale = static_best_rate(engine, scenario, setup)
 
     def run_at(rate: float) -> RunResult:
@@ -259,10 +262,10 @@ def simulate_disaggregated_served(
     (the prefill pool may run on another scenario: accelerator, layout), the KV cache carried
     over the spec's link."""
     prefill_scenario = prefill_scenario or scenario
-    prefill_physics = replica_physics(engine, prefill_scenario)
-    decode_physics = replica_physics(engine, scenario)
     prefill_setup = server_setup(engine, prefill_scenario, spec, spec.prefill_replicas)
     decode_setup = server_setup(engine, scenario, spec, spec.decode_replicas)
+    prefill_physics = deployment_physics(engine, prefill_scenario, prefill_setup)
+    decode_physics = deployment_physics(engine, scenario, decode_setup)
     link = kv_link(engine, scenario, spec, decode_physics)
     workload = draw_requests(scenario, spec, decode_setup.max_model_len, rate_rps)
     result = simulate_disaggregated(workload, _server(prefill_setup, prefill_physics, spec.router),

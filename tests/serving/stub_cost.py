@@ -1,32 +1,17 @@
-"""A stand-in for the iteration physics: simple, but shaped like the real closed form.
-
-The simulator never computes physics itself. It calls two functions with an opaque float64
-coefficient array ``cost``:
-
-* ``request_positions(cost, context_before, new_tokens, is_decode)`` returns the attention
-  work of one request in one iteration: ``(prefill_attention_positions,
-  decode_attention_positions, kv_read_positions)``.
-* ``iteration_cost(cost, tokens, sequences, prefill_attention_positions,
-  decode_attention_positions, kv_read_positions)`` returns ``(duration_s, energy_J)`` of an
-  iteration from the sums over its scheduled requests.
-
-Each function has a pure-Python reference (``*_reference``) and a compiled twin; they perform
-the same floating-point operations in the same order. The real physics replaces this module by
-providing functions with the same signatures.
+"""A transparent stand-in for the engine's iteration cost, for tests that work a run's times
+out by hand on the reference simulator (the kernel always costs iterations with the engine's
+own physics, which the twin tests hold equal to the reference's).
 
 Model: a chunk of ``n`` new tokens after ``c`` cached ones attends to positions ``c+1 .. c+n``
 (sum of those positions) and reads ``c`` cached positions; a decode step attends to and reads
 ``c + 1`` positions. The iteration lasts a fixed host time, a host time per sequence, and the
 slower of compute (dense FLOPs per token plus attention FLOPs per position) and memory (weights
-once plus KV reads). Power rises linearly from a static floor to the peak with the busy share of
-the bound unit.
+once plus KV reads). Power rises linearly from a static floor to the peak with the busy share.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from ...physics.jit import jit
 
 # Coefficient indices of the ``cost`` array.
 HOST_S = 0  # fixed host time per iteration (scheduling, launches), s
@@ -96,6 +81,3 @@ def iteration_cost_reference(
     power_w = cost[STATIC_POWER_W] + (cost[PEAK_POWER_W] - cost[STATIC_POWER_W]) * busy_share
     return duration_s, power_w * duration_s
 
-
-request_positions = jit(request_positions_reference)
-iteration_cost = jit(iteration_cost_reference)
