@@ -34,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from ..catalog.constants import ClassConstants, Constants
 from ..core import codes
 from ..core.accelerator import Accelerator, MemoryTier
+from ..core.constants import ClassConstants, Constants
 from ..core.model import ModelArch
 from ..core.precision import (
     PEAK_KEY,

@@ -25,9 +25,9 @@ from importlib import resources
 from typing import Any
 
 from ..catalog.catalog import Catalog
-from ..catalog.constants import Constants
 from ..catalog.reading import PathLike, TableReader, as_path, check_int, describe, read_toml_file
 from ..core.accelerator import Accelerator
+from ..core.constants import Constants
 from ..core.errors import AccelscopeError, CatalogError
 from ..core.precision import PRECISIONS
 from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
