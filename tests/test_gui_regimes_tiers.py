@@ -14,14 +14,22 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from accelscope.engine.catalog.far_tiers import load_far_tiers
+from accelscope.engine.catalog.regimes import load_regimes
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
-from accelscope.engine.studies.regimes import load_regimes, regime_scores, regimes_table
-from accelscope.engine.studies.tiering import heterogeneous_claim_check, load_far_tiers, sweep_offload
+from accelscope.engine.studies.regimes import regime_scores, regimes_table
+from accelscope.engine.studies.tiering import (
+    FALLBACK_TIER,
+    OWN_TIER,
+    heterogeneous_claim_check,
+    own_far_tier,
+    sweep_offload,
+)
 from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.panels.regimes import RegimesPanel, score_text, value_text, zero_word
-from accelscope.gui.panels.tiers import FALLBACK_TIER, OWN_TIER, TiersPanel, own_far_tier
+from accelscope.gui.panels.tiers import TiersPanel
 
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
 

@@ -319,7 +319,8 @@ def test_the_architecture_spread_claim_is_the_regime_studys_largest_best_over_wo
     """Sharma's "up to 3.7x between architectures": per regime, the best of Fig. 8's seven graded
     accelerators over the worst in the regime's metric (among those that run it), the largest
     over the regimes, worked out here from the regime grid itself."""
-    from accelscope.engine.studies.regimes import load_regimes, regime_scores
+    from accelscope.engine.catalog.regimes import load_regimes
+    from accelscope.engine.studies.regimes import regime_scores
 
     graded = tuple(load_regimes().paper_ratings)
     assert len(graded) == 7

@@ -23,14 +23,13 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient,
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog.regimes import RegimeDefinitions, load_regimes
 from accelscope.engine.core.table import Table
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.studies.regimes import (
-    RegimeDefinitions,
     RegimeGrid,
     architecture_spreads,
-    load_regimes,
     regime_scores,
     regimes_table,
     times_text,

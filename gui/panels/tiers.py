@@ -21,17 +21,20 @@ from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog.far_tiers import FarTierOption, load_far_tiers
 from accelscope.engine.core.table import Table
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.studies.tiering import (
     CLAIM_CAPACITY_MULTIPLES,
     CLAIM_SLOWDOWNS,
+    OWN_TIER,
     ClaimCheck,
-    FarTierOption,
     OffloadSweep,
     heterogeneous_claim_check,
-    load_far_tiers,
+    offload_curves,
+    own_far_tier,
+    resolve_far_tier,
     sweep_offload,
 )
 
@@ -40,8 +43,6 @@ from . import bars
 from .analysis import AnalysisPanel
 from .base import WrappedLabel
 
-OWN_TIER = "own"  # the device's own far tier (the workspace's "far_tier" default)
-FALLBACK_TIER = "host-ddr5-pcie5"  # for a device without a far tier of its own
 SWEEP_FRACTIONS: tuple[float, ...] = tuple(i / 20 for i in range(21))  # 0, 5, ..., 100 %
 
 # (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
@@ -59,23 +60,6 @@ CAPACITY_COLOURS = ("#7F7F7F", "#4C72B0")  # device memory alone, with the far t
 MODEL_LINE_COLOUR = "#B2182B"
 CAPACITY_BAR_HEIGHT = 0.5  # of a row
 MIN_DECADES = math.log10(2.0)  # the slowdown axis shows at least 1x to 2x
-
-
-def own_far_tier(engine: Engine, accelerator_id: str) -> FarTierOption | None:
-    """The accelerator's own far tier as a far-tier option (same numbers and sources), or
-    None where it has none. A tier without a separate link is read at its own bandwidth."""
-    accelerator = engine.catalog.accelerator(accelerator_id)
-    tier = next((t for t in accelerator.memory if t.level == "far" and t.placement), None)
-    if tier is None or tier.bandwidth_Bps is None:
-        return None
-    return FarTierOption(
-        id=OWN_TIER,
-        name=tier.name or f"{accelerator.name} far memory",
-        kind=tier.kind,
-        capacity_bytes=tier.capacity_bytes,
-        bandwidth_Bps=tier.bandwidth_Bps,
-        link_bandwidth_Bps=tier.link_bandwidth_Bps or tier.bandwidth_Bps,
-    )
 
 
 @dataclass(frozen=True)
@@ -242,12 +226,7 @@ class TiersPanel(AnalysisPanel):
     def resolved_tier(self, accelerator_id: str) -> tuple[str, FarTierOption]:
         """The tier to use on an accelerator: the chosen one, or the fallback where the choice
         is the device's own and it has none."""
-        if self.far_tier == OWN_TIER:
-            own = own_far_tier(self.engine, accelerator_id)
-            if own is not None:
-                return OWN_TIER, own
-            return FALLBACK_TIER, self.far_tiers[FALLBACK_TIER]
-        return self.far_tier, self.far_tiers[self.far_tier]
+        return resolve_far_tier(self.engine, accelerator_id, self.far_tier, self.far_tiers)
 
     # ---- AnalysisPanel -------------------------------------------------------------------
 
@@ -342,14 +321,7 @@ class TiersPanel(AnalysisPanel):
     @staticmethod
     def _series(sweep: OffloadSweep) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         """(shares, {curve: (ITL s, slowdown, fits)}) along the sweep's rows, columns and diagonal."""
-        shares = sweep.weight_fractions
-        slowdown = sweep.itl_slowdown
-        diagonal = np.arange(len(shares))
-        return shares, {
-            "weights": (sweep.itl_s[:, 0], slowdown[:, 0], sweep.fits[:, 0]),
-            "kv": (sweep.itl_s[0, :], slowdown[0, :], sweep.fits[0, :]),
-            "both": (sweep.itl_s[diagonal, diagonal], slowdown[diagonal, diagonal], sweep.fits[diagonal, diagonal]),
-        }
+        return offload_curves(sweep)
 
     def _show_curves(self, study: TierStudy) -> None:
         sweep = study.sweep
