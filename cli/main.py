@@ -241,14 +241,14 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0 whatever the errors are: the targets are reported, not enforced (yet)."""
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.physics.engine import Engine
-    from accelscope.engine.validation.validate import format_report, validate
+    from accelscope.engine.validation import format_report, to_dict, validate
 
     try:
         report = validate(Engine())
     except AccelscopeError as error:
         raise UsageError(f"accelscope validate: {error}") from None
     if args.json:
-        json.dump(report.to_dict(), out, indent=2, allow_nan=False, ensure_ascii=False)
+        json.dump(to_dict(report), out, indent=2, allow_nan=False, ensure_ascii=False)
         out.write("\n")
     else:
         out.write(format_report(report))

@@ -12,6 +12,7 @@ import pytest
 
 from accelscope.engine.catalog.constants import load_constants
 from accelscope.engine.catalog.far_tiers import load_far_tiers
+from accelscope.engine.catalog.measurements import load_measurements
 from accelscope.engine.catalog.reading import MAX_FILE_BYTES
 from accelscope.engine.catalog.regimes import load_regimes
 from accelscope.engine.core.errors import CatalogError
@@ -24,6 +25,8 @@ READERS = [
     pytest.param(load_far_tiers, "far_tiers.toml", "tier = [3]\n", id="far-tiers-entry"),
     pytest.param(load_regimes, "regimes.toml", "layout = 3\n", id="regimes"),
     pytest.param(load_regimes, "regimes.toml", None, id="regimes-ratings"),
+    pytest.param(load_measurements, "measurements.toml", "papers = 3\n", id="measurements"),
+    pytest.param(load_measurements, "measurements.toml", "measurement = [3]\n", id="measurements-row"),
 ]
 
 

@@ -14,21 +14,15 @@ import numpy as np
 import pytest
 
 from accelscope.cli.main import main
+from accelscope.engine.catalog.measurements import KINDS, METRICS, load_measurements
 from accelscope.engine.core.errors import CatalogError
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.results import N_OUTPUT_ROWS, Outputs
-from accelscope.engine.validation.validate import (
-    KINDS,
-    METRICS,
-    ideal_catalog,
-    ideal_constants,
-    load_measurements,
-    served_runs,
-    setup_text,
-    stats,
-    validate,
-)
+from accelscope.engine.validation.ideal import ideal_catalog, ideal_constants
+from accelscope.engine.validation.report import METRIC_VALUES, stats, validate
+from accelscope.engine.validation.served import served_runs
+from accelscope.engine.validation.text import setup_text
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +131,15 @@ denominator = { accelerator = "wse-3" }
 
 # What makes VALID's workload a served run, which a batching policy needs.
 SERVED = 'requests = 10\nrequests_basis = "r"'
+
+
+def test_every_metric_the_table_may_state_is_read_from_the_engines_result(engine):
+    # The table's vocabulary (catalog) and how a result gives each metric (validation) are
+    # kept apart by layer; they must name the same metrics.
+    assert set(METRIC_VALUES) == set(METRICS)
+    result = engine.predict(Scenario("llama-3.1-8b", "h100-sxm"))
+    assert METRIC_VALUES["itl_ms"](result) == result.itl_s * 1e3
+    assert all(math.isfinite(get(result)) and get(result) > 0 for get in METRIC_VALUES.values())
 
 
 def test_a_small_valid_file_loads(tmp_path, catalog):
