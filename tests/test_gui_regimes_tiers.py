@@ -19,11 +19,11 @@ from accelscope.engine.catalog.regimes import load_regimes
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.studies.claims import heterogeneous_claim_check
 from accelscope.engine.studies.regimes import regime_scores, regimes_table
 from accelscope.engine.studies.tiering import (
     FALLBACK_TIER,
     OWN_TIER,
-    heterogeneous_claim_check,
     own_far_tier,
     sweep_offload,
 )

@@ -17,21 +17,20 @@ from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.studies.claims import moe_like_dense_check
 from accelscope.engine.studies.moe_routing import RoutingSetup, simulate_routing
-from accelscope.engine.studies.scaling import (
-    DEFAULT_MAX_DEVICES,
-    STRATEGIES,
-    Workload,
-    compare_strategies,
+from accelscope.engine.studies.parallelism import (
+    DEFAULT_MOE,
+    EP_TP_BATCHES,
+    FIG4_MODELS,
     ep_tp_table,
     ep_vs_tp,
-    moe_like_dense_check,
-    scaling_table,
     tp_dp_grid,
     tp_dp_table,
 )
+from accelscope.engine.studies.scaling import DEFAULT_MAX_DEVICES, STRATEGIES, compare_strategies, scaling_table
 from accelscope.gui.look.style import configure_pyqtgraph
-from accelscope.gui.panels.parallelism import DEFAULT_MOE, EP_TP_BATCHES, FIG4_MODELS, ParallelismPanel
+from accelscope.gui.panels.parallelism import ParallelismPanel
 from accelscope.gui.panels.scaling import ScalingPanel
 
 # A 200T-parameter dense model: 400 TB of BF16 weights, beyond 1,024 A100-40GB (about 37 TB usable).
@@ -56,10 +55,7 @@ def frame_of(engine, model, accelerator="h100-sxm", batch=64, options=None, **fi
 
 
 def workload_of(frame):
-    s = frame.workspace.scenario
-    return Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                    weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                    kv_precision=s.kv_precision)
+    return frame.workspace.scenario.workload
 
 
 def make(qtbot, cls, engine, frame=None):

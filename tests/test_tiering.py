@@ -20,10 +20,10 @@ from accelscope.engine.core import codes
 from accelscope.engine.core.errors import CatalogError
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.sourced import Sourced
+from accelscope.engine.studies.claims import heterogeneous_claim_check
 from accelscope.engine.studies.tiering import (
     engine_with_far_tier,
     far_bandwidth_share_needed,
-    heterogeneous_claim_check,
     largest_fraction_within,
     slowdown_closed_form,
     sweep_offload,

@@ -310,7 +310,7 @@ def test_computed_claims_have_values_and_the_others_a_reason(report):
     by_id = {c.claim.id: c for c in report.claims}
     # The scaling study's numbers, as the Scaling tab shows them.
     from accelscope.engine.physics.engine import Engine
-    from accelscope.engine.studies.scaling import claims_check
+    from accelscope.engine.studies.claims import claims_check
 
     checks = {check.claim_id: check.computed_value for check in claims_check(Engine())}
     for claim_id in ("s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"):
@@ -347,7 +347,7 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     model's bytes (its fixed parts plus 10% of the experts), at batch 64 the batch touches
     1 − 0.9^64 = 99.9% of the experts, nearly all 700B parameters. The reported value is the
     batch-64 ITL ratio, both models on the devices that hold the MoE."""
-    from accelscope.engine.studies.scaling import CLAIM_WORKLOAD, moe_like_dense_models
+    from accelscope.engine.studies.claims import CLAIM_WORKLOAD, moe_like_dense_models
 
     dense, moe = moe_like_dense_models()
     assert moe.total_params == pytest.approx(700e9, rel=1e-3) and dense.total_params == pytest.approx(70e9, rel=1e-3)
@@ -360,7 +360,8 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     engine = engine.with_models(dense, moe)  # the study made its own engine; the caller's is unchanged
 
     def itl(model, batch):
-        return engine.predict(CLAIM_WORKLOAD.scenario(model.id, "b200", tp=tp).with_changes(batch=batch)).itl_s
+        scenario = Scenario.from_workload(model.id, "b200", CLAIM_WORKLOAD, tp=tp).with_changes(batch=batch)
+        return engine.predict(scenario).itl_s
 
     assert claim.calibrated.value == pytest.approx(itl(moe, 64) / itl(dense, 64), rel=1e-12)
     assert itl(moe, 1) / itl(dense, 1) < 1.2 < claim.calibrated.value  # similar only while few experts are read

@@ -101,7 +101,11 @@ class Paper:
 
 
 @dataclass(frozen=True)
-class Workload:
+class PublishedWorkload:
+    """A ``[workload.NAME]`` of the table: the prompt and reply lengths a paper's runs used (or
+    that were assumed for them, ``basis`` says which) and how the requests were served. Rows
+    that name it take its lengths; their batch and precisions are their own."""
+
     name: str
     input_len: int
     output_len: int
@@ -233,7 +237,7 @@ class Claim:
 class MeasurementTable:
     path: str
     papers: dict[str, Paper]
-    workloads: dict[str, Workload]
+    workloads: dict[str, PublishedWorkload]
     measurements: tuple[Measurement, ...]
     claims: tuple[Claim, ...]
 
@@ -256,7 +260,7 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
         reader.reject_unknown(("short", "citation"))
         papers[key] = Paper(key, _text(reader, "short"), _text(reader, "citation"))
 
-    workloads: dict[str, Workload] = {}
+    workloads: dict[str, PublishedWorkload] = {}
     workload_reader = top.sub("workload")
     for name in workload_reader.table:
         reader = workload_reader.sub(name)
@@ -267,7 +271,7 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
         if requests is not None and not reader.has("requests_basis"):
             raise reader.error("requests_basis", "a served run's request count needs its basis")
         fixed_batch = _fixed_batch(reader, catalog, requests)
-        workloads[name] = Workload(
+        workloads[name] = PublishedWorkload(
             name,
             reader.integer("input_len", maximum=MAX_TOKENS),
             reader.integer("output_len", maximum=MAX_TOKENS),
@@ -334,7 +338,7 @@ def _fixed_batch(reader: TableReader, catalog: Catalog | None, requests: int | N
 class _Context:
     path: object
     papers: dict[str, Paper]
-    workloads: dict[str, Workload]
+    workloads: dict[str, PublishedWorkload]
     catalog: Catalog | None
 
 

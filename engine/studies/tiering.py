@@ -20,7 +20,6 @@ all-in-HBM / throughput).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -36,9 +35,6 @@ from ..physics.results import Outputs
 
 OWN_TIER = "own"  # the device's own far tier (the workspace's "far_tier" default)
 FALLBACK_TIER = "host-ddr5-pcie5"  # for a device without a far tier of its own
-# The first paper's claim (resources/measurements.toml, s25-heterogeneous-memory-5-10x-at-15-30pct).
-CLAIM_CAPACITY_MULTIPLES: tuple[float, float] = (5.0, 10.0)
-CLAIM_SLOWDOWNS: tuple[float, float] = (1.15, 1.30)
 
 
 # ---- the far tier to use ---------------------------------------------------------------------
@@ -266,130 +262,3 @@ def offload_curves(sweep: OffloadSweep) -> tuple[np.ndarray, dict[str, tuple[np.
         "kv": (sweep.itl_s[0, :], slowdown[0, :], sweep.fits[0, :]),
         "both": (sweep.itl_s[diagonal, diagonal], slowdown[diagonal, diagonal], sweep.fits[diagonal, diagonal]),
     }
-
-
-@dataclass(frozen=True)
-class ClaimTier:
-    """One far tier against the claim."""
-
-    tier: FarTierOption
-    bandwidth_ratio: float  # sustained near / far
-    far_bandwidth_Bps: float  # sustained
-    engine_slowdown: np.ndarray  # ITL slowdown [claim fraction, batch], from the engine
-    closed_form_slowdown: np.ndarray  # [claim fraction]
-    largest_fraction: float  # offloaded share within the claim's upper slowdown (closed form)
-    capacity_multiple_within: float  # 1 / (1 − largest_fraction): model size the slowdown allows
-    capacity_multiple_with_tier: float  # what the tier's capacity allows, slowdown aside
-    holds: bool  # the engine's slowdown stays within the claim at a claimed fraction
-
-
-@dataclass(frozen=True)
-class ClaimCheck:
-    model: str
-    accelerator: str
-    batches: tuple[int, ...]
-    capacity_multiples: tuple[float, ...]  # the claim's 5x and 10x
-    fractions: tuple[float, ...]  # 1 − 1/multiple: 0.8 and 0.9
-    slowdowns: tuple[float, ...]  # the claim's 1.15 and 1.30
-    near_bandwidth_Bps: float  # sustained
-    far_share_needed: np.ndarray  # B_far / B_near needed [fraction, slowdown]
-    tiers: tuple[ClaimTier, ...]
-    sentence: str
-
-
-def heterogeneous_claim_check(
-    engine: Engine,
-    model: str = "llama-3.1-8b",
-    accelerator: str = "h100-sxm",
-    tiers: Sequence[FarTierOption] | None = None,
-    batches: Sequence[int] = (1, 64),
-    capacity_multiples: Sequence[float] = CLAIM_CAPACITY_MULTIPLES,
-    slowdowns: Sequence[float] = CLAIM_SLOWDOWNS,
-    input_len: int = 1024,
-    output_len: int = 256,
-) -> ClaimCheck:
-    """Sharma 2025, Sec. VII-A: "5-10x larger models ... with only 15-30% performance
-    degradation". A model m times larger than device memory holds keeps f = 1 − 1/m of its
-    weights in the far tier (80% at 5x, 90% at 10x). For every far tier, the decode slowdown
-    at those fractions (engine, BF16 by default as in measurements.toml's setup) against the same
-    model all in device memory, the closed form (1 − f) + f·r, the far/near bandwidth share the
-    claim needs, and the largest fraction (and model-size multiple) each tier allows within it."""
-    tiers = tuple(tiers) if tiers is not None else tuple(load_far_tiers().values())
-    multiples = tuple(float(m) for m in capacity_multiples)
-    if not multiples or any(m <= 1.0 for m in multiples):
-        raise ValueError("capacity_multiples must be larger than 1 (a model larger than device memory holds)")
-    fractions = tuple(1.0 - 1.0 / m for m in multiples)
-    slowdowns = tuple(float(s) for s in slowdowns)
-    if not slowdowns or any(s <= 1.0 for s in slowdowns):
-        raise ValueError("slowdowns must be larger than 1 (1.3 = 30% slower)")
-    high = max(slowdowns)
-    rows: list[ClaimTier] = []
-    near = 0.0
-    for tier in tiers:
-        per_batch = []
-        sweep = None
-        for batch in batches:
-            sweep = sweep_offload(
-                engine, Scenario(model, accelerator, batch=batch, input_len=input_len, output_len=output_len),
-                tier, weight_fractions=fractions, kv_fractions=(0.0,),
-            )
-            per_batch.append(sweep.itl_slowdown[:, 0])
-        assert sweep is not None
-        near = sweep.near_bandwidth_Bps
-        ratio = sweep.bandwidth_ratio
-        engine_slowdown = np.stack(per_batch, axis=1)
-        largest = largest_fraction_within(high, ratio)
-        rows.append(ClaimTier(
-            tier=tier,
-            bandwidth_ratio=ratio,
-            far_bandwidth_Bps=sweep.far_bandwidth_Bps,
-            engine_slowdown=engine_slowdown,
-            closed_form_slowdown=np.array([slowdown_closed_form(f, ratio) for f in fractions]),
-            largest_fraction=largest,
-            capacity_multiple_within=1.0 / (1.0 - largest) if largest < 1.0 else math.inf,
-            capacity_multiple_with_tier=sweep.largest.capacity_multiple,
-            holds=bool(np.any(engine_slowdown <= high)),
-        ))
-    needed = np.array([[far_bandwidth_share_needed(f, s) for s in slowdowns] for f in fractions])
-    check = ClaimCheck(
-        model=model,
-        accelerator=accelerator,
-        batches=tuple(batches),
-        capacity_multiples=multiples,
-        fractions=fractions,
-        slowdowns=slowdowns,
-        near_bandwidth_Bps=near,
-        far_share_needed=needed,
-        tiers=tuple(rows),
-        sentence="",
-    )
-    return replace(check, sentence=_claim_sentence(check))
-
-
-def _claim_sentence(check: ClaimCheck) -> str:
-    low_f, high_f = min(check.fractions), max(check.fractions)
-    high_s = max(check.slowdowns)
-    share_low = far_bandwidth_share_needed(low_f, high_s)
-    share_high = far_bandwidth_share_needed(high_f, high_s)
-    best = max(check.tiers, key=lambda row: row.far_bandwidth_Bps)
-    worst_engine = [float(row.engine_slowdown.min()) for row in check.tiers]
-    multiples = "-".join(f"{m:g}" for m in check.capacity_multiples)
-    holding = [row.tier.name for row in check.tiers if row.holds]
-    if holding:
-        verdict = f"The claim holds with {', '.join(holding)}."
-    else:
-        verdict = (
-            "The claim does not hold for any listed tier; it can hold only where the offloaded bytes are rarely "
-            "read (cold experts of a mixture-of-experts model, prefetch hidden behind compute at large batch)."
-        )
-    return (
-        f"A model {multiples}x larger than {check.accelerator}'s memory holds keeps {low_f:.0%}-{high_f:.0%} of its "
-        f"weights in the far tier; dense decode reads them all every token, so the step is (1 - f) + f x "
-        f"(near/far bandwidth) times longer. Within {high_s - 1:.0%} that needs a far tier sustaining "
-        f"{share_low:.0%}-{share_high:.0%} of device-memory bandwidth "
-        f"({share_low * check.near_bandwidth_Bps / 1e12:.2f}-{share_high * check.near_bandwidth_Bps / 1e12:.2f} TB/s "
-        f"here). The fastest listed tier, {best.tier.name}, sustains {best.far_bandwidth_Bps / 1e9:.0f} GB/s "
-        f"(1/{best.bandwidth_ratio:.1f} of it): the engine computes at least a {min(worst_engine):.2f}x slowdown "
-        f"at {low_f:.0%}-{high_f:.0%}, and {high_s - 1:.0%} allows {best.largest_fraction:.1%} of the weights offloaded "
-        f"({best.capacity_multiple_within:.2f}x the model size). {verdict}"
-    )

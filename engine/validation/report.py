@@ -26,8 +26,7 @@ from ..catalog.measurements import (
 from ..core.scenario import Scenario
 from ..physics.engine import Engine
 from ..physics.results import Result, result_from_column
-from ..studies.regimes import architecture_spread_check
-from ..studies.scaling import claims_check, moe_like_dense_check
+from ..studies.claims import architecture_spread_check, claims_check, moe_like_dense_check
 from .ideal import ideal_engine
 from .served import served_runs
 

@@ -1,6 +1,6 @@
 """Tensor vs data parallelism on a node, and expert vs tensor parallelism for MoE models — the
-second paper's Figs. 4 and 6, computed by the engine (``scaling.tp_dp_grid``,
-``scaling.ep_vs_tp``).
+second paper's Figs. 4 and 6, computed by the engine (``parallelism.tp_dp_grid``,
+``parallelism.ep_vs_tp``).
 
 Left: for a device budget, each model's throughput per device under every TP × DP split of it,
 coloured relative to that model's best split, with a star where TP beats the split with twice
@@ -25,10 +25,13 @@ from accelscope.engine.core.table import Table
 from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.scaling import (
+from accelscope.engine.studies.parallelism import (
+    EP_TP_BATCHES,
+    FIG4_MODELS,
     EpTpComparison,
     TpDpGrid,
-    Workload,
+    ep_devices,
+    ep_model,
     ep_tp_table,
     ep_vs_tp,
     tp_dp_grid,
@@ -49,13 +52,6 @@ from ..look.style import (
 from ..look.theme import contrast_ratio
 from . import bars
 from .analysis import AnalysisPanel
-
-# Brunetta et al. 2025, Fig. 4 compares these (small, medium and large dense models); the
-# current model is added as the first row when it is not one of them.
-FIG4_MODELS: tuple[str, ...] = ("llama-3.1-8b", "qwen3-32b", "llama-3.3-70b")
-# Fig. 6 uses a MoE; when the current model is dense the tab shows this one, and says so.
-DEFAULT_MOE = "mixtral-8x22b"
-EP_TP_BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 # A sequential scale (canvas to blue: white to blue on a light canvas) for "share of the model's
 # best split": values are written in the cells, so the colour only has to rank them.
@@ -299,9 +295,7 @@ class ParallelismPanel(AnalysisPanel):
         key = self._key(frame)
         self._study_key = key
         budget = self.device_budget()
-        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                            kv_precision=s.kv_precision)
+        workload = s.workload
         models = [s.model, *(m for m in FIG4_MODELS if m != s.model)]
         names = {}
         for model_id in models:
@@ -316,11 +310,10 @@ class ParallelismPanel(AnalysisPanel):
             grid_problem = str(error)
 
         current = self.engine.model(s.model)
-        moe_id = s.model if current.is_moe else DEFAULT_MOE
-        moe = current if current.is_moe else self.engine.model(DEFAULT_MOE)
+        moe = ep_model(self.engine, s.model)
+        moe_id = moe.id
         names.setdefault(moe_id, moe.name)
-        # EP places whole experts: no more devices than experts (a power of two, as the budget).
-        devices = min(budget, 1 << math.floor(math.log2(moe.moe.n_routed_experts)))
+        devices = ep_devices(moe, budget)
         note = f"{moe.name} on {devices} devices"
         if not current.is_moe:
             note += f" ({names[s.model]} is dense: expert parallelism needs a mixture-of-experts model)"

@@ -7,8 +7,7 @@ the model (expert parallelism on a dense model) keep their row, labelled. Beside
 form that builds a synthetic model (a 1T dense or a 1T MoE in one click) and asks the main
 window to show it, and, for MoE models, the routing Monte Carlo under expert parallelism with
 the first paper's claims next to the computed numbers. Every number is the engine's
-(``scaling.compare_strategies``, ``scaling.claims_check``, ``scaling.moe_like_dense_check``,
-``moe_routing.simulate_routing``).
+(``scaling.compare_strategies``, ``scaling.ep_routing``, ``claims.scaling_claims``).
 """
 
 from __future__ import annotations
@@ -45,18 +44,16 @@ from accelscope.engine.core.table import Table
 from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.moe_routing import RoutingResult, RoutingSetup, simulate_routing
+from accelscope.engine.studies.claims import ClaimCheck, scaling_claims
+from accelscope.engine.studies.moe_routing import RoutingResult
 from accelscope.engine.studies.scaling import (
     DEFAULT_MAX_DEVICES,
     STRATEGIES,
     STRATEGY_LABELS,
-    ClaimCheck,
     ScalingComparison,
     StrategyResult,
-    Workload,
-    claims_check,
     compare_strategies,
-    moe_like_dense_check,
+    ep_routing,
     scaling_table,
 )
 
@@ -610,16 +607,14 @@ class ScalingPanel(AnalysisPanel):
         self._study_key = key
         skew = self.routing_skew()
         routing = "skewed" if skew > 0 else "uniform"
-        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                            kv_precision=s.kv_precision)
+        workload = s.workload
         claims, moe_like_dense = self._claims_once()
         try:
             model = self.engine.model(s.model)
             comparison = compare_strategies(self.engine, s.model, s.accelerator, workload, routing=routing, skew=skew)
         except (ValueError, AccelscopeError) as error:
             return ScalingStudy(key, None, str(error), None, claims, moe_like_dense, False, s.model)
-        return ScalingStudy(key, comparison, "", self._ep_routing(model, comparison), claims, moe_like_dense,
+        return ScalingStudy(key, comparison, "", ep_routing(model, comparison), claims, moe_like_dense,
                             model.is_moe, model.name)
 
     def _claims_once(self) -> tuple[tuple[ClaimCheck, ...], ClaimCheck | None]:
@@ -627,35 +622,10 @@ class ScalingPanel(AnalysisPanel):
         dense model on B200s): computed once per panel, each on its own so that one failing
         does not hide the other."""
         if self._claims is None:
-            try:
-                self._claims = claims_check(self.engine)
-            except (ValueError, AccelscopeError) as error:
-                self._claims, self._claims_problem = (), str(error)
-            try:
-                self._moe_like_dense = moe_like_dense_check(self.engine)
-            except (ValueError, AccelscopeError) as error:
-                self._moe_like_dense, self._moe_like_dense_problem = None, str(error)
+            claims = scaling_claims(self.engine)
+            self._claims, self._claims_problem = claims.expert_parallel, claims.expert_parallel_problem
+            self._moe_like_dense, self._moe_like_dense_problem = claims.moe_like_dense, claims.moe_like_dense_problem
         return self._claims, self._moe_like_dense
-
-    @staticmethod
-    def _ep_routing(model: ModelArch, comparison: ScalingComparison) -> RoutingResult | None:
-        """The simulation behind the expert-parallel row's spread. Expert parallelism runs one
-        pipeline stage, so a decode step routes the resident batch at once (the engine's
-        micro-batch); the same setup returns the engine's cached simulation."""
-        if not model.is_moe or "ep" not in comparison.names:
-            return None
-        ep = comparison.strategy("ep")
-        if not (ep.found and ep.fits):
-            return None
-        return simulate_routing(RoutingSetup(
-            n_experts=model.moe.n_routed_experts,
-            experts_per_token=model.moe.experts_per_token,
-            tokens=max(1, ep.result.memory.resident_batch),
-            ep=ep.scenario.ep,
-            routing=comparison.routing,
-            skew=comparison.skew,
-            moe_layers=model.n_moe_layers,
-        ))
 
     def show_study(self, study: ScalingStudy) -> None:
         comparison = study.comparison

@@ -5,7 +5,7 @@ device's own, or one of ``resources/far_tiers.toml``): decode slowdown (inter-to
 against everything in device memory) over the share offloaded — weights, KV cache, and both
 — with the scenario's own shares marked; the largest model that fits with the tier and
 without; and the first paper's "5-10x larger models at 15-30% slowdown" checked against the
-tier. Every number is the engine's (``engine.tiering``); this panel only draws them.
+tier. Every number is the engine's (``studies.tiering``, ``studies.claims``); this panel only draws them.
 """
 
 from __future__ import annotations
@@ -25,13 +25,15 @@ from accelscope.engine.catalog.far_tiers import FarTierOption, load_far_tiers
 from accelscope.engine.core.table import Table
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.tiering import (
+from accelscope.engine.studies.claims import (
     CLAIM_CAPACITY_MULTIPLES,
     CLAIM_SLOWDOWNS,
-    OWN_TIER,
-    ClaimCheck,
-    OffloadSweep,
+    HeterogeneousMemoryClaim,
     heterogeneous_claim_check,
+)
+from accelscope.engine.studies.tiering import (
+    OWN_TIER,
+    OffloadSweep,
     offload_curves,
     own_far_tier,
     resolve_far_tier,
@@ -68,7 +70,7 @@ class TierStudy:
 
     tier_id: str  # OWN_TIER or a far_tiers.toml id
     sweep: OffloadSweep
-    claim: ClaimCheck
+    claim: HeterogeneousMemoryClaim
     current_offload: float  # the scenario's own shares, marked on the curves
     current_kv_offload: float
     current_slowdown: float  # at both shares together, with this tier
