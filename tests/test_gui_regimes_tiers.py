@@ -208,7 +208,7 @@ def test_the_regimes_table_is_the_engines_with_units(regimes_panel):
 
 
 def panel_fractions(scenario):
-    from accelscope.gui.panels.tiers import SWEEP_FRACTIONS
+    from accelscope.engine.studies.analysis import SWEEP_FRACTIONS
 
     return tuple(sorted({*SWEEP_FRACTIONS, float(scenario.offload), float(scenario.kv_offload)}))
 
@@ -351,3 +351,10 @@ def test_hidden_panels_wait_until_shown(qtbot, engine):
     panel.show()
     qtbot.waitUntil(lambda: panel.study is not None, timeout=2000)
     assert panel.study.tier_id == "cxl2-expander-x16"
+
+
+def test_the_tabs_curves_are_the_studys_curves():
+    from accelscope.engine.studies.tiering import OFFLOAD_CURVES
+    from accelscope.gui.panels.tiers import CURVES
+
+    assert tuple(key for key, *_ in CURVES) == OFFLOAD_CURVES

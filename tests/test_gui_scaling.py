@@ -172,10 +172,10 @@ def test_claims_show_paper_and_computed_values(qtbot, private_engine):
     frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
     panel = make(qtbot, ScalingPanel, private_engine, frame)
     text = panel.claims_text.text()
-    for claim in panel.study.claims:
+    for claim in panel.claims.expert_parallel:
         assert f"paper {claim.paper_value:g}x" in text
         assert f"computed <b>{claim.computed_value:.3g}x</b>" in text
-    assert {claim.claim_id for claim in panel.study.claims} == {
+    assert {claim.claim_id for claim in panel.claims.expert_parallel} == {
         "s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"}
 
 
@@ -183,7 +183,7 @@ def test_claims_show_the_700b_moe_against_the_70b_dense_model(qtbot, private_eng
     frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
     panel = make(qtbot, ScalingPanel, private_engine, frame)
     expected = moe_like_dense_check(private_engine)
-    claim = panel.study.moe_like_dense
+    claim = panel.claims.moe_like_dense
     assert claim == expected
     text = panel.claims_text.text()
     assert "700B MoE" in text and "70B dense model" in text
@@ -195,7 +195,7 @@ def test_claims_show_the_700b_moe_against_the_70b_dense_model(qtbot, private_eng
     first = panel.study
     panel.update_frame(frame_of(private_engine, "mixtral-8x7b", batch=32))
     panel.refresh_now()
-    assert panel.study is not first and panel.study.moe_like_dense is claim
+    assert panel.study is not first and panel.claims.moe_like_dense is claim
 
 
 def test_skew_recomputes_with_skewed_routing_and_is_offered_to_the_workspace(qtbot, private_engine):

@@ -2,10 +2,11 @@
 
 Sharma 2025 (Sec. IV-A/B, Fig. 8) grades seven accelerators on eight regimes in words
 (Excellent ... Limited). Here each regime is a concrete model, workload, layout rule and metric
-(``resources/regimes.toml``, which says why each was chosen; read by ``catalog/regimes.py``), computed by the engine's kernels
-for every accelerator of the catalog and normalised per regime to the best one (1.0 = best,
-direction aware). Where an accelerator cannot run a regime under its layout rule, the cell says
-so (``fits`` false, score 0, value 0, and the reason) rather than holding NaN.
+(``resources/regimes.toml``, which says why each was chosen; read by ``catalog/regimes.py``),
+computed by the engine's kernels for every accelerator of the catalog and normalised per
+regime to the best one (1.0 = best, direction aware). Where an accelerator cannot run a regime
+under its layout rule, the cell says so (``fits`` false, score 0, value 0, and the reason)
+rather than holding NaN.
 
 Use::
 
@@ -111,6 +112,14 @@ def split_devices(devices: int, layers: int, max_tp: int) -> tuple[int, int]:
         pp = stage_cap
         tp = devices // pp
     return tp, pp
+
+
+def row_order(engine: Engine, definitions: RegimeDefinitions) -> tuple[str, ...]:
+    """The engine's accelerators, the paper's graded ones first in its order, then the rest of
+    the catalog in its own."""
+    catalog_ids = tuple(engine.catalog.accelerators)
+    graded = tuple(a for a in definitions.paper_ratings if a in catalog_ids)
+    return graded + tuple(a for a in catalog_ids if a not in graded)
 
 
 def regime_scores(

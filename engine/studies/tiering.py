@@ -201,6 +201,11 @@ def sweep_offload(
     )
 
 
+def nearest_index(fractions: np.ndarray, value: float) -> int:
+    """The index of the sweep fraction nearest ``value`` (a scenario's own share)."""
+    return int(np.argmin(np.abs(fractions - value)))
+
+
 def largest_model(column: np.ndarray, total_params: float) -> LargestModel:
     """From one kernel output column (the workload, nothing offloaded): the weights one device
     can hold beside the workload's full-context KV cache, workspace and runtime, with and

@@ -13,7 +13,6 @@ the first paper's claims next to the computed numbers. Every number is the engin
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from html import escape
 
 import numpy as np
@@ -38,24 +37,13 @@ from PySide6.QtWidgets import (
 )
 
 from accelscope.engine.catalog import Catalog, synthetic
-from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.model import ModelArch
-from accelscope.engine.core.table import Table
-from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
+from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.claims import ClaimCheck, scaling_claims
-from accelscope.engine.studies.moe_routing import RoutingResult
-from accelscope.engine.studies.scaling import (
-    DEFAULT_MAX_DEVICES,
-    STRATEGIES,
-    STRATEGY_LABELS,
-    ScalingComparison,
-    StrategyResult,
-    compare_strategies,
-    ep_routing,
-    scaling_table,
-)
+from accelscope.engine.studies.analysis import ScalingStudy
+from accelscope.engine.studies.claims import ScalingClaims, scaling_claims
+from accelscope.engine.studies.scaling import DEFAULT_MAX_DEVICES, STRATEGIES, STRATEGY_LABELS, StrategyResult
 
 from ..look.style import (
     PLOT_FONT_POINTS,
@@ -168,18 +156,6 @@ def _layout_words(entry: StrategyResult) -> str:
     if s.offload > 0:
         parts.append(f"{s.offload:.0%} offloaded")
     return " · ".join(parts) or "one device"
-
-
-@dataclass(frozen=True)
-class ScalingStudy:
-    key: tuple
-    comparison: ScalingComparison | None  # None when the engine refused the inputs
-    problem: str  # why there is no comparison
-    routing: RoutingResult | None  # the expert-parallel layout's routing simulation (MoE, EP fits)
-    claims: tuple[ClaimCheck, ...]  # the 1T MoE's (claims_check); () when it failed
-    moe_like_dense: ClaimCheck | None  # the 700B MoE against the 70B dense model; None when it failed
-    is_moe: bool
-    model_name: str
 
 
 # ---- the numbers table ---------------------------------------------------------------------------
@@ -387,15 +363,14 @@ def _parse_whole(what: str, text: str, *, default: int | None) -> int:
 
 class ScalingPanel(AnalysisPanel):
     title = "Scaling"
+    study_view = "scaling"
     model_requested = Signal(object)  # a synthetic ModelArch for the main window to register and select
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
-        self._claims: tuple[ClaimCheck, ...] | None = None
-        self._claims_problem = ""
-        self._moe_like_dense: ClaimCheck | None = None
-        self._moe_like_dense_problem = ""
-        self._study_key: tuple | None = None
+        # The claims beside the study have fixed setups (a 1T MoE on B200s; a 700B MoE against a
+        # 70B dense model on B200s): computed with the first study, once per panel.
+        self.claims: ScalingClaims | None = None
         self._strategies: list[str] = list(STRATEGIES)
         self._entries: list[StrategyResult | None] = []
 
@@ -593,39 +568,13 @@ class ScalingPanel(AnalysisPanel):
             self.skew.blockSignals(False)
         super().update_frame(frame)
 
-    def _key(self, frame: Frame) -> tuple:
-        s = frame.workspace.scenario
-        return (s.model, s.accelerator, s.batch, s.input_len, s.output_len, s.weight_precision,
-                s.activation_precision, s.kv_precision, self.routing_skew())
-
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        return self._study_key is None or self._key(new) != self._study_key
+    def study_workspace(self, frame: Frame) -> Workspace:
+        return frame.workspace.with_options(routing_skew=self.routing_skew())
 
     def compute(self, frame: Frame) -> ScalingStudy:
-        s = frame.workspace.scenario
-        key = self._key(frame)
-        self._study_key = key
-        skew = self.routing_skew()
-        routing = "skewed" if skew > 0 else "uniform"
-        workload = s.workload
-        claims, moe_like_dense = self._claims_once()
-        try:
-            model = self.engine.model(s.model)
-            comparison = compare_strategies(self.engine, s.model, s.accelerator, workload, routing=routing, skew=skew)
-        except (ValueError, AccelscopeError) as error:
-            return ScalingStudy(key, None, str(error), None, claims, moe_like_dense, False, s.model)
-        return ScalingStudy(key, comparison, "", ep_routing(model, comparison), claims, moe_like_dense,
-                            model.is_moe, model.name)
-
-    def _claims_once(self) -> tuple[tuple[ClaimCheck, ...], ClaimCheck | None]:
-        """The claims checks have fixed setups (a 1T MoE on B200s; a 700B MoE against a 70B
-        dense model on B200s): computed once per panel, each on its own so that one failing
-        does not hide the other."""
-        if self._claims is None:
-            claims = scaling_claims(self.engine)
-            self._claims, self._claims_problem = claims.expert_parallel, claims.expert_parallel_problem
-            self._moe_like_dense, self._moe_like_dense_problem = claims.moe_like_dense, claims.moe_like_dense_problem
-        return self._claims, self._moe_like_dense
+        if self.claims is None:
+            self.claims = scaling_claims(self.engine)
+        return super().compute(frame)
 
     def show_study(self, study: ScalingStudy) -> None:
         comparison = study.comparison
@@ -637,16 +586,6 @@ class ScalingPanel(AnalysisPanel):
         self._show_bars(study)
         self._show_notes(study)
         self._show_routing(study)
-
-    def table(self) -> Table | None:
-        study = self.study
-        if not isinstance(study, ScalingStudy) or study.comparison is None:
-            return None
-        return scaling_table(study.comparison)
-
-    def tables(self) -> dict[str, Table]:
-        table = self.table()
-        return {} if table is None else {table.view: table}
 
     # ---- drawing ---------------------------------------------------------------------------
 
@@ -794,15 +733,16 @@ class ScalingPanel(AnalysisPanel):
 
     def _claims_words(self, study: ScalingStudy) -> str:
         words = "<br>".join(part for part in (self._moe_1t_words(study), self._moe_like_dense_words(study)) if part)
-        if study.claims or study.moe_like_dense is not None:
+        if self.claims.expert_parallel or self.claims.moe_like_dense is not None:
             words += " Hover for each claim's setup and notes."
         return words
 
     def _moe_1t_words(self, study: ScalingStudy) -> str:
-        if not study.claims:
-            return f"Claims check unavailable: {self._claims_problem}" if self._claims_problem else ""
+        problem = self.claims.expert_parallel_problem
+        if not self.claims.expert_parallel:
+            return f"Claims check unavailable: {problem}" if problem else ""
         parts = []
-        for claim in study.claims:
+        for claim in self.claims.expert_parallel:
             what = "parameter-to-compute" if "parameter" in claim.claim_id else "EP/TP latency variance"
             parts.append(f"{what}: paper {claim.paper_value:g}{claim.unit}, computed "
                          f"<b>{claim.computed_value:.3g}{claim.unit}</b>")
@@ -817,17 +757,17 @@ class ScalingPanel(AnalysisPanel):
                 + "; ".join(parts) + "." + current)
 
     def _moe_like_dense_words(self, study: ScalingStudy) -> str:
-        claim = study.moe_like_dense
+        claim, problem = self.claims.moe_like_dense, self.claims.moe_like_dense_problem
         if claim is None:
-            return (f"700B MoE against 70B dense check unavailable: {self._moe_like_dense_problem}"
-                    if self._moe_like_dense_problem else "")
+            return f"700B MoE against 70B dense check unavailable: {problem}" if problem else ""
         return (f"<b>700B MoE, 10% of experts active, like a 70B dense model</b>: paper {claim.paper_value:g}"
                 f"{claim.unit} (“similar”), computed <b>{claim.computed_value:.3g}{claim.unit}</b>, "
                 f"{escape(claim.definition, quote=False)}.")
 
     def _claims_tooltip(self, study: ScalingStudy) -> str:
         """Each claim in full: the paper's statement, the setup, what was computed and the note."""
-        claims = (*study.claims, *((study.moe_like_dense,) if study.moe_like_dense is not None else ()))
+        moe_like_dense = self.claims.moe_like_dense
+        claims = (*self.claims.expert_parallel, *((moe_like_dense,) if moe_like_dense is not None else ()))
         paragraphs = []
         for claim in claims:
             statement, definition, setup, note = (escape(text, quote=False) for text in (
