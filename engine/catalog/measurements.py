@@ -253,15 +253,33 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
     top = TableReader(source, read_toml_file(source))
     top.reject_unknown(("papers", "workload", "measurement", "claim"))
 
+    papers = _papers(top.sub("papers"))
+    workloads = _workloads(top.sub("workload"), catalog)
+    context = _Context(source, papers, workloads, catalog)
+    measurements = tuple(
+        _measurement(context, TableReader(source, _table(top, "measurement", i, entry), f"measurement[{i}]."), i)
+        for i, entry in enumerate(top.array("measurement"))
+    )
+    claims = tuple(
+        _claim(context, TableReader(source, _table(top, "claim", i, entry), f"claim[{i}]."), i)
+        for i, entry in enumerate(top.array("claim", []))
+    )
+
+    _check_ids(source, measurements, claims)
+    return MeasurementTable(str(source), papers, workloads, measurements, claims)
+
+
+def _papers(papers_reader: TableReader) -> dict[str, Paper]:
     papers: dict[str, Paper] = {}
-    papers_reader = top.sub("papers")
     for key in papers_reader.table:
         reader = papers_reader.sub(key)
         reader.reject_unknown(("short", "citation"))
         papers[key] = Paper(key, _text(reader, "short"), _text(reader, "citation"))
+    return papers
 
+
+def _workloads(workload_reader: TableReader, catalog: Catalog | None) -> dict[str, PublishedWorkload]:
     workloads: dict[str, PublishedWorkload] = {}
-    workload_reader = top.sub("workload")
     for name in workload_reader.table:
         reader = workload_reader.sub(name)
         reader.reject_unknown(
@@ -281,17 +299,11 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
             fixed_batch,
             _text(reader, "fixed_batch_basis") if fixed_batch else None,
         )
+    return workloads
 
-    context = _Context(source, papers, workloads, catalog)
-    measurements = tuple(
-        _measurement(context, TableReader(source, _table(top, "measurement", i, entry), f"measurement[{i}]."), i)
-        for i, entry in enumerate(top.array("measurement"))
-    )
-    claims = tuple(
-        _claim(context, TableReader(source, _table(top, "claim", i, entry), f"claim[{i}]."), i)
-        for i, entry in enumerate(top.array("claim", []))
-    )
 
+def _check_ids(source: object, measurements: Sequence[Measurement], claims: Sequence[Claim]) -> None:
+    """Ids are unique, and every derived_from and duplicate_of names another row."""
     ids: dict[str, int] = {}
     for entry in measurements:
         if entry.id in ids:
@@ -312,7 +324,6 @@ def load_measurements(path: PathLike | None = None, catalog: Catalog | None = No
         if claim.id in claim_ids:
             raise CatalogError(source, f"claim[{claim.index}].id", f"duplicate id {claim.id!r}")
         claim_ids.add(claim.id)
-    return MeasurementTable(str(source), papers, workloads, measurements, claims)
 
 
 def _fixed_batch(reader: TableReader, catalog: Catalog | None, requests: int | None) -> tuple[str, ...]:
@@ -475,15 +486,17 @@ def _best_of(context: _Context, reader: TableReader) -> tuple[dict[str, Any], ..
         raise reader.error("best_of", "must list at least one candidate setup")
     candidates = []
     for i, entry in enumerate(entries):
+        where = f"{reader.field('best_of')}[{i}]"
         if not isinstance(entry, Mapping):
-            raise CatalogError(reader.path, f"{reader.field('best_of')}[{i}]", f"must be a table, got {describe(entry)}")
-        candidates.append(_overrides(context, TableReader(reader.path, entry, f"{reader.field('best_of')}[{i}]."), _OVERRIDE_KEYS))
+            raise CatalogError(reader.path, where, f"must be a table, got {describe(entry)}")
+        candidates.append(_overrides(context, TableReader(reader.path, entry, f"{where}."), _OVERRIDE_KEYS))
     return tuple(candidates)
 
 
 def _spec(context: _Context, reader: TableReader, metric: str, ratio: bool) -> Spec:
     """The base setup (row fields), the sweep and the sides; every scenario is checked."""
-    base = _overrides(context, TableReader(reader.path, {k: v for k, v in reader.table.items() if k in _OVERRIDE_KEYS}, reader.prefix), _OVERRIDE_KEYS)
+    row_setup = {k: v for k, v in reader.table.items() if k in _OVERRIDE_KEYS}
+    base = _overrides(context, TableReader(reader.path, row_setup, reader.prefix), _OVERRIDE_KEYS)
     for key in ("accelerator", "model", "batch"):
         if key not in base:
             raise reader.error(key, "required field is missing")
@@ -505,31 +518,7 @@ def _spec(context: _Context, reader: TableReader, metric: str, ratio: bool) -> S
                 raise reader.error(key, "only a ratio_* metric has a numerator and denominator")
         sides = (Side({}),)
 
-    cases: tuple[dict[str, Any], ...] = ({},)
-    if reader.has("sweep"):
-        sweep = reader.sub("sweep")
-        sweep.reject_unknown(SWEEP_KEYS)
-        if not sweep.table:
-            raise reader.error("sweep", "must list at least one field")
-        axes: list[list[tuple[str, Any]]] = []
-        for key, values in sweep.table.items():
-            if not isinstance(values, list) or not values:
-                raise sweep.error(key, f"must be a non-empty list, got {describe(values)}")
-            axis = []
-            for i, value in enumerate(values):
-                item = f"{key}[{i}]"
-                if key == "offload":
-                    axis.append((key, _fraction(sweep, item, value)))
-                elif key == "batch":
-                    axis.append((key, check_int(sweep, item, value, minimum=1, maximum=MAX_BATCH)))
-                else:
-                    if not isinstance(value, str):
-                        raise sweep.error(item, f"must be a string, got {describe(value)}")
-                    _check_id(context, sweep, item, value, kind=key)
-                    axis.append((key, value))
-            axes.append(axis)
-        cases = tuple(dict(combination) for combination in itertools.product(*axes))
-
+    cases = _cases(context, reader) if reader.has("sweep") else ({},)
     aggregate = "median"
     if reader.has("aggregate"):
         aggregate = reader.string("aggregate")
@@ -551,6 +540,32 @@ def _spec(context: _Context, reader: TableReader, metric: str, ratio: bool) -> S
         if problem:
             raise CatalogError(reader.path, reader.prefix.rstrip("."), f"a setup is not a valid scenario: {problem}")
     return spec
+
+
+def _cases(context: _Context, reader: TableReader) -> tuple[dict[str, Any], ...]:
+    """The configurations of a sweep: every combination of the values it lists per field."""
+    sweep = reader.sub("sweep")
+    sweep.reject_unknown(SWEEP_KEYS)
+    if not sweep.table:
+        raise reader.error("sweep", "must list at least one field")
+    axes: list[list[tuple[str, Any]]] = []
+    for key, values in sweep.table.items():
+        if not isinstance(values, list) or not values:
+            raise sweep.error(key, f"must be a non-empty list, got {describe(values)}")
+        axis = []
+        for i, value in enumerate(values):
+            item = f"{key}[{i}]"
+            if key == "offload":
+                axis.append((key, _fraction(sweep, item, value)))
+            elif key == "batch":
+                axis.append((key, check_int(sweep, item, value, minimum=1, maximum=MAX_BATCH)))
+            else:
+                if not isinstance(value, str):
+                    raise sweep.error(item, f"must be a string, got {describe(value)}")
+                _check_id(context, sweep, item, value, kind=key)
+                axis.append((key, value))
+        axes.append(axis)
+    return tuple(dict(combination) for combination in itertools.product(*axes))
 
 
 def _impossible_layout(scenario: Scenario, catalog: Catalog | None) -> str | None:

@@ -311,34 +311,13 @@ def heterogeneous_claim_check(
     slowdowns = tuple(float(s) for s in slowdowns)
     if not slowdowns or any(s <= 1.0 for s in slowdowns):
         raise ValueError("slowdowns must be larger than 1 (1.3 = 30% slower)")
-    high = max(slowdowns)
-    rows: list[ClaimTier] = []
+    scenarios = [Scenario(model, accelerator, batch=batch, input_len=input_len, output_len=output_len)
+                 for batch in batches]
     near = 0.0
+    rows = []
     for tier in tiers:
-        per_batch = []
-        sweep = None
-        for batch in batches:
-            sweep = sweep_offload(
-                engine, Scenario(model, accelerator, batch=batch, input_len=input_len, output_len=output_len),
-                tier, weight_fractions=fractions, kv_fractions=(0.0,),
-            )
-            per_batch.append(sweep.itl_slowdown[:, 0])
-        assert sweep is not None
-        near = sweep.near_bandwidth_Bps
-        ratio = sweep.bandwidth_ratio
-        engine_slowdown = np.stack(per_batch, axis=1)
-        largest = largest_fraction_within(high, ratio)
-        rows.append(ClaimTier(
-            tier=tier,
-            bandwidth_ratio=ratio,
-            far_bandwidth_Bps=sweep.far_bandwidth_Bps,
-            engine_slowdown=engine_slowdown,
-            closed_form_slowdown=np.array([slowdown_closed_form(f, ratio) for f in fractions]),
-            largest_fraction=largest,
-            capacity_multiple_within=1.0 / (1.0 - largest) if largest < 1.0 else math.inf,
-            capacity_multiple_with_tier=sweep.largest.capacity_multiple,
-            holds=bool(np.any(engine_slowdown <= high)),
-        ))
+        row, near = _claim_tier(engine, scenarios, tier, fractions, max(slowdowns))
+        rows.append(row)
     needed = np.array([[far_bandwidth_share_needed(f, s) for s in slowdowns] for f in fractions])
     check = HeterogeneousMemoryClaim(
         model=model,
@@ -353,6 +332,34 @@ def heterogeneous_claim_check(
         sentence="",
     )
     return replace(check, sentence=_claim_sentence(check))
+
+
+def _claim_tier(
+    engine: Engine, scenarios: list[Scenario], tier: FarTierOption, fractions: tuple[float, ...], high: float
+) -> tuple[ClaimTier, float]:
+    """One far tier against the claim, at each scenario's batch; and the sustained near
+    bandwidth the slowdowns are against."""
+    per_batch = []
+    sweep = None
+    for scenario in scenarios:
+        sweep = sweep_offload(engine, scenario, tier, weight_fractions=fractions, kv_fractions=(0.0,))
+        per_batch.append(sweep.itl_slowdown[:, 0])
+    assert sweep is not None
+    ratio = sweep.bandwidth_ratio
+    engine_slowdown = np.stack(per_batch, axis=1)
+    largest = largest_fraction_within(high, ratio)
+    row = ClaimTier(
+        tier=tier,
+        bandwidth_ratio=ratio,
+        far_bandwidth_Bps=sweep.far_bandwidth_Bps,
+        engine_slowdown=engine_slowdown,
+        closed_form_slowdown=np.array([slowdown_closed_form(f, ratio) for f in fractions]),
+        largest_fraction=largest,
+        capacity_multiple_within=1.0 / (1.0 - largest) if largest < 1.0 else math.inf,
+        capacity_multiple_with_tier=sweep.largest.capacity_multiple,
+        holds=bool(np.any(engine_slowdown <= high)),
+    )
+    return row, sweep.near_bandwidth_Bps
 
 
 def _claim_sentence(check: HeterogeneousMemoryClaim) -> str:

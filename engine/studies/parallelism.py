@@ -124,7 +124,7 @@ def tp_dp_grid(
             scenarios.append(base.with_changes(tp=tp, dp=device_budget // tp, batch=sequences_per_device * tp))
     out = engine.evaluate(scenarios)
     cells: list[TpDpCell] = []
-    for m, model_id in enumerate(model_ids):
+    for m in range(len(model_ids)):
         previous: TpDpCell | None = None
         for s, tp in enumerate(splits):
             column = m * len(splits) + s
@@ -254,39 +254,56 @@ def ep_vs_tp(
     twin_out = twin_engine.evaluate(
         [r.scenario.with_changes(model=twin_id, batch=max(1, r.memory.resident_batch)) for r in results]
     )
+    twin = Outputs(twin_out)
     spread_model = SpreadModel(model, routing, skew, seed)
-    points = []
+    points = tuple(
+        _ep_tp_point(engine, model, devices, batch, results[2 * index], results[2 * index + 1], twin, 2 * index,
+                     spread_model)
+        for index, batch in enumerate(batches)
+    )
+    return EpTpComparison(model.id, accelerator, devices, workload, points)
+
+
+def _ep_tp_point(
+    engine: Engine,
+    model: ModelArch,
+    devices: int,
+    batch: int,
+    tp_result: Result,
+    ep_result: Result,
+    twin: Outputs,
+    twin_column: int,
+    spread_model: SpreadModel,
+) -> EpTpPoint:
+    """One batch size from its TP and EP results and their routed-expert-free twins (``twin``,
+    TP's at ``twin_column`` and EP's after it): the expert time and the expert bytes read."""
+    tp_twin, ep_twin = twin_column, twin_column + 1
+    # EP first: its simulation also answers TP's one-device routing of the same tokens.
+    ep_spread, simulated = spread_model.spread(ep_result, float(twin.itl_s[ep_twin]))
+    tp_spread, _ = spread_model.spread(tp_result, float(twin.itl_s[tp_twin]))
+    tokens, _ = decode_micro_batch(ep_result)
+    imbalance = token_imbalance(float(tokens * model.moe.experts_per_token), devices)
+    reduce_tp, _ = _sent_bytes_per_step(engine, model, tp_result, 1.0)
+    reduce_ep, a2a_ep = _sent_bytes_per_step(engine, model, ep_result, imbalance)
     experts = model.moe.n_routed_experts
-    for index, batch in enumerate(batches):
-        tp_result, ep_result = results[2 * index], results[2 * index + 1]
-        # EP first: its simulation also answers TP's one-device routing of the same tokens.
-        ep_spread, simulated = spread_model.spread(ep_result, float(Outputs(twin_out).itl_s[2 * index + 1]))
-        tp_spread, _ = spread_model.spread(tp_result, float(Outputs(twin_out).itl_s[2 * index]))
-        tokens, _ = decode_micro_batch(ep_result)
-        imbalance = token_imbalance(float(tokens * model.moe.experts_per_token), devices)
-        reduce_tp, _ = _sent_bytes_per_step(engine, model, tp_result, 1.0)
-        reduce_ep, a2a_ep = _sent_bytes_per_step(engine, model, ep_result, imbalance)
-        twin_tp = float(Outputs(twin_out).decode.weight_bytes_per_device[2 * index])
-        twin_ep = float(Outputs(twin_out).decode.weight_bytes_per_device[2 * index + 1])
-        points.append(
-            EpTpPoint(
-                batch=batch,
-                tp=tp_result,
-                ep=ep_result,
-                tp_spread=tp_spread,
-                ep_spread=ep_spread,
-                experts_per_device_tp=experts,
-                experts_per_device_ep=math.ceil(experts / devices),
-                expert_weight_bytes_read_tp=tp_result.decode.weight_bytes_per_device - twin_tp,
-                expert_weight_bytes_read_ep=ep_result.decode.weight_bytes_per_device - twin_ep,
-                all_reduce_bytes_tp=reduce_tp,
-                all_reduce_bytes_ep=reduce_ep,
-                all_to_all_bytes_ep=a2a_ep,
-                imbalance_engine=imbalance,
-                imbalance_simulated=simulated.imbalance_mean,
-            )
-        )
-    return EpTpComparison(model.id, accelerator, devices, workload, tuple(points))
+    return EpTpPoint(
+        batch=batch,
+        tp=tp_result,
+        ep=ep_result,
+        tp_spread=tp_spread,
+        ep_spread=ep_spread,
+        experts_per_device_tp=experts,
+        experts_per_device_ep=math.ceil(experts / devices),
+        expert_weight_bytes_read_tp=tp_result.decode.weight_bytes_per_device
+        - float(twin.decode.weight_bytes_per_device[tp_twin]),
+        expert_weight_bytes_read_ep=ep_result.decode.weight_bytes_per_device
+        - float(twin.decode.weight_bytes_per_device[ep_twin]),
+        all_reduce_bytes_tp=reduce_tp,
+        all_reduce_bytes_ep=reduce_ep,
+        all_to_all_bytes_ep=a2a_ep,
+        imbalance_engine=imbalance,
+        imbalance_simulated=simulated.imbalance_mean,
+    )
 
 
 # ---- which MoE model, on how many devices ------------------------------------------------------

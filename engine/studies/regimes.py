@@ -136,8 +136,36 @@ def regime_scores(
         engine.model(regime.model)  # a clear error for a model id the catalog lacks
 
     layouts = _layouts(engine, regimes, accelerators, definitions.layout)
+    raw = _measure_all(engine, regimes, accelerators, layouts)
+    shape = (len(accelerators), len(regimes))
+    values = np.array([[cell.value for cell in row] for row in raw], dtype=float).reshape(shape)
+    fits = np.array([[cell.fits for cell in row] for row in raw], dtype=bool).reshape(values.shape)
+    scores = _scores(regimes, values, fits)
+    cells = tuple(
+        tuple(
+            _cell(accelerator, regime, raw[a][r], layouts[a][r], float(scores[a, r]), definitions)
+            for r, regime in enumerate(regimes)
+        )
+        for a, accelerator in enumerate(accelerators)
+    )
+    return RegimeGrid(
+        regimes=regimes,
+        accelerators=accelerators,
+        scores=scores,
+        values=values,
+        fits=fits,
+        cells=cells,
+        paper_source=definitions.paper_source,
+        layout=definitions.layout,
+        elapsed_s=time.perf_counter() - started,
+    )
 
-    # Every scenario of every (accelerator, regime) cell, evaluated in one kernel call.
+
+def _measure_all(
+    engine: Engine, regimes: Sequence[Regime], accelerators: Sequence[str], layouts: list[list[_Layout]]
+) -> list[list[_Raw]]:
+    """Every cell's raw metric, [accelerator][regime], from one kernel call over every scenario
+    of every cell that has a layout."""
     scenarios: list[Scenario] = []
     columns: dict[tuple[int, int], list[int]] = {}
     short_columns: dict[tuple[int, int], list[int]] = {}
@@ -172,12 +200,13 @@ def regime_scores(
                 )
             )
         raw.append(row)
+    return raw
 
-    values = np.array([[cell.value for cell in row] for row in raw], dtype=float).reshape(len(accelerators), len(regimes))
-    usable = np.array([[cell.fits and cell.value > 0.0 for cell in row] for row in raw], dtype=bool).reshape(
-        values.shape
-    )
-    fits = np.array([[cell.fits for cell in row] for row in raw], dtype=bool).reshape(values.shape)
+
+def _scores(regimes: Sequence[Regime], values: np.ndarray, fits: np.ndarray) -> np.ndarray:
+    """Each value over the best of its regime (best over it where lower is better), among the
+    accelerators that run the regime with a value above 0; 0 elsewhere."""
+    usable = fits & (values > 0.0)
     scores = np.zeros(values.shape)
     for r_index, regime in enumerate(regimes):
         column = values[:, r_index]
@@ -188,40 +217,28 @@ def regime_scores(
             scores[ok, r_index] = column[ok] / column[ok].max()
         else:
             scores[ok, r_index] = column[ok].min() / column[ok]
+    return scores
 
-    cells = tuple(
-        tuple(
-            RegimeCell(
-                accelerator=accelerator,
-                regime=regime.id,
-                value=float(values[a_index, r_index]),
-                unit=regime.unit,
-                metric_text=regime.metric_text,
-                score=float(scores[a_index, r_index]),
-                fits=bool(fits[a_index, r_index]),
-                reason=raw[a_index][r_index].reason,
-                paper_rating=definitions.paper_ratings.get(accelerator, {}).get(regime.id),
-                devices=layouts[a_index][r_index].devices if not layouts[a_index][r_index].reason else 0,
-                tp=layouts[a_index][r_index].tp,
-                pp=layouts[a_index][r_index].pp,
-                batch=raw[a_index][r_index].batch,
-                detail=raw[a_index][r_index].detail,
-                switch_time_s=raw[a_index][r_index].switch_time_s,
-            )
-            for r_index, regime in enumerate(regimes)
-        )
-        for a_index, accelerator in enumerate(accelerators)
-    )
-    return RegimeGrid(
-        regimes=regimes,
-        accelerators=accelerators,
-        scores=scores,
-        values=values,
-        fits=fits,
-        cells=cells,
-        paper_source=definitions.paper_source,
-        layout=definitions.layout,
-        elapsed_s=time.perf_counter() - started,
+
+def _cell(
+    accelerator: str, regime: Regime, raw: _Raw, layout: _Layout, score: float, definitions: RegimeDefinitions
+) -> RegimeCell:
+    return RegimeCell(
+        accelerator=accelerator,
+        regime=regime.id,
+        value=float(raw.value),
+        unit=regime.unit,
+        metric_text=regime.metric_text,
+        score=score,
+        fits=bool(raw.fits),
+        reason=raw.reason,
+        paper_rating=definitions.paper_ratings.get(accelerator, {}).get(regime.id),
+        devices=layout.devices if not layout.reason else 0,
+        tp=layout.tp,
+        pp=layout.pp,
+        batch=raw.batch,
+        detail=raw.detail,
+        switch_time_s=raw.switch_time_s,
     )
 
 
@@ -260,7 +277,8 @@ def _layouts(
                 needed = Outputs(out).memory.weights_bytes[first] + Outputs(out).memory.overhead_bytes[first]
                 row.append(_Layout(1, 1, (
                     f"does not fit on one device: {codes.FIT_REASONS[int(Outputs(out).fit_code[first])]} "
-                    f"({needed / 1e9:.1f} GB of weights and runtime, {Outputs(out).memory.usable_bytes[first] / 1e9:.1f} GB usable)"
+                    f"({needed / 1e9:.1f} GB of weights and runtime, "
+                    f"{Outputs(out).memory.usable_bytes[first] / 1e9:.1f} GB usable)"
                 )))
                 continue
             layers = engine.model(regime.model).n_layers
@@ -294,6 +312,21 @@ def _layout_text(layout: _Layout) -> str:
     return f"{layout.devices:,} devices (TP {layout.tp} x PP {layout.pp})"
 
 
+@dataclass(frozen=True)
+class _CellRun:
+    """One cell's scenarios, evaluated: what its metric is taken from."""
+
+    engine: Engine
+    regime: Regime
+    accelerator: str
+    devices: int
+    where: str  # the layout, in words
+    out: Outputs
+    columns: list[int]  # the regime's batches, in order
+    short_columns: list[int]  # the same at the short prompt (long_context_tokens only)
+    fitting: list[tuple[int, int]]  # (batch, column) of the batches that fit
+
+
 def _measure(
     engine: Engine,
     regime: Regime,
@@ -303,88 +336,111 @@ def _measure(
     columns: list[int],
     short_columns: list[int],
 ) -> _Raw:
-    devices = layout.devices
+    outputs = Outputs(out)
     where = _layout_text(layout)
-    fitting = [(b, j) for b, j in zip(regime.batches, columns, strict=True) if Outputs(out).fits[j]]
+    fitting = [(b, j) for b, j in zip(regime.batches, columns, strict=True) if outputs.fits[j]]
     if not fitting:
-        code = int(Outputs(out).fit_code[columns[0]])
+        code = int(outputs.fit_code[columns[0]])
         return _Raw(0.0, False, f"does not fit on {where}: {codes.FIT_REASONS[code]}", 0, "")
+    if regime.metric not in _MEASURES:
+        raise ValueError(f"unknown metric {regime.metric!r}")  # load_regimes admits only METRICS
+    run = _CellRun(engine, regime, accelerator, layout.devices, where, outputs, columns, short_columns, fitting)
+    return _MEASURES[regime.metric](run)
 
-    metric = regime.metric
-    if metric == "ttft":
-        batch, j = fitting[0]
-        ttft_ms = Outputs(out).ttft_s[j] * 1e3
-        return _Raw(ttft_ms, True, "", batch, f"TTFT {ttft_ms:.4g} ms on {where}")
 
-    if metric == "decode_tokens":
-        batch, j = fitting[0]
-        rate = 1.0 / Outputs(out).itl_s[j]
-        return _Raw(rate, True, "", batch, f"ITL {Outputs(out).itl_s[j] * 1e3:.4g} ms on {where}")
+def _ttft(run: _CellRun) -> _Raw:
+    batch, j = run.fitting[0]
+    ttft_ms = run.out.ttft_s[j] * 1e3
+    return _Raw(ttft_ms, True, "", batch, f"TTFT {ttft_ms:.4g} ms on {run.where}")
 
-    if metric == "requests_within_itl":
-        target = regime.itl_target_s
-        best = (0.0, 0)
-        for batch, j in fitting:
-            if Outputs(out).waves[j] == 1 and Outputs(out).itl_s[j] <= target:
-                rate = Outputs(out).throughput_output_tok_s[j] / regime.output_len / devices
-                if rate > best[0]:
-                    best = (rate, batch)
-        if best[1] == 0:
-            first_itl = Outputs(out).itl_s[fitting[0][1]] * 1e3
-            return _Raw(0.0, True, (
-                f"no batch keeps the inter-token latency within {target * 1e3:g} ms on {where} "
-                f"(batch {fitting[0][0]}: {first_itl:.4g} ms)"
-            ), 0, "")
-        j = columns[regime.batches.index(best[1])]
-        return _Raw(best[0], True, "", best[1], (
-            f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {Outputs(out).itl_s[j] * 1e3:.3g} ms) on {where}"
-        ))
 
-    if metric in ("peak_output_tokens", "peak_prefill_tokens"):
-        best = (0.0, 0)
-        for batch, j in fitting:
-            if metric == "peak_output_tokens":
-                rate = Outputs(out).throughput_output_tok_s[j] / devices
-            else:
-                rate = batch * regime.input_len / Outputs(out).e2e_latency_s[j] / devices
+def _decode_tokens(run: _CellRun) -> _Raw:
+    batch, j = run.fitting[0]
+    rate = 1.0 / run.out.itl_s[j]
+    return _Raw(rate, True, "", batch, f"ITL {run.out.itl_s[j] * 1e3:.4g} ms on {run.where}")
+
+
+def _requests_within_itl(run: _CellRun) -> _Raw:
+    out, regime = run.out, run.regime
+    target = regime.itl_target_s
+    best = (0.0, 0)
+    for batch, j in run.fitting:
+        if out.waves[j] == 1 and out.itl_s[j] <= target:
+            rate = out.throughput_output_tok_s[j] / regime.output_len / run.devices
             if rate > best[0]:
                 best = (rate, batch)
-        j = columns[regime.batches.index(best[1])]
-        waves = int(Outputs(out).waves[j])
-        in_waves = f", in {waves} waves" if waves > 1 else ""
-        return _Raw(best[0], True, "", best[1], (
-            f"{best[0]:.4g} tokens/s per device at batch {best[1]}{in_waves} on {where}"
-        ))
+    if best[1] == 0:
+        first_itl = out.itl_s[run.fitting[0][1]] * 1e3
+        return _Raw(0.0, True, (
+            f"no batch keeps the inter-token latency within {target * 1e3:g} ms on {run.where} "
+            f"(batch {run.fitting[0][0]}: {first_itl:.4g} ms)"
+        ), 0, "")
+    j = run.columns[regime.batches.index(best[1])]
+    return _Raw(best[0], True, "", best[1], (
+        f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {out.itl_s[j] * 1e3:.3g} ms) on {run.where}"
+    ))
 
-    if metric == "long_context_tokens":
-        batch, j = fitting[0]
-        short_j = short_columns[regime.batches.index(batch)]
-        long_rate = Outputs(out).throughput_output_tok_s[j] / devices
-        waves = int(Outputs(out).waves[j])
-        in_waves = f" (in {waves} waves)" if waves > 1 else ""
-        detail = f"{long_rate:.4g} tokens/s per device at {regime.input_len:,}-token prompts{in_waves}, batch {batch}, on {where}"
-        if Outputs(out).fits[short_j]:
-            short_rate = Outputs(out).throughput_output_tok_s[short_j] / devices
-            detail += f": {long_rate / short_rate:.1%} of its {short_rate:.4g} at {regime.short_input_len:,}-token prompts"
-        return _Raw(long_rate, True, "", batch, detail)
 
-    if metric == "models_resident":
-        batch, j = fitting[0]
-        per_copy = Outputs(out).memory.weights_bytes[j] + Outputs(out).memory.kv_cache_bytes[j] + Outputs(out).memory.activation_bytes[j]
-        room = Outputs(out).memory.usable_bytes[j] - Outputs(out).memory.overhead_bytes[j]
-        copies = math.floor(room / per_copy)
-        switch = _switch_time(engine, accelerator, Outputs(out).memory.weights_bytes[j])
-        switch_text = (
-            f"; loading one from {engine.catalog.accelerator(accelerator).tier('far').name} takes {switch:.3g} s"
-            if switch is not None else "; no far tier in the catalog to load a model from"
-        )
-        detail = f"{per_copy / 1e9:.3g} GB per copy in {room / 1e9:.3g} GB usable{switch_text}"
-        if copies < 1:
-            return _Raw(0.0, True, f"one copy runs, but not with the KV cache of {batch} sequences", batch, detail,
-                        switch)
-        return _Raw(float(copies), True, "", batch, detail, switch)
+def _peak_tokens(run: _CellRun) -> _Raw:
+    """peak_output_tokens and peak_prefill_tokens: the best rate per device over the batches."""
+    out, regime = run.out, run.regime
+    best = (0.0, 0)
+    for batch, j in run.fitting:
+        if regime.metric == "peak_output_tokens":
+            rate = out.throughput_output_tok_s[j] / run.devices
+        else:
+            rate = batch * regime.input_len / out.e2e_latency_s[j] / run.devices
+        if rate > best[0]:
+            best = (rate, batch)
+    j = run.columns[regime.batches.index(best[1])]
+    waves = int(out.waves[j])
+    in_waves = f", in {waves} waves" if waves > 1 else ""
+    detail = f"{best[0]:.4g} tokens/s per device at batch {best[1]}{in_waves} on {run.where}"
+    return _Raw(best[0], True, "", best[1], detail)
 
-    raise ValueError(f"unknown metric {metric!r}")  # load_regimes admits only METRICS
+
+def _long_context_tokens(run: _CellRun) -> _Raw:
+    out, regime = run.out, run.regime
+    batch, j = run.fitting[0]
+    short_j = run.short_columns[regime.batches.index(batch)]
+    long_rate = out.throughput_output_tok_s[j] / run.devices
+    waves = int(out.waves[j])
+    in_waves = f" (in {waves} waves)" if waves > 1 else ""
+    detail = (f"{long_rate:.4g} tokens/s per device at {regime.input_len:,}-token prompts{in_waves}, batch {batch}, "
+              f"on {run.where}")
+    if out.fits[short_j]:
+        short_rate = out.throughput_output_tok_s[short_j] / run.devices
+        detail += f": {long_rate / short_rate:.1%} of its {short_rate:.4g} at {regime.short_input_len:,}-token prompts"
+    return _Raw(long_rate, True, "", batch, detail)
+
+
+def _models_resident(run: _CellRun) -> _Raw:
+    memory = run.out.memory
+    batch, j = run.fitting[0]
+    per_copy = memory.weights_bytes[j] + memory.kv_cache_bytes[j] + memory.activation_bytes[j]
+    room = memory.usable_bytes[j] - memory.overhead_bytes[j]
+    copies = math.floor(room / per_copy)
+    switch = _switch_time(run.engine, run.accelerator, memory.weights_bytes[j])
+    switch_text = (
+        f"; loading one from {run.engine.catalog.accelerator(run.accelerator).tier('far').name} takes {switch:.3g} s"
+        if switch is not None else "; no far tier in the catalog to load a model from"
+    )
+    detail = f"{per_copy / 1e9:.3g} GB per copy in {room / 1e9:.3g} GB usable{switch_text}"
+    if copies < 1:
+        return _Raw(0.0, True, f"one copy runs, but not with the KV cache of {batch} sequences", batch, detail, switch)
+    return _Raw(float(copies), True, "", batch, detail, switch)
+
+
+# How each metric of catalog/regimes.py's METRICS is taken from a cell's evaluated scenarios.
+_MEASURES = {
+    "ttft": _ttft,
+    "requests_within_itl": _requests_within_itl,
+    "peak_output_tokens": _peak_tokens,
+    "long_context_tokens": _long_context_tokens,
+    "models_resident": _models_resident,
+    "peak_prefill_tokens": _peak_tokens,
+    "decode_tokens": _decode_tokens,
+}
 
 
 def _switch_time(engine: Engine, accelerator_id: str, weights_bytes: float) -> float | None:

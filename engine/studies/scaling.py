@@ -317,15 +317,38 @@ def compare_strategies(
         raise ValueError(f"hybrid_max_offload must be a fraction between 0 and 1, got {hybrid_max_offload!r}")
     base = engine.resolve(Scenario.from_workload(model_id, accelerator, workload))
     model = engine.model(base.model)
-    device = engine.catalog.accelerator(accelerator)
-    domain = _largest_power_of_two_at_most(float(device.interconnect.domain_size))
     names = [name for name in STRATEGIES if model.is_moe or name not in MOE_ONLY]
-    counts = powers_of_two(max_devices)
+    picked = _pick_layouts(engine, base, model, names, max_devices, hybrid_max_offload)
+    spreads: dict[int, LatencySpread] = {}
+    if model.is_moe:
+        results = [result for _, result, _ in picked]
+        spreads = _routing_spreads(engine, model, results, SpreadModel(model, routing, skew, seed))
+    rows = [_strategy_result(name, result, found, spreads.get(index), model)
+            for index, (name, result, found) in enumerate(picked)]
+    return ScalingComparison(
+        model_id=model.id,
+        accelerator=accelerator,
+        workload=workload,
+        max_devices=max_devices,
+        routing=routing,
+        skew=float(skew),
+        strategies=tuple(rows),
+        compute_seconds=time.perf_counter() - started,
+    )
+
+
+def _pick_layouts(
+    engine: Engine, base: Scenario, model: ModelArch, names: list[str], max_devices: int, hybrid_max_offload: float
+) -> list[tuple[str, Result, bool]]:
+    """(strategy, result, found) for each strategy: its layout on the fewest devices that fits,
+    or its largest layout (found false) when none up to ``max_devices`` does. Two kernel calls."""
+    device = engine.catalog.accelerator(base.accelerator)
+    domain = _largest_power_of_two_at_most(float(device.interconnect.domain_size))
 
     # Pass 1: every layout without offload (offload rows carry the engine's offload_needed).
     candidates: list[tuple[str, int, Scenario]] = []
     for name in names:
-        for n in counts:
+        for n in powers_of_two(max_devices):
             layout = _layout(name, n, model, domain)
             if layout is not None:
                 candidates.append((name, n, base.with_changes(**layout)))
@@ -358,63 +381,52 @@ def compare_strategies(
         found = name in chosen
         out, column, scenario = chosen[name] if found else largest[name]
         picked.append((name, result_from_column(out, column, scenario), found))
+    return picked
 
-    # Pass 3 (MoE): the routed-expert-free twin of each picked layout, for the expert time.
-    twin_itl: list[float] = []
-    if model.is_moe:
-        twin_engine, twin_id = with_twin(engine, model)
-        twins = [
-            result.scenario.with_changes(model=twin_id, batch=max(1, result.memory.resident_batch))
-            for _, result, _ in picked
-        ]
-        twin_out = twin_engine.evaluate(twins)
-        twin_itl = [float(Outputs(twin_out).itl_s[j]) for j in range(len(twins))]
 
+def _routing_spreads(
+    engine: Engine, model: ModelArch, results: list[Result], spread_model: SpreadModel
+) -> dict[int, LatencySpread]:
+    """The step-time spread of each fitting layout of a MoE model, by index into ``results``:
+    one kernel call for the routed-expert-free twins (the expert time), then the Monte Carlo."""
+    twin_engine, twin_id = with_twin(engine, model)
+    twins = [result.scenario.with_changes(model=twin_id, batch=max(1, result.memory.resident_batch))
+             for result in results]
+    twin_itl = Outputs(twin_engine.evaluate(twins)).itl_s
     spreads: dict[int, LatencySpread] = {}
-    if model.is_moe:
-        spread_model = SpreadModel(model, routing, skew, seed)
-        # Expert-parallel layouts first: their simulations also answer one-device routing of
-        # the same tokens (moe_routing.simulate_routing), which the other layouts ask for.
-        fitting = [index for index, (_, result, _) in enumerate(picked) if result.fits]
-        for index in sorted(fitting, key=lambda i: -picked[i][1].scenario.ep):
-            spreads[index], _ = spread_model.spread(picked[index][1], twin_itl[index])
-    rows: list[StrategyResult] = []
-    for index, (name, result, found) in enumerate(picked):
-        _, micro_batches = decode_micro_batch(result)
-        pp = result.scenario.pp
-        idle = 1.0 - micro_batches / pp
-        if index in spreads:
-            spread = spreads[index]
-        else:
-            source = NO_ROUTING_SPREAD if not model.is_moe else "not computed: the layout does not fit"
-            if pp > 1:
-                source += (
-                    f"; the pipeline is not random but idles each stage {idle:.0%} of a decode step "
-                    f"({micro_batches} micro-batches over {pp} stages)"
-                )
-            spread = flat_spread(result.itl_s, source)
-        read_per_pass = result.decode.weight_bytes_per_device / micro_batches
-        rows.append(
-            StrategyResult(
-                strategy=name,
-                label=STRATEGY_LABELS[name],
-                result=result,
-                spread=spread,
-                pipeline_idle_fraction=idle,
-                parameter_to_compute=model.total_params / model.active_params,
-                held_to_read_per_device=result.memory.weights_bytes / read_per_pass if read_per_pass > 0 else 0.0,
-                found=found,
+    # Expert-parallel layouts first: their simulations also answer one-device routing of the
+    # same tokens (moe_routing.simulate_routing), which the other layouts ask for.
+    fitting = [index for index, result in enumerate(results) if result.fits]
+    for index in sorted(fitting, key=lambda i: -results[i].scenario.ep):
+        spreads[index], _ = spread_model.spread(results[index], float(twin_itl[index]))
+    return spreads
+
+
+def _strategy_result(
+    name: str, result: Result, found: bool, spread: LatencySpread | None, model: ModelArch
+) -> StrategyResult:
+    """One row of the comparison; without a routing spread, a flat one that says why."""
+    _, micro_batches = decode_micro_batch(result)
+    pp = result.scenario.pp
+    idle = 1.0 - micro_batches / pp
+    if spread is None:
+        source = NO_ROUTING_SPREAD if not model.is_moe else "not computed: the layout does not fit"
+        if pp > 1:
+            source += (
+                f"; the pipeline is not random but idles each stage {idle:.0%} of a decode step "
+                f"({micro_batches} micro-batches over {pp} stages)"
             )
-        )
-    return ScalingComparison(
-        model_id=model.id,
-        accelerator=accelerator,
-        workload=workload,
-        max_devices=max_devices,
-        routing=routing,
-        skew=float(skew),
-        strategies=tuple(rows),
-        compute_seconds=time.perf_counter() - started,
+        spread = flat_spread(result.itl_s, source)
+    read_per_pass = result.decode.weight_bytes_per_device / micro_batches
+    return StrategyResult(
+        strategy=name,
+        label=STRATEGY_LABELS[name],
+        result=result,
+        spread=spread,
+        pipeline_idle_fraction=idle,
+        parameter_to_compute=model.total_params / model.active_params,
+        held_to_read_per_device=result.memory.weights_bytes / read_per_pass if read_per_pass > 0 else 0.0,
+        found=found,
     )
 
 

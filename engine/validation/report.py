@@ -328,7 +328,8 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
     rows = []
     for row in table.measurements:
         calibrated, ideal_prediction = both(row.spec if row.not_computed is None else None)
-        accelerators = row.spec.accelerators() if row.spec is not None and "accelerator" in _sweep_keys(row.spec) else [row.accelerator]
+        swept = row.spec is not None and "accelerator" in _sweep_keys(row.spec)
+        accelerators = row.spec.accelerators() if swept else [row.accelerator]
         architecture = engine.catalog.accelerator(row.accelerator).architecture_class
         rows.append(RowReport(
             row=row,

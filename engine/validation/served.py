@@ -65,50 +65,57 @@ def served_runs(
         sizes = (concurrency,) if fixed else range(1, concurrency + 1)
         plans.append((scenario, concurrency, len(batches), fixed))
         batches.extend(scenario.with_changes(batch=k) for k in sizes)
-    table = engine.evaluate(batches)
-    served: dict[Scenario, Result] = {}
-    for scenario, concurrency, first, fixed in plans:
-        static = results[scenario]
-        n = requests[scenario]
-        m = max(scenario.output_len - 1, 0)
-        last = first if fixed else first + concurrency - 1  # the batch-C column
-        itl = float(Outputs(table).itl_s[last])
-        decode_power = float(Outputs(table).decode.power_per_device_W[last])
-        prefill_time = float(Outputs(table).prefill.time_s[last])
-        prefill_power = float(Outputs(table).prefill.power_per_device_W[last])
-        prefills = n / concurrency
-        if fixed:
-            # Every batch decodes for as long as its longest reply, all of it at batch C.
-            full_steps = prefills * m * sum(1.0 / k for k in range(1, concurrency + 1))
-            drain_time = drain_energy = 0.0
-        else:
-            full_steps = (n - concurrency) * m / concurrency
-            columns = slice(first, first + concurrency)
-            drain_steps = [m / k for k in range(1, concurrency + 1)]
-            drain_itl = Outputs(table).itl_s[columns]
-            drain_power = Outputs(table).decode.power_per_device_W[columns]
-            drain_time = float(sum(steps * t for steps, t in zip(drain_steps, drain_itl, strict=True)))
-            drain_energy = float(sum(
-                steps * t * p for steps, t, p in zip(drain_steps, drain_itl, drain_power, strict=True)
-            ))
-        time = prefills * prefill_time + full_steps * itl + drain_time
-        energy_per_device = (
-            prefills * prefill_time * prefill_power
-            + full_steps * itl * decode_power
-            + drain_energy
-        )
-        energy = energy_per_device * static.devices
-        dp = scenario.dp
-        total_tokens = dp * n * (scenario.input_len + scenario.output_len)
-        output_tokens = dp * n * scenario.output_len
-        served[scenario] = replace(
-            static,
-            e2e_latency_s=time,
-            throughput_output_tok_s=output_tokens / time,
-            throughput_total_tok_s=total_tokens / time,
-            power_W=energy / time,
-            energy_J=energy,
-            tokens_per_joule=total_tokens / energy,
-            output_tokens_per_joule=output_tokens / energy,
-        )
-    return served
+    outputs = Outputs(engine.evaluate(batches))
+    return {
+        scenario: _served_run(scenario, results[scenario], requests[scenario], concurrency, fixed, outputs, first)
+        for scenario, concurrency, first, fixed in plans
+    }
+
+
+def _served_run(
+    scenario: Scenario, static: Result, n: int, concurrency: int, fixed: bool, outputs: Outputs, first: int
+) -> Result:
+    """``scenario``'s ``static`` result as one instance of a served run of ``n`` requests, ``concurrency`` at a time,
+    from the step times of the batches from column ``first`` on (batch C alone when ``fixed``,
+    else batches 1 ... C)."""
+    m = max(scenario.output_len - 1, 0)
+    last = first if fixed else first + concurrency - 1  # the batch-C column
+    itl = float(outputs.itl_s[last])
+    decode_power = float(outputs.decode.power_per_device_W[last])
+    prefill_time = float(outputs.prefill.time_s[last])
+    prefill_power = float(outputs.prefill.power_per_device_W[last])
+    prefills = n / concurrency
+    if fixed:
+        # Every batch decodes for as long as its longest reply, all of it at batch C.
+        full_steps = prefills * m * sum(1.0 / k for k in range(1, concurrency + 1))
+        drain_time = drain_energy = 0.0
+    else:
+        full_steps = (n - concurrency) * m / concurrency
+        columns = slice(first, first + concurrency)
+        drain_steps = [m / k for k in range(1, concurrency + 1)]
+        drain_itl = outputs.itl_s[columns]
+        drain_power = outputs.decode.power_per_device_W[columns]
+        drain_time = float(sum(steps * t for steps, t in zip(drain_steps, drain_itl, strict=True)))
+        drain_energy = float(sum(
+            steps * t * p for steps, t, p in zip(drain_steps, drain_itl, drain_power, strict=True)
+        ))
+    time = prefills * prefill_time + full_steps * itl + drain_time
+    energy_per_device = (
+        prefills * prefill_time * prefill_power
+        + full_steps * itl * decode_power
+        + drain_energy
+    )
+    energy = energy_per_device * static.devices
+    dp = scenario.dp
+    total_tokens = dp * n * (scenario.input_len + scenario.output_len)
+    output_tokens = dp * n * scenario.output_len
+    return replace(
+        static,
+        e2e_latency_s=time,
+        throughput_output_tok_s=output_tokens / time,
+        throughput_total_tok_s=total_tokens / time,
+        power_W=energy / time,
+        energy_J=energy,
+        tokens_per_joule=total_tokens / energy,
+        output_tokens_per_joule=output_tokens / energy,
+    )

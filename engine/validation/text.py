@@ -71,10 +71,14 @@ def _spec_dict(spec: Spec | None) -> dict[str, Any] | None:
         "base": dict(spec.base),
         "sweep": [dict(case) for case in spec.cases] if spec.cases != ({},) else [],
         "aggregate": spec.aggregate,
-        "numerator": None if not spec.ratio else {"changes": spec.sides[0].overrides, "best_of": list(spec.sides[0].best_of)},
-        "denominator": None if not spec.ratio else {"changes": spec.sides[1].overrides, "best_of": list(spec.sides[1].best_of)},
+        "numerator": _side_dict(spec.sides[0]) if spec.ratio else None,
+        "denominator": _side_dict(spec.sides[1]) if spec.ratio else None,
         "best_of": list(spec.best_of),
     }
+
+
+def _side_dict(side: Side) -> dict[str, Any]:
+    return {"changes": side.overrides, "best_of": list(side.best_of)}
 
 
 def _row_dict(report: RowReport) -> dict[str, Any]:
@@ -173,12 +177,30 @@ def to_dict(report: Report) -> dict[str, Any]:
 
 def format_report(report: Report) -> str:
     """The report as text: one line per row, the summaries, the targets, then the claims."""
+    lines = [*_preamble(report), ""]
+    header = (f"{'source':<28} {'kind':<5} {'accelerator':<24} {'model':<22} {'metric':<30} "
+              f"{'published':>11} {'predicted':>10} {'ratio':>6} {'ideal':>6}")
+    lines += [header, "-" * len(header)]
+    lines += [_row_line(report, r) for r in report.rows]
+    for population, title in POPULATIONS.items():
+        lines += ["", *_summary_lines(report, population, title)]
+    lines += ["", "Targets"]
+    lines += [f"  {'met    ' if target.met else 'NOT met'}  {target.name}: {target.value} (target {target.limit})"
+              for target in report.targets]
+    lines += ["", "Claims"]
+    for c in report.claims:
+        lines += _claim_lines(report, c)
+    return "\n".join(lines) + "\n"
+
+
+def _preamble(report: Report) -> list[str]:
+    """What the table holds: the papers, the workloads, what the columns mean."""
     table = report.table
-    lines: list[str] = []
-    add = lines.append
     papers = ", ".join(f"{p.short} = {p.citation}" for p in table.papers.values())
-    add(f"Published measurements against the model ({len(table.measurements)} rows, {len(table.claims)} claims)")
-    add(f"Papers: {papers}")
+    lines = [
+        f"Published measurements against the model ({len(table.measurements)} rows, {len(table.claims)} claims)",
+        f"Papers: {papers}",
+    ]
     for workload in table.workloads.values():
         served = (
             f"; a served run of {workload.requests:,} requests per instance (output lengths exponential about "
@@ -188,85 +210,84 @@ def format_report(report: Report) -> str:
             + ")"
             if workload.requests is not None else ""
         )
-        add(f"Workload '{workload.name}': {workload.input_len} input, {workload.output_len} output tokens "
-            f"(assumed; see resources/measurements.md){served}")
-    add(f"ratio = predicted / published; 'ideal' = {IDEAL_DESCRIPTION}.")
-    add("kind: meas = measured, 3rd = third-party benchmark, vend = vendor claim, proj = projection, "
-        "spec = specification, limit = benchmark limit, unatt = unattributed. (d) derived from other rows "
-        "and (r) restating another row: shown, not counted.")
-    add("")
-    header = (f"{'source':<28} {'kind':<5} {'accelerator':<24} {'model':<22} {'metric':<30} "
-              f"{'published':>11} {'predicted':>10} {'ratio':>6} {'ideal':>6}")
-    add(header)
-    add("-" * len(header))
-    for r in report.rows:
-        row = r.row
-        source = f"{table.papers[row.paper].short} {row.where}"
-        mark = " (d)" if row.derived_from else " (r)" if row.duplicate_of else ""
-        kind = _KIND_SHORT[row.kind] + ("" if not row.flags else row.flags)
-        predicted = "-" if r.calibrated is None else format_number(r.calibrated.value)
-        line = (f"{_cut(source, 28):<28} {_cut(kind, 5):<5} {_cut(r.accelerator_key, 24):<24} {_cut(row.model, 22):<22} "
-                f"{_cut(row.metric + mark, 30):<30} {row.published.text():>11} {predicted:>10} "
-                f"{_ratio_text(r.ratio('calibrated')):>6} {_ratio_text(r.ratio('ideal')):>6}")
-        notes = []
-        if row.not_computed is not None:
-            notes.append(f"not computed: {row.not_computed}")
-        elif r.calibrated is not None and r.calibrated.value is None:
-            notes.append(f"{r.calibrated.status}")
-            if row.explanation:
-                notes.append(f"explanation: {row.explanation}")
-        else:
-            if r.calibrated is not None and r.calibrated.cases > 1:
-                notes.append(f"{row.spec.aggregate} over {r.calibrated.computed_cases} "
-                             f"configurations, range {format_number(r.calibrated.low)}-{format_number(r.calibrated.high)}")
-            if r.calibrated is not None and r.calibrated.status:
-                notes.append(r.calibrated.status)
-            if r.off():
-                notes.append(f"off by >2x: {row.explanation or 'no explanation'}")
-        if notes:
-            line += "  | " + "; ".join(n for n in notes if n)
-        add(line)
+        lines.append(f"Workload '{workload.name}': {workload.input_len} input, {workload.output_len} output tokens "
+                     f"(assumed; see resources/measurements.md){served}")
+    lines.append(f"ratio = predicted / published; 'ideal' = {IDEAL_DESCRIPTION}.")
+    lines.append("kind: meas = measured, 3rd = third-party benchmark, vend = vendor claim, proj = projection, "
+                 "spec = specification, limit = benchmark limit, unatt = unattributed. (d) derived from other rows "
+                 "and (r) restating another row: shown, not counted.")
+    return lines
 
-    for population, title in POPULATIONS.items():
-        add("")
-        add(f"Summary over {title}: median and worst |predicted/published - 1|; "
-            "derived, restated and uncomputed rows excluded")
-        add(f"{'':<32} {'n':>3}  {'calibrated: median':>18} {'worst':>8} {'ratio':>6} {'>2x':>4}   "
-            f"{'ideal: median':>13} {'worst':>8} {'ratio':>6} {'>2x':>4}  worst row (calibrated)")
-        calibrated = report.summaries["calibrated"][population]
-        ideal = report.summaries["ideal"][population]
-        add(_stats_line("all", calibrated["all"], ideal["all"]))
-        for section, label in (("by_group", "group"), ("by_accelerator", "accelerator"), ("by_metric", "metric")):
-            add(f"  by {label}")
-            for name, values in calibrated[section].items():
-                add(_stats_line("    " + name, values, ideal[section][name]))
 
-    add("")
-    add("Targets")
-    for target in report.targets:
-        add(f"  {'met    ' if target.met else 'NOT met'}  {target.name}: {target.value} (target {target.limit})")
+def _row_line(report: Report, r: RowReport) -> str:
+    """A row of the table: source, kind, setup, published, predicted, both ratios, then notes."""
+    row = r.row
+    source = f"{report.table.papers[row.paper].short} {row.where}"
+    mark = " (d)" if row.derived_from else " (r)" if row.duplicate_of else ""
+    kind = _KIND_SHORT[row.kind] + ("" if not row.flags else row.flags)
+    predicted = "-" if r.calibrated is None else format_number(r.calibrated.value)
+    line = (f"{_cut(source, 28):<28} {_cut(kind, 5):<5} {_cut(r.accelerator_key, 24):<24} {_cut(row.model, 22):<22} "
+            f"{_cut(row.metric + mark, 30):<30} {row.published.text():>11} {predicted:>10} "
+            f"{_ratio_text(r.ratio('calibrated')):>6} {_ratio_text(r.ratio('ideal')):>6}")
+    notes = []
+    if row.not_computed is not None:
+        notes.append(f"not computed: {row.not_computed}")
+    elif r.calibrated is not None and r.calibrated.value is None:
+        notes.append(f"{r.calibrated.status}")
+        if row.explanation:
+            notes.append(f"explanation: {row.explanation}")
+    else:
+        if r.calibrated is not None and r.calibrated.cases > 1:
+            notes.append(f"{row.spec.aggregate} over {r.calibrated.computed_cases} configurations, "
+                         f"range {format_number(r.calibrated.low)}-{format_number(r.calibrated.high)}")
+        if r.calibrated is not None and r.calibrated.status:
+            notes.append(r.calibrated.status)
+        if r.off():
+            notes.append(f"off by >2x: {row.explanation or 'no explanation'}")
+    if notes:
+        line += "  | " + "; ".join(n for n in notes if n)
+    return line
 
-    add("")
-    add("Claims")
-    for c in report.claims:
-        claim = c.claim
-        add(f"  {claim.id}  [{table.papers[claim.paper].short} {claim.where}]")
-        add(f"      claim: {claim.statement} ({claim.published.text()} {claim.unit})")
-        add(f"      setup: {claim.setup}")
-        if c.calibrated is None:
-            add(f"      {claim.status}: {claim.reason}")
-        else:
-            spread = ""
-            if c.calibrated.cases > 1 and c.calibrated.value is not None:
-                spread = f" (over {c.calibrated.computed_cases} configurations: {format_number(c.calibrated.low)}-{format_number(c.calibrated.high)})"
-            ideal_value = None if c.ideal is None else c.ideal.value
-            add(f"      model: {format_number(c.calibrated.value)} {claim.unit}{spread}, ideal {format_number(ideal_value)}; "
-                f"{c.verdict(c.calibrated)}")
-        if c.computed_as:
-            add(f"      computed as: {c.computed_as}")
-        if claim.note:
-            add(f"      note: {claim.note}")
-    return "\n".join(lines) + "\n"
+
+def _summary_lines(report: Report, population: str, title: str) -> list[str]:
+    lines = [
+        (f"Summary over {title}: median and worst |predicted/published - 1|; "
+         "derived, restated and uncomputed rows excluded"),
+        (f"{'':<32} {'n':>3}  {'calibrated: median':>18} {'worst':>8} {'ratio':>6} {'>2x':>4}   "
+         f"{'ideal: median':>13} {'worst':>8} {'ratio':>6} {'>2x':>4}  worst row (calibrated)"),
+    ]
+    calibrated = report.summaries["calibrated"][population]
+    ideal = report.summaries["ideal"][population]
+    lines.append(_stats_line("all", calibrated["all"], ideal["all"]))
+    for section, label in (("by_group", "group"), ("by_accelerator", "accelerator"), ("by_metric", "metric")):
+        lines.append(f"  by {label}")
+        lines += [_stats_line("    " + name, values, ideal[section][name])
+                  for name, values in calibrated[section].items()]
+    return lines
+
+
+def _claim_lines(report: Report, c: ClaimReport) -> list[str]:
+    claim = c.claim
+    lines = [
+        f"  {claim.id}  [{report.table.papers[claim.paper].short} {claim.where}]",
+        f"      claim: {claim.statement} ({claim.published.text()} {claim.unit})",
+        f"      setup: {claim.setup}",
+    ]
+    if c.calibrated is None:
+        lines.append(f"      {claim.status}: {claim.reason}")
+    else:
+        spread = ""
+        if c.calibrated.cases > 1 and c.calibrated.value is not None:
+            spread = (f" (over {c.calibrated.computed_cases} configurations: "
+                      f"{format_number(c.calibrated.low)}-{format_number(c.calibrated.high)})")
+        ideal_value = None if c.ideal is None else c.ideal.value
+        lines.append(f"      model: {format_number(c.calibrated.value)} {claim.unit}{spread}, "
+                     f"ideal {format_number(ideal_value)}; {c.verdict(c.calibrated)}")
+    if c.computed_as:
+        lines.append(f"      computed as: {c.computed_as}")
+    if claim.note:
+        lines.append(f"      note: {claim.note}")
+    return lines
 
 
 def _stats_line(name: str, calibrated: Mapping[str, Any], ideal: Mapping[str, Any]) -> str:
