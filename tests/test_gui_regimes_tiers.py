@@ -14,14 +14,22 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from accelscope.engine.catalog.far_tiers import load_far_tiers
+from accelscope.engine.catalog.regimes import load_regimes
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
-from accelscope.engine.studies.regimes import load_regimes, regime_scores, regimes_table
-from accelscope.engine.studies.tiering import heterogeneous_claim_check, load_far_tiers, sweep_offload
+from accelscope.engine.studies.claims import heterogeneous_claim_check
+from accelscope.engine.studies.regimes import regime_scores, regimes_table
+from accelscope.engine.studies.tiering import (
+    FALLBACK_TIER,
+    OWN_TIER,
+    own_far_tier,
+    sweep_offload,
+)
 from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.panels.regimes import RegimesPanel, score_text, value_text, zero_word
-from accelscope.gui.panels.tiers import FALLBACK_TIER, OWN_TIER, TiersPanel, own_far_tier
+from accelscope.gui.panels.tiers import TiersPanel
 
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
 
@@ -200,7 +208,7 @@ def test_the_regimes_table_is_the_engines_with_units(regimes_panel):
 
 
 def panel_fractions(scenario):
-    from accelscope.gui.panels.tiers import SWEEP_FRACTIONS
+    from accelscope.engine.studies.analysis import SWEEP_FRACTIONS
 
     return tuple(sorted({*SWEEP_FRACTIONS, float(scenario.offload), float(scenario.kv_offload)}))
 
@@ -343,3 +351,10 @@ def test_hidden_panels_wait_until_shown(qtbot, engine):
     panel.show()
     qtbot.waitUntil(lambda: panel.study is not None, timeout=2000)
     assert panel.study.tier_id == "cxl2-expander-x16"
+
+
+def test_the_tabs_curves_are_the_studys_curves():
+    from accelscope.engine.studies.tiering import OFFLOAD_CURVES
+    from accelscope.gui.panels.tiers import CURVES
+
+    assert tuple(key for key, *_ in CURVES) == OFFLOAD_CURVES

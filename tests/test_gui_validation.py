@@ -7,7 +7,7 @@ import math
 import pytest
 
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.validation.validate import RowReport, validate
+from accelscope.engine.validation.report import RowReport, validate
 from accelscope.gui.main_window import MainWindow
 from accelscope.gui.windows.validation import COLUMNS, row_workspace
 
@@ -66,7 +66,7 @@ def test_the_summary_shows_every_target_with_its_limit_and_verdict(qtbot, report
 
 
 def test_a_models_tooltip_gives_the_setup_the_engine_computed(qtbot, report):
-    from accelscope.engine.validation.validate import setup_text
+    from accelscope.engine.validation.text import setup_text
 
     window = _window(qtbot)
     validation = window.show_validation()

@@ -14,21 +14,15 @@ import numpy as np
 import pytest
 
 from accelscope.cli.main import main
+from accelscope.engine.catalog.measurements import KINDS, METRICS, load_measurements
 from accelscope.engine.core.errors import CatalogError
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.results import N_OUTPUT_ROWS, Outputs
-from accelscope.engine.validation.validate import (
-    KINDS,
-    METRICS,
-    ideal_catalog,
-    ideal_constants,
-    load_measurements,
-    served_runs,
-    setup_text,
-    stats,
-    validate,
-)
+from accelscope.engine.validation.ideal import ideal_catalog, ideal_constants
+from accelscope.engine.validation.report import METRIC_VALUES, stats, validate
+from accelscope.engine.validation.served import served_runs
+from accelscope.engine.validation.text import setup_text
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +131,15 @@ denominator = { accelerator = "wse-3" }
 
 # What makes VALID's workload a served run, which a batching policy needs.
 SERVED = 'requests = 10\nrequests_basis = "r"'
+
+
+def test_every_metric_the_table_may_state_is_read_from_the_engines_result(engine):
+    # The table's vocabulary (catalog) and how a result gives each metric (validation) are
+    # kept apart by layer; they must name the same metrics.
+    assert set(METRIC_VALUES) == set(METRICS)
+    result = engine.predict(Scenario("llama-3.1-8b", "h100-sxm"))
+    assert METRIC_VALUES["itl_ms"](result) == result.itl_s * 1e3
+    assert all(math.isfinite(get(result)) and get(result) > 0 for get in METRIC_VALUES.values())
 
 
 def test_a_small_valid_file_loads(tmp_path, catalog):
@@ -307,7 +310,7 @@ def test_computed_claims_have_values_and_the_others_a_reason(report):
     by_id = {c.claim.id: c for c in report.claims}
     # The scaling study's numbers, as the Scaling tab shows them.
     from accelscope.engine.physics.engine import Engine
-    from accelscope.engine.studies.scaling import claims_check
+    from accelscope.engine.studies.claims import claims_check
 
     checks = {check.claim_id: check.computed_value for check in claims_check(Engine())}
     for claim_id in ("s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"):
@@ -319,7 +322,8 @@ def test_the_architecture_spread_claim_is_the_regime_studys_largest_best_over_wo
     """Sharma's "up to 3.7x between architectures": per regime, the best of Fig. 8's seven graded
     accelerators over the worst in the regime's metric (among those that run it), the largest
     over the regimes, worked out here from the regime grid itself."""
-    from accelscope.engine.studies.regimes import load_regimes, regime_scores
+    from accelscope.engine.catalog.regimes import load_regimes
+    from accelscope.engine.studies.regimes import regime_scores
 
     graded = tuple(load_regimes().paper_ratings)
     assert len(graded) == 7
@@ -343,7 +347,7 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     model's bytes (its fixed parts plus 10% of the experts), at batch 64 the batch touches
     1 − 0.9^64 = 99.9% of the experts, nearly all 700B parameters. The reported value is the
     batch-64 ITL ratio, both models on the devices that hold the MoE."""
-    from accelscope.engine.studies.scaling import CLAIM_WORKLOAD, moe_like_dense_models
+    from accelscope.engine.studies.claims import CLAIM_WORKLOAD, moe_like_dense_models
 
     dense, moe = moe_like_dense_models()
     assert moe.total_params == pytest.approx(700e9, rel=1e-3) and dense.total_params == pytest.approx(70e9, rel=1e-3)
@@ -356,7 +360,8 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     engine = engine.with_models(dense, moe)  # the study made its own engine; the caller's is unchanged
 
     def itl(model, batch):
-        return engine.predict(CLAIM_WORKLOAD.scenario(model.id, "b200", tp=tp).with_changes(batch=batch)).itl_s
+        scenario = Scenario.from_workload(model.id, "b200", CLAIM_WORKLOAD, tp=tp).with_changes(batch=batch)
+        return engine.predict(scenario).itl_s
 
     assert claim.calibrated.value == pytest.approx(itl(moe, 64) / itl(dense, 64), rel=1e-12)
     assert itl(moe, 1) / itl(dense, 1) < 1.2 < claim.calibrated.value  # similar only while few experts are read

@@ -23,6 +23,23 @@ def significant(value: float) -> str:
     return f"{rounded:.{decimals}f}"
 
 
+def format_number(value: float | None, missing: str = "-") -> str:
+    """A published or predicted figure at the precision the validation tables show it: whole
+    numbers from 100 up, then 1, 2 or 3 significant decimals; ``missing`` for none."""
+    if value is None or not math.isfinite(value):
+        return missing
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    if magnitude >= 10:
+        return f"{value:.1f}"
+    if magnitude >= 1:
+        return f"{value:.2f}"
+    return f"{value:.3g}"
+
+
 def _trimmed(text: str) -> str:
     """A datasheet figure or constant as written: 5.3 TB/s, 10 µs (not 5.30, 10.0)."""
     return text.rstrip("0").rstrip(".") if "." in text else text

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..catalog.constants import ClassConstants, Constants
 from ..core import codes
 from ..core.accelerator import Accelerator, Interconnect, MemoryTier
+from ..core.constants import ClassConstants, Constants
 from ..core.model import ModelArch
 from ..core.precision import bytes_per_element
 from ..core.scenario import Scenario

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
-from ..catalog.constants import Constants
 from ..core import codes
 from ..core.accelerator import Accelerator, Interconnect, MemoryTier
+from ..core.constants import Constants
 from ..core.model import ModelArch
 from ..core.precision import UNQUANTISED_BYTES, bytes_per_element
 from ..core.units import (

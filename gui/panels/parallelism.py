@@ -1,6 +1,6 @@
 """Tensor vs data parallelism on a node, and expert vs tensor parallelism for MoE models — the
-second paper's Figs. 4 and 6, computed by the engine (``scaling.tp_dp_grid``,
-``scaling.ep_vs_tp``).
+second paper's Figs. 4 and 6, computed by the engine (``parallelism.tp_dp_grid``,
+``parallelism.ep_vs_tp``).
 
 Left: for a device budget, each model's throughput per device under every TP × DP split of it,
 coloured relative to that model's best split, with a star where TP beats the split with twice
@@ -11,7 +11,6 @@ under EP and under TP across batch sizes, with the ratio, and the bytes behind t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,20 +19,11 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.core.errors import AccelscopeError
-from accelscope.engine.core.table import Table
-from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
+from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.scaling import (
-    EpTpComparison,
-    TpDpGrid,
-    Workload,
-    ep_tp_table,
-    ep_vs_tp,
-    tp_dp_grid,
-    tp_dp_table,
-)
+from accelscope.engine.studies.analysis import ParallelismStudy
+from accelscope.engine.studies.parallelism import EP_TP_BATCHES
 
 from ..look.style import (
     PLOT_FONT_POINTS,
@@ -49,13 +39,6 @@ from ..look.style import (
 from ..look.theme import contrast_ratio
 from . import bars
 from .analysis import AnalysisPanel
-
-# Brunetta et al. 2025, Fig. 4 compares these (small, medium and large dense models); the
-# current model is added as the first row when it is not one of them.
-FIG4_MODELS: tuple[str, ...] = ("llama-3.1-8b", "qwen3-32b", "llama-3.3-70b")
-# Fig. 6 uses a MoE; when the current model is dense the tab shows this one, and says so.
-DEFAULT_MOE = "mixtral-8x22b"
-EP_TP_BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 # A sequential scale (canvas to blue: white to blue on a light canvas) for "share of the model's
 # best split": values are written in the cells, so the colour only has to rank them.
@@ -82,17 +65,6 @@ def legend_html() -> str:
             + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
                           glyph="★")
             + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
-
-
-@dataclass(frozen=True)
-class ParallelismStudy:
-    key: tuple
-    grid: TpDpGrid | None
-    grid_problem: str
-    ep_tp: EpTpComparison | None
-    ep_tp_problem: str
-    ep_tp_note: str  # which model and devices the EP/TP side shows, and why
-    model_names: dict[str, str]
 
 
 def _heat_colour(share: float) -> QColor:
@@ -128,10 +100,10 @@ def _split_tick(tp: int, dp: int) -> str:
 
 class ParallelismPanel(AnalysisPanel):
     title = "TP/DP · EP/TP"
+    study_view = "parallelism"
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
-        self._study_key: tuple | None = None
         self._heat_values = np.zeros((0, 0))  # [model, split] input + output tokens/s per device
         self._heat_shares = np.zeros((0, 0))
         self._heat_models: list[str] = []
@@ -285,53 +257,8 @@ class ParallelismPanel(AnalysisPanel):
         super().update_frame(frame)
         self._mark_batch(frame.workspace.scenario.batch)
 
-    def _key(self, frame: Frame) -> tuple:
-        # Not the batch: the grid sets its own (128 sequences per device) and EP/TP sweeps it.
-        s = frame.workspace.scenario
-        return (s.model, s.accelerator, s.input_len, s.output_len, s.weight_precision, s.activation_precision,
-                s.kv_precision, self.device_budget())
-
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        return self._study_key is None or self._key(new) != self._study_key
-
-    def compute(self, frame: Frame) -> ParallelismStudy:
-        s = frame.workspace.scenario
-        key = self._key(frame)
-        self._study_key = key
-        budget = self.device_budget()
-        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                            kv_precision=s.kv_precision)
-        models = [s.model, *(m for m in FIG4_MODELS if m != s.model)]
-        names = {}
-        for model_id in models:
-            try:
-                names[model_id] = self.engine.model(model_id).name
-            except AccelscopeError:
-                names[model_id] = model_id
-        grid, grid_problem = None, ""
-        try:
-            grid = tp_dp_grid(self.engine, models, s.accelerator, budget, workload)
-        except (ValueError, AccelscopeError) as error:
-            grid_problem = str(error)
-
-        current = self.engine.model(s.model)
-        moe_id = s.model if current.is_moe else DEFAULT_MOE
-        moe = current if current.is_moe else self.engine.model(DEFAULT_MOE)
-        names.setdefault(moe_id, moe.name)
-        # EP places whole experts: no more devices than experts (a power of two, as the budget).
-        devices = min(budget, 1 << math.floor(math.log2(moe.moe.n_routed_experts)))
-        note = f"{moe.name} on {devices} devices"
-        if not current.is_moe:
-            note += f" ({names[s.model]} is dense: expert parallelism needs a mixture-of-experts model)"
-        if devices < budget:
-            note += f"; {devices}, not {budget}: the model has {moe.moe.n_routed_experts} routed experts"
-        comparison, ep_problem = None, ""
-        try:
-            comparison = ep_vs_tp(self.engine, moe_id, s.accelerator, devices, EP_TP_BATCHES, workload)
-        except (ValueError, AccelscopeError) as error:
-            ep_problem = str(error)
-        return ParallelismStudy(key, grid, grid_problem, comparison, ep_problem, note, names)
+    def study_workspace(self, frame: Frame) -> Workspace:
+        return frame.workspace.with_options(device_budget=self.device_budget())
 
     def show_study(self, study: ParallelismStudy) -> None:
         self._show_header(study)
@@ -340,23 +267,6 @@ class ParallelismPanel(AnalysisPanel):
         self._show_notes(study)
         if self.frame is not None:
             self._mark_batch(self.frame.workspace.scenario.batch)
-
-    def table(self) -> Table | None:
-        study = self.study
-        if not isinstance(study, ParallelismStudy) or study.grid is None:
-            return None
-        return tp_dp_table(study.grid)
-
-    def tables(self) -> dict[str, Table]:
-        """``tp_dp`` and ``ep_tp`` (each present once computed)."""
-        study = self.study
-        found: dict[str, Table] = {}
-        if isinstance(study, ParallelismStudy):
-            if study.grid is not None:
-                found["tp_dp"] = tp_dp_table(study.grid)
-            if study.ep_tp is not None:
-                found["ep_tp"] = ep_tp_table(study.ep_tp)
-        return found
 
     # ---- drawing ---------------------------------------------------------------------------
 

@@ -23,16 +23,12 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient,
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.core.table import Table
+from accelscope.engine.catalog.regimes import RegimeDefinitions, load_regimes
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.studies.regimes import (
-    RegimeDefinitions,
     RegimeGrid,
     architecture_spreads,
-    load_regimes,
-    regime_scores,
-    regimes_table,
     times_text,
 )
 
@@ -524,6 +520,7 @@ class RegimeHeatmap(QWidget):
 
 class RegimesPanel(AnalysisPanel):
     title = "Regimes"
+    study_view = "regimes"
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
@@ -539,19 +536,6 @@ class RegimesPanel(AnalysisPanel):
         self._set_note()
 
     # ---- AnalysisPanel -------------------------------------------------------------------
-
-    def row_order(self) -> tuple[str, ...]:
-        """The paper's graded accelerators first, in its order, then the rest of the catalog."""
-        catalog_ids = tuple(self.engine.catalog.accelerators)
-        graded = tuple(a for a in self.definitions.paper_ratings if a in catalog_ids)
-        return graded + tuple(a for a in catalog_ids if a not in graded)
-
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        # The grid depends only on the catalog's accelerators (not on the controls).
-        return old is None or self.study is None or self.row_order() != self.study.accelerators
-
-    def compute(self, frame: Frame) -> RegimeGrid:
-        return regime_scores(self.engine, self.row_order(), definitions=self.definitions)
 
     def update_frame(self, frame: Frame) -> None:
         super().update_frame(frame)
@@ -594,9 +578,6 @@ class RegimesPanel(AnalysisPanel):
             self.heatmap.set_shown(frozenset(self.frame.accelerators))
         self._set_note()
         self._apply_selection()
-
-    def table(self) -> Table | None:
-        return regimes_table(self.study) if self.study is not None else None
 
     def plotted(self) -> dict[str, np.ndarray]:
         content = self.heatmap.content

@@ -7,14 +7,12 @@ the model (expert parallelism on a dense model) keep their row, labelled. Beside
 form that builds a synthetic model (a 1T dense or a 1T MoE in one click) and asks the main
 window to show it, and, for MoE models, the routing Monte Carlo under expert parallelism with
 the first paper's claims next to the computed numbers. Every number is the engine's
-(``scaling.compare_strategies``, ``scaling.claims_check``, ``scaling.moe_like_dense_check``,
-``moe_routing.simulate_routing``).
+(``scaling.compare_strategies``, ``scaling.ep_routing``, ``claims.scaling_claims``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from html import escape
 
 import numpy as np
@@ -39,26 +37,13 @@ from PySide6.QtWidgets import (
 )
 
 from accelscope.engine.catalog import Catalog, synthetic
-from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.model import ModelArch
-from accelscope.engine.core.table import Table
-from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
+from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.moe_routing import RoutingResult, RoutingSetup, simulate_routing
-from accelscope.engine.studies.scaling import (
-    DEFAULT_MAX_DEVICES,
-    STRATEGIES,
-    STRATEGY_LABELS,
-    ClaimCheck,
-    ScalingComparison,
-    StrategyResult,
-    Workload,
-    claims_check,
-    compare_strategies,
-    moe_like_dense_check,
-    scaling_table,
-)
+from accelscope.engine.studies.analysis import ScalingStudy
+from accelscope.engine.studies.claims import ScalingClaims, scaling_claims
+from accelscope.engine.studies.scaling import DEFAULT_MAX_DEVICES, STRATEGIES, STRATEGY_LABELS, StrategyResult
 
 from ..look.style import (
     PLOT_FONT_POINTS,
@@ -171,18 +156,6 @@ def _layout_words(entry: StrategyResult) -> str:
     if s.offload > 0:
         parts.append(f"{s.offload:.0%} offloaded")
     return " · ".join(parts) or "one device"
-
-
-@dataclass(frozen=True)
-class ScalingStudy:
-    key: tuple
-    comparison: ScalingComparison | None  # None when the engine refused the inputs
-    problem: str  # why there is no comparison
-    routing: RoutingResult | None  # the expert-parallel layout's routing simulation (MoE, EP fits)
-    claims: tuple[ClaimCheck, ...]  # the 1T MoE's (claims_check); () when it failed
-    moe_like_dense: ClaimCheck | None  # the 700B MoE against the 70B dense model; None when it failed
-    is_moe: bool
-    model_name: str
 
 
 # ---- the numbers table ---------------------------------------------------------------------------
@@ -390,15 +363,14 @@ def _parse_whole(what: str, text: str, *, default: int | None) -> int:
 
 class ScalingPanel(AnalysisPanel):
     title = "Scaling"
+    study_view = "scaling"
     model_requested = Signal(object)  # a synthetic ModelArch for the main window to register and select
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
-        self._claims: tuple[ClaimCheck, ...] | None = None
-        self._claims_problem = ""
-        self._moe_like_dense: ClaimCheck | None = None
-        self._moe_like_dense_problem = ""
-        self._study_key: tuple | None = None
+        # The claims beside the study have fixed setups (a 1T MoE on B200s; a 700B MoE against a
+        # 70B dense model on B200s): computed with the first study, once per panel.
+        self.claims: ScalingClaims | None = None
         self._strategies: list[str] = list(STRATEGIES)
         self._entries: list[StrategyResult | None] = []
 
@@ -596,66 +568,13 @@ class ScalingPanel(AnalysisPanel):
             self.skew.blockSignals(False)
         super().update_frame(frame)
 
-    def _key(self, frame: Frame) -> tuple:
-        s = frame.workspace.scenario
-        return (s.model, s.accelerator, s.batch, s.input_len, s.output_len, s.weight_precision,
-                s.activation_precision, s.kv_precision, self.routing_skew())
-
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        return self._study_key is None or self._key(new) != self._study_key
+    def study_workspace(self, frame: Frame) -> Workspace:
+        return frame.workspace.with_options(routing_skew=self.routing_skew())
 
     def compute(self, frame: Frame) -> ScalingStudy:
-        s = frame.workspace.scenario
-        key = self._key(frame)
-        self._study_key = key
-        skew = self.routing_skew()
-        routing = "skewed" if skew > 0 else "uniform"
-        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                            kv_precision=s.kv_precision)
-        claims, moe_like_dense = self._claims_once()
-        try:
-            model = self.engine.model(s.model)
-            comparison = compare_strategies(self.engine, s.model, s.accelerator, workload, routing=routing, skew=skew)
-        except (ValueError, AccelscopeError) as error:
-            return ScalingStudy(key, None, str(error), None, claims, moe_like_dense, False, s.model)
-        return ScalingStudy(key, comparison, "", self._ep_routing(model, comparison), claims, moe_like_dense,
-                            model.is_moe, model.name)
-
-    def _claims_once(self) -> tuple[tuple[ClaimCheck, ...], ClaimCheck | None]:
-        """The claims checks have fixed setups (a 1T MoE on B200s; a 700B MoE against a 70B
-        dense model on B200s): computed once per panel, each on its own so that one failing
-        does not hide the other."""
-        if self._claims is None:
-            try:
-                self._claims = claims_check(self.engine)
-            except (ValueError, AccelscopeError) as error:
-                self._claims, self._claims_problem = (), str(error)
-            try:
-                self._moe_like_dense = moe_like_dense_check(self.engine)
-            except (ValueError, AccelscopeError) as error:
-                self._moe_like_dense, self._moe_like_dense_problem = None, str(error)
-        return self._claims, self._moe_like_dense
-
-    @staticmethod
-    def _ep_routing(model: ModelArch, comparison: ScalingComparison) -> RoutingResult | None:
-        """The simulation behind the expert-parallel row's spread. Expert parallelism runs one
-        pipeline stage, so a decode step routes the resident batch at once (the engine's
-        micro-batch); the same setup returns the engine's cached simulation."""
-        if not model.is_moe or "ep" not in comparison.names:
-            return None
-        ep = comparison.strategy("ep")
-        if not (ep.found and ep.fits):
-            return None
-        return simulate_routing(RoutingSetup(
-            n_experts=model.moe.n_routed_experts,
-            experts_per_token=model.moe.experts_per_token,
-            tokens=max(1, ep.result.memory.resident_batch),
-            ep=ep.scenario.ep,
-            routing=comparison.routing,
-            skew=comparison.skew,
-            moe_layers=model.n_moe_layers,
-        ))
+        if self.claims is None:
+            self.claims = scaling_claims(self.engine)
+        return super().compute(frame)
 
     def show_study(self, study: ScalingStudy) -> None:
         comparison = study.comparison
@@ -667,16 +586,6 @@ class ScalingPanel(AnalysisPanel):
         self._show_bars(study)
         self._show_notes(study)
         self._show_routing(study)
-
-    def table(self) -> Table | None:
-        study = self.study
-        if not isinstance(study, ScalingStudy) or study.comparison is None:
-            return None
-        return scaling_table(study.comparison)
-
-    def tables(self) -> dict[str, Table]:
-        table = self.table()
-        return {} if table is None else {table.view: table}
 
     # ---- drawing ---------------------------------------------------------------------------
 
@@ -824,15 +733,16 @@ class ScalingPanel(AnalysisPanel):
 
     def _claims_words(self, study: ScalingStudy) -> str:
         words = "<br>".join(part for part in (self._moe_1t_words(study), self._moe_like_dense_words(study)) if part)
-        if study.claims or study.moe_like_dense is not None:
+        if self.claims.expert_parallel or self.claims.moe_like_dense is not None:
             words += " Hover for each claim's setup and notes."
         return words
 
     def _moe_1t_words(self, study: ScalingStudy) -> str:
-        if not study.claims:
-            return f"Claims check unavailable: {self._claims_problem}" if self._claims_problem else ""
+        problem = self.claims.expert_parallel_problem
+        if not self.claims.expert_parallel:
+            return f"Claims check unavailable: {problem}" if problem else ""
         parts = []
-        for claim in study.claims:
+        for claim in self.claims.expert_parallel:
             what = "parameter-to-compute" if "parameter" in claim.claim_id else "EP/TP latency variance"
             parts.append(f"{what}: paper {claim.paper_value:g}{claim.unit}, computed "
                          f"<b>{claim.computed_value:.3g}{claim.unit}</b>")
@@ -847,17 +757,17 @@ class ScalingPanel(AnalysisPanel):
                 + "; ".join(parts) + "." + current)
 
     def _moe_like_dense_words(self, study: ScalingStudy) -> str:
-        claim = study.moe_like_dense
+        claim, problem = self.claims.moe_like_dense, self.claims.moe_like_dense_problem
         if claim is None:
-            return (f"700B MoE against 70B dense check unavailable: {self._moe_like_dense_problem}"
-                    if self._moe_like_dense_problem else "")
+            return f"700B MoE against 70B dense check unavailable: {problem}" if problem else ""
         return (f"<b>700B MoE, 10% of experts active, like a 70B dense model</b>: paper {claim.paper_value:g}"
                 f"{claim.unit} (“similar”), computed <b>{claim.computed_value:.3g}{claim.unit}</b>, "
                 f"{escape(claim.definition, quote=False)}.")
 
     def _claims_tooltip(self, study: ScalingStudy) -> str:
         """Each claim in full: the paper's statement, the setup, what was computed and the note."""
-        claims = (*study.claims, *((study.moe_like_dense,) if study.moe_like_dense is not None else ()))
+        moe_like_dense = self.claims.moe_like_dense
+        claims = (*self.claims.expert_parallel, *((moe_like_dense,) if moe_like_dense is not None else ()))
         paragraphs = []
         for claim in claims:
             statement, definition, setup, note = (escape(text, quote=False) for text in (

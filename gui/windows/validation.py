@@ -1,6 +1,6 @@
 """Model vs paper: every published measurement and claim beside what the model computes.
 
-The report comes from :func:`accelscope.engine.validation.validate.validate` (about a second of engine
+The report comes from :func:`accelscope.engine.validation.validate` (about a second of engine
 work, so it runs on a worker thread with its own Engine; the window says so meanwhile).
 Selecting a row asks the main window to load that row's scenario into the controls.
 """
@@ -24,17 +24,11 @@ from PySide6.QtWidgets import (
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import format_number
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.validation.validate import (
-    OFF_FACTOR,
-    ClaimReport,
-    Report,
-    RowReport,
-    format_number,
-    setup_text,
-    validate,
-)
+from accelscope.engine.validation.report import OFF_FACTOR, ClaimReport, Report, RowReport, validate
+from accelscope.engine.validation.text import setup_text
 
 ALL = "All accelerators"
 COLUMNS = ("Source", "Accelerator", "Model", "Metric", "Published", "Model (calibrated)", "Ratio",

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from ...catalog.constants import ClassConstants
+from ...core.constants import ClassConstants
 from ...core.model import ModelArch
 
 _STANDARD_NORMAL = NormalDist()

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants, Constants
 from ...core import codes
 from ...core.accelerator import Accelerator, MemoryTier
+from ...core.constants import ClassConstants, Constants
 from ...core.model import ModelArch
 from ...core.precision import UNQUANTISED_BYTES, bytes_per_element
 from ...core.scenario import Scenario

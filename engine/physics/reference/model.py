@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...catalog.constants import Constants
 from ...core import codes
 from ...core.accelerator import Accelerator
+from ...core.constants import Constants
 from ...core.model import ModelArch
 from ...core.precision import bytes_per_element
 from ...core.scenario import Scenario

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants, Constants
 from ...core import codes
 from ...core.accelerator import Accelerator
+from ...core.constants import ClassConstants, Constants
 from .closed_forms import all_reduce, all_to_all_time, token_imbalance
 from .parallel import Layout
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants
 from ...core import codes
 from ...core.accelerator import Accelerator
+from ...core.constants import ClassConstants
 from ...core.model import ModelArch
 from ...core.precision import PEAK_KEY, bytes_per_element, compute_precision, requested_compute_format
 from ...core.scenario import Scenario

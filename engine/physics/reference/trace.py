@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants
+from ...core.constants import ClassConstants
 from .network import AllReduce, AllToAll, Network
 from .phases import Setup, Step, mean_decode_context
 
