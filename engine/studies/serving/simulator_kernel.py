@@ -8,15 +8,15 @@ together), its running list is an ordered array with O(1) pop from the tail, and
 users waiting to issue sit in a binary heap. The kernel allocates nothing: the caller passes
 the outputs and a workspace from ``allocate_workspace``.
 
-The iteration's time and energy are the engine's (``physics.kernels.iteration``, inlined).
+The iteration's time and energy are the engine's (``physics.iteration``, inlined).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ...physics.iteration import iteration_cost, request_positions
 from ...physics.jit import jit
-from ...physics.kernels.iteration import iteration_cost, request_positions
 from .layout import (
     CNT_CAPPED,
     CNT_GAPS,
