@@ -3,7 +3,7 @@ claim of ``resources/measurements.toml`` (read by ``catalog/measurements.py``); 
 and ``to_dict`` give the report as text and as data.
 
 - ``ideal.py``: the pure-roofline twin of an engine
-- ``served.py``: served runs of many requests, from static-batch steps
+- ``served.py``: served runs of many requests, by the serving simulator
 - ``report.py``: predictions, row and claim reports, statistics, targets, ``validate``
 - ``text.py``: the report as text and as plain data
 """

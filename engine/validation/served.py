@@ -1,25 +1,41 @@
-"""Served runs: a queue of requests served at most ``batch`` at a time, worked out from the
-engine's static-batch steps (the second paper's offline runs of its 1,000-conversation dataset)."""
+"""Served runs: a queue of requests served at most ``batch`` at a time (the second paper's
+offline runs of its 1,000-conversation dataset), simulated iteration by iteration by the
+serving simulator on the engine's physics."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from ..core.errors import AccelscopeError
 from ..core.scenario import Scenario
+from ..core.serving import ServingSpec
 from ..physics.engine import Engine
-from ..physics.results import Outputs, Result
+from ..physics.results import Result
+from ..studies.serving.study import simulate_served
+
+# The served runs' requests: every one queued at t = 0, prompts of the workload's length,
+# replies exponentially distributed about its mean (a conversation dataset's spread). A run's
+# totals move with the draw (the longest replies set the drain): each prediction is the mean
+# over draws from these seeds, the expected served run rather than one draw's.
+SERVED_SEEDS: tuple[int, ...] = (0, 1, 2, 3)
 
 
-@dataclass(frozen=True)
-class ServedRun:
-    """A served run of ``requests`` requests per instance (dp replicas), worked out from the
-    engine's static-batch steps; see :func:`served_runs`."""
-
-    concurrency: int  # requests in flight while the queue lasts
-    time_s: float  # one instance, first prompt to last token
-    energy_J: float  # all devices of all replicas
-    drain_time_s: float  # of time_s: after the queue is empty
+def served_spec(requests: int, concurrency: int, fixed: bool, seed: int = SERVED_SEEDS[0]) -> ServingSpec:
+    """The serving settings of a paper's served run: vLLM's scheduler with at most
+    ``concurrency`` sequences (the batch the paper set) for continuous batching, or
+    fixed-batch images of ``concurrency`` requests."""
+    return ServingSpec(
+        arrival="offline",
+        requests=requests,
+        input_distribution="fixed",
+        output_distribution="exponential",
+        seed=seed,
+        policy="static" if fixed else "vllm",
+        max_num_seqs=None if fixed else concurrency,
+        slo_ttft_ms=None,
+        slo_tpot_ms=None,
+    )
 
 
 def served_runs(
@@ -28,94 +44,56 @@ def served_runs(
     requests: Mapping[Scenario, int],
     fixed_batch: Collection[Scenario] = (),
 ) -> dict[Scenario, Result]:
-    """Each scenario as one instance of a served run of ``requests[scenario]`` requests, all
-    queued at the start, at most ``batch`` (and at most what memory holds) in flight: the
-    second paper's offline runs of its 1,000-conversation dataset (vLLM continuous batching on
-    GPUs; as many clients as the batch on the dataflow machines).
+    """Each scenario as one instance (of its ``dp``) of a served run of ``requests[scenario]``
+    requests, all queued at the start, at most ``batch`` in flight: the second paper's offline
+    runs of its 1,000-conversation dataset (vLLM continuous batching on GPUs; as many clients as
+    the batch on the dataflow machines).
 
-    Each request's prompt is prefilled when it joins; its decode steps are exponentially
-    distributed about the workload's mean (output_len - 1). While the queue lasts, C requests
-    run and each finished one is replaced at once; the queue empties after N - C completions,
-    having produced (N - C)·m of the N·m decode tokens (m the mean), in (N - C)·m/C steps at
-    the batch-C step time. By memorylessness the C requests left then each still need m steps
-    on average, and with k left the next one finishes after m/k steps at the batch-k step time:
-    the drain takes Σ_{k=1..C} (m/k)·ITL(k). Energy adds each phase's per-device power x time.
-    With C = 1 this is N times the static batch of one; with a constant step time it is the
-    static total plus m·ITL·(H_C − 1), the price of the tail.
-
-    A scenario in ``fixed_batch`` is served from a fixed-batch image instead (the CS-3's and
-    SN40L's pre-compiled artifacts): C requests start together, the batch runs at the batch-C
-    step time until its longest reply finishes, and only then do the next C start. The longest
-    of C exponential replies takes m·H_C steps on average (H_C the C-th harmonic number), so the
-    run takes (N/C)·(prefill of C + m·H_C·ITL(C)). With C = 1 both policies are the same.
+    A GPU scenario is served by vLLM's scheduler with ``max_num_seqs`` = the batch: prompts
+    prefilled as they join (chunked under the token budget), finished requests replaced at once,
+    the KV cache sized as vLLM sizes it (preempting when it runs out), then the drain. A
+    scenario in ``fixed_batch`` is served from fixed-batch images (the CS-3's and SN40L's
+    pre-compiled artifacts): the batch's requests start together and the next batch only when
+    the longest reply of this one ends. Each iteration's time and energy are the engine's.
 
     Returns each scenario's static result with run time, throughput, power and energy (and
     tokens per joule) replaced by the served run's; TTFT and ITL stay those of the static
     batch."""
-    if not requests:
-        return {}
-    plans: list[tuple[Scenario, int, int, bool]] = []  # scenario, concurrency, first column, fixed batch
-    batches: list[Scenario] = []
-    for scenario, result in results.items():
-        if scenario not in requests or not result.fits:
+    served: dict[Scenario, Result] = {}
+    for scenario, static in results.items():
+        if scenario not in requests or not static.fits:
             continue
-        concurrency = max(1, min(result.memory.resident_batch, requests[scenario]))
+        n = requests[scenario]
+        concurrency = max(1, min(static.memory.resident_batch, n))
         fixed = scenario in fixed_batch
-        # A fixed-batch run only ever steps at batch C; a continuous one drains through every batch below.
-        sizes = (concurrency,) if fixed else range(1, concurrency + 1)
-        plans.append((scenario, concurrency, len(batches), fixed))
-        batches.extend(scenario.with_changes(batch=k) for k in sizes)
-    outputs = Outputs(engine.evaluate(batches))
+        instance = scenario.with_changes(dp=1, batch=concurrency)
+        totals = [_totals(engine, instance, served_spec(n, concurrency, fixed, seed), scenario.dp) for seed in SERVED_SEEDS]
+        if any(total is None for total in totals):
+            continue
+        mean = {key: sum(total[key] for total in totals) / len(totals) for key in totals[0]}
+        served[scenario] = replace(static, **mean)
+    return served
+
+
+def _totals(engine: Engine, instance: Scenario, spec: ServingSpec, dp: int) -> dict[str, float] | None:
+    """The run-level figures of one served run of ``instance`` (one replica), for ``dp`` of them."""
+    try:
+        run = simulate_served(engine, instance, spec)
+    except AccelscopeError:
+        return None
+    metrics = run.metrics
+    if metrics.finished < spec.requests or not metrics.span_s > 0.0:
+        return None
+    time = metrics.span_s
+    energy = metrics.energy_j * dp
+    output_tokens = dp * float(run.run.output_tokens.sum())
+    total_tokens = output_tokens + dp * float(run.run.prompt_tokens.sum())
     return {
-        scenario: _served_run(scenario, results[scenario], requests[scenario], concurrency, fixed, outputs, first)
-        for scenario, concurrency, first, fixed in plans
+        "e2e_latency_s": time,
+        "throughput_output_tok_s": output_tokens / time,
+        "throughput_total_tok_s": total_tokens / time,
+        "power_W": energy / time,
+        "energy_J": energy,
+        "tokens_per_joule": total_tokens / energy,
+        "output_tokens_per_joule": output_tokens / energy,
     }
-
-
-def _served_run(
-    scenario: Scenario, static: Result, n: int, concurrency: int, fixed: bool, outputs: Outputs, first: int
-) -> Result:
-    """``scenario``'s ``static`` result as one instance of a served run of ``n`` requests, ``concurrency`` at a time,
-    from the step times of the batches from column ``first`` on (batch C alone when ``fixed``,
-    else batches 1 ... C)."""
-    m = max(scenario.output_len - 1, 0)
-    last = first if fixed else first + concurrency - 1  # the batch-C column
-    itl = float(outputs.itl_s[last])
-    decode_power = float(outputs.decode.power_per_device_W[last])
-    prefill_time = float(outputs.prefill.time_s[last])
-    prefill_power = float(outputs.prefill.power_per_device_W[last])
-    prefills = n / concurrency
-    if fixed:
-        # Every batch decodes for as long as its longest reply, all of it at batch C.
-        full_steps = prefills * m * sum(1.0 / k for k in range(1, concurrency + 1))
-        drain_time = drain_energy = 0.0
-    else:
-        full_steps = (n - concurrency) * m / concurrency
-        columns = slice(first, first + concurrency)
-        drain_steps = [m / k for k in range(1, concurrency + 1)]
-        drain_itl = outputs.itl_s[columns]
-        drain_power = outputs.decode.power_per_device_W[columns]
-        drain_time = float(sum(steps * t for steps, t in zip(drain_steps, drain_itl, strict=True)))
-        drain_energy = float(sum(
-            steps * t * p for steps, t, p in zip(drain_steps, drain_itl, drain_power, strict=True)
-        ))
-    time = prefills * prefill_time + full_steps * itl + drain_time
-    energy_per_device = (
-        prefills * prefill_time * prefill_power
-        + full_steps * itl * decode_power
-        + drain_energy
-    )
-    energy = energy_per_device * static.devices
-    dp = scenario.dp
-    total_tokens = dp * n * (scenario.input_len + scenario.output_len)
-    output_tokens = dp * n * scenario.output_len
-    return replace(
-        static,
-        e2e_latency_s=time,
-        throughput_output_tok_s=output_tokens / time,
-        throughput_total_tok_s=total_tokens / time,
-        power_W=energy / time,
-        energy_J=energy,
-        tokens_per_joule=total_tokens / energy,
-        output_tokens_per_joule=output_tokens / energy,
-    )

@@ -10,6 +10,7 @@ from ..catalog.measurements import PRECISION_FIELDS, Published, Side, Spec
 from ..core.units import format_number
 from .ideal import IDEAL_DESCRIPTION
 from .report import OFF_FACTOR, POPULATIONS, ClaimReport, Prediction, Report, RowReport, abs_pct_error, finite_or_none
+from .served import SERVED_SEEDS
 
 
 def setup_text(spec: Spec) -> str:
@@ -33,12 +34,13 @@ def setup_text(spec: Spec) -> str:
     # A served run changes the run's totals; TTFT and ITL stay the static batch's (served_runs).
     if spec.requests is not None and not any(step in spec.metric for step in ("ttft", "itl")):
         fixed = [a for a in spec.accelerators() if a in spec.fixed_batch]
-        text += f"; a served run of {spec.requests:,} requests"
+        text += (f"; a served run of {spec.requests:,} requests queued at the start, replies exponentially spread "
+                 "about the output length, simulated iteration by iteration")
         if fixed:
             text += (f" ({', '.join(fixed)} from fixed-batch images: each batch runs until its longest reply "
                      "finishes)")
         else:
-            text += " (finished requests replaced at once, then the drain)"
+            text += " (vLLM's scheduler with the batch as its sequence limit: finished requests replaced at once)"
     return text
 
 
@@ -203,8 +205,9 @@ def _preamble(report: Report) -> list[str]:
     ]
     for workload in table.workloads.values():
         served = (
-            f"; a served run of {workload.requests:,} requests per instance (output lengths exponential about "
-            "the mean, at most the batch in flight; throughput, power and energy include the run's drain"
+            f"; a served run of {workload.requests:,} requests per instance, simulated iteration by iteration "
+            f"(output lengths exponential about the mean, the mean over {len(SERVED_SEEDS)} draws; at most the batch "
+            "in flight; throughput, power and energy include the run's drain"
             + (f"; {', '.join(workload.fixed_batch)} from fixed-batch images, each batch running until its "
                "longest reply finishes" if workload.fixed_batch else "")
             + ")"
