@@ -20,6 +20,7 @@ from PySide6.QtGui import QImage
 
 from accelscope.engine.core import codes
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import compact
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.gui.look.style import configure_pyqtgraph
@@ -106,7 +107,7 @@ def test_memory_clips_long_bars_and_writes_the_multiple(qtbot, engine, catalog):
     total = (memory.weights_bytes - memory.weights_far_bytes + memory.kv_cache_bytes + memory.activation_bytes
              + memory.overhead_bytes)
     assert drawn["total_pct"][j] == pytest.approx(200.0)
-    assert drawn["multiple"][j] == f"×{bars.compact(total / memory.usable_bytes)}"
+    assert drawn["multiple"][j] == f"×{compact(total / memory.usable_bytes)}"
     assert drawn["multiple"][SHOWN.index("h100-sxm")] == ""
 
 
@@ -193,7 +194,7 @@ def test_latency_hover_says_does_not_fit(qtbot, engine, catalog):
     panel.picker.hover(row_scene_pos(panel, row))
     assert "does not fit" in panel.picker.hover_text
     itl_ms = predictions(engine, frame)["groq-lpu"].itl_s * 1e3
-    assert f"ITL: {bars.compact(itl_ms)} ms" in panel.picker.hover_text
+    assert f"ITL: {compact(itl_ms)} ms" in panel.picker.hover_text
 
 
 def test_log_axis_keeps_a_500x_range_readable(qtbot, engine, catalog):
@@ -322,7 +323,7 @@ def test_value_texts_sit_beside_their_bars(qtbot, engine, catalog, cls):
             assert box.center().y() == pytest.approx(end.y(), abs=1.0)
     first = panel.ttft if cls is LatencyPanel else panel.power
     value = frame.output(SHOWN[0]).ttft_s * 1e3 if cls is LatencyPanel else frame.output(SHOWN[0]).power_W
-    expected = bars.compact(value) if cls is LatencyPanel else f"{value / 1e3:.3g} kW" if value >= 1e3 else f"{value:.3g} W"
+    expected = compact(value) if cls is LatencyPanel else f"{value / 1e3:.3g} kW" if value >= 1e3 else f"{value:.3g} W"
     assert first.texts.texts()[0] == expected
 
 

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.accelerator import ARCHITECTURE_CLASSES
 from accelscope.engine.core.model import ModelArch
-from accelscope.engine.core.precision import PRECISIONS
+from accelscope.engine.core.precision import PRECISION_LABELS, PRECISIONS
 from accelscope.engine.core.workspace import Workspace
 
 from ..look.palette import CLASS_LABELS, colour_for
@@ -43,16 +43,6 @@ INPUT_TYPED_MAX = 10_000_000
 OUTPUT_SLIDER = (1, 32_768)
 OUTPUT_TYPED_MAX = 1_000_000
 PARALLEL_MAX = 4096
-
-PRECISION_LABELS = {
-    "fp32": "FP32",
-    "bf16": "BF16",
-    "fp16": "FP16",
-    "fp8": "FP8",
-    "int8": "INT8",
-    "int4": "INT4",
-    "fp4": "FP4",
-}
 
 TOOLTIPS = {
     "model": "The model whose architecture is evaluated (weights are never loaded). "

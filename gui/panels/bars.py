@@ -20,6 +20,8 @@ from PySide6.QtCore import QObject, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPen, QStaticText
 from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
+from accelscope.engine.core.units import log_tick_text
+
 from ..look import theme
 from ..look.style import (
     PLOT_FONT_POINTS,
@@ -57,27 +59,6 @@ REFERENCE_TICK_PX = 4.0
 REFERENCE_TICK_OVERHANG = 1.2  # of the bar's height
 REFERENCE_Z, REFERENCE_TICK_Z = -1.0, 4.0  # the faint bar beneath the bars, the tick over them
 REFERENCE_NOTE_COLOUR = "#808080"  # A's texts (e.g. its fit status)
-
-
-def compact(value: float) -> str:
-    """Three significant digits, k and M above ten thousand: readable at a glance."""
-    if not math.isfinite(value):
-        return "—"
-    magnitude = abs(value)
-    if magnitude >= 1e9:
-        return f"{value:.2e}"
-    if magnitude >= 1e6:
-        return f"{value / 1e6:.3g} M"
-    if magnitude >= 1e4:
-        return f"{value / 1e3:.3g} k"
-    if magnitude >= 100:
-        return f"{value:.0f}"
-    return f"{value:.3g}"
-
-
-def count(value: float) -> str:
-    """A whole number with thousands separators, compact from a million."""
-    return compact(value) if abs(value) >= 1e6 else f"{int(value):,}"
 
 
 # Brushes and pens are made once per theme, colour and state and shared by every bar that uses
@@ -398,15 +379,6 @@ class RowAxis(pg.AxisItem):
                 p.drawText(rect, int(flags), text)
 
 
-def _log_tick_label(exponent: float) -> str:
-    value = float(f"{10.0 ** exponent:.3g}")
-    if value >= 1e6:
-        return f"{value / 1e6:g}M"
-    if value >= 1e4:
-        return f"{value / 1e3:g}k"
-    return f"{value:g}"
-
-
 class LogValueAxis(GridAxis):
     """A bottom axis for bars drawn at log10(value): ticks at 1, 2, 5 × 10^k labelled with
     the value itself (0.1, 1, 10, 100, 1000, 10k, 1M)."""
@@ -429,7 +401,7 @@ class LogValueAxis(GridAxis):
     def tickStrings(self, values, scale, spacing):
         if spacing == 0.1:
             return ["" for _ in values]
-        return [_log_tick_label(v) for v in values]
+        return [log_tick_text(v) for v in values]
 
 
 def log_base(values: np.ndarray) -> tuple[float, float]:

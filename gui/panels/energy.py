@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import compact, joules, watts
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
@@ -19,24 +20,6 @@ SCOPE_WORDS = {
     "device": "device-level: the accelerator board (GPU sensors)",
     "system": "system-level: the whole chassis, with power delivery, cooling and I/O",
 }
-
-
-def watts(value: float) -> str:
-    if not np.isfinite(value):
-        return "—"
-    return f"{value / 1e3:.3g} kW" if abs(value) >= 1e3 else f"{value:.3g} W"
-
-
-def joules(value: float) -> str:
-    if not np.isfinite(value):
-        return "—"
-    if abs(value) >= 1e6:
-        return f"{value / 1e6:.3g} MJ"
-    if abs(value) >= 1e3:
-        return f"{value / 1e3:.3g} kJ"
-    if abs(value) >= 1.0:
-        return f"{value:.3g} J"
-    return f"{value * 1e3:.3g} mJ"
 
 
 class EnergyPanel(Panel):
@@ -78,7 +61,7 @@ class EnergyPanel(Panel):
         self.power.update({"value": power}, colours, fits, [watts(v) for v in power],
                           None if reference_power is None else {"value": reference_power})
         self.efficiency.update({"value": tokens_per_joule}, colours, fits,
-                               [bars.compact(v) for v in tokens_per_joule],
+                               [compact(v) for v in tokens_per_joule],
                                None if reference_efficiency is None else {"value": reference_efficiency})
         self._apply_selection()
 
@@ -128,8 +111,8 @@ class EnergyPanel(Panel):
         lines += [
             f"power, all {int(Outputs(c).devices)} device(s), mean over the run: {watts(Outputs(c).power_W)}",
             f"per device: prefill {watts(Outputs(c).prefill.power_per_device_W)}, decode {watts(Outputs(c).decode.power_per_device_W)}",
-            f"tokens per joule (input + output): {bars.compact(Outputs(c).tokens_per_joule)}",
-            f"output tokens per joule: {bars.compact(output_per_joule)}",
+            f"tokens per joule (input + output): {compact(Outputs(c).tokens_per_joule)}",
+            f"output tokens per joule: {compact(output_per_joule)}",
             f"energy per output token: {joules(energy_per_token)}",
             f"energy of the run: {joules(Outputs(c).energy_J)}",
         ]
@@ -141,6 +124,6 @@ class EnergyPanel(Panel):
             lines += [f"<span style='color:{bars.REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in (
                 "<b>pinned scenario A</b> (the ghosts)",
                 f"power, all {int(Outputs(a).devices)} device(s) — A: {watts(Outputs(a).power_W)}",
-                f"tokens per joule (input + output) — A: {bars.compact(Outputs(a).tokens_per_joule)}",
+                f"tokens per joule (input + output) — A: {compact(Outputs(a).tokens_per_joule)}",
             )]
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import compact, count, milliseconds
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
@@ -22,10 +23,6 @@ THROUGHPUT_SERIES = (
     ("system", -0.19, 0.36, SYSTEM_ALPHA),
     ("device", 0.19, 0.36, DEVICE_ALPHA),
 )
-
-
-def _ms(seconds: float) -> str:
-    return f"{bars.compact(seconds * 1e3)} ms"
 
 
 class LatencyPanel(Panel):
@@ -73,11 +70,11 @@ class LatencyPanel(Panel):
         with np.errstate(divide="ignore", invalid="ignore"):
             per_device = np.where(devices > 0, system / devices, np.nan)
         reference = self._reference_outputs()
-        self.ttft.update({"value": ttft_ms}, colours, fits, [bars.compact(v) for v in ttft_ms],
+        self.ttft.update({"value": ttft_ms}, colours, fits, [compact(v) for v in ttft_ms],
                          None if reference is None else {"value": reference["ttft_ms"]})
-        self.itl.update({"value": itl_ms}, colours, fits, [bars.compact(v) for v in itl_ms],
+        self.itl.update({"value": itl_ms}, colours, fits, [compact(v) for v in itl_ms],
                         None if reference is None else {"value": reference["itl_ms"]})
-        texts = [bars.compact(s) + (f" · {bars.compact(d)}/dev" if n > 1 else "")
+        texts = [compact(s) + (f" · {compact(d)}/dev" if n > 1 else "")
                  for s, d, n in zip(system, per_device, devices, strict=True)]
         self.throughput.update({"system": system, "device": per_device}, colours, fits, texts,
                                None if reference is None else {"system": reference["system"], "device": reference["device"]})
@@ -129,10 +126,10 @@ class LatencyPanel(Panel):
         grey = bars.REFERENCE_NOTE_COLOUR
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
-            f"TTFT — A: {_ms(Outputs(a).ttft_s)}",
-            f"ITL — A: {_ms(Outputs(a).itl_s)}",
-            f"output throughput, whole system — A: {bars.compact(Outputs(a).throughput_output_tok_s)} tokens/s",
-            f"per device — A: {bars.compact(Outputs(a).throughput_output_tok_s / max(int(Outputs(a).devices), 1))} tokens/s",
+            f"TTFT — A: {milliseconds(Outputs(a).ttft_s)}",
+            f"ITL — A: {milliseconds(Outputs(a).itl_s)}",
+            f"output throughput, whole system — A: {compact(Outputs(a).throughput_output_tok_s)} tokens/s",
+            f"per device — A: {compact(Outputs(a).throughput_output_tok_s / max(int(Outputs(a).devices), 1))} tokens/s",
         ]
         return [f"<span style='color:{grey}'>{text}</span>" for text in texts]
 
@@ -152,15 +149,15 @@ class LatencyPanel(Panel):
         if not Outputs(c).fits:
             lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(c).fit_code)]}")
         lines += [
-            f"TTFT: {_ms(Outputs(c).ttft_s)} (prefill {codes.BOUNDS[int(Outputs(c).prefill.bound)]}-bound)",
-            f"ITL: {_ms(Outputs(c).itl_s)} (decode {codes.BOUNDS[int(Outputs(c).decode.bound)]}-bound)",
-            f"end-to-end latency: {_ms(Outputs(c).e2e_latency_s)}",
-            f"output throughput, whole system: {bars.compact(Outputs(c).throughput_output_tok_s)} tokens/s",
-            f"output throughput per device: {bars.compact(Outputs(c).throughput_output_tok_s / max(devices, 1))} tokens/s",
-            f"input + output throughput: {bars.compact(Outputs(c).throughput_total_tok_s)} tokens/s",
+            f"TTFT: {milliseconds(Outputs(c).ttft_s)} (prefill {codes.BOUNDS[int(Outputs(c).prefill.bound)]}-bound)",
+            f"ITL: {milliseconds(Outputs(c).itl_s)} (decode {codes.BOUNDS[int(Outputs(c).decode.bound)]}-bound)",
+            f"end-to-end latency: {milliseconds(Outputs(c).e2e_latency_s)}",
+            f"output throughput, whole system: {compact(Outputs(c).throughput_output_tok_s)} tokens/s",
+            f"output throughput per device: {compact(Outputs(c).throughput_output_tok_s / max(devices, 1))} tokens/s",
+            f"input + output throughput: {compact(Outputs(c).throughput_total_tok_s)} tokens/s",
             f"devices: {devices}",
         ]
         if int(Outputs(c).waves) > 1:
-            lines.append(f"⚠ KV cache overflows: runs in {int(Outputs(c).waves)} waves of {bars.count(Outputs(c).memory.resident_batch)}")
+            lines.append(f"⚠ KV cache overflows: runs in {int(Outputs(c).waves)} waves of {count(Outputs(c).memory.resident_batch)}")
         lines += self._reference_lines(accelerator_id)
         return bars.tooltip_html(f"{name} ({accelerator_id})", lines)

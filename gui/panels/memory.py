@@ -11,10 +11,11 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import compact, count, gigabytes
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
-from ..look.palette import colour_for
+from ..look.palette import FITS_COLOUR, NO_FIT_COLOUR, WAVES_COLOUR, colour_for
 from ..look.style import plot_brush, plot_pen, plot_text_colour
 from . import bars
 from .base import Panel, reference_note_label
@@ -32,9 +33,6 @@ X_END_PERCENT = 232.0  # at least; more when the "×N" texts need it
 CLIP_MARK_PX = 14  # the "▶" at the cut, and a gap before its "×N"
 X_START_MARGIN = 3.0  # so the "0" tick label is not cut at the edge
 HEAD_ROOM_ROWS = 0.9  # free space above the first row for the "usable" label
-FITS_COLOUR = "#1B6E2E"
-WAVES_COLOUR = "#A14800"
-NO_FIT_COLOUR = "#B2182B"
 USABLE_LINE_COLOUR = "#333333"
 PHYSICAL_COLOUR = "#555555"
 PHYSICAL_MARK_WIDTH = 1.2  # percent
@@ -79,12 +77,8 @@ def fit_status(column: np.ndarray) -> tuple[str, str]:
         return f"does not fit — not with TP up to {MAX_TP_SEARCHED} or offload", NO_FIT_COLOUR
     waves = int(Outputs(column).waves)
     if waves > 1:
-        return f"KV cache overflows: runs in {waves} waves of {bars.count(Outputs(column).memory.resident_batch)}", WAVES_COLOUR
-    return f"fits · max batch {bars.count(Outputs(column).memory.max_batch)}", FITS_COLOUR
-
-
-def _gb(bytes_: float) -> str:
-    return f"{bytes_ / 1e9:.2f} GB"
+        return f"KV cache overflows: runs in {waves} waves of {count(Outputs(column).memory.resident_batch)}", WAVES_COLOUR
+    return f"fits · max batch {count(Outputs(column).memory.max_batch)}", FITS_COLOUR
 
 
 class MemoryPanel(Panel):
@@ -192,7 +186,7 @@ class MemoryPanel(Panel):
         if not np.array_equal(self._clipped_rows, rows[clipped]):
             self._clipped_rows = rows[clipped]
             self.clip_marks.setData(x=np.full(len(self._clipped_rows), CLIP_PERCENT), y=self._clipped_rows)
-        self._multiples = [f"×{bars.compact(t / 100.0)}" if c else "" for t, c in zip(total, clipped, strict=True)]
+        self._multiples = [f"×{compact(t / 100.0)}" if c else "" for t, c in zip(total, clipped, strict=True)]
 
         statuses = [fit_status(frame.current[:, j]) for j in range(n)]
         self._status = [self._status_text(frame.current[:, j], text, ids[j]) for j, (text, _) in enumerate(statuses)]
@@ -320,7 +314,7 @@ class MemoryPanel(Panel):
         share = f" ({100 * total / Outputs(a).memory.usable_bytes:.0f}% of usable)" if Outputs(a).memory.usable_bytes > 0 else ""
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
-            f"total in device memory — A: {_gb(total)}{share}",
+            f"total in device memory — A: {gigabytes(total)}{share}",
             f"status — A: {self._status_text(a, fit_status(a)[0], accelerator_id)}",
         ]
         return [f"<span style='color:{bars.REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in texts]
@@ -361,17 +355,17 @@ class MemoryPanel(Panel):
 
         lines = [f"per device · batch {scenario.batch} · context {scenario.input_len + scenario.output_len} tokens"]
         for (_, label, colour), size in zip(PARTS, parts, strict=True):
-            lines.append(f"<span style='color:{colour}'>■</span> {label}: {_gb(size)}{share(size)}")
+            lines.append(f"<span style='color:{colour}'>■</span> {label}: {gigabytes(size)}{share(size)}")
         if Outputs(column).memory.weights_far_bytes > 0:
             accelerator = self.catalog.accelerators.get(accelerator_id)
             tier = accelerator.tier("far") if accelerator is not None else None
             where = tier.name if tier is not None and tier.name else "far memory"
-            lines.append(f"+ {_gb(Outputs(column).memory.weights_far_bytes)} of weights offloaded to {where}")
-        lines.append(f"total in device memory: {_gb(total)}{share(total)}")
+            lines.append(f"+ {gigabytes(Outputs(column).memory.weights_far_bytes)} of weights offloaded to {where}")
+        lines.append(f"total in device memory: {gigabytes(total)}{share(total)}")
         capacity = Outputs(column).memory.capacity_bytes
         fraction = f"{100 * usable / capacity:.0f}% of " if capacity > 0 else ""
-        lines.append(f"usable: {_gb(usable)} ({fraction}{_gb(capacity)} physical)")
-        lines.append(f"largest batch that fits: {bars.count(Outputs(column).memory.max_batch)}")
+        lines.append(f"usable: {gigabytes(usable)} ({fraction}{gigabytes(capacity)} physical)")
+        lines.append(f"largest batch that fits: {count(Outputs(column).memory.max_batch)}")
         if not Outputs(column).fits:
             lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(column).fit_code)]}")
         lines.append(self._status[row] if row < len(self._status) else "")

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLay
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.table import Table
+from accelscope.engine.core.units import compact, short_bytes
 from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -110,11 +111,6 @@ BLACK, WHITE = QColor("#000000"), QColor("#FFFFFF")
 def _text_on(fill: QColor) -> QColor:
     """Black or white, whichever reads better on ``fill``."""
     return BLACK if contrast_ratio(fill, BLACK) >= contrast_ratio(fill, WHITE) else WHITE
-
-
-def _bytes(size: float) -> str:
-    """Decimal units: "720 MB", "1.03 GB"."""
-    return f"{size / 1e9:.3g} GB" if size >= 1e9 else f"{size / 1e6:.3g} MB"
 
 
 def _split_label(tp: int, dp: int) -> str:
@@ -405,7 +401,7 @@ class ParallelismPanel(AnalysisPanel):
             if fits[i, j]:
                 fill = _heat_colour(share)
                 brushes.append(bars.drawn_solid(fill.name()))
-                texts.append(bars.compact(values[i, j]))
+                texts.append(compact(values[i, j]))
                 shares_text.append(f"{share:.0%}")
                 text_colours.append(_text_on(fill))
             else:
@@ -480,11 +476,11 @@ class ParallelismPanel(AnalysisPanel):
                              "could not run.</span>")
             lines.append(
                 f"EP/TP at batch {first.batch}: the busiest EP device reads "
-                f"{_bytes(first.expert_weight_bytes_read_ep)} of expert weights per step against TP's "
-                f"{_bytes(first.expert_weight_bytes_read_tp)} (whole experts vs 1/{comparison.devices} slices); "
-                f"at batch {last.batch}: EP sends {_bytes(last.all_reduce_bytes_ep + last.all_to_all_bytes_ep)} "
-                f"per device per step (all-to-all {_bytes(last.all_to_all_bytes_ep)}) against TP's all-reduces of "
-                f"{_bytes(last.all_reduce_bytes_tp)}. Hollow markers: the layout does not fit."
+                f"{short_bytes(first.expert_weight_bytes_read_ep)} of expert weights per step against TP's "
+                f"{short_bytes(first.expert_weight_bytes_read_tp)} (whole experts vs 1/{comparison.devices} slices); "
+                f"at batch {last.batch}: EP sends {short_bytes(last.all_reduce_bytes_ep + last.all_to_all_bytes_ep)} "
+                f"per device per step (all-to-all {short_bytes(last.all_to_all_bytes_ep)}) against TP's all-reduces of "
+                f"{short_bytes(last.all_reduce_bytes_tp)}. Hollow markers: the layout does not fit."
             )
         self.notes.setText("<br>".join(lines))
 
@@ -534,10 +530,10 @@ class ParallelismPanel(AnalysisPanel):
                  "per replica")]
         if r.fits:
             lines += [
-                (f"input + output: {bars.compact(cell.total_tok_s_per_device)} tokens/s per device "
+                (f"input + output: {compact(cell.total_tok_s_per_device)} tokens/s per device "
                 f"({self._heat_shares[row, column]:.0%} of the model's best split)"),
-                f"output: {bars.compact(cell.output_tok_s_per_device)} tokens/s per device",
-                f"ITL: {bars.compact(r.itl_s * 1e3)} ms; TTFT: {bars.compact(r.ttft_s * 1e3)} ms",
+                f"output: {compact(cell.output_tok_s_per_device)} tokens/s per device",
+                f"ITL: {compact(r.itl_s * 1e3)} ms; TTFT: {compact(r.ttft_s * 1e3)} ms",
             ]
         lines.append(f"weights: {r.memory.weights_bytes / 1e9:.3g} GB per device, "
                      f"{r.memory.weights_bytes / r.memory.usable_bytes:.0%} of usable memory")
@@ -555,17 +551,17 @@ class ParallelismPanel(AnalysisPanel):
         nearest = min(points, key=lambda p: abs(math.log10(p.batch) - log_batch))
         p, n = nearest, study.ep_tp.devices
         lines = [
-            (f"output throughput: TP {bars.compact(p.tp.throughput_output_tok_s)} tokens/s, "
-            f"EP {bars.compact(p.ep.throughput_output_tok_s)} tokens/s (TP/EP {p.tp_over_ep_throughput:.3g}×)"),
-            (f"ITL: TP {bars.compact(p.tp.itl_s * 1e3)} ms, EP {bars.compact(p.ep.itl_s * 1e3)} ms "
-            f"(p99 {bars.compact(p.tp_spread.p99_s * 1e3)} ms, {bars.compact(p.ep_spread.p99_s * 1e3)} ms)"),
+            (f"output throughput: TP {compact(p.tp.throughput_output_tok_s)} tokens/s, "
+            f"EP {compact(p.ep.throughput_output_tok_s)} tokens/s (TP/EP {p.tp_over_ep_throughput:.3g}×)"),
+            (f"ITL: TP {compact(p.tp.itl_s * 1e3)} ms, EP {compact(p.ep.itl_s * 1e3)} ms "
+            f"(p99 {compact(p.tp_spread.p99_s * 1e3)} ms, {compact(p.ep_spread.p99_s * 1e3)} ms)"),
             f"experts per device: TP all {p.experts_per_device_tp} as 1/{n} slices, EP {p.experts_per_device_ep} whole",
-            (f"expert weights read per device per step: TP {_bytes(p.expert_weight_bytes_read_tp)}, "
-            f"EP {_bytes(p.expert_weight_bytes_read_ep)}"),
-            (f"sent per device per step: TP all-reduce {_bytes(p.all_reduce_bytes_tp)}; EP all-reduce "
-            f"{_bytes(p.all_reduce_bytes_ep)} + all-to-all {_bytes(p.all_to_all_bytes_ep)}"),
-            (f"communication per stage pass: TP {bars.compact(p.tp.decode.communication_time_s * 1e3)} ms, "
-            f"EP {bars.compact(p.ep.decode.communication_time_s * 1e3)} ms"),
+            (f"expert weights read per device per step: TP {short_bytes(p.expert_weight_bytes_read_tp)}, "
+            f"EP {short_bytes(p.expert_weight_bytes_read_ep)}"),
+            (f"sent per device per step: TP all-reduce {short_bytes(p.all_reduce_bytes_tp)}; EP all-reduce "
+            f"{short_bytes(p.all_reduce_bytes_ep)} + all-to-all {short_bytes(p.all_to_all_bytes_ep)}"),
+            (f"communication per stage pass: TP {compact(p.tp.decode.communication_time_s * 1e3)} ms, "
+            f"EP {compact(p.ep.decode.communication_time_s * 1e3)} ms"),
             (f"EP load imbalance (busiest / mean): engine {p.imbalance_engine:.3g}×, "
             f"simulated {p.imbalance_simulated:.3g}×"),
         ]

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.table import Table
+from accelscope.engine.core.units import grid_value, times_text
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.studies.regimes import (
@@ -33,7 +34,6 @@ from accelscope.engine.studies.regimes import (
     load_regimes,
     regime_scores,
     regimes_table,
-    times_text,
 )
 
 from ..look.palette import colour_for
@@ -92,12 +92,6 @@ def score_text(score: float, fits: bool, value: float, metric: str) -> str:
     if score < 0.01:
         return "<0.01"
     return f"{score:.2f}"
-
-
-def value_text(value: float) -> str:
-    if value >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
 
 
 @dataclass(frozen=True)
@@ -637,7 +631,7 @@ class RegimesPanel(AnalysisPanel):
         regime = grid.regimes[column]
         cell = grid.cells[row][column]
         best = grid.best(regime.id)
-        best_text = (f" (best: {best}, {value_text(grid.cell(best, regime.id).value)} {regime.unit})"
+        best_text = (f" (best: {best}, {grid_value(grid.cell(best, regime.id).value)} {regime.unit})"
                      if best is not None else "")
         if kind == "paper":
             if cell.fits and cell.value > 0.0:
@@ -650,7 +644,7 @@ class RegimesPanel(AnalysisPanel):
                 f"paper's grade: <b>{cell.paper_rating}</b> ({grid.paper_source})", computed])
         lines = [f"metric: {regime.metric_text}"]
         if cell.fits and cell.value > 0.0:
-            lines.append(f"value: <b>{value_text(cell.value)} {regime.unit}</b> ({regime.direction} is better)")
+            lines.append(f"value: <b>{grid_value(cell.value)} {regime.unit}</b> ({regime.direction} is better)")
             lines.append(f"score: {cell.score:.3f} of the best{best_text}")
         elif cell.fits:
             lines.append(f"<b>{zero_word(regime.metric)[0]}</b>: value 0 {regime.unit}, score 0 — {cell.reason}")

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
 from accelscope.engine.core.accelerator import Accelerator
+from accelscope.engine.core.units import short_bandwidth, short_number, tick_text
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 from accelscope.engine.physics.roofline import Roofline, RooflineSlope
@@ -70,35 +71,6 @@ def accelerator_label(accelerator: Accelerator) -> str:
         name = name[len(accelerator.vendor) + 1 :]
     name = name.split(" (")[0].strip()
     return name or accelerator.id
-
-
-def number(value: float) -> str:
-    """Three significant digits, thousands separated: 0.0123, 14.3, 989, 15,500."""
-    if not np.isfinite(value):
-        return "n/a"
-    if abs(value) >= 1000:
-        return f"{float(f'{value:.3g}'):,.0f}"
-    return f"{value:.3g}"
-
-
-def bandwidth_text(bandwidth_Bps: float) -> str:
-    if bandwidth_Bps >= 1e12:
-        return f"{number(bandwidth_Bps / 1e12)} TB/s"
-    return f"{number(bandwidth_Bps / 1e9)} GB/s"
-
-
-SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def tick_text(value: float) -> str:
-    """0.001 … 99,999 as plain numbers, powers of ten beyond."""
-    value = float(f"{value:.3g}")
-    if 1e-3 <= abs(value) < 1e5:
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
-    exponent = int(np.floor(np.log10(abs(value))))
-    mantissa = round(value / 10.0**exponent, 2)
-    power = "10" + str(exponent).translate(SUPERSCRIPTS)
-    return power if mantissa == 1 else f"{mantissa:g}·{power}"
 
 
 class LogAxis(GridAxis):
@@ -963,11 +935,11 @@ class RooflinePanel(Panel):
             slope = roof.slopes[ref.index]
             return (
                 f"{accelerator.name}\n{self._slope_text(slope, roof)}\n"
-                f"{roof.compute_precision.upper()} peak: {number(roof.peak_flops / TFLOPS)} TFLOP/s"
+                f"{roof.compute_precision.upper()} peak: {short_number(roof.peak_flops / TFLOPS)} TFLOP/s"
             )
         lines = [
             f"{accelerator.name} — {roof.compute_precision.upper()} roofline",
-            f"peak: {number(roof.peak_flops / TFLOPS)} TFLOP/s (sustained ≈ {number(roof.sustained_flops / TFLOPS)})",
+            f"peak: {short_number(roof.peak_flops / TFLOPS)} TFLOP/s (sustained ≈ {short_number(roof.sustained_flops / TFLOPS)})",
         ]
         lines += [self._slope_text(s, roof) + (" (this line)" if s is roof.main_slope else "") for s in roof.slopes]
         return "\n".join(lines)
@@ -981,14 +953,14 @@ class RooflinePanel(Panel):
         flops, bytes_, time_s = outputs.flops_per_device, outputs.bytes_per_device, outputs.time_s
         return "\n".join([
             f"{accelerator.name} — {'prefill' if phase == 'prefill' else 'decode step'}, pinned scenario A",
-            f"A: {number(flops / time_s / TFLOPS)} TFLOP/s per device at {number(flops / bytes_)} FLOP/byte",
+            f"A: {short_number(flops / time_s / TFLOPS)} TFLOP/s per device at {short_number(flops / bytes_)} FLOP/byte",
         ])
 
     @staticmethod
     def _slope_text(slope: RooflineSlope, roof: Roofline) -> str:
         return (
             f"{slope.tier_name} ({LEVEL_NAMES.get(slope.level, slope.level)}): "
-            f"{bandwidth_text(slope.bandwidth_Bps)}, ridge {number(slope.ridge_point(roof.peak_flops))} FLOP/byte"
+            f"{short_bandwidth(slope.bandwidth_Bps)}, ridge {short_number(slope.ridge_point(roof.peak_flops))} FLOP/byte"
         )
 
     @staticmethod
@@ -998,9 +970,9 @@ class RooflinePanel(Panel):
         achieved = flops / time_s
         lines = [
             f"{accelerator.name} — {'prefill' if phase == 'prefill' else 'decode step'}",
-            f"operational intensity: {number(flops / bytes_)} FLOP/byte",
+            f"operational intensity: {short_number(flops / bytes_)} FLOP/byte",
             (
-                f"achieved: {number(achieved / TFLOPS)} TFLOP/s per device "
+                f"achieved: {short_number(achieved / TFLOPS)} TFLOP/s per device "
                 f"({achieved / roof.peak_flops:.1%} of the {roof.compute_precision.upper()} peak)"
             ),
             f"bound: {codes.BOUNDS[int(bound)]}",

@@ -42,6 +42,7 @@ from accelscope.engine.catalog import Catalog, synthetic
 from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.table import Table
+from accelscope.engine.core.units import compact, short_time
 from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -60,6 +61,7 @@ from accelscope.engine.studies.scaling import (
     scaling_table,
 )
 
+from ..look.palette import FITS_COLOUR, NO_FIT_COLOUR
 from ..look.style import (
     PLOT_FONT_POINTS,
     html_colour,
@@ -96,8 +98,6 @@ STRATEGY_COLOURS: dict[str, str] = {
     "pp-offload": "#999933",
 }
 NOT_APPLICABLE_COLOUR = "#888888"
-NO_FIT_COLOUR = "#B2182B"
-GOOD_COLOUR = "#1B6E2E"
 SYSTEM_ALPHA = 255
 DEVICE_ALPHA = 95
 DEVICE_SWATCH = "#C8C8C8"
@@ -150,15 +150,6 @@ MOE_1T_FORM = {
     "layers": str(synthetic.MOE_1T_LAYERS), "hidden": str(synthetic.MOE_1T_HIDDEN),
 }
 MAX_FORM_TEXT = 40  # characters kept from a stored form value (presets are untrusted)
-
-
-def _ms(seconds: float) -> str:
-    return f"{bars.compact(seconds * 1e3)} ms"
-
-
-def _time(seconds: float) -> str:
-    """Milliseconds below a second, seconds above: "27.8 ms", "14.2 s"."""
-    return _ms(seconds) if seconds < 1.0 else f"{bars.compact(seconds)} s"
 
 
 def _layout_words(entry: StrategyResult) -> str:
@@ -345,7 +336,7 @@ class SyntheticModelForm(QGroupBox):
             self._say(str(error), NO_FIT_COLOUR)
             return
         active = f", {model.active_params / 1e9:.4g} B active per token" if model.is_moe else ""
-        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", GOOD_COLOUR)
+        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", FITS_COLOUR)
         self.model_requested.emit(model)
 
     def _fill(self, values: dict[str, str], name: str | None) -> None:
@@ -731,10 +722,10 @@ class ScalingPanel(AnalysisPanel):
             itl[i] = entry.itl_s * 1e3
             p50[i] = entry.spread.p50_s * 1e3
             p99[i] = entry.spread.p99_s * 1e3
-            throughput_texts.append(bars.compact(system[i])
-                                    + (f" · {bars.compact(per_device[i])}/dev" if entry.devices > 1 else ""))
-            itl_texts.append(bars.compact(itl[i]) if p99[i] <= p50[i]
-                             else f"{bars.compact(p50[i])}–{bars.compact(p99[i])}")
+            throughput_texts.append(compact(system[i])
+                                    + (f" · {compact(per_device[i])}/dev" if entry.devices > 1 else ""))
+            itl_texts.append(compact(itl[i]) if p99[i] <= p50[i]
+                             else f"{compact(p50[i])}–{compact(p99[i])}")
         self.devices_plot.update({"value": devices}, colours, fits, device_texts)
         self.throughput_plot.update({"system": system, "device": per_device}, colours, fits, throughput_texts)
         self.itl_plot.update({"p99": np.maximum(p99, itl), "itl": itl}, colours, fits, itl_texts)
@@ -758,9 +749,9 @@ class ScalingPanel(AnalysisPanel):
                 self.notes.set_numbers(row, (
                     f"{_layout_words(entry)}{waves}",
                     f"{entry.devices:,}",
-                    f"{bars.compact(entry.output_tok_s)} · {bars.compact(entry.output_tok_s_per_device)}",
-                    _time(entry.ttft_s),
-                    f"{_time(entry.itl_s)} · {_time(spread.p50_s)} · {_time(spread.p99_s)}",
+                    f"{compact(entry.output_tok_s)} · {compact(entry.output_tok_s_per_device)}",
+                    short_time(entry.ttft_s),
+                    f"{short_time(entry.itl_s)} · {short_time(spread.p50_s)} · {short_time(spread.p99_s)}",
                     f"{spread.coefficient_of_variation:.2%}" if spread.modelled else "— (no routing)",
                 ))
         # As tall as the table, up to a limit; beyond it the table scrolls.
@@ -806,8 +797,8 @@ class ScalingPanel(AnalysisPanel):
             f"EP on {setup.ep} devices, {setup.tokens:,} tokens × {setup.experts_per_token} experts per MoE layer, "
             f"{setup.routing}{f' (s = {setup.skew:g})' if setup.routing == 'skewed' else ''}: the busiest device gets "
             f"<b>{routing.imbalance_p50:.3g}×</b> the mean load (p50), <b>{routing.imbalance_p99:.3g}×</b> (p99); the "
-            f"engine expects {routing.engine_imbalance:.3g}×. Decode step (ITL): p50 {_time(ep.spread.p50_s)}, "
-            f"p99 {_time(ep.spread.p99_s)}, CV {ep.spread.coefficient_of_variation:.2%}."
+            f"engine expects {routing.engine_imbalance:.3g}×. Decode step (ITL): p50 {short_time(ep.spread.p50_s)}, "
+            f"p99 {short_time(ep.spread.p99_s)}, CV {ep.spread.coefficient_of_variation:.2%}."
         )
 
     @staticmethod
@@ -890,11 +881,11 @@ class ScalingPanel(AnalysisPanel):
             lines.append(f"<b>does not fit</b> at its largest layout: {r.fit_reason}")
         else:
             lines += [
-                (f"output throughput: {bars.compact(entry.output_tok_s)} tokens/s whole system, "
-                f"{bars.compact(entry.output_tok_s_per_device)} tokens/s per device"),
-                f"TTFT: {_time(r.ttft_s)} (prefill {r.prefill.bound}-bound)",
-                (f"ITL: {_time(r.itl_s)} expected (decode {r.decode.bound}-bound); p50 {_time(spread.p50_s)}, "
-                f"p99 {_time(spread.p99_s)}, coefficient of variation {spread.coefficient_of_variation:.3%}"),
+                (f"output throughput: {compact(entry.output_tok_s)} tokens/s whole system, "
+                f"{compact(entry.output_tok_s_per_device)} tokens/s per device"),
+                f"TTFT: {short_time(r.ttft_s)} (prefill {r.prefill.bound}-bound)",
+                (f"ITL: {short_time(r.itl_s)} expected (decode {r.decode.bound}-bound); p50 {short_time(spread.p50_s)}, "
+                f"p99 {short_time(spread.p99_s)}, coefficient of variation {spread.coefficient_of_variation:.3%}"),
                 f"spread: {spread.source}",
             ]
             if entry.scenario.pp > 1:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import duration_text, short_number
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
@@ -26,7 +27,7 @@ from ..look import palette
 from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, plot_font, plot_pen, plot_text_colour
 from .bars import opaque_over
 from .base import Panel, WrappedLabel, reference_note_label
-from .roofline import LineSet, SpotRef, Spots, log_log_plot, number
+from .roofline import LineSet, SpotRef, Spots, log_log_plot
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
 NO_FIT_SYMBOL = "x"
@@ -37,14 +38,6 @@ SELECTED_MARKER_SIZE = 12.0
 CURRENT_MARKER_SIZE = 20.0
 SELECTED_LINE_WIDTH = 4.5
 LABELLED_BATCHES = (1, 8, 64, 512)  # written beside the selected accelerator's curve
-
-
-def duration_text(seconds: float) -> str:
-    if not np.isfinite(seconds):
-        return "n/a"
-    if seconds < 1.0:
-        return f"{number(seconds * 1e3)} ms"
-    return f"{number(seconds)} s"
 
 
 # What a sweep curve is drawn from: when these are unchanged, so is the curve.
@@ -439,7 +432,7 @@ class SweepPanel(Panel):
         lines = [
             f"{name} — batch {batch}" + (" (current)" if ref.role == "current" else ""),
             f"end-to-end latency: {duration_text(Outputs(column).e2e_latency_s)}",
-            f"throughput: {number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)",
+            f"throughput: {short_number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)",
             f"ITL: {duration_text(Outputs(column).itl_s)} · TTFT: {duration_text(Outputs(column).ttft_s)}",
         ]
         if Outputs(column).fits == 0:
@@ -462,7 +455,7 @@ class SweepPanel(Panel):
         return "\n".join([
             f"{name} — pinned scenario A, batch {batch}" + (" (A's current)" if ref.role == "reference current" else ""),
             (f"A: {duration_text(Outputs(column).e2e_latency_s)} end-to-end, "
-             f"{number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)"),
+             f"{short_number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)"),
         ])
 
     # ---- read back -------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.table import Table
+from accelscope.engine.core.units import compact
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.studies.tiering import (
@@ -388,8 +389,8 @@ class TiersPanel(AnalysisPanel):
         self.capacity_plot.getAxis("left").set_rows(["device memory alone", f"+ {tier_name}"],
                                                     ids=["device_only", "with_tier"], max_width=190)
         if largest.device_only_params > 0:
-            texts = [f"{bars.compact(values[0])} B",
-                     f"{bars.compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
+            texts = [f"{compact(values[0])} B",
+                     f"{compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
         else:
             texts = ["none: KV cache and workspace fill the device", "none"]
         self.capacity_texts.set_texts(texts)
@@ -397,7 +398,7 @@ class TiersPanel(AnalysisPanel):
         self._fit_capacity_texts()
         bars.set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
         self.model_line.setValue(math.log10(model_billions))
-        self.model_line.label.setFormat(f"{study.sweep.model}: {bars.compact(model_billions)} B")
+        self.model_line.label.setFormat(f"{study.sweep.model}: {compact(model_billions)} B")
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
