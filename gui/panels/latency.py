@@ -13,7 +13,10 @@ from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
 from ..look.palette import colour_for
-from . import bars
+from ..plotkit.axes import REFERENCE_NOTE_COLOUR, ROW_LABEL_MAX_PX
+from ..plotkit.bars import LogBarPlot, canvas, panel_layout, reference_bars_note
+from ..plotkit.picking import RowPicker
+from ..plotkit.text import subtitle_label, swatch, tooltip_html
 from .base import Panel, reference_note_label
 
 SYSTEM_ALPHA = 255
@@ -30,28 +33,28 @@ class LatencyPanel(Panel):
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
-        self.header = bars.subtitle_label(
+        self.header = subtitle_label(
             "Log scales; bars in each accelerator's colour. "
-            + bars.swatch("#777777", "hatched: does not fit in memory (shown for comparison; hover for why)",
+            + swatch("#777777", "hatched: does not fit in memory (shown for comparison; hover for why)",
                           hatch=True)
             + " &nbsp; Throughput: "
-            + bars.swatch("#555555", "whole system (all devices and replicas)")
+            + swatch("#555555", "whole system (all devices and replicas)")
             + " &nbsp; "
-            + bars.swatch(DEVICE_SWATCH, "per device")
+            + swatch(DEVICE_SWATCH, "per device")
         )
-        self.canvas = bars.canvas()
-        bars.panel_layout(self, self.header, self.canvas)
-        self.reference_note = reference_note_label(bars.reference_bars_note())
+        self.canvas = canvas()
+        panel_layout(self, self.header, self.canvas)
+        self.reference_note = reference_note_label(reference_bars_note())
         self.layout().addWidget(self.reference_note)
-        self.ttft = bars.LogBarPlot(self.canvas, 0, title="Time to first token", x_label="TTFT, log scale",
+        self.ttft = LogBarPlot(self.canvas, 0, title="Time to first token", x_label="TTFT, log scale",
                                     x_unit="ms", row_labels=True)
-        self.itl = bars.LogBarPlot(self.canvas, 1, title="Inter-token latency", x_label="ITL, log scale",
+        self.itl = LogBarPlot(self.canvas, 1, title="Inter-token latency", x_label="ITL, log scale",
                                    x_unit="ms", row_labels=False)
-        self.throughput = bars.LogBarPlot(self.canvas, 2, title="Output throughput",
+        self.throughput = LogBarPlot(self.canvas, 2, title="Output throughput",
                                           x_label="output tokens/s, log scale", x_unit=None, row_labels=False,
                                           series=THROUGHPUT_SERIES)
         self.plots = (self.ttft, self.itl, self.throughput)
-        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
+        self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
                                      self._clicked, self)
 
     # ---- Panel ---------------------------------------------------------------------------
@@ -59,7 +62,7 @@ class LatencyPanel(Panel):
     def update_frame(self, frame: Frame) -> None:
         self.frame = frame
         ids = frame.accelerators
-        self.ttft.row_axis.set_rows(list(ids), max_width=bars.ROW_LABEL_MAX_PX)
+        self.ttft.row_axis.set_rows(list(ids), max_width=ROW_LABEL_MAX_PX)
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
         colours = [colour_for(a) for a in ids]
         fits = frame.outputs.fits != 0
@@ -123,7 +126,7 @@ class LatencyPanel(Panel):
         if reference is None or accelerator_id not in reference.accelerators:
             return []
         a = reference.current[:, reference.index(accelerator_id)]
-        grey = bars.REFERENCE_NOTE_COLOUR
+        grey = REFERENCE_NOTE_COLOUR
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
             f"TTFT — A: {milliseconds(Outputs(a).ttft_s)}",
@@ -160,4 +163,4 @@ class LatencyPanel(Panel):
         if int(Outputs(c).waves) > 1:
             lines.append(f"⚠ KV cache overflows: runs in {int(Outputs(c).waves)} waves of {count(Outputs(c).memory.resident_batch)}")
         lines += self._reference_lines(accelerator_id)
-        return bars.tooltip_html(f"{name} ({accelerator_id})", lines)
+        return tooltip_html(f"{name} ({accelerator_id})", lines)

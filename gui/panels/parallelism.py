@@ -48,7 +48,9 @@ from ..look.style import (
     style_plot,
 )
 from ..look.theme import contrast_ratio
-from . import bars
+from ..plotkit.axes import LogValueAxis, RowAxis
+from ..plotkit.bars import canvas, drawn_solid, hatched, set_bars
+from ..plotkit.text import TextPool, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
 
 # Brunetta et al. 2025, Fig. 4 compares these (small, medium and large dense models); the
@@ -77,12 +79,12 @@ LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated ti
 
 def legend_html() -> str:
     """The heatmap's legend, in the current plot theme."""
-    return (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
-            + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
-            + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
-            + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
+    return (swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
+            + swatch("#C9DBEE", "lower share") + " &nbsp; "
+            + swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
+            + swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
                           glyph="★")
-            + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
+            + " &nbsp; " + swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
 
 
 @dataclass(frozen=True)
@@ -133,9 +135,9 @@ class ParallelismPanel(AnalysisPanel):
         self._heat_models: list[str] = []
         self._heat_splits: list[tuple[int, int]] = []
 
-        self.header = bars.subtitle_label("")
+        self.header = subtitle_label("")
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(legend_html())
+        self.legend = subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         budget_row = QHBoxLayout()
@@ -154,10 +156,10 @@ class ParallelismPanel(AnalysisPanel):
         budget_row.addWidget(self.budget)
         budget_row.addStretch(1)
 
-        self.canvas = bars.canvas()
+        self.canvas = canvas()
         layout_ci = self.canvas.ci
         self.heat_plot = layout_ci.addPlot(row=0, col=0, rowspan=2,
-                                           axisItems={"left": bars.RowAxis("left"), "bottom": pg.AxisItem("bottom")})
+                                           axisItems={"left": RowAxis("left"), "bottom": pg.AxisItem("bottom")})
         style_plot(self.heat_plot, title="TP vs DP: tokens/s per device", x_label="TP × DP split of the node",
                    x_unit=None, y_label="", y_unit=None)
         self.heat_plot.getAxis("left").showLabel(False)
@@ -171,8 +173,8 @@ class ParallelismPanel(AnalysisPanel):
         self.cells = pg.BarGraphItem(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush=plot_brush("w"), pen=None)
         self.heat_plot.addItem(self.cells)
         # Two single-line texts per cell (value, share): a one-line text centres on its anchor.
-        self.cell_texts = bars.TextPool(self.heat_plot, anchor=(0.5, 1.0))
-        self.cell_shares = bars.TextPool(self.heat_plot, anchor=(0.5, 0.0))
+        self.cell_texts = TextPool(self.heat_plot, anchor=(0.5, 1.0))
+        self.cell_shares = TextPool(self.heat_plot, anchor=(0.5, 0.0))
         self.stars = pg.ScatterPlotItem(symbol="star", size=STAR_PX, pen=plot_pen("#6B4A00", width=1),
                                         brush=plot_brush(STAR_COLOUR))
         self.stars.setZValue(10)
@@ -180,8 +182,8 @@ class ParallelismPanel(AnalysisPanel):
 
         # Curves are drawn at log10 of their values on axes that label the values (1, 2, 5 × 10^k):
         # pyqtgraph's own log mode labels minor ticks as powers and crowds them.
-        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": bars.LogValueAxis("bottom"),
-                                                                  "left": bars.LogValueAxis("left")})
+        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": LogValueAxis("bottom"),
+                                                                  "left": LogValueAxis("left")})
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
                    y_label="output tokens/s, log scale", y_unit=None)
         self.ep_plot.addLegend(offset=(10, 10), labelTextSize=f"{PLOT_FONT_POINTS}pt")
@@ -193,7 +195,7 @@ class ParallelismPanel(AnalysisPanel):
         self.ep_curve = self.ep_plot.plot([], [], pen=pen(EP_COLOUR), symbol="s", symbolSize=SYMBOL_PX,
                                           symbolBrush=self.ep_brush, symbolPen=plot_pen(EP_COLOUR),
                                           name="EP (experts whole)")
-        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": bars.LogValueAxis("bottom")})
+        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
         style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
                    y_label="TP / EP throughput", y_unit="×")
         self.ratio_plot.getAxis("left").enableAutoSIPrefix(False)
@@ -235,7 +237,7 @@ class ParallelismPanel(AnalysisPanel):
         layout_ci.layout.setRowStretchFactor(0, 3)
         layout_ci.layout.setRowStretchFactor(1, 2)
 
-        self.notes = bars.subtitle_label("")
+        self.notes = subtitle_label("")
         self.hover_text = ""
         self.canvas.scene().sigMouseMoved.connect(self._hover)
 
@@ -372,7 +374,7 @@ class ParallelismPanel(AnalysisPanel):
         if grid is None:
             self._heat_models, self._heat_splits = [], []
             self._heat_values = self._heat_shares = np.zeros((0, 0))
-            bars.set_bars(self.cells, np.zeros(0), np.zeros(0), np.zeros(0))
+            set_bars(self.cells, np.zeros(0), np.zeros(0), np.zeros(0))
             self.cell_texts.set_texts([])
             self.cell_shares.set_texts([])
             self.stars.setData(x=[], y=[])
@@ -400,12 +402,12 @@ class ParallelismPanel(AnalysisPanel):
             share = shares[i, j]
             if fits[i, j]:
                 fill = _heat_colour(share)
-                brushes.append(bars.drawn_solid(fill.name()))
+                brushes.append(drawn_solid(fill.name()))
                 texts.append(compact(values[i, j]))
                 shares_text.append(f"{share:.0%}")
                 text_colours.append(_text_on(fill))
             else:
-                brushes.append(bars.hatched(NO_FIT_CELL))
+                brushes.append(hatched(NO_FIT_CELL))
                 texts.append("no fit")
                 shares_text.append("")
                 text_colours.append("#444444")
@@ -541,7 +543,7 @@ class ParallelismPanel(AnalysisPanel):
             lines.append(f"memory: {cell.memory_limit}")
         if cell.tp_beats_dp:
             lines.append(f"<b>TP beats DP</b>{' because of memory' if cell.because_of_memory else ''}: {cell.why}")
-        return bars.tooltip_html(study.model_names.get(model_id, model_id), lines)
+        return tooltip_html(study.model_names.get(model_id, model_id), lines)
 
     def batch_tooltip(self, log_batch: float) -> str:
         study = self.study
@@ -569,7 +571,7 @@ class ParallelismPanel(AnalysisPanel):
             lines.append(f"⚠ TP does not fit: {p.tp.fit_reason}")
         if not p.ep.fits:
             lines.append(f"⚠ EP does not fit: {p.ep.fit_reason}")
-        return bars.tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
+        return tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
 
     # ---- what is drawn ---------------------------------------------------------------------
 

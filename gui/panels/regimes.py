@@ -38,7 +38,8 @@ from accelscope.engine.studies.regimes import (
 
 from ..look.palette import colour_for
 from ..look.style import PLOT_FONT_POINTS, plot_colour, plot_text_colour
-from . import bars
+from ..plotkit.bars import SELECTION_BAND
+from ..plotkit.text import subtitle_label, tooltip_html
 from .analysis import AnalysisPanel
 
 COLOUR_MAP = "cividis"  # sequential, readable by the colour-blind and in greyscale
@@ -185,7 +186,7 @@ class RegimeHeatmap(QWidget):
         self._muted = plot_text_colour(MUTED_TEXT)
         self._no_fit_fill = plot_colour(NO_FIT_FILL)
         self._no_fit_hatch = plot_colour(NO_FIT_HATCH)
-        self._selected_band = plot_colour(bars.SELECTION_BAND)
+        self._selected_band = plot_colour(SELECTION_BAND)
         self._selected_outline = plot_colour("k")
         self._shown_dot = plot_colour(SHOWN_DOT)
 
@@ -524,7 +525,7 @@ class RegimesPanel(AnalysisPanel):
         self.definitions: RegimeDefinitions = load_regimes()
         self.row_ids: tuple[str, ...] = ()
         self.heatmap = RegimeHeatmap(self._tooltip, self._clicked_row, self)
-        self.note = bars.subtitle_label("")
+        self.note = subtitle_label("")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -627,7 +628,7 @@ class RegimesPanel(AnalysisPanel):
         title = f"{self._name(accelerator)} ({accelerator})"
         if kind == "label":
             graded = "graded by the paper" if accelerator in self.definitions.paper_ratings else "not graded by the paper"
-            return bars.tooltip_html(title, [f"{graded}; click to select it"])
+            return tooltip_html(title, [f"{graded}; click to select it"])
         regime = grid.regimes[column]
         cell = grid.cells[row][column]
         best = grid.best(regime.id)
@@ -640,7 +641,7 @@ class RegimesPanel(AnalysisPanel):
                 computed = f"computed: {zero_word(regime.metric)[0]}, score 0 — {cell.reason}"
             else:
                 computed = f"computed: cannot run — {cell.reason}"
-            return bars.tooltip_html(f"{title} — {column + 1}. {regime.name}", [
+            return tooltip_html(f"{title} — {column + 1}. {regime.name}", [
                 f"paper's grade: <b>{cell.paper_rating}</b> ({grid.paper_source})", computed])
         lines = [f"metric: {regime.metric_text}"]
         if cell.fits and cell.value > 0.0:

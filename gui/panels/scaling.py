@@ -72,9 +72,10 @@ from ..look.style import (
     plot_text_colour,
     style_plot,
 )
-from . import bars
+from ..plotkit.bars import BAR_HEIGHT, LogBarPlot, canvas
+from ..plotkit.picking import RowPicker
+from ..plotkit.text import WrappedLabel, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
-from .base import WrappedLabel
 from .memory import short_reason
 
 STRATEGY_NAMES: dict[str, str] = {
@@ -103,7 +104,7 @@ DEVICE_ALPHA = 95
 DEVICE_SWATCH = "#C8C8C8"
 P99_ALPHA = 80  # the light extension of an ITL bar, from the expected ITL to its p99
 THROUGHPUT_SERIES = (("system", -0.19, 0.36, SYSTEM_ALPHA), ("device", 0.19, 0.36, DEVICE_ALPHA))
-ITL_SERIES = (("p99", 0.0, bars.BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, bars.BAR_HEIGHT, 255))
+ITL_SERIES = (("p99", 0.0, BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, BAR_HEIGHT, 255))
 P50_MARK_PX = 20
 SIDE_WIDTH_PX = 340  # the synthetic-model form and the routing box, at first
 SIDE_MIN_WIDTH_PX = 260
@@ -125,11 +126,11 @@ SKEW_STEP = 0.1
 
 def legend_html() -> str:
     """The bars' legend, in the current plot theme."""
-    return (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
-            + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
-            + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
-            + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
-            + bars.swatch("#BBBBBB", "light: up to ITL p99"))
+    return (swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
+            + " &nbsp; " + swatch("#555555", "whole system") + " &nbsp; "
+            + swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
+            + swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
+            + swatch("#BBBBBB", "light: up to ITL p99"))
 
 # The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
 FORM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -393,23 +394,23 @@ class ScalingPanel(AnalysisPanel):
         self._strategies: list[str] = list(STRATEGIES)
         self._entries: list[StrategyResult | None] = []
 
-        self.header = bars.subtitle_label("")
-        self.canvas = bars.canvas()
+        self.header = subtitle_label("")
+        self.canvas = canvas()
         # What each plot shows is said by its axis label, not a title: a title's text sets its
         # plot's least width, and the three plots must fit beside the side column even in a
         # window with both docks open.
-        self.devices_plot = bars.LogBarPlot(self.canvas, 0, title="", x_label="devices to fit, log scale",
+        self.devices_plot = LogBarPlot(self.canvas, 0, title="", x_label="devices to fit, log scale",
                                             x_unit=None, row_labels=True)
-        self.throughput_plot = bars.LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
+        self.throughput_plot = LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
                                                x_unit=None, row_labels=False, series=THROUGHPUT_SERIES)
-        self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
+        self.itl_plot = LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
                                         x_unit="ms", row_labels=False, series=ITL_SERIES)
         self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
         self.itl_plot.plot.addItem(self.p50_marks)
-        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
+        self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
                                      self._tooltip, self._row_clicked, self)
         self.notes = StrategyTable(self._strategies)
 
@@ -427,7 +428,7 @@ class ScalingPanel(AnalysisPanel):
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(legend_html())
+        self.legend = subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         words = QVBoxLayout()
@@ -873,7 +874,7 @@ class ScalingPanel(AnalysisPanel):
         entry = self._entries[row]
         title = f"{STRATEGY_NAMES[name]}: {STRATEGY_LABELS[name]}"
         if entry is None:
-            return bars.tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
+            return tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
         r = entry.result
         spread = entry.spread
         lines = [f"layout: {_layout_words(entry)} · {entry.devices:,} devices"]
@@ -897,7 +898,7 @@ class ScalingPanel(AnalysisPanel):
                              f"{r.waves} waves")
         lines.append(f"parameter-to-compute (total / active parameters per token): {entry.parameter_to_compute:.3g}×")
         lines.extend(f"⚠ {text}" for text in r.warnings)
-        return bars.tooltip_html(title, lines)
+        return tooltip_html(title, lines)
 
     # ---- options --------------------------------------------------------------------------
 
