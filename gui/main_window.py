@@ -46,7 +46,7 @@ from accelscope.engine.catalog.presets import (
 from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.scenario import Scenario
-from accelscope.engine.core.workspace import VIEWS, Workspace
+from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.compare import comparison
@@ -58,24 +58,17 @@ from .export.files import PNG_SCALES, export_all, export_view, write_sidecar
 from .look import theme
 from .look.display import THEMES, Display
 from .look.style import configure_pyqtgraph
+from .panels import PANELS, make_panels
 from .panels.analysis import AnalysisPanel
 from .panels.base import Panel
-from .panels.energy import EnergyPanel
 from .panels.explain import ExplainPanel
-from .panels.latency import LatencyPanel
-from .panels.memory import MemoryPanel
-from .panels.parallelism import ParallelismPanel
-from .panels.regimes import RegimesPanel
-from .panels.roofline import RooflinePanel
 from .panels.scaling import ScalingPanel
-from .panels.sweep import SweepPanel
-from .panels.tiers import TiersPanel
 from .state import session
 from .state.controller import Controller, Throttle
 from .windows.formulas import FormulasWindow
 from .windows.validation import ValidationWindow
 
-TAB_LABELS = {"memory": "Memory", "sweep": "Sweep"}
+TABS = tuple(PANELS)  # view ids, in tab order
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves
 RECENT_LIMIT = 8
 UNSAVED_NAME = "Unsaved scenario"
@@ -189,7 +182,7 @@ class MainWindow(QMainWindow):
         for view, panel in self.panels.items():
             self.tabs.addTab(panel, "")
             self._connect_panel(view, panel)
-        self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
+        self.tabs.setCurrentIndex(TABS.index(workspace.view))
         self.tabs.currentChanged.connect(self._tab_changed)
         self.banner = _ProblemBanner()
         central = QWidget()
@@ -254,28 +247,14 @@ class MainWindow(QMainWindow):
 
     def _make_panels(self) -> dict[str, Panel]:
         """Every tab's panel, in the current plot theme."""
-        catalog = self.engine.catalog
-        panels: dict[str, Panel] = {
-            "roofline": RooflinePanel(catalog),
-            "memory": MemoryPanel(catalog),
-            "latency": LatencyPanel(catalog),
-            "sweep": SweepPanel(catalog),
-            "energy": EnergyPanel(catalog),
-            "scaling": ScalingPanel(catalog, self.engine),
-            "parallelism": ParallelismPanel(catalog, self.engine),
-            "regimes": RegimesPanel(catalog, self.engine),
-            "tiers": TiersPanel(catalog, self.engine),
-        }
-        assert tuple(panels) == VIEWS
-        return panels
+        return make_panels(self.engine.catalog, self.engine)
 
     def _connect_panel(self, view: str, panel: Panel) -> None:
-        index = VIEWS.index(view)
-        # Short tab labels so nine tabs fit beside the docks; the full title is the tooltip.
-        self.tabs.setTabText(index, _no_mnemonic(TAB_LABELS.get(view, panel.title)))
+        index = TABS.index(view)
+        self.tabs.setTabText(index, _no_mnemonic(PANELS[view].label))
         self.tabs.setTabToolTip(index, panel.title)
         panel.accelerator_selected.connect(self.controller.select)
-        if isinstance(panel, AnalysisPanel):
+        if PANELS[view].analysis:
             panel.view_option_changed.connect(self._view_option_changed)
         if isinstance(panel, ScalingPanel):
             panel.model_requested.connect(self.use_model)
@@ -304,7 +283,7 @@ class MainWindow(QMainWindow):
         for panel in self.panels.values():
             panel.set_reference(self.compare_frame)
         self.display.zoom_plots()
-        self.refresh_panel(VIEWS[current])
+        self.refresh_panel(TABS[current])
 
     # -- what is remembered between runs -------------------------------------------------------
 
@@ -602,8 +581,8 @@ class MainWindow(QMainWindow):
         self.controller.set_workspace(self.controller.workspace.with_options(**{name: value}))
 
     def _tab_changed(self, index: int) -> None:
-        self.controller.set_workspace(self.controller.workspace.with_changes(view=VIEWS[index]))
-        self.refresh_panel(VIEWS[index])
+        self.controller.set_workspace(self.controller.workspace.with_changes(view=TABS[index]))
+        self.refresh_panel(TABS[index])
 
     def refresh_panel(self, view: str) -> Panel:
         """Bring one panel up to the latest frame (hidden tabs are brought up when shown)."""
@@ -622,7 +601,7 @@ class MainWindow(QMainWindow):
         # The workspace first: the tab change that follows then finds its view already set,
         # so the preset lands in one recompute, never as a half-applied state.
         self.controller.set_workspace(workspace)
-        self.tabs.setCurrentIndex(VIEWS.index(workspace.view))
+        self.tabs.setCurrentIndex(TABS.index(workspace.view))
 
     def import_config(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -774,7 +753,7 @@ class MainWindow(QMainWindow):
     # -- export --------------------------------------------------------------------------------
 
     def export_plot_dialog(self) -> None:
-        view = VIEWS[self.tabs.currentIndex()]
+        view = TABS[self.tabs.currentIndex()]
         path, chosen = QFileDialog.getSaveFileName(
             self, "Export this plot", str(Path.home() / f"accelscope-{view}.png"),
             "PNG image (*.png);;SVG drawing (*.svg);;CSV table (*.csv)",
@@ -793,7 +772,7 @@ class MainWindow(QMainWindow):
     def export_plot(self, path: Path, scale: float = 2.0) -> list[Path]:
         """The current tab as PNG, SVG or CSV (by the file's suffix), with a sidecar preset."""
         frame = self.controller.last_frame
-        view = VIEWS[self.tabs.currentIndex()]
+        view = TABS[self.tabs.currentIndex()]
         suffix = path.suffix.lower().lstrip(".") or "png"
         if frame is None or suffix not in ("png", "svg", "csv"):
             QMessageBox.warning(self, "Cannot export", "Export to a .png, .svg or .csv file.")
@@ -820,7 +799,7 @@ class MainWindow(QMainWindow):
         if frame is None:
             return []
         page_size = self.tabs.currentWidget().size()
-        for view in VIEWS:
+        for view in TABS:
             # Hidden tabs may not have been laid out at the current size yet.
             self.refresh_panel(view).resize(page_size)
         explanation = explain(self.engine, frame.workspace.scenario) if frame.accelerators else None
@@ -838,7 +817,7 @@ class MainWindow(QMainWindow):
     def show_frame(self, frame: Frame) -> None:
         """Draw the visible panel now; the others catch up when their tab is shown."""
         started = time.perf_counter()
-        panel = self.refresh_panel(VIEWS[self.tabs.currentIndex()])
+        panel = self.refresh_panel(TABS[self.tabs.currentIndex()])
         if not isinstance(panel, AnalysisPanel):  # an analysis tab draws when its study has run
             panel.repaint()
         self.last_repaint_seconds = time.perf_counter() - started
