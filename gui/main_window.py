@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -221,9 +221,9 @@ class MainWindow(QMainWindow):
 
         self.display = Display(self)
         self._build_menus()
-        self.controls.set_workspace(workspace, self.engine.model(workspace.scenario.model))
-        self.controls.scenario_changed.connect(self._field_changed)
-        self.controls.shown_changed.connect(self.controller.set_shown)
+        self.controls.bind_to(self.controller)
+        self._workspace_shown = workspace  # the workspace the tabs last followed
+        self.controller.workspace_changed.connect(self._follow_view)
         self.controls.import_requested.connect(self.import_config)
         self.presets_panel.preset_chosen.connect(self._preset_chosen)
         self.current_preset: Preset | None = None
@@ -233,8 +233,6 @@ class MainWindow(QMainWindow):
         self.formulas_window: FormulasWindow | None = None  # created on first Help → Formulas
         self.last_repaint_seconds = 0.0
         self._panel_frames: dict[str, Frame] = {}  # the frame each panel last drew
-        if restored is not None and restored.model is not None:
-            self.controls.add_model(restored.model)
         if layout is not None:
             self._restore_layout(layout)
         self.validation_window: ValidationWindow | None = None
@@ -571,11 +569,6 @@ class MainWindow(QMainWindow):
 
     # -- changes ---------------------------------------------------------------------------
 
-    def _field_changed(self, field: str, value: object) -> None:
-        if field == "model":
-            self.controls.set_model_info(self.engine.model(str(value)))
-        self.controller.set_field(field, value)
-
     def _view_option_changed(self, name: str, value: object) -> None:
         """An analysis tab's own setting (e.g. the far tier) is part of the scenario: presets keep it."""
         self.controller.set_workspace(self.controller.workspace.with_options(**{name: value}))
@@ -596,12 +589,21 @@ class MainWindow(QMainWindow):
         return panel
 
     def set_workspace(self, workspace: Workspace) -> None:
-        """Show a whole new workspace (a preset): every control at once, one recompute."""
-        self.controls.set_workspace(workspace, self.engine.model(workspace.scenario.model))
-        # The workspace first: the tab change that follows then finds its view already set,
-        # so the preset lands in one recompute, never as a half-applied state.
+        """Show a whole new workspace (a preset): the controls and the tab follow it, one recompute."""
         self.controller.set_workspace(workspace)
-        self.tabs.setCurrentIndex(TABS.index(workspace.view))
+
+    def _follow_view(self, workspace: Workspace) -> None:
+        """Show the tab of the workspace's view, whoever set it (a preset, the validation window).
+        The frame that the change brings draws it; a change of the view alone brings none, so
+        the tab is drawn now from the last frame."""
+        previous, self._workspace_shown = self._workspace_shown, workspace
+        index = TABS.index(workspace.view)
+        if index == self.tabs.currentIndex():
+            return
+        with QSignalBlocker(self.tabs):
+            self.tabs.setCurrentIndex(index)
+        if workspace.with_changes(view=previous.view) == previous:
+            self.refresh_panel(workspace.view)
 
     def import_config(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -613,10 +615,7 @@ class MainWindow(QMainWindow):
     def use_model(self, model: ModelArch) -> None:
         """Add a model (imported or synthetic) to the engine and the model list, and show it."""
         self.controller.use_models(model)
-        self.controls.add_model(model)
-        workspace = self.controller.workspace.with_scenario(model=model.id)
-        self.controls.set_workspace(workspace, model)
-        self.controller.set_workspace(workspace)
+        self.controller.set_field("model", model.id)
 
     def import_model_file(self, path: str) -> bool:
         try:
@@ -658,7 +657,6 @@ class MainWindow(QMainWindow):
     def apply_preset(self, preset: Preset) -> None:
         if preset.model is not None:
             self.controller.use_models(preset.model)
-            self.controls.add_model(preset.model)
         self.current_preset = preset
         self.set_workspace(preset.workspace)
         self._show_preset_name()
