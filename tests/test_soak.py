@@ -121,9 +121,9 @@ class SoakResult:
 def soak_window(qtbot, monkeypatch, tmp_path):
     from PySide6.QtWidgets import QMessageBox
 
+    from accelscope.gui.app import freeze_start_up_objects, pin_allocator_threshold
     from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.state.controller import freeze_start_up_objects, pin_allocator_threshold
 
     pin_allocator_threshold()  # as the app does when it starts
     monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder

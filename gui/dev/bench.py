@@ -180,8 +180,8 @@ def _timed_changes(app, window, changes: int, seed: int, first_view: str | None 
     ``first_view`` (the window's own first tab when None); closes the window."""
     from accelscope.engine.core.precision import PRECISIONS
 
+    from ..app import freeze_start_up_objects, pin_allocator_threshold
     from ..panels.analysis import AnalysisPanel
-    from ..state.controller import freeze_start_up_objects, pin_allocator_threshold
 
     pin_allocator_threshold()  # as the app does when it starts
     window.resize(1600, 1000)
