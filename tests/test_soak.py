@@ -152,7 +152,7 @@ def soak_window(qtbot, monkeypatch, tmp_path):
 def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
     from PySide6.QtWidgets import QApplication
 
-    from accelscope.gui.dev.headless import quiet_offscreen
+    from accelscope.gui.export.headless import quiet_offscreen
 
     app = QApplication.instance()
     every_accelerator = tuple(window.engine.catalog.accelerators)

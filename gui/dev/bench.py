@@ -166,9 +166,9 @@ def measure_updates(changes: int, seed: int = 2) -> UpdateTimings:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(["accelscope-bench"])
+    from ..export.headless import quiet_offscreen
     from ..look.style import configure_pyqtgraph
     from ..main_window import MainWindow
-    from .headless import quiet_offscreen
 
     configure_pyqtgraph()
     with quiet_offscreen():

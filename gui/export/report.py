@@ -22,12 +22,12 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     from PySide6.QtWidgets import QApplication, QStyleFactory
 
     app = QApplication.instance() or QApplication(["accelscope-report"])
-    from ..dev.headless import quiet_offscreen
     from ..look import theme
     from ..look.display import THEMES, dark_palette
     from ..look.style import configure_pyqtgraph
     from ..panels import PANELS, make_panels
     from .files import export_all
+    from .headless import quiet_offscreen
 
     if theme_name not in THEMES:
         raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {theme_name!r}")
