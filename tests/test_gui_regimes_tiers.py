@@ -15,12 +15,12 @@ import pytest
 from PySide6.QtCore import Qt
 
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import grid_value
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.engine.studies.regimes import load_regimes, regime_scores, regimes_table
 from accelscope.engine.studies.tiering import heterogeneous_claim_check, load_far_tiers, sweep_offload
 from accelscope.gui.look.style import configure_pyqtgraph
-from accelscope.engine.core.units import grid_value
 from accelscope.gui.panels.regimes import RegimesPanel, score_text, zero_word
 from accelscope.gui.panels.tiers import FALLBACK_TIER, OWN_TIER, TiersPanel, own_far_tier
 

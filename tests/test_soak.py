@@ -226,7 +226,7 @@ def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
 
             if number % LOAD_EVERY == 0:
                 started = time.perf_counter()
-                assert window.open_preset_file(Path(str(rng.choice(bundled))), bundled=True)
+                assert window.presets.open_file(Path(str(rng.choice(bundled))), bundled=True)
                 settle()
                 result.load_ms.append((time.perf_counter() - started) * 1e3)
                 result.loads += 1
@@ -235,14 +235,14 @@ def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
                 name = f"Soak {seed} scenario {number}"
                 path = user_preset_path(name)
                 started = time.perf_counter()
-                assert window.save_preset_to(path, name, f"Saved after change {number}.")
+                assert window.presets.save_to(path, name, f"Saved after change {number}.")
                 settle()
                 result.save_ms.append((time.perf_counter() - started) * 1e3)
                 result.saves += 1
                 assert load_preset(path, window.engine.catalog).workspace == window.controller.workspace
                 saved.append(path)
             if saved and number % REOPEN_EVERY == 0:
-                assert window.open_preset_file(rng.choice(saved))
+                assert window.presets.open_file(rng.choice(saved))
                 settle()
                 result.reopens += 1
                 show_every_accelerator()

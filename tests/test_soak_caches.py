@@ -67,7 +67,7 @@ def replay(window, start) -> None:
         lambda: window.controller.select(rng.choice(every_accelerator)),
         lambda: window.tabs.setCurrentIndex(rng.randrange(window.tabs.count())),
     ]
-    window.set_workspace(start)
+    window.controller.set_workspace(start)
     settle()
     for _ in range(CHANGES_PER_PASS):
         rng.choice(moves)()
@@ -133,8 +133,8 @@ def test_the_app_start_freezes_start_up_objects_once_drawn(qtbot, monkeypatch):
     import gc
 
     from accelscope.gui import app as app_module
-    from accelscope.gui.main_window import default_workspace
     from accelscope.gui.state.controller import Controller
+    from accelscope.gui.state.session import default_workspace
 
     real_freeze = app_module.freeze_start_up_objects
     frozen: list[int] = []

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject, QSignalBlocker, Signal
-from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QSlider, QSpinBox
+from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QSlider, QSpinBox, QTabWidget
 
 from accelscope.engine.core.workspace import Workspace
 
@@ -155,6 +155,8 @@ class WorkspaceSource(Protocol):
 
     def set_field(self, field: str, value: object) -> None: ...
 
+    def set_workspace(self, workspace: Workspace) -> None: ...
+
 
 Binding = TypeVar("Binding", SliderSpinBinding, SpinBinding, ComboBinding)
 
@@ -177,3 +179,32 @@ def bind(controller: WorkspaceSource, field: str, binding: Binding,
     controller.workspace_changed.connect(show)
     show(controller.workspace)
     return binding
+
+
+def bind_view(controller: WorkspaceSource, tabs: QTabWidget, views: tuple[str, ...],
+              shown: Callable[[str], object]) -> None:
+    """Join a tab widget (one tab per view id in ``views``) to the workspace's view, both ways.
+
+    A tab the user picks becomes the workspace's view; a view set elsewhere (a preset, the
+    validation window) shows its tab. ``shown(view)`` draws a tab as it is shown: at once for
+    the user's pick and for a change of the view alone (the last frame is still current); for
+    any other change, the frame the change brings draws it."""
+
+    def picked(index: int) -> None:
+        controller.set_workspace(controller.workspace.with_changes(view=views[index]))
+        shown(views[index])
+
+    followed = [controller.workspace]  # the workspace the tabs last followed
+
+    def follow(workspace: Workspace) -> None:
+        previous, followed[0] = followed[0], workspace
+        index = views.index(workspace.view)
+        if index == tabs.currentIndex():
+            return
+        with QSignalBlocker(tabs):
+            tabs.setCurrentIndex(index)
+        if workspace.with_changes(view=previous.view) == previous:
+            shown(workspace.view)
+
+    tabs.currentChanged.connect(picked)
+    controller.workspace_changed.connect(follow)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QTreeWidget,
@@ -239,6 +240,16 @@ class ControlsPanel(QWidget):
     def keyboard_shortcuts(self) -> list[tuple[str, str]]:
         return list(self._shortcuts)
 
+    def widget_for(self, control: str) -> QWidget | None:
+        """The widget that takes the keyboard for a control a formula term links to (a scenario
+        field, "model" or "accelerator"); None for a control the panel does not have."""
+        if control == "model":
+            return self.model_combo
+        if control == "accelerator":
+            return self.accelerator_tree
+        binding = self.bindings.get(control)
+        return getattr(binding, "spin", None) or getattr(binding, "combo", None)
+
     # -- the controller ⇄ the widgets -----------------------------------------------------
 
     def bind_to(self, controller: WorkspaceSource) -> None:
@@ -297,6 +308,23 @@ class ControlsPanel(QWidget):
 
     def accelerator_item(self, accelerator_id: str) -> QTreeWidgetItem:
         return self._accelerator_items[accelerator_id]
+
+
+class ControlsScroll(QScrollArea):
+    """The controls in a vertical scroll area (the Scenario dock's widget), as wide as they need."""
+
+    def __init__(self, controls: ControlsPanel) -> None:
+        super().__init__()
+        self.controls = controls
+        self.setWidget(controls)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.fit_width()
+
+    def fit_width(self) -> None:
+        """Wide enough for every control and its typed entry, beside a vertical scroll bar."""
+        self.controls.adjustSize()
+        self.setMinimumWidth(self.controls.sizeHint().width() + self.verticalScrollBar().sizeHint().width() + 4)
 
 
 def _row(*widgets: QWidget) -> QWidget:

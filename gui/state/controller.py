@@ -109,6 +109,20 @@ class Controller(QObject):
     def select(self, accelerator_id: str) -> None:
         self.set_field("accelerator", accelerator_id)
 
+    def select_neighbour(self, step: int) -> None:
+        """Select the next (``step`` 1) or previous (-1) shown accelerator, for the keyboard."""
+        workspace = self._workspace
+        if not workspace.shown:
+            return
+        index = 0
+        if workspace.selected in workspace.shown:
+            index = (workspace.shown.index(workspace.selected) + step) % len(workspace.shown)
+        self.select(workspace.shown[index])
+
+    def set_option(self, name: str, value: object) -> None:
+        """An analysis tab's own setting (e.g. the far tier) is part of the workspace: presets keep it."""
+        self.set_workspace(self._workspace.with_options(**{name: value}))
+
     def request_update(self) -> None:
         if self.ready:
             self.throttle.request()
