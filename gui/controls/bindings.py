@@ -146,9 +146,11 @@ class ComboBinding(QObject):
 
 
 class WorkspaceSource(Protocol):
-    """What :func:`bind` needs of the app's controller (gui.state.controller.Controller)."""
+    """What the connectors (:func:`bind`, :func:`bind_view`, ControlsPanel.bind_to) need of the
+    app's controller, gui.state.controller.Controller."""
 
     workspace_changed: Any  # a Qt signal emitting each new Workspace
+    engine: Any  # an Engine that knows every model a workspace names
 
     @property
     def workspace(self) -> Workspace: ...
@@ -156,6 +158,8 @@ class WorkspaceSource(Protocol):
     def set_field(self, field: str, value: object) -> None: ...
 
     def set_workspace(self, workspace: Workspace) -> None: ...
+
+    def set_shown(self, shown: tuple[str, ...]) -> None: ...
 
 
 Binding = TypeVar("Binding", SliderSpinBinding, SpinBinding, ComboBinding)
