@@ -220,6 +220,7 @@ class ControlsPanel(QWidget):
         accelerator_layout.addWidget(self.accelerator_tree)
         layout.addWidget(accelerator_box, stretch=1)
         self._model_shown: str | None = None  # the model whose controls set_model_info last set up
+        self._shown_followed: tuple[str, ...] | None = None  # the workspace's shown accelerators, last followed
 
     def restyle_swatches(self) -> None:
         """Paint the accelerators' colour swatches again, in the current plot theme (a new icon
@@ -271,6 +272,11 @@ class ControlsPanel(QWidget):
         follow(controller.workspace)
 
     def _show_accelerators(self, shown: tuple[str, ...]) -> None:
+        # Most changes leave the shown accelerators alone: reading the tree back costs more than
+        # the rest of following a workspace, so an unchanged tuple is not looked at again.
+        if shown == self._shown_followed:
+            return
+        self._shown_followed = shown
         if set(shown) == set(self.shown()):
             return
         with QSignalBlocker(self.accelerator_tree):
