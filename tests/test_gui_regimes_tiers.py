@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from accelscope.engine.catalog.far_tiers import load_far_tiers
 from accelscope.engine.catalog.regimes import load_regimes
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import grid_value
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.engine.studies.claims import heterogeneous_claim_check
@@ -28,7 +29,7 @@ from accelscope.engine.studies.tiering import (
     sweep_offload,
 )
 from accelscope.gui.look.style import configure_pyqtgraph
-from accelscope.gui.panels.regimes import RegimesPanel, score_text, value_text, zero_word
+from accelscope.gui.panels.regimes import RegimesPanel, score_text, zero_word
 from accelscope.gui.panels.tiers import TiersPanel
 
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
@@ -127,7 +128,7 @@ def test_hover_gives_the_metric_raw_value_unit_and_layout(qtbot, regimes_panel, 
     grid = regimes_panel.study
     cell = grid.cell("h100-sxm", "single_stream")
     text = hover_cell(qtbot, regimes_panel, "cell", "h100-sxm", "single_stream")
-    assert f"{value_text(cell.value)} ms" in text
+    assert f"{grid_value(cell.value)} ms" in text
     assert cell.metric_text in text
     assert f"TP {cell.tp} × PP {cell.pp}" in text
     assert f"{cell.score:.3f}" in text

@@ -19,6 +19,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.core.units import compact, short_bytes
 from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -37,7 +38,9 @@ from ..look.style import (
     style_plot,
 )
 from ..look.theme import contrast_ratio
-from . import bars
+from ..plotkit.axes import LogValueAxis, RowAxis
+from ..plotkit.bars import canvas, drawn_solid, hatched, set_bars
+from ..plotkit.text import TextPool, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
 
 # A sequential scale (canvas to blue: white to blue on a light canvas) for "share of the model's
@@ -59,12 +62,12 @@ LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated ti
 
 def legend_html() -> str:
     """The heatmap's legend, in the current plot theme."""
-    return (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
-            + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
-            + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
-            + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
+    return (swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
+            + swatch("#C9DBEE", "lower share") + " &nbsp; "
+            + swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
+            + swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
                           glyph="★")
-            + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
+            + " &nbsp; " + swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
 
 
 def _heat_colour(share: float) -> QColor:
@@ -82,11 +85,6 @@ BLACK, WHITE = QColor("#000000"), QColor("#FFFFFF")
 def _text_on(fill: QColor) -> QColor:
     """Black or white, whichever reads better on ``fill``."""
     return BLACK if contrast_ratio(fill, BLACK) >= contrast_ratio(fill, WHITE) else WHITE
-
-
-def _bytes(size: float) -> str:
-    """Decimal units: "720 MB", "1.03 GB"."""
-    return f"{size / 1e9:.3g} GB" if size >= 1e9 else f"{size / 1e6:.3g} MB"
 
 
 def _split_label(tp: int, dp: int) -> str:
@@ -109,9 +107,9 @@ class ParallelismPanel(AnalysisPanel):
         self._heat_models: list[str] = []
         self._heat_splits: list[tuple[int, int]] = []
 
-        self.header = bars.subtitle_label("")
+        self.header = subtitle_label("")
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(legend_html())
+        self.legend = subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         budget_row = QHBoxLayout()
@@ -130,10 +128,10 @@ class ParallelismPanel(AnalysisPanel):
         budget_row.addWidget(self.budget)
         budget_row.addStretch(1)
 
-        self.canvas = bars.canvas()
+        self.canvas = canvas()
         layout_ci = self.canvas.ci
         self.heat_plot = layout_ci.addPlot(row=0, col=0, rowspan=2,
-                                           axisItems={"left": bars.RowAxis("left"), "bottom": pg.AxisItem("bottom")})
+                                           axisItems={"left": RowAxis("left"), "bottom": pg.AxisItem("bottom")})
         style_plot(self.heat_plot, title="TP vs DP: tokens/s per device", x_label="TP × DP split of the node",
                    x_unit=None, y_label="", y_unit=None)
         self.heat_plot.getAxis("left").showLabel(False)
@@ -147,8 +145,8 @@ class ParallelismPanel(AnalysisPanel):
         self.cells = pg.BarGraphItem(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush=plot_brush("w"), pen=None)
         self.heat_plot.addItem(self.cells)
         # Two single-line texts per cell (value, share): a one-line text centres on its anchor.
-        self.cell_texts = bars.TextPool(self.heat_plot, anchor=(0.5, 1.0))
-        self.cell_shares = bars.TextPool(self.heat_plot, anchor=(0.5, 0.0))
+        self.cell_texts = TextPool(self.heat_plot, anchor=(0.5, 1.0))
+        self.cell_shares = TextPool(self.heat_plot, anchor=(0.5, 0.0))
         self.stars = pg.ScatterPlotItem(symbol="star", size=STAR_PX, pen=plot_pen("#6B4A00", width=1),
                                         brush=plot_brush(STAR_COLOUR))
         self.stars.setZValue(10)
@@ -156,8 +154,8 @@ class ParallelismPanel(AnalysisPanel):
 
         # Curves are drawn at log10 of their values on axes that label the values (1, 2, 5 × 10^k):
         # pyqtgraph's own log mode labels minor ticks as powers and crowds them.
-        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": bars.LogValueAxis("bottom"),
-                                                                  "left": bars.LogValueAxis("left")})
+        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": LogValueAxis("bottom"),
+                                                                  "left": LogValueAxis("left")})
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
                    y_label="output tokens/s, log scale", y_unit=None)
         self.ep_plot.addLegend(offset=(10, 10), labelTextSize=f"{PLOT_FONT_POINTS}pt")
@@ -169,7 +167,7 @@ class ParallelismPanel(AnalysisPanel):
         self.ep_curve = self.ep_plot.plot([], [], pen=pen(EP_COLOUR), symbol="s", symbolSize=SYMBOL_PX,
                                           symbolBrush=self.ep_brush, symbolPen=plot_pen(EP_COLOUR),
                                           name="EP (experts whole)")
-        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": bars.LogValueAxis("bottom")})
+        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
         style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
                    y_label="TP / EP throughput", y_unit="×")
         self.ratio_plot.getAxis("left").enableAutoSIPrefix(False)
@@ -211,7 +209,7 @@ class ParallelismPanel(AnalysisPanel):
         layout_ci.layout.setRowStretchFactor(0, 3)
         layout_ci.layout.setRowStretchFactor(1, 2)
 
-        self.notes = bars.subtitle_label("")
+        self.notes = subtitle_label("")
         self.hover_text = ""
         self.canvas.scene().sigMouseMoved.connect(self._hover)
 
@@ -286,7 +284,7 @@ class ParallelismPanel(AnalysisPanel):
         if grid is None:
             self._heat_models, self._heat_splits = [], []
             self._heat_values = self._heat_shares = np.zeros((0, 0))
-            bars.set_bars(self.cells, np.zeros(0), np.zeros(0), np.zeros(0))
+            set_bars(self.cells, np.zeros(0), np.zeros(0), np.zeros(0))
             self.cell_texts.set_texts([])
             self.cell_shares.set_texts([])
             self.stars.setData(x=[], y=[])
@@ -314,12 +312,12 @@ class ParallelismPanel(AnalysisPanel):
             share = shares[i, j]
             if fits[i, j]:
                 fill = _heat_colour(share)
-                brushes.append(bars.drawn_solid(fill.name()))
-                texts.append(bars.compact(values[i, j]))
+                brushes.append(drawn_solid(fill.name()))
+                texts.append(compact(values[i, j]))
                 shares_text.append(f"{share:.0%}")
                 text_colours.append(_text_on(fill))
             else:
-                brushes.append(bars.hatched(NO_FIT_CELL))
+                brushes.append(hatched(NO_FIT_CELL))
                 texts.append("no fit")
                 shares_text.append("")
                 text_colours.append("#444444")
@@ -390,11 +388,11 @@ class ParallelismPanel(AnalysisPanel):
                              "could not run.</span>")
             lines.append(
                 f"EP/TP at batch {first.batch}: the busiest EP device reads "
-                f"{_bytes(first.expert_weight_bytes_read_ep)} of expert weights per step against TP's "
-                f"{_bytes(first.expert_weight_bytes_read_tp)} (whole experts vs 1/{comparison.devices} slices); "
-                f"at batch {last.batch}: EP sends {_bytes(last.all_reduce_bytes_ep + last.all_to_all_bytes_ep)} "
-                f"per device per step (all-to-all {_bytes(last.all_to_all_bytes_ep)}) against TP's all-reduces of "
-                f"{_bytes(last.all_reduce_bytes_tp)}. Hollow markers: the layout does not fit."
+                f"{short_bytes(first.expert_weight_bytes_read_ep)} of expert weights per step against TP's "
+                f"{short_bytes(first.expert_weight_bytes_read_tp)} (whole experts vs 1/{comparison.devices} slices); "
+                f"at batch {last.batch}: EP sends {short_bytes(last.all_reduce_bytes_ep + last.all_to_all_bytes_ep)} "
+                f"per device per step (all-to-all {short_bytes(last.all_to_all_bytes_ep)}) against TP's all-reduces of "
+                f"{short_bytes(last.all_reduce_bytes_tp)}. Hollow markers: the layout does not fit."
             )
         self.notes.setText("<br>".join(lines))
 
@@ -444,10 +442,10 @@ class ParallelismPanel(AnalysisPanel):
                  "per replica")]
         if r.fits:
             lines += [
-                (f"input + output: {bars.compact(cell.total_tok_s_per_device)} tokens/s per device "
+                (f"input + output: {compact(cell.total_tok_s_per_device)} tokens/s per device "
                 f"({self._heat_shares[row, column]:.0%} of the model's best split)"),
-                f"output: {bars.compact(cell.output_tok_s_per_device)} tokens/s per device",
-                f"ITL: {bars.compact(r.itl_s * 1e3)} ms; TTFT: {bars.compact(r.ttft_s * 1e3)} ms",
+                f"output: {compact(cell.output_tok_s_per_device)} tokens/s per device",
+                f"ITL: {compact(r.itl_s * 1e3)} ms; TTFT: {compact(r.ttft_s * 1e3)} ms",
             ]
         lines.append(f"weights: {r.memory.weights_bytes / 1e9:.3g} GB per device, "
                      f"{r.memory.weights_bytes / r.memory.usable_bytes:.0%} of usable memory")
@@ -455,7 +453,7 @@ class ParallelismPanel(AnalysisPanel):
             lines.append(f"memory: {cell.memory_limit}")
         if cell.tp_beats_dp:
             lines.append(f"<b>TP beats DP</b>{' because of memory' if cell.because_of_memory else ''}: {cell.why}")
-        return bars.tooltip_html(study.model_names.get(model_id, model_id), lines)
+        return tooltip_html(study.model_names.get(model_id, model_id), lines)
 
     def batch_tooltip(self, log_batch: float) -> str:
         study = self.study
@@ -465,17 +463,17 @@ class ParallelismPanel(AnalysisPanel):
         nearest = min(points, key=lambda p: abs(math.log10(p.batch) - log_batch))
         p, n = nearest, study.ep_tp.devices
         lines = [
-            (f"output throughput: TP {bars.compact(p.tp.throughput_output_tok_s)} tokens/s, "
-            f"EP {bars.compact(p.ep.throughput_output_tok_s)} tokens/s (TP/EP {p.tp_over_ep_throughput:.3g}×)"),
-            (f"ITL: TP {bars.compact(p.tp.itl_s * 1e3)} ms, EP {bars.compact(p.ep.itl_s * 1e3)} ms "
-            f"(p99 {bars.compact(p.tp_spread.p99_s * 1e3)} ms, {bars.compact(p.ep_spread.p99_s * 1e3)} ms)"),
+            (f"output throughput: TP {compact(p.tp.throughput_output_tok_s)} tokens/s, "
+            f"EP {compact(p.ep.throughput_output_tok_s)} tokens/s (TP/EP {p.tp_over_ep_throughput:.3g}×)"),
+            (f"ITL: TP {compact(p.tp.itl_s * 1e3)} ms, EP {compact(p.ep.itl_s * 1e3)} ms "
+            f"(p99 {compact(p.tp_spread.p99_s * 1e3)} ms, {compact(p.ep_spread.p99_s * 1e3)} ms)"),
             f"experts per device: TP all {p.experts_per_device_tp} as 1/{n} slices, EP {p.experts_per_device_ep} whole",
-            (f"expert weights read per device per step: TP {_bytes(p.expert_weight_bytes_read_tp)}, "
-            f"EP {_bytes(p.expert_weight_bytes_read_ep)}"),
-            (f"sent per device per step: TP all-reduce {_bytes(p.all_reduce_bytes_tp)}; EP all-reduce "
-            f"{_bytes(p.all_reduce_bytes_ep)} + all-to-all {_bytes(p.all_to_all_bytes_ep)}"),
-            (f"communication per stage pass: TP {bars.compact(p.tp.decode.communication_time_s * 1e3)} ms, "
-            f"EP {bars.compact(p.ep.decode.communication_time_s * 1e3)} ms"),
+            (f"expert weights read per device per step: TP {short_bytes(p.expert_weight_bytes_read_tp)}, "
+            f"EP {short_bytes(p.expert_weight_bytes_read_ep)}"),
+            (f"sent per device per step: TP all-reduce {short_bytes(p.all_reduce_bytes_tp)}; EP all-reduce "
+            f"{short_bytes(p.all_reduce_bytes_ep)} + all-to-all {short_bytes(p.all_to_all_bytes_ep)}"),
+            (f"communication per stage pass: TP {compact(p.tp.decode.communication_time_s * 1e3)} ms, "
+            f"EP {compact(p.ep.decode.communication_time_s * 1e3)} ms"),
             (f"EP load imbalance (busiest / mean): engine {p.imbalance_engine:.3g}×, "
             f"simulated {p.imbalance_simulated:.3g}×"),
         ]
@@ -483,7 +481,7 @@ class ParallelismPanel(AnalysisPanel):
             lines.append(f"⚠ TP does not fit: {p.tp.fit_reason}")
         if not p.ep.fits:
             lines.append(f"⚠ EP does not fit: {p.ep.fit_reason}")
-        return bars.tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
+        return tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
 
     # ---- what is drawn ---------------------------------------------------------------------
 

@@ -24,17 +24,15 @@ from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.catalog.regimes import RegimeDefinitions, load_regimes
+from accelscope.engine.core.units import grid_value, times_text
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.regimes import (
-    RegimeGrid,
-    architecture_spreads,
-    times_text,
-)
+from accelscope.engine.studies.regimes import RegimeGrid, architecture_spreads
 
 from ..look.palette import colour_for
 from ..look.style import PLOT_FONT_POINTS, plot_colour, plot_text_colour
-from . import bars
+from ..plotkit.bars import SELECTION_BAND
+from ..plotkit.text import subtitle_label, tooltip_html
 from .analysis import AnalysisPanel
 
 COLOUR_MAP = "cividis"  # sequential, readable by the colour-blind and in greyscale
@@ -88,12 +86,6 @@ def score_text(score: float, fits: bool, value: float, metric: str) -> str:
     if score < 0.01:
         return "<0.01"
     return f"{score:.2f}"
-
-
-def value_text(value: float) -> str:
-    if value >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
 
 
 @dataclass(frozen=True)
@@ -187,7 +179,7 @@ class RegimeHeatmap(QWidget):
         self._muted = plot_text_colour(MUTED_TEXT)
         self._no_fit_fill = plot_colour(NO_FIT_FILL)
         self._no_fit_hatch = plot_colour(NO_FIT_HATCH)
-        self._selected_band = plot_colour(bars.SELECTION_BAND)
+        self._selected_band = plot_colour(SELECTION_BAND)
         self._selected_outline = plot_colour("k")
         self._shown_dot = plot_colour(SHOWN_DOT)
 
@@ -527,7 +519,7 @@ class RegimesPanel(AnalysisPanel):
         self.definitions: RegimeDefinitions = load_regimes()
         self.row_ids: tuple[str, ...] = ()
         self.heatmap = RegimeHeatmap(self._tooltip, self._clicked_row, self)
-        self.note = bars.subtitle_label("")
+        self.note = subtitle_label("")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -614,11 +606,11 @@ class RegimesPanel(AnalysisPanel):
         title = f"{self._name(accelerator)} ({accelerator})"
         if kind == "label":
             graded = "graded by the paper" if accelerator in self.definitions.paper_ratings else "not graded by the paper"
-            return bars.tooltip_html(title, [f"{graded}; click to select it"])
+            return tooltip_html(title, [f"{graded}; click to select it"])
         regime = grid.regimes[column]
         cell = grid.cells[row][column]
         best = grid.best(regime.id)
-        best_text = (f" (best: {best}, {value_text(grid.cell(best, regime.id).value)} {regime.unit})"
+        best_text = (f" (best: {best}, {grid_value(grid.cell(best, regime.id).value)} {regime.unit})"
                      if best is not None else "")
         if kind == "paper":
             if cell.fits and cell.value > 0.0:
@@ -627,11 +619,11 @@ class RegimesPanel(AnalysisPanel):
                 computed = f"computed: {zero_word(regime.metric)[0]}, score 0 — {cell.reason}"
             else:
                 computed = f"computed: cannot run — {cell.reason}"
-            return bars.tooltip_html(f"{title} — {column + 1}. {regime.name}", [
+            return tooltip_html(f"{title} — {column + 1}. {regime.name}", [
                 f"paper's grade: <b>{cell.paper_rating}</b> ({grid.paper_source})", computed])
         lines = [f"metric: {regime.metric_text}"]
         if cell.fits and cell.value > 0.0:
-            lines.append(f"value: <b>{value_text(cell.value)} {regime.unit}</b> ({regime.direction} is better)")
+            lines.append(f"value: <b>{grid_value(cell.value)} {regime.unit}</b> ({regime.direction} is better)")
             lines.append(f"score: {cell.score:.3f} of the best{best_text}")
         elif cell.fits:
             lines.append(f"<b>{zero_word(regime.metric)[0]}</b>: value 0 {regime.unit}, score 0 — {cell.reason}")

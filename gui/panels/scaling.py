@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from accelscope.engine.catalog import Catalog, synthetic
 from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.units import compact, short_time
 from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -45,6 +46,7 @@ from accelscope.engine.studies.analysis import ScalingStudy
 from accelscope.engine.studies.claims import ScalingClaims, scaling_claims
 from accelscope.engine.studies.scaling import DEFAULT_MAX_DEVICES, STRATEGIES, STRATEGY_LABELS, StrategyResult
 
+from ..look.palette import FITS_COLOUR, NO_FIT_COLOUR
 from ..look.style import (
     PLOT_FONT_POINTS,
     html_colour,
@@ -55,9 +57,10 @@ from ..look.style import (
     plot_text_colour,
     style_plot,
 )
-from . import bars
+from ..plotkit.bars import BAR_HEIGHT, LogBarPlot, canvas
+from ..plotkit.picking import RowPicker
+from ..plotkit.text import WrappedLabel, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
-from .base import WrappedLabel
 from .memory import short_reason
 
 STRATEGY_NAMES: dict[str, str] = {
@@ -81,14 +84,12 @@ STRATEGY_COLOURS: dict[str, str] = {
     "pp-offload": "#999933",
 }
 NOT_APPLICABLE_COLOUR = "#888888"
-NO_FIT_COLOUR = "#B2182B"
-GOOD_COLOUR = "#1B6E2E"
 SYSTEM_ALPHA = 255
 DEVICE_ALPHA = 95
 DEVICE_SWATCH = "#C8C8C8"
 P99_ALPHA = 80  # the light extension of an ITL bar, from the expected ITL to its p99
 THROUGHPUT_SERIES = (("system", -0.19, 0.36, SYSTEM_ALPHA), ("device", 0.19, 0.36, DEVICE_ALPHA))
-ITL_SERIES = (("p99", 0.0, bars.BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, bars.BAR_HEIGHT, 255))
+ITL_SERIES = (("p99", 0.0, BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, BAR_HEIGHT, 255))
 P50_MARK_PX = 20
 SIDE_WIDTH_PX = 340  # the synthetic-model form and the routing box, at first
 SIDE_MIN_WIDTH_PX = 260
@@ -110,11 +111,11 @@ SKEW_STEP = 0.1
 
 def legend_html() -> str:
     """The bars' legend, in the current plot theme."""
-    return (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
-            + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
-            + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
-            + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
-            + bars.swatch("#BBBBBB", "light: up to ITL p99"))
+    return (swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
+            + " &nbsp; " + swatch("#555555", "whole system") + " &nbsp; "
+            + swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
+            + swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
+            + swatch("#BBBBBB", "light: up to ITL p99"))
 
 # The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
 FORM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -135,15 +136,6 @@ MOE_1T_FORM = {
     "layers": str(synthetic.MOE_1T_LAYERS), "hidden": str(synthetic.MOE_1T_HIDDEN),
 }
 MAX_FORM_TEXT = 40  # characters kept from a stored form value (presets are untrusted)
-
-
-def _ms(seconds: float) -> str:
-    return f"{bars.compact(seconds * 1e3)} ms"
-
-
-def _time(seconds: float) -> str:
-    """Milliseconds below a second, seconds above: "27.8 ms", "14.2 s"."""
-    return _ms(seconds) if seconds < 1.0 else f"{bars.compact(seconds)} s"
 
 
 def _layout_words(entry: StrategyResult) -> str:
@@ -318,7 +310,7 @@ class SyntheticModelForm(QGroupBox):
             self._say(str(error), NO_FIT_COLOUR)
             return
         active = f", {model.active_params / 1e9:.4g} B active per token" if model.is_moe else ""
-        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", GOOD_COLOUR)
+        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", FITS_COLOUR)
         self.model_requested.emit(model)
 
     def _fill(self, values: dict[str, str], name: str | None) -> None:
@@ -374,23 +366,23 @@ class ScalingPanel(AnalysisPanel):
         self._strategies: list[str] = list(STRATEGIES)
         self._entries: list[StrategyResult | None] = []
 
-        self.header = bars.subtitle_label("")
-        self.canvas = bars.canvas()
+        self.header = subtitle_label("")
+        self.canvas = canvas()
         # What each plot shows is said by its axis label, not a title: a title's text sets its
         # plot's least width, and the three plots must fit beside the side column even in a
         # window with both docks open.
-        self.devices_plot = bars.LogBarPlot(self.canvas, 0, title="", x_label="devices to fit, log scale",
+        self.devices_plot = LogBarPlot(self.canvas, 0, title="", x_label="devices to fit, log scale",
                                             x_unit=None, row_labels=True)
-        self.throughput_plot = bars.LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
+        self.throughput_plot = LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
                                                x_unit=None, row_labels=False, series=THROUGHPUT_SERIES)
-        self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
+        self.itl_plot = LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
                                         x_unit="ms", row_labels=False, series=ITL_SERIES)
         self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
         self.itl_plot.plot.addItem(self.p50_marks)
-        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
+        self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
                                      self._tooltip, self._row_clicked, self)
         self.notes = StrategyTable(self._strategies)
 
@@ -408,7 +400,7 @@ class ScalingPanel(AnalysisPanel):
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(legend_html())
+        self.legend = subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         words = QVBoxLayout()
@@ -640,10 +632,10 @@ class ScalingPanel(AnalysisPanel):
             itl[i] = entry.itl_s * 1e3
             p50[i] = entry.spread.p50_s * 1e3
             p99[i] = entry.spread.p99_s * 1e3
-            throughput_texts.append(bars.compact(system[i])
-                                    + (f" · {bars.compact(per_device[i])}/dev" if entry.devices > 1 else ""))
-            itl_texts.append(bars.compact(itl[i]) if p99[i] <= p50[i]
-                             else f"{bars.compact(p50[i])}–{bars.compact(p99[i])}")
+            throughput_texts.append(compact(system[i])
+                                    + (f" · {compact(per_device[i])}/dev" if entry.devices > 1 else ""))
+            itl_texts.append(compact(itl[i]) if p99[i] <= p50[i]
+                             else f"{compact(p50[i])}–{compact(p99[i])}")
         self.devices_plot.update({"value": devices}, colours, fits, device_texts)
         self.throughput_plot.update({"system": system, "device": per_device}, colours, fits, throughput_texts)
         self.itl_plot.update({"p99": np.maximum(p99, itl), "itl": itl}, colours, fits, itl_texts)
@@ -667,9 +659,9 @@ class ScalingPanel(AnalysisPanel):
                 self.notes.set_numbers(row, (
                     f"{_layout_words(entry)}{waves}",
                     f"{entry.devices:,}",
-                    f"{bars.compact(entry.output_tok_s)} · {bars.compact(entry.output_tok_s_per_device)}",
-                    _time(entry.ttft_s),
-                    f"{_time(entry.itl_s)} · {_time(spread.p50_s)} · {_time(spread.p99_s)}",
+                    f"{compact(entry.output_tok_s)} · {compact(entry.output_tok_s_per_device)}",
+                    short_time(entry.ttft_s),
+                    f"{short_time(entry.itl_s)} · {short_time(spread.p50_s)} · {short_time(spread.p99_s)}",
                     f"{spread.coefficient_of_variation:.2%}" if spread.modelled else "— (no routing)",
                 ))
         # As tall as the table, up to a limit; beyond it the table scrolls.
@@ -715,8 +707,8 @@ class ScalingPanel(AnalysisPanel):
             f"EP on {setup.ep} devices, {setup.tokens:,} tokens × {setup.experts_per_token} experts per MoE layer, "
             f"{setup.routing}{f' (s = {setup.skew:g})' if setup.routing == 'skewed' else ''}: the busiest device gets "
             f"<b>{routing.imbalance_p50:.3g}×</b> the mean load (p50), <b>{routing.imbalance_p99:.3g}×</b> (p99); the "
-            f"engine expects {routing.engine_imbalance:.3g}×. Decode step (ITL): p50 {_time(ep.spread.p50_s)}, "
-            f"p99 {_time(ep.spread.p99_s)}, CV {ep.spread.coefficient_of_variation:.2%}."
+            f"engine expects {routing.engine_imbalance:.3g}×. Decode step (ITL): p50 {short_time(ep.spread.p50_s)}, "
+            f"p99 {short_time(ep.spread.p99_s)}, CV {ep.spread.coefficient_of_variation:.2%}."
         )
 
     @staticmethod
@@ -792,7 +784,7 @@ class ScalingPanel(AnalysisPanel):
         entry = self._entries[row]
         title = f"{STRATEGY_NAMES[name]}: {STRATEGY_LABELS[name]}"
         if entry is None:
-            return bars.tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
+            return tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
         r = entry.result
         spread = entry.spread
         lines = [f"layout: {_layout_words(entry)} · {entry.devices:,} devices"]
@@ -800,11 +792,11 @@ class ScalingPanel(AnalysisPanel):
             lines.append(f"<b>does not fit</b> at its largest layout: {r.fit_reason}")
         else:
             lines += [
-                (f"output throughput: {bars.compact(entry.output_tok_s)} tokens/s whole system, "
-                f"{bars.compact(entry.output_tok_s_per_device)} tokens/s per device"),
-                f"TTFT: {_time(r.ttft_s)} (prefill {r.prefill.bound}-bound)",
-                (f"ITL: {_time(r.itl_s)} expected (decode {r.decode.bound}-bound); p50 {_time(spread.p50_s)}, "
-                f"p99 {_time(spread.p99_s)}, coefficient of variation {spread.coefficient_of_variation:.3%}"),
+                (f"output throughput: {compact(entry.output_tok_s)} tokens/s whole system, "
+                f"{compact(entry.output_tok_s_per_device)} tokens/s per device"),
+                f"TTFT: {short_time(r.ttft_s)} (prefill {r.prefill.bound}-bound)",
+                (f"ITL: {short_time(r.itl_s)} expected (decode {r.decode.bound}-bound); p50 {short_time(spread.p50_s)}, "
+                f"p99 {short_time(spread.p99_s)}, coefficient of variation {spread.coefficient_of_variation:.3%}"),
                 f"spread: {spread.source}",
             ]
             if entry.scenario.pp > 1:
@@ -816,7 +808,7 @@ class ScalingPanel(AnalysisPanel):
                              f"{r.waves} waves")
         lines.append(f"parameter-to-compute (total / active parameters per token): {entry.parameter_to_compute:.3g}×")
         lines.extend(f"⚠ {text}" for text in r.warnings)
-        return bars.tooltip_html(title, lines)
+        return tooltip_html(title, lines)
 
     # ---- options --------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.catalog.far_tiers import FarTierOption, load_far_tiers
+from accelscope.engine.core.units import compact
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -36,9 +37,21 @@ from accelscope.engine.studies.tiering import (
 )
 
 from ..look.style import PLOT_FONT_POINTS, plot_brush, plot_font, plot_pen, plot_text_colour, style_plot
-from . import bars
+from ..plotkit.axes import GridAxis, LogValueAxis
+from ..plotkit.bars import (
+    FALLBACK_VIEW_PX,
+    TEXT_GAP_PX,
+    canvas,
+    log_bar_widths,
+    log_base,
+    right_end_for_texts,
+    row_plot,
+    set_bars,
+    set_range,
+    set_row_range,
+)
+from ..plotkit.text import TextPool, WrappedLabel, subtitle_label, swatch
 from .analysis import AnalysisPanel
-from .base import WrappedLabel
 
 # (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
 CURVES: tuple[tuple[str, str, str, str], ...] = (
@@ -83,7 +96,7 @@ class TiersPanel(AnalysisPanel):
         controls.addWidget(self.combo)
         controls.addWidget(self.tier_info, 1)
 
-        self.canvas = bars.canvas()
+        self.canvas = canvas()
         self.canvas.resized.connect(self._fit_capacity_texts)
         self._build_slowdown_plot()
         self._build_capacity_plot()
@@ -92,14 +105,14 @@ class TiersPanel(AnalysisPanel):
         self.canvas.ci.layout.setRowStretchFactor(0, 5)
         self.canvas.ci.layout.setRowStretchFactor(1, 2)
 
-        legend = " &nbsp; ".join(bars.swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
-        self.legend = bars.subtitle_label(
-            legend + " &nbsp; " + bars.swatch(CURVES[0][2], "hollow: does not fit", glyph="○")
-            + " &nbsp; " + bars.swatch(CURRENT_COLOUR, "the scenario's shares", glyph="★")
-            + " &nbsp; " + bars.swatch(CLAIM_LINE_COLOUR, f"the paper's claim: {_claim_range()}", glyph="▬")
+        legend = " &nbsp; ".join(swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
+        self.legend = subtitle_label(
+            legend + " &nbsp; " + swatch(CURVES[0][2], "hollow: does not fit", glyph="○")
+            + " &nbsp; " + swatch(CURRENT_COLOUR, "the scenario's shares", glyph="★")
+            + " &nbsp; " + swatch(CLAIM_LINE_COLOUR, f"the paper's claim: {_claim_range()}", glyph="▬")
         )
-        self.current_text = bars.subtitle_label("")
-        self.claim_text = bars.subtitle_label("")
+        self.current_text = subtitle_label("")
+        self.claim_text = subtitle_label("")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -112,8 +125,8 @@ class TiersPanel(AnalysisPanel):
     # ---- building ------------------------------------------------------------------------
 
     def _build_slowdown_plot(self) -> None:
-        plot = self.canvas.addPlot(row=0, col=0, axisItems={"left": bars.LogValueAxis("left"),
-                                                            "bottom": bars.GridAxis("bottom")})
+        plot = self.canvas.addPlot(row=0, col=0, axisItems={"left": LogValueAxis("left"),
+                                                            "bottom": GridAxis("bottom")})
         style_plot(plot, title="Decode slowdown against everything in device memory",
                    x_label="share kept in the far tier", x_unit="%", y_label="inter-token latency slowdown",
                    y_unit="×")
@@ -166,13 +179,13 @@ class TiersPanel(AnalysisPanel):
         self.slowdown_plot = plot
 
     def _build_capacity_plot(self) -> None:
-        plot = bars.row_plot(self.canvas.ci, 1, 0, title="Largest model that fits", x_label="parameters",
+        plot = row_plot(self.canvas.ci, 1, 0, title="Largest model that fits", x_label="parameters",
                              x_unit="billion", log_x=True, row_labels=True)
         self.capacity_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=CAPACITY_BAR_HEIGHT,
                                              brush=plot_brush("k"), pen=plot_pen("k", width=1))
         self._capacity_brushes = [plot_brush(colour) for colour in CAPACITY_COLOURS]
         plot.addItem(self.capacity_bars)
-        self.capacity_texts = bars.TextPool(plot, anchor=(0.0, 0.5))
+        self.capacity_texts = TextPool(plot, anchor=(0.0, 0.5))
         self.model_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
                                           pen=plot_pen(MODEL_LINE_COLOUR, width=2, style=Qt.PenStyle.DashLine),
                                           # At the top (the rows run downwards), hanging into the head room.
@@ -288,36 +301,36 @@ class TiersPanel(AnalysisPanel):
         values = np.array([largest.device_only_params, largest.with_tier_params]) / 1e9
         self._capacity_values = values
         model_billions = study.model_params / 1e9
-        base, top = bars.log_base(np.append(values, model_billions))
-        widths = bars.log_bar_widths(values, base)
+        base, top = log_base(np.append(values, model_billions))
+        widths = log_bar_widths(values, base)
         rows = np.arange(2, dtype=float)
-        bars.set_bars(self.capacity_bars, np.full(2, base), widths, rows, height=CAPACITY_BAR_HEIGHT,
+        set_bars(self.capacity_bars, np.full(2, base), widths, rows, height=CAPACITY_BAR_HEIGHT,
                       brushes=self._capacity_brushes)
         tier_name = _short_tier_name(study.sweep.tier.name)
         self.capacity_plot.getAxis("left").set_rows(["device memory alone", f"+ {tier_name}"],
                                                     ids=["device_only", "with_tier"], max_width=190)
         if largest.device_only_params > 0:
-            texts = [f"{bars.compact(values[0])} B",
-                     f"{bars.compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
+            texts = [f"{compact(values[0])} B",
+                     f"{compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
         else:
             texts = ["none: KV cache and workspace fill the device", "none"]
         self.capacity_texts.set_texts(texts)
         self._capacity_axis = (base, top, base + widths, math.log10(model_billions))
         self._fit_capacity_texts()
-        bars.set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
+        set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
         self.model_line.setValue(math.log10(model_billions))
-        self.model_line.label.setFormat(f"{study.sweep.model}: {bars.compact(model_billions)} B")
+        self.model_line.label.setFormat(f"{study.sweep.model}: {compact(model_billions)} B")
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
         if self._capacity_axis is None:
             return
         base, top, ends, model_log = self._capacity_axis
-        view_px = self.capacity_plot.vb.width() or bars.FALLBACK_VIEW_PX
-        right = bars.right_end_for_texts(base, ends, self.capacity_texts.widths_px() + bars.TEXT_GAP_PX, view_px)
+        view_px = self.capacity_plot.vb.width() or FALLBACK_VIEW_PX
+        right = right_end_for_texts(base, ends, self.capacity_texts.widths_px() + TEXT_GAP_PX, view_px)
         right = max(right, top + 0.15, model_log + 0.15)
-        bars.set_range(self.capacity_plot, 0, base, right)
-        self.capacity_texts.place(ends + bars.TEXT_GAP_PX * (right - base) / view_px, np.arange(len(ends), dtype=float))
+        set_range(self.capacity_plot, 0, base, right)
+        self.capacity_texts.place(ends + TEXT_GAP_PX * (right - base) / view_px, np.arange(len(ends), dtype=float))
 
     def _show_texts(self, study: TierStudy) -> None:
         sweep = study.sweep
