@@ -23,6 +23,7 @@ _PUBLIC: dict[str, str] = {
     "Scenario": "accelscope.engine.core.scenario",
     "Workload": "accelscope.engine.core.scenario",
     "Workspace": "accelscope.engine.core.workspace",
+    "ServingSpec": "accelscope.engine.core.serving",
     "Catalog": "accelscope.engine.catalog.catalog",
     "Result": "accelscope.engine.physics.results",
     "PhaseResult": "accelscope.engine.physics.results",
