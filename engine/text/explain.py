@@ -14,10 +14,7 @@ Presentation only: no Qt here (the explain panel shows an :class:`Explanation`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-
-import numpy as np
 
 from ..catalog.constants import ClassConstants, Constants
 from ..core import codes
@@ -38,15 +35,18 @@ from ..core.units import (
 )
 from ..physics.engine import Engine
 from ..physics.reference import all_reduce, layer_overhead_s
-from ..physics.results import Outputs, PhaseResult, Result
+from ..physics.results import PhaseResult, Result
+from ..studies.crossover import (
+    CROSSOVER_MAX_BATCH,
+    Crossover,
+    crossovers,
+    decode_crossover_batch,
+    linear_layers_crossover_batch,
+)
 
-# The crossover search: one kernel call over a log-spaced batch sweep up to the largest batch
-# that fits (or this batch, for a scenario that does not fit), then a few calls that narrow the
-# bracket where decode compute first reaches memory time (the whole pass's, and, where operators
-# run one after another, the linear layers' own).
-CROSSOVER_MAX_BATCH = 2**20
-_SWEEP_POINTS = 61
-_REFINE_POINTS = 31  # batches per narrowing call: a bracket shrinks 32-fold per call
+# The crossover search is a study; its names stay importable from here.
+__all__ = ["CROSSOVER_MAX_BATCH", "Explanation", "decode_crossover_batch", "explain", "linear_layers_crossover_batch"]
+
 _SAME = 1e-6  # relative tolerance for "this formula reproduces the engine's number"
 
 
@@ -98,91 +98,6 @@ def _sentence(text: str) -> str:
     return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
 
 
-# ---- the decode crossover batch ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Crossover:
-    batch: int | None  # smallest batch where the compared compute time reaches the memory time
-    batches: np.ndarray  # the log-spaced sweep
-    sweep: np.ndarray  # kernel outputs over the sweep [N_OUTPUT_ROWS, len(batches)]
-
-
-def _compute_reaches_memory(out: np.ndarray) -> np.ndarray:
-    """The whole decode pass: all its compute time against all its memory time (the bound)."""
-    return Outputs(out).decode.compute_time_s >= Outputs(out).decode.memory_time_s
-
-
-def _linear_compute_reaches_reads(out: np.ndarray) -> np.ndarray:
-    """The decode pass's linear layers: their compute time against their weight and activation
-    reads, attention and its KV cache taken out (what sets their time where operators run one
-    after another)."""
-    linear_compute = Outputs(out).decode.compute_time_s - Outputs(out).decode.attention_compute_time_s
-    return linear_compute >= Outputs(out).decode.memory_time_s - Outputs(out).decode.attention_memory_time_s
-
-
-def _sweep_limit(result: Result) -> int:
-    """The largest batch worth trying. Beyond the largest batch that fits, a batch runs in
-    waves of at most that many sequences and the engine reports one of those waves' steps, so
-    a scenario that fits turns compute-bound within its largest batch or not at all."""
-    if result.fits:
-        return min(result.memory.max_batch, CROSSOVER_MAX_BATCH)
-    return CROSSOVER_MAX_BATCH
-
-
-def _find_crossover(
-    engine: Engine,
-    scenario: Scenario,
-    limit: int,
-    reached_at: Callable[[np.ndarray], np.ndarray] = _compute_reaches_memory,
-    swept: _Crossover | None = None,
-) -> _Crossover:
-    """Sweep the batch on a log scale up to ``limit`` in one kernel call (or reuse ``swept``'s
-    sweep), then narrow the first bracket where ``reached_at`` holds with a few more calls."""
-    if swept is None:
-        batches = np.unique(np.round(np.geomspace(1, limit, _SWEEP_POINTS)).astype(np.int64))
-        sweep = engine.evaluate_batches(scenario, batches)
-    else:
-        batches, sweep = swept.batches, swept.sweep
-    reached = reached_at(sweep)
-    if not reached.any():
-        return _Crossover(None, batches, sweep)
-    first = int(np.argmax(reached))
-    if first == 0:
-        return _Crossover(int(batches[0]), batches, sweep)
-    low, high = int(batches[first - 1]), int(batches[first])  # not reached at low, reached at high
-    while high - low > 1:
-        points = np.unique(np.round(np.linspace(low, high, _REFINE_POINTS + 2)).astype(np.int64))
-        points = points[(points > low) & (points < high)]
-        reached = reached_at(engine.evaluate_batches(scenario, points))
-        if reached.any():
-            index = int(np.argmax(reached))
-            high = int(points[index])
-            low = int(points[index - 1]) if index > 0 else low
-        else:
-            low = int(points[-1])
-    return _Crossover(high, batches, sweep)
-
-
-def decode_crossover_batch(engine: Engine, scenario: Scenario) -> int | None:
-    """The smallest batch at which one decode step's compute time reaches its memory time
-    (both as the engine computes them), searched up to the largest batch that fits (up to
-    ``CROSSOVER_MAX_BATCH`` for a scenario that does not fit, whose numbers are hypothetical);
-    None if it never does: the KV cache grows with the batch, or the batch stops fitting first."""
-    scenario = engine.resolve(scenario)
-    return _find_crossover(engine, scenario, _sweep_limit(engine.predict(scenario))).batch
-
-
-def linear_layers_crossover_batch(engine: Engine, scenario: Scenario) -> int | None:
-    """As :func:`decode_crossover_batch` for the decode pass's linear layers alone: the smallest
-    batch at which their compute time reaches the time of their weight and activation reads.
-    Where a class runs operators one after another, batching amortises the weight reads up to
-    here and no further."""
-    scenario = engine.resolve(scenario)
-    limit = _sweep_limit(engine.predict(scenario))
-    return _find_crossover(engine, scenario, limit, _linear_compute_reaches_reads).batch
-
-
 # ---- the explanation ---------------------------------------------------------------------
 
 
@@ -191,14 +106,9 @@ def explain(engine: Engine, scenario: Scenario) -> Explanation:
     scenario = engine.resolve(scenario)
     result = engine.predict(scenario)
     accelerator = engine.catalog.accelerator(scenario.accelerator)
-    whole_pass = _find_crossover(engine, scenario, _sweep_limit(result))
-    linear_layers = None
-    if engine.constants.for_class(accelerator.architecture_class).operator_overlap < 1.0:
-        linear_layers = _find_crossover(
-            engine, scenario, _sweep_limit(result), _linear_compute_reaches_reads, swept=whole_pass
-        )
+    found = crossovers(engine, scenario, result)
     writer = _Writer(
-        result, engine.model(scenario.model), accelerator, engine.constants, whole_pass, linear_layers
+        result, engine.model(scenario.model), accelerator, engine.constants, found.whole_pass, found.linear_layers
     )
     return writer.explanation()
 
@@ -252,8 +162,8 @@ class _Writer:
         model: ModelArch,
         accelerator: Accelerator,
         constants: Constants,
-        crossover: _Crossover,
-        linear_crossover: _Crossover | None = None,  # where operators run one after another
+        crossover: Crossover,
+        linear_crossover: Crossover | None = None,  # where operators run one after another
     ) -> None:
         self.r = result
         self.s = result.scenario
@@ -996,13 +906,13 @@ class _Writer:
             return _sentence(text)
         # No crossover: say what one more sequence adds to each, at the largest batch swept.
         stays = "decode stays memory-bound" if r.decode.bound == "memory" else "memory time stays ahead of compute"
-        marginal = self.marginal_times()
+        marginal = self.crossover.marginal(self.s.pp)
         if marginal is None:
             return _sentence(
                 f"{stays} at every batch that fits (at most {largest:,}): the batch stops fitting before "
                 "compute catches up with memory"
             )
-        compute_step, memory_step, at_batch = marginal
+        compute_step, memory_step, at_batch = marginal.compute_s, marginal.memory_s, marginal.at_batch
         if not r.fits:
             reach = f"up to batch {CROSSOVER_MAX_BATCH:,}{hypothetical}"
         elif compute_step >= memory_step:
@@ -1026,23 +936,6 @@ class _Writer:
                 "catch up only at a larger batch"
             )
         return _sentence(text)
-
-    def marginal_times(self) -> tuple[float, float, int] | None:
-        """Decode compute and memory time per step that one more sequence adds, from the two
-        largest sweep batches (at least pp, so each is split into pp micro-batches); with the
-        batch where it was taken."""
-        c = self.crossover
-        pp = self.s.pp
-        batches = c.batches
-        index = np.flatnonzero(batches >= pp)
-        if len(index) < 2:
-            return None
-        i, j = index[-2], index[-1]
-        micro = np.minimum(batches, pp)
-        compute = micro * Outputs(c.sweep).decode.compute_time_s
-        memory = micro * Outputs(c.sweep).decode.memory_time_s
-        width = float(batches[j] - batches[i])
-        return float((compute[j] - compute[i]) / width), float((memory[j] - memory[i]) / width), int(batches[j])
 
     # -- throughput and energy -----------------------------------------------------------------
 
