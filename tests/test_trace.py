@@ -265,6 +265,9 @@ def facts(trace, hand: ByHand, terms, templates, result):
         fact(label + "operators.linear", operators.linear, f"t_lin_{suffix}", text=max(linear_compute, linear_memory))
         fact(label + "operators.attention", operators.attention, f"t_att_{suffix}",
              text=max(totals.attention_compute_time_s, totals.attention_memory_time_s))
+        fact(label + "operators.by_operator", operators.by_operator,
+             text=max(linear_compute, linear_memory) + max(totals.attention_compute_time_s,
+                                                           totals.attention_memory_time_s))
         fact(label + "pass_time_s", phase.pass_time_s, f"t_pass_{suffix}", text=written.time)
         if m.moe is not None:
             touch = 1.0 - (1.0 - m.moe.experts_per_token / m.moe.n_routed_experts) ** written.tokens

@@ -44,13 +44,15 @@ class OperatorTimes:
     linear_memory: float  # memory time outside the KV cache: weight and activation reads
     linear: float  # the linear layers' own roofline
     attention: float  # attention's own roofline
+    by_operator: float  # the two one after another
 
 
 def operator_times(compute: float, memory: float, attention_compute: float, attention_memory: float) -> OperatorTimes:
     linear_compute = compute - attention_compute
     linear_memory = memory - attention_memory
-    return OperatorTimes(max(compute, memory), linear_compute, linear_memory, max(linear_compute, linear_memory),
-                         max(attention_compute, attention_memory))
+    linear = max(linear_compute, linear_memory)
+    attention = max(attention_compute, attention_memory)
+    return OperatorTimes(max(compute, memory), linear_compute, linear_memory, linear, attention, linear + attention)
 
 
 def execution_time(
@@ -62,7 +64,7 @@ def execution_time(
     own: the linear layers max(compute, memory) of the weights plus attention max(compute,
     memory) of the KV cache. ``overlap`` (0 to 1) weighs the two."""
     times = operator_times(compute, memory, attention_compute, attention_memory)
-    return overlap * times.whole + (1.0 - overlap) * (times.linear + times.attention)
+    return overlap * times.whole + (1.0 - overlap) * times.by_operator
 
 
 def bound_of(compute: float, memory: float, communication: float, overhead: float) -> int:
