@@ -263,6 +263,9 @@ def facts(trace, hand: ByHand, terms, templates, result):
         fact(label + "operators.linear_compute", operators.linear_compute, text=linear_compute)
         fact(label + "operators.linear_memory", operators.linear_memory, text=linear_memory)
         fact(label + "operators.linear", operators.linear, f"t_lin_{suffix}", text=max(linear_compute, linear_memory))
+        fact(label + "operators.attention_compute", operators.attention_compute,
+             text=totals.attention_compute_time_s)
+        fact(label + "operators.attention_memory", operators.attention_memory, text=totals.attention_memory_time_s)
         fact(label + "operators.attention", operators.attention, f"t_att_{suffix}",
              text=max(totals.attention_compute_time_s, totals.attention_memory_time_s))
         fact(label + "operators.by_operator", operators.by_operator,

@@ -43,6 +43,8 @@ class OperatorTimes:
     linear_compute: float  # compute outside attention
     linear_memory: float  # memory time outside the KV cache: weight and activation reads
     linear: float  # the linear layers' own roofline
+    attention_compute: float  # attention's scores and values
+    attention_memory: float  # its KV-cache reads and writes
     attention: float  # attention's own roofline
     by_operator: float  # the two one after another
 
@@ -52,7 +54,8 @@ def operator_times(compute: float, memory: float, attention_compute: float, atte
     linear_memory = memory - attention_memory
     linear = max(linear_compute, linear_memory)
     attention = max(attention_compute, attention_memory)
-    return OperatorTimes(max(compute, memory), linear_compute, linear_memory, linear, attention, linear + attention)
+    return OperatorTimes(max(compute, memory), linear_compute, linear_memory, linear, attention_compute,
+                         attention_memory, attention, linear + attention)
 
 
 def execution_time(
