@@ -52,23 +52,24 @@ def sentences(ctx: ExplainContext) -> list[str]:
     host_line = host_sentence(ctx, p, prefill=False)
     if host_line:
         lines.append(host_line)
+    lines.append(_total(ctx))
+    return lines
+
+
+def _total(ctx: ExplainContext) -> str:
+    """How the stage passes, the pipeline's hand-overs and the host time make the ITL."""
+    p, s, r = ctx.decode, ctx.scenario, ctx.result
     phase = p.result
     if s.pp == 1:
         host = f" + {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
-        lines.append(
-            sentence(
-                f"with {overhead_phrase(ctx, p)}, one decode step — the inter-token latency (ITL) — takes "
-                f"{pass_sum(p)}{host} = {format_time(r.itl_s)}"
-            )
+        return sentence(
+            f"with {overhead_phrase(ctx, p)}, one decode step — the inter-token latency (ITL) — takes "
+            f"{pass_sum(p)}{host} = {format_time(r.itl_s)}"
         )
-    else:
-        transfers = f"{count(s.pp - 1, 'activation transfer')} of {format_time(stated_transfer(ctx, p))}"
-        host_wait = f", and the host adds {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
-        lines.append(
-            sentence(
-                f"with {overhead_phrase(ctx, p)}, a stage pass takes {pass_sum(p)} = {format_time(pt.pass_time_s)}; "
-                f"a token crosses {s.pp} stages and {transfers}{host_wait}, so the inter-token latency (ITL) is "
-                f"{pipeline_sum(ctx, p)}"
-            )
-        )
-    return lines
+    transfers = f"{count(s.pp - 1, 'activation transfer')} of {format_time(stated_transfer(ctx, p))}"
+    host_wait = f", and the host adds {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
+    return sentence(
+        f"with {overhead_phrase(ctx, p)}, a stage pass takes {pass_sum(p)} = {format_time(p.trace.pass_time_s)}; "
+        f"a token crosses {s.pp} stages and {transfers}{host_wait}, so the inter-token latency (ITL) is "
+        f"{pipeline_sum(ctx, p)}"
+    )

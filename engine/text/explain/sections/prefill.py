@@ -41,27 +41,7 @@ def sentences(ctx: ExplainContext) -> list[str]:
     host_line = host_sentence(ctx, p, prefill=True)
     if host_line:
         lines.append(host_line)
-    phase = p.result
-    host = f" + {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
-    if s.pp == 1:
-        total = (
-            f"{pt.passes:,} × ({pass_sum(p)}){host} = {format_time(phase.time_s)}" if pt.passes > 1
-            else f"{pass_sum(p)}{host} = {format_time(phase.time_s)}"
-        )
-        what = "prefill of one wave" if r.waves > 1 else "prefill — the time to first token (TTFT) —"
-        lines.append(sentence(f"with {overhead_phrase(ctx, p)}, {what} takes {total}"))
-    else:
-        take = "take" if pt.passes > 1 else "takes"
-        host_wait = f" and the host's {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
-        lines.append(
-            sentence(
-                f"with {overhead_phrase(ctx, p)}, a stage pass takes {pass_sum(p)} = {format_time(pt.pass_time_s)}; "
-                f"{count(pt.passes, 'chunk')} through {s.pp} stages {take} {pt.passes:,} + {s.pp - 1} = "
-                f"{pt.pipeline_passes:,} passes in a row, plus {count(s.pp - 1, 'activation transfer')} of "
-                f"{format_time(stated_transfer(ctx, p))}{host_wait}: "
-                f"prefill{' of one wave' if r.waves > 1 else ''} takes {pipeline_sum(ctx, p)}"
-            )
-        )
+    lines.append(_total(ctx))
     if r.waves > 1:
         lines.append(
             sentence(
@@ -70,3 +50,26 @@ def sentences(ctx: ExplainContext) -> list[str]:
             )
         )
     return lines
+
+
+def _total(ctx: ExplainContext) -> str:
+    """How the chunks' stage passes, the pipeline's hand-overs and the host time make the prefill."""
+    p, s, r = ctx.prefill, ctx.scenario, ctx.result
+    pt, phase = p.trace, p.result
+    if s.pp == 1:
+        host = f" + {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
+        total = (
+            f"{pt.passes:,} × ({pass_sum(p)}){host} = {format_time(phase.time_s)}" if pt.passes > 1
+            else f"{pass_sum(p)}{host} = {format_time(phase.time_s)}"
+        )
+        what = "prefill of one wave" if r.waves > 1 else "prefill — the time to first token (TTFT) —"
+        return sentence(f"with {overhead_phrase(ctx, p)}, {what} takes {total}")
+    take = "take" if pt.passes > 1 else "takes"
+    host_wait = f" and the host's {format_time(phase.host_time_s)}" if phase.host_time_s > 0 else ""
+    return sentence(
+        f"with {overhead_phrase(ctx, p)}, a stage pass takes {pass_sum(p)} = {format_time(pt.pass_time_s)}; "
+        f"{count(pt.passes, 'chunk')} through {s.pp} stages {take} {pt.passes:,} + {s.pp - 1} = "
+        f"{pt.pipeline_passes:,} passes in a row, plus {count(s.pp - 1, 'activation transfer')} of "
+        f"{format_time(stated_transfer(ctx, p))}{host_wait}: "
+        f"prefill{' of one wave' if r.waves > 1 else ''} takes {pipeline_sum(ctx, p)}"
+    )

@@ -8,7 +8,7 @@ from ..words import count, sentence
 
 
 def sentences(ctx: ExplainContext) -> list[str]:
-    r, s, a, t = ctx.result, ctx.scenario, ctx.accelerator, ctx.trace
+    r, s, a = ctx.result, ctx.scenario, ctx.accelerator
     waves = f" in {r.waves} waves" if r.waves > 1 else ""
     arrival = "one prompt" if s.batch == 1 else f"a static batch: all {s.batch:,} prompts arrive together"
     first = f"{'on average ' if r.waves > 1 else ''}after {format_time(r.ttft_s)}"
@@ -25,26 +25,7 @@ def sentences(ctx: ExplainContext) -> list[str]:
         ),
     ]
 
-    def limit(power: float) -> str:
-        if power >= t.tdp_W:
-            return " (capped at TDP)"
-        if t.busy_floor_W > 0.0 and power <= t.busy_floor_W * (1.0 + 1e-12):
-            return " (the busy floor)"
-        return ""
-
-    floor = (
-        f", busy floor {format_power(t.busy_floor_W)}: a {a.architecture_class} device executing draws at least "
-        f"{ctx.cls.busy_power_fraction:g} of its TDP whatever the work"
-        if t.busy_floor_W > 0.0 else ""
-    )
-    lines.append(
-        sentence(
-            f"power: {format_power(r.power_W)} on average over the run for all devices; per device, prefill "
-            f"draws {format_power(r.prefill.power_per_device_W)}{limit(r.prefill.power_per_device_W)} and decode "
-            f"{format_power(r.decode.power_per_device_W)}{limit(r.decode.power_per_device_W)} "
-            f"(TDP {format_power(t.tdp_W, trim=True)}, idle {format_power(t.idle_W, trim=True)}{floor})"
-        )
-    )
+    lines.append(_power(ctx))
     if a.power_scope == "system":
         lines.append(
             sentence(
@@ -67,3 +48,27 @@ def sentences(ctx: ExplainContext) -> list[str]:
         )
     )
     return lines
+
+
+def _power(ctx: ExplainContext) -> str:
+    """Mean power over the run, and each phase's per device with the limit it sits at."""
+    r, t = ctx.result, ctx.trace
+
+    def limit(power: float) -> str:
+        if power >= t.tdp_W:
+            return " (capped at TDP)"
+        if t.busy_floor_W > 0.0 and power <= t.busy_floor_W * (1.0 + 1e-12):
+            return " (the busy floor)"
+        return ""
+
+    floor = (
+        f", busy floor {format_power(t.busy_floor_W)}: a {ctx.accelerator.architecture_class} device executing draws "
+        f"at least {ctx.cls.busy_power_fraction:g} of its TDP whatever the work"
+        if t.busy_floor_W > 0.0 else ""
+    )
+    return sentence(
+        f"power: {format_power(r.power_W)} on average over the run for all devices; per device, prefill "
+        f"draws {format_power(r.prefill.power_per_device_W)}{limit(r.prefill.power_per_device_W)} and decode "
+        f"{format_power(r.decode.power_per_device_W)}{limit(r.decode.power_per_device_W)} "
+        f"(TDP {format_power(t.tdp_W, trim=True)}, idle {format_power(t.idle_W, trim=True)}{floor})"
+    )

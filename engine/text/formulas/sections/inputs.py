@@ -15,7 +15,16 @@ from ..numbers import CONSTANTS_FILE, count, large, percent, precision_label
 
 @section("inputs", None)
 def inputs(sh: Builder, ctx: Context) -> tuple[str, ...]:
-    s, m, a, cls, t = ctx.scenario, ctx.model, ctx.accelerator, ctx.cls, ctx.trace
+    _scenario(sh, ctx)
+    _model(sh, ctx)
+    _accelerator(sh, ctx)
+    _parameter_groups(sh, ctx)
+    return ()
+
+
+def _scenario(sh: Builder, ctx: Context) -> None:
+    """The controls: workload, formats, layout and offloads (as they apply)."""
+    s, m, t = ctx.scenario, ctx.model, ctx.trace
     p_w = bytes_per_element(s.weight_precision)
     sh.leaf("B", "B", "batch: sequences per replica, prompted together", s.batch, count(s.batch), "batch")
     sh.leaf("s_in", "s<sub>in</sub>", "input (prompt) tokens per sequence", s.input_len, count(s.input_len), "input_len")
@@ -41,6 +50,10 @@ def inputs(sh: Builder, ctx: Context) -> tuple[str, ...]:
     sh.leaf("phi_kv", "φ<sub>kv</sub>", "share of the KV cache kept in the far tier", t.kv_offload,
             percent(t.kv_offload), "kv_offload")
 
+
+def _model(sh: Builder, ctx: Context) -> None:
+    """The model's shape, and its heads on the busiest device."""
+    m, t = ctx.model, ctx.trace
     sh.leaf("L", "L", f"layers of {escape(m.name)}", m.n_layers, count(m.n_layers), "model")
     sh.leaf("d", "d", "hidden size", m.hidden_size, count(m.hidden_size), "model")
     sh.leaf("V", "V", "vocabulary size", m.vocab_size, count(m.vocab_size), "model")
@@ -50,6 +63,10 @@ def inputs(sh: Builder, ctx: Context) -> tuple[str, ...]:
     sh.leaf("d_h", "d<sub>h</sub>", "head dimension", m.head_dim, count(m.head_dim), "model")
     sh.leaf("L_kv", "L<sub>kv</sub>", "layers that keep a KV cache", t.kv_layers, count(t.kv_layers), "model")
 
+
+def _accelerator(sh: Builder, ctx: Context) -> None:
+    """The accelerator's figures and its class's constants."""
+    a, cls, t = ctx.accelerator, ctx.cls, ctx.trace
     sh.leaf("pi", "π", f"dense peak of {escape(a.name)} at {t.compute_precision.upper()} (the format the products "
             "run in)", t.peak_flops, format_flop_rate(t.peak_flops, trim=True), "accelerator", "weight_precision",
             "activation_precision")
@@ -87,7 +104,11 @@ def inputs(sh: Builder, ctx: Context) -> tuple[str, ...]:
     chunk = ctx.constants.prefill_chunk_tokens
     sh.leaf("C", "C", f"prefill chunk: most tokens per forward pass ({CONSTANTS_FILE})", chunk, count(chunk))
 
-    # Parameter groups, as the model's architecture counts them.
+
+def _parameter_groups(sh: Builder, ctx: Context) -> None:
+    """The model's parameters in the groups the weights and FLOPs count (the model record's
+    counts, grouped), and its experts."""
+    m, t = ctx.model, ctx.trace
     routers = m.router_params_total
     quantised = m.block_params_fixed - routers
     sh.leaf("N_q", "N<sub>q</sub>", "linear weights every token uses (attention, dense FFN, shared experts), "
@@ -110,4 +131,3 @@ def inputs(sh: Builder, ctx: Context) -> tuple[str, ...]:
         sh.leaf("L_moe", "L<sub>moe</sub>", "MoE layers", m.n_moe_layers, count(m.n_moe_layers), "model")
         sh.leaf("E_dev", "E<sub>dev</sub>", "routed experts per device per MoE layer: ⌈E/EP⌉", t.experts_per_device,
                 count(t.experts_per_device), "model", "ep")
-    return ()

@@ -14,15 +14,34 @@ from .positions import positions_formula
 
 @section("memory", "Memory fit (per device)", needs=("inputs",))
 def memory(sh: Builder, ctx: Context) -> tuple[str, ...]:
-    m, r, t, cls = ctx.model, ctx.result, ctx.trace, ctx.cls
-    mem = r.memory
+    r = ctx.result
+    _weights(sh, ctx)
+    _kv_cache(sh, ctx)
+    _workspace(sh, ctx)
+    near_weights = _needed(sh, ctx)
+    _largest_batch(sh, ctx, near_weights)
+    notes = [_fit_note(ctx, sh.value("M"))]
+    if r.waves > 1:
+        sh.derive("Waves", "waves", "n<sub>waves</sub>", "waves the batch runs in, one after another",
+                  "⌈{B}/{B_max}⌉", count, r.waves)
+        sh.derive("Wave size", "B_w", "B<sub>w</sub>", "sequences in memory at once",
+                  "⌈{B}/{waves}⌉", count, r.memory.resident_batch)
+    return tuple(notes)
+
+
+def _weights(sh: Builder, ctx: Context) -> None:
     template = "({N_q}·{p_w} + {N_emb}·{p_16})/({TP}·{PP}) + {N_norm}·{p_16}/{PP}"
-    if m.moe is not None:
+    if ctx.model.moe is not None:
         template = ("({N_q}·{p_w} + ({N_r} + {N_emb})·{p_16})/({TP}·{PP}) + {N_norm}·{p_16}/{PP}"
                     " + {L_moe}·{E_dev}·{N_e}·{p_w}·{EP}/({TP}·{PP})")
     sh.derive("Weights per device", "W", "W", "weights held by the busiest device", template, format_bytes,
-              mem.weights_bytes)
+              ctx.result.memory.weights_bytes)
 
+
+def _kv_cache(sh: Builder, ctx: Context) -> None:
+    """The KV cache of the whole batch at full context: per token and layer, then over the
+    positions a sequence keeps."""
+    m, t, mem = ctx.model, ctx.trace, ctx.result.memory
     if m.mla is not None:
         sh.leaf("r_kv", "r<sub>kv</sub>", "MLA latent rank: one compressed K/V latent per token per layer, shared "
                 "by all heads (every tensor-parallel device keeps all of it)", m.mla.kv_lora_rank,
@@ -53,6 +72,10 @@ def memory(sh: Builder, ctx: Context) -> tuple[str, ...]:
         sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device",
                   "{B}·{kv_layer}·{P_kv}/{PP}", format_bytes, mem.kv_cache_bytes)
 
+
+def _workspace(sh: Builder, ctx: Context) -> None:
+    """Activations and logits of one prefill pass."""
+    m = ctx.model
     width = m.attention_activation_width
     sh.leaf("w_attn", "w<sub>attn</sub>", "attention activation width per token (Q, K and V)", width, count(width),
             "model")
@@ -65,8 +88,13 @@ def memory(sh: Builder, ctx: Context) -> tuple[str, ...]:
     sh.derive("Logits per sequence", "l_seq", "ℓ<sub>seq</sub>", "logit bytes per sequence on the busiest device",
               "{V}·{p_logit}/{TP}", format_bytes)
     sh.derive("Activation workspace", "A", "A", "activations and logits of one prefill pass",
-              "min({B}·{s_in}, {C})·{a_tok} + {B}·{l_seq}", format_bytes, mem.activation_bytes)
+              "min({B}·{s_in}, {C})·{a_tok} + {B}·{l_seq}", format_bytes, ctx.result.memory.activation_bytes)
 
+
+def _needed(sh: Builder, ctx: Context) -> str:
+    """Usable memory and what the busiest device needs of it (offloaded parts apart); returns
+    the key of the weights left on the device."""
+    t, cls, mem = ctx.trace, ctx.cls, ctx.result.memory
     tiers = " + ".join(escape(tier.name or tier.kind) for tier in t.near_tiers)
     sh.leaf("M_cap", "M<sub>cap</sub>", f"capacity of {tiers}", mem.capacity_bytes, format_bytes(mem.capacity_bytes),
             "accelerator")
@@ -95,14 +123,7 @@ def memory(sh: Builder, ctx: Context) -> tuple[str, ...]:
                 format_bytes(float(far.capacity_bytes)), "accelerator")
         sh.derive("Usable far memory", "U_far", "U<sub>far</sub>", "far-tier memory offloaded data may use",
                   "{M_far}·{f_use}", format_bytes, mem.far_usable_bytes)
-    _largest_batch(sh, ctx, near_weights)
-    notes = [_fit_note(ctx, sh.value("M"))]
-    if r.waves > 1:
-        sh.derive("Waves", "waves", "n<sub>waves</sub>", "waves the batch runs in, one after another",
-                  "⌈{B}/{B_max}⌉", count, r.waves)
-        sh.derive("Wave size", "B_w", "B<sub>w</sub>", "sequences in memory at once",
-                  "⌈{B}/{waves}⌉", count, mem.resident_batch)
-    return tuple(notes)
+    return near_weights
 
 
 def _largest_batch(sh: Builder, ctx: Context, near_weights: str) -> None:

@@ -14,8 +14,22 @@ from .stage import activation_traffic, memory_time, pass_time
 
 @section("prefill", "Prefill and time to first token", needs=("decode", "step"))
 def prefill(sh: Builder, ctx: Context) -> tuple[str, ...]:
-    m, r, t = ctx.model, ctx.result, ctx.trace
-    pre = r.prefill
+    t = ctx.trace
+    _chunk(sh, ctx)
+    _time(sh, ctx)
+    notes = []
+    chunks = t.prefill.passes
+    if chunks > 1:
+        notes.append(f"Chunked prefill: the {count(t.prompt_tokens)} prompt tokens run as {chunks:,} chunks of at "
+                     f"most {ctx.constants.prefill_chunk_tokens:,}; each chunk reads the weights again and re-reads "
+                     "the KV cache of earlier chunks of its prompts, which KV<sub>pre</sub> takes from the engine.")
+    notes.append(f"Prefill is {ctx.result.prefill.bound}-bound.")
+    return tuple(notes)
+
+
+def _chunk(sh: Builder, ctx: Context) -> None:
+    """The chunks, causal attention over the prompts, and one chunk's FLOPs and bytes."""
+    m, t = ctx.model, ctx.trace
     sh.derive("Prefill chunks", "n_ch", "n<sub>ch</sub>", "forward passes the prompts are prefilled in",
               "⌈{B_w}·{s_in}/{C}⌉", count)
     sh.derive("Tokens per chunk", "T", "T", "prompt tokens in one chunk", "{B_w}·{s_in}/{n_ch}", count)
@@ -42,7 +56,8 @@ def prefill(sh: Builder, ctx: Context) -> tuple[str, ...]:
         flops += " + {n_ch}·" + expert_formulas(sh, ctx, "pre", "T", "pre")
         weights = "{W_read} + {W_e_pre}"
     sh.derive("Prefill FLOPs", "F_pre_all", "F<sub>prefill</sub>", "FLOPs of the whole prefill on the busiest "
-              "device (logits only for each prompt's last token)", flops, format_flops, pre.flops_per_device)
+              "device (logits only for each prompt's last token)", flops, format_flops,
+              ctx.result.prefill.flops_per_device)
     sh.derive("FLOPs per chunk", "F_pre", "F<sub>pre</sub>", "FLOPs of one chunk", "{F_pre_all}/{n_ch}", format_flops,
               t.prefill.flops_per_pass)
     sh.derive("Attention FLOPs per chunk", "F_att_pre", "F<sub>att,pre</sub>", "attention FLOPs of one chunk",
@@ -56,6 +71,12 @@ def prefill(sh: Builder, ctx: Context) -> tuple[str, ...]:
     activation_traffic(sh, "pre", "T", "pre")
     sh.derive("Bytes per chunk", "Q_pre", "Q<sub>pre</sub>", "bytes one chunk moves",
               "{W_pre} + {KV_pre} + {Q_act_pre}", format_bytes, t.prefill.bytes_per_pass)
+
+
+def _time(sh: Builder, ctx: Context) -> None:
+    """A chunk's pass time, the prefill of a wave, and the time to first token."""
+    r = ctx.result
+    pre = r.prefill
     memory_time(sh, ctx, "pre", "pre", "W_pre", "KV_pre")
     communication(sh, ctx, "pre", "T", "pre")
     point_to_point(sh, ctx, "pre", "T", "pre")
@@ -77,11 +98,3 @@ def prefill(sh: Builder, ctx: Context) -> tuple[str, ...]:
     else:
         sh.derive("Time to first token", "TTFT", "TTFT", "the prefill of the whole batch", "{t_prefill}",
                   format_time, r.ttft_s)
-    notes = []
-    chunks = t.prefill.passes
-    if chunks > 1:
-        notes.append(f"Chunked prefill: the {count(t.prompt_tokens)} prompt tokens run as {chunks:,} chunks of at "
-                     f"most {ctx.constants.prefill_chunk_tokens:,}; each chunk reads the weights again and re-reads "
-                     "the KV cache of earlier chunks of its prompts, which KV<sub>pre</sub> takes from the engine.")
-    notes.append(f"Prefill is {pre.bound}-bound.")
-    return tuple(notes)
