@@ -148,12 +148,20 @@ def assert_templates_are_the_values(name: str, sheet: FormulaSheet) -> int:
     return compared
 
 
+# Formulas whose result the engine has no number for: the prefill's attention FLOPs before they
+# are shared among chunks, the roofline's attainable rate, one wave's time.
+UNCOMPARED = {"F_att_pre_all", "P_roof", "t_wave"}
+
+
 def test_every_presets_formulas_are_their_templates_and_the_engines_numbers(engine):
-    sheets = compared = 0
+    sheets = 0
     for name, sheet in preset_sheets(engine):
-        compared += assert_templates_are_the_values(name, sheet)
+        compared = assert_templates_are_the_values(name, sheet)
+        uncompared = {f.result.key for f in sheet.formulas() if f.engine_value is None}
+        assert uncompared <= UNCOMPARED, name
+        assert compared >= 45, name
         sheets += 1
-    assert sheets >= 30 and compared >= 25 * sheets
+    assert sheets >= 30
 
 
 def test_random_scenarios_formulas_are_their_templates_and_the_engines_numbers(engine):
@@ -162,6 +170,7 @@ def test_random_scenarios_formulas_are_their_templates_and_the_engines_numbers(e
         sheet = sheet_for_result(result, engine.model(scenario.model), engine.catalog.accelerator(scenario.accelerator),
                                  engine.constants)
         assert_templates_are_the_values(str(scenario), sheet)
+        assert {f.result.key for f in sheet.formulas() if f.engine_value is None} <= UNCOMPARED, scenario
 
 
 def test_the_notation_evaluates_as_written():

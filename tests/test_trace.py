@@ -169,6 +169,8 @@ def facts(trace, hand: ByHand, terms, templates, result):
     fact("kv_layers", trace.kv_layers, "L_kv")
     fact("kv_bytes_per_token_layer", trace.kv_bytes_per_token_layer, "kv_layer")
     fact("kv_sequence_bytes", trace.kv_sequence_bytes, text=mem.kv_cache_bytes / s.batch)
+    fact("kv_sequence_near_bytes", trace.kv_sequence_near_bytes, "kv_seq",
+         text=mem.kv_cache_bytes / s.batch * (1 - hand.kv_offload))
     fact("kv_sequence_far_bytes", trace.kv_sequence_far_bytes, "kv_seq_far",
          text=mem.kv_cache_bytes / s.batch * hand.kv_offload)
     fact("kv_cache_near_bytes", trace.kv_cache_near_bytes, "KV_near",

@@ -105,6 +105,7 @@ class Trace:
     kv_layers: int  # layers that keep a KV cache
     kv_bytes_per_token_layer: float
     kv_sequence_bytes: float  # one sequence's KV cache at full context
+    kv_sequence_near_bytes: float  # of which in the near tiers
     kv_sequence_far_bytes: float  # of which offloaded
     kv_cache_near_bytes: float  # the whole batch's KV cache at full context left in the near tiers
     kv_room_bytes: float  # usable memory the near weights and the runtime leave for KV cache and workspace
@@ -221,6 +222,7 @@ def trace_of(accelerator: Accelerator, cls: ClassConstants, setup: Setup, prefil
         kv_layers=kv_layers,
         kv_bytes_per_token_layer=fit.sizes.kv_per_token_layer,
         kv_sequence_bytes=fit.kv_sequence,
+        kv_sequence_near_bytes=fit.kv_sequence_near,
         kv_sequence_far_bytes=fit.kv_sequence_far,
         kv_cache_near_bytes=s.batch * fit.kv_sequence_near,
         kv_room_bytes=fit.kv_room,

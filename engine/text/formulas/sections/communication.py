@@ -50,7 +50,8 @@ def communication(sh: Builder, ctx: Context, suffix: str, tokens_key: str, label
         return
     interconnect_efficiency(sh, ctx)
     sh.derive(f"All-reduce message ({label})", f"msg_{suffix}", f"S<sub>{label}</sub>",
-              "activations of the pass's tokens", f"{{{tokens_key}}}·{{d}}·{{p_a}}", format_bytes)
+              "activations of the pass's tokens", f"{{{tokens_key}}}·{{d}}·{{p_a}}", format_bytes,
+              phase_trace.all_reduce.message_bytes)
     if tp > 1:
         network_terms(sh, ctx, "TP", t.tp_network, "tensor-parallel group")
         sent_template = all_reduce_formula(sh, ctx, suffix, label)
@@ -58,10 +59,12 @@ def communication(sh: Builder, ctx: Context, suffix: str, tokens_key: str, label
         network_terms(sh, ctx, "EP", t.ep_network, "expert-parallel group")
         sh.derive(f"All-to-all volume ({label})", f"D_a2a_{suffix}", f"D<sub>a2a,{label}</sub>",
                   "token copies the busiest device sends to experts on other devices",
-                  f"{{msg_{suffix}}}·{{k}}·({{EP}} − 1)/{{EP}}·{{iota_{suffix}}}", format_bytes)
+                  f"{{msg_{suffix}}}·{{k}}·({{EP}} − 1)/{{EP}}·{{iota_{suffix}}}", format_bytes,
+                  phase_trace.all_to_all.sent_bytes)
         sh.derive(f"All-to-all ({label})", f"t_a2a_{suffix}", f"t<sub>A2A,{label}</sub>",
                   "one all-to-all (dispatch or combine)",
-                  f"{{D_a2a_{suffix}}}/({{beta_EP}}·{{eta_ic}}) + ({{EP}} − 1)·{{lambda_EP}} + {{kappa}}", format_time)
+                  f"{{D_a2a_{suffix}}}/({{beta_EP}}·{{eta_ic}}) + ({{EP}} − 1)·{{lambda_EP}} + {{kappa}}", format_time,
+                  phase_trace.all_to_all.time_s)
         dense_layers = m.n_layers - m.n_moe_layers  # layers without routed experts
         sh.leaf("L_dense", "L<sub>dense</sub>", "layers without routed experts", dense_layers, count(dense_layers),
                 "model")
@@ -77,11 +80,12 @@ def communication(sh: Builder, ctx: Context, suffix: str, tokens_key: str, label
     if tp > 1:
         sh.derive(f"All-reduce bytes sent ({label})", f"AR_{suffix}", f"D<sub>AR,{label}</sub>",
                   f"bytes each device sends in one all-reduce ({phase_trace.all_reduce.algorithm})",
-                  sent_template, format_bytes)
+                  sent_template, format_bytes, phase_trace.all_reduce.sent_bytes)
     sh.derive(f"Communication ({label})", f"t_comm_{suffix}", f"t<sub>comm,{label}</sub>",
               f"collectives of one {label} pass", template, format_time, phase.communication_time_s)
     sh.derive(f"Bytes sent over links ({label})", f"D_{suffix}", f"D<sub>{label}</sub>",
-              f"bytes each device sends per {label} pass (for the link energy)", link_template, format_bytes)
+              f"bytes each device sends per {label} pass (for the link energy)", link_template, format_bytes,
+              phase_trace.link_bytes_per_pass)
 
 
 def all_reduce_formula(sh: Builder, ctx: Context, suffix: str, label: str) -> str:
@@ -111,7 +115,7 @@ def all_reduce_formula(sh: Builder, ctx: Context, suffix: str, label: str) -> st
         listed = ", ".join(f"{name} {format_time(time)}" for name, time in reduce.options)
         note = f"The engine takes the fastest all-reduce for this message: {listed}."
     sh.derive(f"All-reduce, {algorithm} ({label})", f"t_ar_{suffix}", f"t<sub>AR,{label}</sub>",
-              f"one all-reduce over the TP devices, {how}", template, format_time, note=note)
+              f"one all-reduce over the TP devices, {how}", template, format_time, reduce.time_s, note)
     return sent_template
 
 
@@ -122,7 +126,8 @@ def point_to_point(sh: Builder, ctx: Context, suffix: str, tokens_key: str, labe
     interconnect_efficiency(sh, ctx)
     sh.derive(f"Stage-to-stage transfer ({label})", f"t_p2p_{suffix}", f"t<sub>p2p,{label}</sub>",
               "one point-to-point transfer of the pass's activations to the next stage",
-              f"{{{tokens_key}}}·{{d}}·{{p_a}}/({{beta_PP}}·{{eta_ic}}) + {{lambda_PP}} + {{kappa}}", format_time)
+              f"{{{tokens_key}}}·{{d}}·{{p_a}}/({{beta_PP}}·{{eta_ic}}) + {{lambda_PP}} + {{kappa}}", format_time,
+              phase_of(ctx, suffix)[1].transfer_s)
 
 
 @section("communication", "Communication (TP, PP, EP)", needs=("decode",), note_controls=("tp", "pp", "ep", "dp"))

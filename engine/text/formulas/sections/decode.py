@@ -24,19 +24,21 @@ def batch_terms(sh: Builder, ctx: Context) -> None:
 def decode(sh: Builder, ctx: Context) -> tuple[str, ...]:
     m, r, t = ctx.model, ctx.result, ctx.trace
     batch_terms(sh, ctx)
-    sh.derive("Sequences per pass", "b", "b", "sequences in one decode pass (one micro-batch)", "{B_w}/{m}", count)
+    sh.derive("Sequences per pass", "b", "b", "sequences in one decode pass (one micro-batch)", "{B_w}/{m}", count,
+              t.decode.sequences_per_pass)
     sh.derive("Mean context", "c_mean", "c<sub>mean</sub>", "context of the average decode step: halfway through "
-              "the generation", "{s_in} + {s_out}/2", count)
+              "the generation", "{s_in} + {s_out}/2", count, t.mean_decode_context)
     if m.n_window_attention_layers == 0 and m.n_chunked_attention_layers == 0:
         sh.derive("Positions read", "P_dec", "P<sub>dec</sub>", "KV entries a new token reads, summed over layers",
-                  "{L_kv}·{c_mean}", count)
+                  "{L_kv}·{c_mean}", count, t.decode_attended_positions)
     else:
         positions_formula(sh, m, "P_dec", "P<sub>dec</sub>", "KV entries a new token reads, summed over layers",
-                          "c_mean", stored=False)
+                          "c_mean", stored=False, engine_value=t.decode_attended_positions)
     attention = ("2·{b}·{h_dev}·(2·{r_kv} + {d_rope})·{P_dec}/{PP}" if m.mla is not None
                  else "4·{b}·{h_dev}·{d_h}·{P_dec}/{PP}")
     sh.derive("Attention FLOPs per decode pass", "F_att_dec", "F<sub>att,dec</sub>", "FLOPs of attention scores "
-              "and values over the context, in one decode pass on the busiest device", attention, format_flops)
+              "and values over the context, in one decode pass on the busiest device", attention, format_flops,
+              t.decode.attention_flops_per_pass)
     flops = "2·{b}·{N_fix}/({TP}·{PP}) + 2·{b}·{d}·{V}/({TP}·{PP}) + {F_att_dec}"
     dense_read(sh, ctx)
     weights = "{W_read}"
@@ -52,7 +54,7 @@ def decode(sh: Builder, ctx: Context) -> tuple[str, ...]:
     sh.derive("KV cache read and written per pass", "KV_dec", "KV<sub>dec</sub>",
               "each sequence reads its KV cache at the mean context and writes one new token's entries",
               "{b}·{kv_layer}·({P_dec} + {L_kv})/{PP}", format_bytes, t.decode.kv_bytes_per_pass)
-    activation_traffic(sh, "dec", "b", "dec")
+    activation_traffic(sh, ctx, "dec", "b", "dec")
     sh.derive("Bytes per decode pass", "Q_dec", "Q<sub>dec</sub>", "bytes one decode pass moves",
               "{W_dec} + {KV_dec} + {Q_act_dec}", format_bytes, t.decode.bytes_per_pass)
     notes = []

@@ -23,7 +23,7 @@ def energy(sh: Builder, ctx: Context) -> tuple[str, ...]:
     sh.leaf("f_busy", "f<sub>busy</sub>", f"share of TDP drawn at least while executing, {a.architecture_class} "
             f"class ({CONSTANTS_FILE})", busy, format_factor(busy), "accelerator")
     sh.derive("Energy per FLOP", "e_flop", "e<sub>FLOP</sub>", "set so that sustained dense products alone reach "
-              "TDP", "({TDP} − {P_idle})/({eta_c}·{pi})", lambda x: tiny_energy(x, "FLOP"))
+              "TDP", "({TDP} − {P_idle})/({eta_c}·{pi})", lambda x: tiny_energy(x, "FLOP"), t.energy_per_flop_J)
     main = t.near_tiers[0]
     e_mem = k.memory_energy_J_per_byte[main.kind]
     sh.leaf("e_mem", "e<sub>mem</sub>", f"energy per byte of {escape(main.name or main.kind)} ({CONSTANTS_FILE})",

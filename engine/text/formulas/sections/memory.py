@@ -59,7 +59,7 @@ def _kv_cache(sh: Builder, ctx: Context) -> None:
               t.kv_bytes_per_token_layer if t.stored_positions > 0 else None)
 
     sh.derive("Context at the end of generation", "c", "c", "tokens of context at the last step",
-              "{s_in} + {s_out}", count)
+              "{s_in} + {s_out}", count, t.full_context)
     if m.n_window_attention_layers == 0 and m.n_chunked_attention_layers == 0:
         sh.derive("KV cache per token", "kv_tok", "kv<sub>tok</sub>", "bytes one token keeps on the busiest "
                   "device, over the layers of its stage", "{kv_layer}·{L_kv}/{PP}", format_bytes,
@@ -68,7 +68,7 @@ def _kv_cache(sh: Builder, ctx: Context) -> None:
                   "{B}·{c}·{kv_tok}", format_bytes, mem.kv_cache_bytes)
     else:
         positions_formula(sh, m, "P_kv", "P<sub>kv</sub>", "KV entries a sequence keeps at full context, summed "
-                          "over layers", "c", stored=True)
+                          "over layers", "c", stored=True, engine_value=t.stored_positions)
         sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device",
                   "{B}·{kv_layer}·{P_kv}/{PP}", format_bytes, mem.kv_cache_bytes)
 
@@ -82,11 +82,12 @@ def _workspace(sh: Builder, ctx: Context) -> None:
     sh.leaf("w_ffn", "w<sub>ffn</sub>", "FFN width a token passes through, mean over layers",
             m.mean_ffn_width_per_token, count(m.mean_ffn_width_per_token), "model")
     sh.derive("Activation workspace per token", "a_tok", "a<sub>tok</sub>", "activation bytes per token in "
-              "flight", "{p_a}·(2·{d} + ({w_attn} + 2·{w_ffn})/{TP})", format_bytes)
+              "flight", "{p_a}·(2·{d} + ({w_attn} + 2·{w_ffn})/{TP})", format_bytes,
+              ctx.trace.activation_bytes_per_token)
     logits = ctx.constants.logits_bytes_per_element
     sh.leaf("p_logit", "p<sub>logit</sub>", f"bytes per logit (FP32, {CONSTANTS_FILE})", logits, f"{logits:g} B")
     sh.derive("Logits per sequence", "l_seq", "ℓ<sub>seq</sub>", "logit bytes per sequence on the busiest device",
-              "{V}·{p_logit}/{TP}", format_bytes)
+              "{V}·{p_logit}/{TP}", format_bytes, ctx.trace.logits_bytes_per_sequence)
     sh.derive("Activation workspace", "A", "A", "activations and logits of one prefill pass",
               "min({B}·{s_in}, {C})·{a_tok} + {B}·{l_seq}", format_bytes, ctx.result.memory.activation_bytes)
 
@@ -132,7 +133,8 @@ def _largest_batch(sh: Builder, ctx: Context, near_weights: str) -> None:
     (workspace fixed); no fewer than none."""
     t = ctx.trace
     sh.derive("Near KV cache per sequence", "kv_seq", "kv<sub>seq</sub>", "device-memory KV cache of one sequence "
-              "at full context", "{KV}/{B}" + ("·(1 − {phi_kv})" if t.kv_offload > 0 else ""), format_bytes)
+              "at full context", "{KV}/{B}" + ("·(1 − {phi_kv})" if t.kv_offload > 0 else ""), format_bytes,
+              t.kv_sequence_near_bytes)
     room = f"{{U}} − {{{near_weights}}} − {{R}}"
     if t.max_batch_term == "chunked":
         template = f"⌊({room} − {{C}}·{{a_tok}})/({{kv_seq}} + {{l_seq}})⌋"

@@ -9,7 +9,7 @@ from ..numbers import count
 
 
 def positions_formula(sh: Builder, m: ModelArch, key: str, symbol: str, meaning: str, context_key: str,
-                      stored: bool) -> None:
+                      stored: bool, engine_value: float) -> None:
     """Σ over layers of the positions a sequence keeps (``stored``) or a new token reads, at the
     context of the term ``context_key``."""
     parts = []
@@ -33,4 +33,5 @@ def positions_formula(sh: Builder, m: ModelArch, key: str, symbol: str, meaning:
             parts.append(f"{{L_chunk}}·{{{context_key}}}")
         else:  # past the first chunk a token attends to half a chunk on average
             parts.append("{L_chunk}·({w_chunk} + 1)/2")
-    sh.derive("Positions" + (" kept" if stored else " read"), key, symbol, meaning, " + ".join(parts), count)
+    sh.derive("Positions" + (" kept" if stored else " read"), key, symbol, meaning, " + ".join(parts), count,
+              engine_value)

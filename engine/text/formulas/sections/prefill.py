@@ -31,11 +31,13 @@ def _chunk(sh: Builder, ctx: Context) -> None:
     """The chunks, causal attention over the prompts, and one chunk's FLOPs and bytes."""
     m, t = ctx.model, ctx.trace
     sh.derive("Prefill chunks", "n_ch", "n<sub>ch</sub>", "forward passes the prompts are prefilled in",
-              "⌈{B_w}·{s_in}/{C}⌉", count)
-    sh.derive("Tokens per chunk", "T", "T", "prompt tokens in one chunk", "{B_w}·{s_in}/{n_ch}", count)
+              "⌈{B_w}·{s_in}/{C}⌉", count, t.prefill.passes)
+    sh.derive("Tokens per chunk", "T", "T", "prompt tokens in one chunk", "{B_w}·{s_in}/{n_ch}", count,
+              t.prefill.tokens_per_pass)
     if m.n_window_attention_layers == 0 and m.n_chunked_attention_layers == 0:
         sh.derive("Causal positions", "P_pre", "P<sub>pre</sub>", "Σ over a prompt's tokens of the positions each "
-                  "attends to, over layers", "{L_kv}·{s_in}·({s_in} + 1)/2", large)
+                  "attends to, over layers", "{L_kv}·{s_in}·({s_in} + 1)/2", large,
+                  t.prompt_positions)
     else:
         sh.leaf("P_pre", "P<sub>pre</sub>", "Σ over a prompt's tokens of the positions each attends to, over "
                 "layers: s(s+1)/2 per full layer, capped at the window or chunk on the others", t.prompt_positions,
@@ -61,14 +63,14 @@ def _chunk(sh: Builder, ctx: Context) -> None:
     sh.derive("FLOPs per chunk", "F_pre", "F<sub>pre</sub>", "FLOPs of one chunk", "{F_pre_all}/{n_ch}", format_flops,
               t.prefill.flops_per_pass)
     sh.derive("Attention FLOPs per chunk", "F_att_pre", "F<sub>att,pre</sub>", "attention FLOPs of one chunk",
-              "{F_att_pre_all}/{n_ch}", format_flops)
+              "{F_att_pre_all}/{n_ch}", format_flops, t.prefill.attention_flops_per_pass)
     sh.derive("Weights read per chunk", "W_pre", "W<sub>pre</sub>", "every chunk reads the weights again",
               weights, format_bytes, t.prefill.weight_bytes_per_pass)
     kv_chunk = t.prefill.kv_bytes_per_pass
     sh.leaf("KV_pre", "KV<sub>pre</sub>", "KV cache per chunk, as the engine computes it: the chunk's new entries "
             "written, and earlier chunks of the same prompts re-read", kv_chunk, format_bytes(kv_chunk),
             "batch", "input_len", "kv_precision", "model", "tp", "pp")
-    activation_traffic(sh, "pre", "T", "pre")
+    activation_traffic(sh, ctx, "pre", "T", "pre")
     sh.derive("Bytes per chunk", "Q_pre", "Q<sub>pre</sub>", "bytes one chunk moves",
               "{W_pre} + {KV_pre} + {Q_act_pre}", format_bytes, t.prefill.bytes_per_pass)
 

@@ -30,18 +30,19 @@ def dense_read(sh: Builder, ctx: Context) -> None:
     sh.derive("Dense weights read per pass", "W_read", "W<sub>read</sub>", "weights every pass reads: blocks, "
               "norms and the LM head (the input embedding is gathered row by row, not read)",
               f"({{N_q}}·{{p_w}} + {routers}{{V}}·{{d}}·{{p_16}})/({{TP}}·{{PP}}) + {{N_norm}}·{{p_16}}/{{PP}}",
-              format_bytes)
+              format_bytes, ctx.trace.dense_read_bytes)
 
 
-def activation_traffic(sh: Builder, suffix: str, tokens_key: str, label: str) -> None:
+def activation_traffic(sh: Builder, ctx: Context, suffix: str, tokens_key: str, label: str) -> None:
     sh.derive(f"Activation traffic ({label})", f"Q_act_{suffix}", f"Q<sub>act,{label}</sub>",
               "activations written and read between the kernels of the stage's layers",
-              f"{{{tokens_key}}}·{{L}}/{{PP}}·{{p_a}}·(4·{{d}} + 2·{{w_ffn}}/{{TP}})", format_bytes)
+              f"{{{tokens_key}}}·{{L}}/{{PP}}·{{p_a}}·(4·{{d}} + 2·{{w_ffn}}/{{TP}})", format_bytes,
+              phase_of(ctx, suffix)[1].activation_traffic_bytes_per_pass)
 
 
 def memory_time(sh: Builder, ctx: Context, suffix: str, label: str, weight_key: str, kv_key: str) -> None:
     """t_m of one pass: bytes over the sustained bandwidth; offloaded bytes at the link's."""
-    t, (phase, _) = ctx.trace, phase_of(ctx, suffix)
+    t, (phase, phase_trace) = ctx.trace, phase_of(ctx, suffix)
     stack = stack_factor(ctx)
     name = f"Memory time ({label})"
     key, symbol = f"t_m_{suffix}", f"t<sub>m,{label}</sub>"
@@ -63,7 +64,8 @@ def memory_time(sh: Builder, ctx: Context, suffix: str, label: str, weight_key: 
     if t.kv_offload > 0.0:
         parts.append(f"{{{kv_key}}}·{{phi_kv}}")
     sh.derive(f"Bytes from the far tier ({label})", f"Q_far_{suffix}", f"Q<sub>far,{label}</sub>",
-              "offloaded weights and KV cache streamed over the far tier's link", " + ".join(parts), format_bytes)
+              "offloaded weights and KV cache streamed over the far tier's link", " + ".join(parts), format_bytes,
+              phase_trace.bytes_by_tier_per_pass[-1])
     sh.derive(name, key, symbol, meaning,
               f"({{Q_{suffix}}} − {{Q_far_{suffix}}})/({{beta}}·{{eta_m}}{stack}) + "
               f"{{Q_far_{suffix}}}/({{beta_far}}·{{eta_l}}{stack})", format_time, phase.memory_time_s)
@@ -106,10 +108,11 @@ def pass_time(sh: Builder, ctx: Context, suffix: str, label: str, kv_key: str) -
     t_c_att, t_m_att = f"t_c_att_{suffix}", f"t_m_att_{suffix}"
     sh.derive(f"Linear layers ({label})", f"t_lin_{suffix}", f"t<sub>lin,{label}</sub>",
               "the linear layers on their own roofline: their compute, or their weight and activation reads",
-              f"max({{{t_c}}} − {{{t_c_att}}}, {{{t_m}}} − {{{t_m_att}}})", format_time)
+              f"max({{{t_c}}} − {{{t_c_att}}}, {{{t_m}}} − {{{t_m_att}}})", format_time,
+              phase_trace.operators.linear)
     sh.derive(f"Attention ({label})", f"t_att_{suffix}", f"t<sub>att,{label}</sub>",
               "attention on its own roofline: its compute, or its KV-cache reads",
-              f"max({{{t_c_att}}}, {{{t_m_att}}})", format_time)
+              f"max({{{t_c_att}}}, {{{t_m_att}}})", format_time, phase_trace.operators.attention)
     sh.derive(f"Execution time ({label})", f"t_exec_{suffix}", f"t<sub>exec,{label}</sub>",
               f"compute and memory of one {label} pass together: the whole pass's roofline where operators "
               "overlap, the linear layers' and attention's one after the other where they do not",
