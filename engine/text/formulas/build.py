@@ -22,8 +22,7 @@ from .sheet import PLACEHOLDER, Formula, Section, Term, evaluate, union
 class Builder:
     """Collects terms and formulas; a formula's result becomes a term later formulas use."""
 
-    def __init__(self, ctx: Context) -> None:
-        self.ctx = ctx
+    def __init__(self) -> None:
         self.terms: dict[str, Term] = {}
         self.formulas: dict[str, list[Formula]] = {}
         self.building = ""  # the section being built
@@ -160,7 +159,7 @@ def build_order(kinds: list[SectionKind]) -> list[SectionKind]:
 def build(ctx: Context) -> tuple[Builder, dict[str, Notes]]:
     """The sheet's terms and formulas for one evaluated scenario, and each section's notes,
     built in the order of the sections' needs."""
-    sheet = Builder(ctx)
+    sheet = Builder()
     notes: dict[str, Notes] = {}
     for kind in build_order(shown_order()):
         sheet.building = sheet.section = kind.key
