@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import math
 
-from ..core.codes import BOUNDS
 from ..core.scenario import Scenario
 from ..core.serving import POLICY_LABELS
 from ..core.units import format_time, significant
 from ..physics.engine import Engine
-from ..physics.reference import bound_of
 from ..studies.serving.study import ServedRun
 
 
@@ -40,10 +38,7 @@ def typical_decode_bound(engine: Engine, run: ServedRun) -> tuple[str, float]:
     context = scenario.input_len + scenario.output_len // 2
     _, positions, read = model.request_positions(context, 1, True)
     step = model.step(batch, batch, 0.0, batch * positions, batch * read)
-    stage = step.stage_pass
-    host_share = step.host_s / step.pipeline_passes
-    code = bound_of(stage.compute_time, stage.memory_time, stage.communication_time, stage.overhead_time + host_share)
-    return BOUNDS[code], step.time_s
+    return step.bound, step.time_s
 
 
 def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:

@@ -10,7 +10,6 @@ from serving_cases import Server as PhysicsServer
 from serving_cases import engine as shared_engine
 from stub_cost import iteration_cost_reference, make_cost, request_positions_reference
 
-from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.studies.serving import Server, layout, summarize, trace_workload
 from accelscope.engine.studies.serving import simulate as simulate_any
 

@@ -67,7 +67,7 @@ class ReferenceModel:
         """The result, and the facts the steps found on the way (see ``trace.py``)."""
         setup = self.setup(scenario)
         prefill, decode = phases.prefill(setup), phases.decode(setup)
-        return self._result(setup, prefill, decode), trace_of(self.cls, setup, prefill, decode)
+        return self._result(setup, prefill, decode), trace_of(self.accelerator, self.cls, setup, prefill, decode)
 
     def iteration_cost_model(self, scenario: Scenario) -> IterationCostModel:
         """The cost of one serving iteration of this scenario's replica, by the same steps as
