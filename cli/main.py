@@ -3,7 +3,9 @@
     accelscope                      open the app
     accelscope catalog [--json]     accelerators and models with their key figures
     accelscope predict ...          one static-batch scenario (or many with --jsonl)
+    accelscope serve ...            the scenario served under traffic, simulated iteration by iteration
     accelscope presets [--json]     bundled and user presets, with what each one shows
+    accelscope report ...           a preset's plots (PNG, SVG) and tables (CSV); --tables-only: no Qt
     accelscope validate [--json]    the model against every number the source papers publish
 
 Bad arguments give one line on stderr naming the problem and exit status 2.
@@ -13,71 +15,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from collections.abc import Iterable, Sequence
-from typing import NoReturn, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
-USAGE_ERROR = 2
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for; printed as one line, exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but an error is one line on stderr (no usage block) and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
-
-
-def _shown(text: str) -> str:
-    """What the user typed, quoted and cut, for an error message."""
-    return f"{text[:40]!r}{'...' if len(text) > 40 else ''}"
-
-
-def _one_line(message: str) -> str:
-    """An error as one printable line: line breaks, control characters and undecodable bytes
-    in what the user typed (a path, an id) are shown escaped, as repr() shows them."""
-    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in message)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:  # also a number past Python's 4,300-digit conversion limit
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {_shown(text)}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {_shown(text)}") from None
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {_shown(text)}")
-    return value
-
-
-def _scale(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number from 1 to 4, got {_shown(text)}") from None
-    if not (math.isfinite(value) and 1.0 <= value <= 4.0):
-        raise argparse.ArgumentTypeError(f"must be from 1 to 4, got {_shown(text)}")
-    return value
+from .arguments import (
+    USAGE_ERROR,
+    Parser,
+    UsageError,
+    add_scenario_arguments,
+    one_line,
+    read_lines,
+    scale,
+    scenario_keys,
+    scenario_values,
+    shown,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from accelscope.engine.core.precision import PRECISIONS
-
-    parser = _Parser(prog="accelscope", description="Explore LLM inference across AI accelerators.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser = Parser(prog="accelscope", description="Explore LLM inference across AI accelerators.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     catalog = commands.add_parser("catalog", help="list accelerators and models with their key figures")
     catalog.add_argument("--json", action="store_true", help="print one JSON object")
@@ -96,9 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--preset", required=True, help="a preset name, file stem or path to a preset .json")
     report.add_argument("--out", required=True, help="folder to write into (created if needed)")
-    report.add_argument("--scale", type=_scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
+    report.add_argument("--scale", type=scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
     report.add_argument("--theme", choices=("light", "dark"), default="light",
                         help="plot canvases light (the default, for paper) or dark (for dark slides)")
+    report.add_argument("--tables-only", action="store_true",
+                        help="only the CSVs, the explanation and the preset, without Qt (no plots; --scale and "
+                             "--theme do not apply)")
 
     validate = commands.add_parser(
         "validate",
@@ -106,26 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("--json", action="store_true", help="print one JSON object")
 
+    from .serve import add_serve_parser
+
+    add_serve_parser(commands)
+
     predict = commands.add_parser(
         "predict",
         help="predict one static batch: B prompts of I tokens prefilled together, then O tokens decoded for each",
     )
-    predict.add_argument("--model", help="catalog model id, or a path to a config.json or model .toml")
-    predict.add_argument("--accelerator", help="catalog accelerator id")
-    predict.add_argument("--batch", type=_positive_int, default=1, help="concurrent sequences per replica")
-    predict.add_argument("--input-len", type=_positive_int, default=1024, help="prompt tokens per sequence")
-    predict.add_argument("--output-len", type=_positive_int, default=256, help="generated tokens per sequence")
-    predict.add_argument("--precision", choices=PRECISIONS, default="bf16",
-                         help="activation (compute) precision; also weights and KV cache unless given")
-    predict.add_argument("--weight-precision", choices=PRECISIONS, help="weight precision (default: --precision)")
-    predict.add_argument("--kv-precision", choices=PRECISIONS, help="KV-cache precision (default: --precision)")
-    predict.add_argument("--tp", type=_positive_int, default=1, help="tensor-parallel devices per stage")
-    predict.add_argument("--pp", type=_positive_int, default=1, help="pipeline stages")
-    predict.add_argument("--ep", type=_positive_int, default=1, help="expert-parallel degree (divides --tp)")
-    predict.add_argument("--dp", type=_positive_int, default=1, help="data-parallel replicas")
-    predict.add_argument("--offload", type=_fraction, default=0.0, help="fraction of weights kept in far memory")
-    predict.add_argument("--kv-offload", type=_fraction, default=0.0,
-                         help="fraction of the KV cache kept in far memory")
+    add_scenario_arguments(predict)
     predict.add_argument("--jsonl", metavar="FILE",
                          help="read one scenario object per line from FILE ('-' for stdin), print one result per line")
     predict.add_argument("--json", action="store_true", help="print one JSON object")
@@ -152,9 +102,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _presets(args, sys.stdout)
         if args.command == "validate":
             return _validate(args, sys.stdout)
+        if args.command == "serve":
+            from .serve import run_serve
+
+            return run_serve(args, sys.stdout)
         return _predict(args, sys.stdout)
     except UsageError as error:
-        print(_one_line(str(error)), file=sys.stderr)
+        print(one_line(str(error)), file=sys.stderr)
         return USAGE_ERROR
     except BrokenPipeError:
         return 0
@@ -241,14 +195,14 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0 whatever the errors are: the targets are reported, not enforced (yet)."""
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.physics.engine import Engine
-    from accelscope.engine.validation.validate import format_report, validate
+    from accelscope.engine.validation import format_report, to_dict, validate
 
     try:
         report = validate(Engine())
     except AccelscopeError as error:
         raise UsageError(f"accelscope validate: {error}") from None
     if args.json:
-        json.dump(report.to_dict(), out, indent=2, allow_nan=False, ensure_ascii=False)
+        json.dump(to_dict(report), out, indent=2, allow_nan=False, ensure_ascii=False)
         out.write("\n")
     else:
         out.write(format_report(report))
@@ -285,10 +239,18 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
         preset = find_preset(args.preset, engine.catalog)
     except AccelscopeError as error:
         raise UsageError(f"accelscope report: {error}") from None
-    from accelscope.gui.export.report import write_report
-
     try:
-        written = write_report(preset, Path(args.out), engine, scale=args.scale, theme_name=args.theme)
+        if args.tables_only:
+            from .tables import write_tables
+
+            written = write_tables(preset, Path(args.out), engine)
+        else:
+            from accelscope.gui.export.report import write_report
+
+            written = write_report(preset, Path(args.out), engine, scale=args.scale, theme_name=args.theme)
+    except ImportError as error:  # Qt or its system libraries are missing
+        raise UsageError(f"accelscope report: the plots need Qt, which cannot be loaded ({error}); "
+                         "--tables-only writes the tables without it") from None
     except (OSError, AccelscopeError) as error:
         raise UsageError(f"accelscope report: cannot write {args.out}: {error}") from None
     out.writelines(f"{path}\n" for path in written)
@@ -296,12 +258,6 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
 
 
 # ---- predict ------------------------------------------------------------------------------
-
-JSONL_KEYS = {
-    "model", "accelerator", "batch", "input_len", "output_len", "precision", "weight_precision",
-    "activation_precision", "kv_precision", "tp", "pp", "ep", "dp", "offload", "kv_offload",
-}
-
 
 def _predict(args: argparse.Namespace, out: TextIO) -> int:
     from accelscope.engine.core.errors import AccelscopeError
@@ -316,28 +272,13 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("accelscope predict: --model and --accelerator are required (or --jsonl FILE)")
     try:
         engine = Engine()
-        scenario = Scenario(
-            model=args.model,
-            accelerator=args.accelerator,
-            batch=args.batch,
-            input_len=args.input_len,
-            output_len=args.output_len,
-            weight_precision=args.weight_precision or args.precision,
-            activation_precision=args.precision,
-            kv_precision=args.kv_precision or args.precision,
-            tp=args.tp,
-            pp=args.pp,
-            ep=args.ep,
-            dp=args.dp,
-            offload=args.offload,
-            kv_offload=args.kv_offload,
-        )
+        scenario = Scenario(**scenario_values(vars(args)))
         engine, scenario = engine.for_scenario(scenario)
         result = engine.predict(scenario)
     except AccelscopeError as error:
         raise UsageError(f"accelscope predict: {error}") from None
     except OSError as error:  # a --model path the system refuses to look at (e.g. name too long)
-        raise UsageError(f"accelscope predict: cannot read {_shown(args.model)}: {error.strerror}") from None
+        raise UsageError(f"accelscope predict: cannot read {shown(args.model)}: {error.strerror}") from None
     model = engine.model(result.scenario.model)
     accelerator = engine.catalog.accelerator(result.scenario.accelerator)
     if args.json:
@@ -352,41 +293,11 @@ def scenario_from_object(data: object) -> dict[str, object]:
     """Scenario fields from one JSONL object, with the CLI's defaults and names."""
     if not isinstance(data, dict):
         raise ValueError("each line must be a JSON object")
-    unknown = sorted(set(data) - JSONL_KEYS)
+    known = scenario_keys()
+    unknown = sorted(set(data) - known)
     if unknown:
-        raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(JSONL_KEYS))}")
-    for required in ("model", "accelerator"):
-        if not isinstance(data.get(required), str):
-            raise ValueError(f"{required!r} must be given as a string")
-    precision = data.get("precision", "bf16")
-    fields: dict[str, object] = {
-        "model": data["model"],
-        "accelerator": data["accelerator"],
-        "batch": data.get("batch", 1),
-        "input_len": data.get("input_len", 1024),
-        "output_len": data.get("output_len", 256),
-        "activation_precision": data.get("activation_precision", precision),
-        "weight_precision": data.get("weight_precision", precision),
-        "kv_precision": data.get("kv_precision", precision),
-        "tp": data.get("tp", 1),
-        "pp": data.get("pp", 1),
-        "ep": data.get("ep", 1),
-        "dp": data.get("dp", 1),
-        "offload": data.get("offload", 0.0),
-        "kv_offload": data.get("kv_offload", 0.0),
-    }
-    return fields
-
-
-def _read_lines(name: str) -> Iterable[str]:
-    if name == "-":
-        return sys.stdin
-    try:
-        with open(name, encoding="utf-8") as handle:
-            # Lines end at \n only: splitlines() would also split at U+2028 inside a JSON string.
-            return handle.read().split("\n")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"accelscope predict: cannot read {name}: {error}") from None
+        raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
+    return scenario_values(data)
 
 
 def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
@@ -401,7 +312,7 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
 
     engine = Engine()
     entries: list[Scenario | str] = []
-    for number, line in enumerate(_read_lines(args.jsonl), start=1):
+    for number, line in enumerate(read_lines(args.jsonl, "predict"), start=1):
         if not line.strip():
             continue
         try:
@@ -419,7 +330,7 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
     for entry in entries:
         if isinstance(entry, str):
             failed = True
-            print(_one_line(f"accelscope predict: {entry}"), file=sys.stderr)
+            print(one_line(f"accelscope predict: {entry}"), file=sys.stderr)
             out.write(json.dumps({"error": entry}) + "\n")
             continue
         result = result_from_column(table, column, entry)

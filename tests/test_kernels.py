@@ -129,7 +129,7 @@ def test_kernels_with_jit_disabled_match(engine, tmp_path):
 
 def test_table_rows_are_distinct_and_complete():
     for prefix, count in (("O_", layout.N_OUTPUT_ROWS), ("M_", layout.N_MODEL_ROWS), ("A_", layout.N_ACCEL_ROWS),
-                          ("S_", layout.N_SCENARIO_ROWS), ("K_", layout.N_CONSTANTS)):
+                          ("S_", layout.N_SCENARIO_ROWS), ("K_", layout.N_CONSTANTS), ("C_", layout.N_COST_ROWS)):
         rows = [value for name, value in vars(layout).items() if name.startswith(prefix) and isinstance(value, int)]
         assert sorted(rows) == list(range(count)), prefix
 
@@ -148,7 +148,7 @@ def test_the_kernel_writes_every_output_row(engine):
     table = pack_scenarios(scenarios, engine.model_index, engine.accelerator_index)
     out = np.full((layout.N_OUTPUT_ROWS, len(scenarios)), np.nan)
     kernels.evaluate_many(table, engine._model_table, engine._accelerator_table, engine._peaks, engine._fallback,
-                          engine._constant_vector, out)
+                          engine._constant_vector, out, np.empty((layout.N_COST_ROWS, 0)))
     unwritten = [OUTPUT_FIELDS[row] for row in range(layout.N_OUTPUT_ROWS) if np.isnan(out[row]).all()]
     assert not unwritten
 

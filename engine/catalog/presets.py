@@ -32,8 +32,10 @@ from ..core.errors import CatalogError, ScenarioError
 from ..core.model import ModelArch
 from ..core.precision import PRECISIONS
 from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
+from ..core.serving import SERVING_FIELDS, ServingSpec
 from ..core.workspace import DEVICE_BUDGETS, MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, VIEWS, Workspace
 from .catalog import Catalog, user_data_dir
+from .far_tiers import load_far_tiers
 from .models import load_bundled_models, model_from_table, model_to_table
 from .reading import TableReader, decode_text, describe, read_limited
 
@@ -67,7 +69,7 @@ BUNDLED_ORDER: tuple[str, ...] = (
 )
 
 _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", "parallel", "accelerators", "view")
-_TOP_OPTIONAL_KEYS = ("view_options",)
+_TOP_OPTIONAL_KEYS = ("view_options", "serving")
 _WORKLOAD_KEYS = ("batch", "input_len", "output_len")
 _PRECISION_KEYS = ("weights", "activations", "kv_cache")
 _PARALLEL_KEYS = ("tp", "pp", "ep", "dp", "offload")
@@ -249,6 +251,8 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
     workspace = Workspace(scenario=scenario, shown=shown, view=view)
     if "view_options" in root.table:
         workspace = workspace.with_options(**_view_options(root))
+    if "serving" in root.table:
+        workspace = workspace.with_changes(serving=_serving(root, path))
     return Preset(name=name, description=description, workspace=workspace, model=model)
 
 
@@ -260,9 +264,7 @@ def _view_options(root: TableReader) -> dict[str, object]:
     options: dict[str, object] = {}
     if "far_tier" in table.table:
         tier = table.string("far_tier")
-        from ..studies.tiering import load_far_tiers  # the far-tier table is only read when a preset names one
-
-        known = ("own", *load_far_tiers())
+        known = ("own", *load_far_tiers())  # the far-tier table is read only when a preset names one
         if tier not in known:
             raise table.error("far_tier", f"must be one of {', '.join(known)}, got {tier[:40]!r}")
         options["far_tier"] = tier
@@ -278,6 +280,39 @@ def _view_options(root: TableReader) -> dict[str, object]:
                                               f"got {describe(value)}")
         options["routing_skew"] = float(value)
     return options
+
+
+_SERVING_DEFAULTS = ServingSpec()
+
+
+def _serving(root: TableReader, path: object) -> ServingSpec:
+    """The Serving tab's settings: only those that differ from the defaults are written; null
+    is allowed where a limit can be absent (a policy default, no SLO)."""
+    if root.table["serving"] is None:
+        raise root.error("serving", "must not be null")
+    table = root.sub("serving")
+    table.reject_unknown(SERVING_FIELDS)
+    values: dict[str, object] = {}
+    for name, value in table.table.items():
+        default = getattr(_SERVING_DEFAULTS, name)
+        optional = name in _OPTIONAL_SERVING_FIELDS
+        if value is None and not optional:
+            raise table.error(name, "must not be null")
+        if value is not None and isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)  # JSON writes 2.0 as 2 when another tool saves the file
+        values[name] = value
+    try:
+        return replace(_SERVING_DEFAULTS, **values).validate()
+    except ScenarioError as error:
+        field = str(error).split(" ", 1)[0]  # the spec's messages start with the field's name
+        if field in SERVING_FIELDS:
+            raise table.error(field, str(error).removeprefix(f"{field} ")) from error
+        raise PresetError(path, "serving", str(error)) from error
+
+
+# Fields a null may set: limits that fall back to the policy's default, objectives that can be off.
+_OPTIONAL_SERVING_FIELDS = ("max_num_seqs", "max_batched_tokens", "memory_fraction", "block_size", "slo_ttft_ms",
+                            "slo_tpot_ms")
 
 
 def _require(reader: TableReader, keys: tuple[str, ...]) -> None:
@@ -407,7 +442,14 @@ def preset_to_json(preset: Preset) -> dict[str, Any]:
         "accelerators": {"shown": list(preset.workspace.shown), "selected": s.accelerator},
         "view": preset.workspace.view,
         **({"view_options": dict(preset.workspace.options)} if preset.workspace.options else {}),
+        **({"serving": serving} if (serving := _serving_document(preset.workspace.serving)) else {}),
     }
+
+
+def _serving_document(spec: ServingSpec) -> dict[str, Any]:
+    """The serving settings that differ from the defaults (absent means default, so presets
+    written before the Serving tab read unchanged)."""
+    return {name: getattr(spec, name) for name in SERVING_FIELDS if getattr(spec, name) != getattr(_SERVING_DEFAULTS, name)}
 
 
 def _parallel_document(s: Scenario) -> dict[str, Any]:

@@ -9,8 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .scenario import Scenario
+from .serving import ServingSpec
 
-# The app's tabs: five plots of the Frame, then analysis tabs with studies of their own.
+# The views a workspace can show: five plots of the Frame, then analysis views with studies of
+# their own. Presets name their view, and are read and checked without Qt (the CLI, the headless
+# report), so the ids are kept here; the app's tab registry (gui/panels: PANELS) follows them in
+# this order, and a test fails when one gains a view the other lacks.
 PLOT_VIEWS: tuple[str, ...] = ("roofline", "memory", "latency", "sweep", "energy")
 ANALYSIS_VIEWS: tuple[str, ...] = ("scaling", "parallelism", "regimes", "tiers")
 VIEWS: tuple[str, ...] = PLOT_VIEWS + ANALYSIS_VIEWS
@@ -30,6 +34,7 @@ class Workspace:
     shown: tuple[str, ...]  # accelerator ids, in display order
     view: str = "roofline"
     options: tuple[tuple[str, object], ...] = ()  # view options that differ from the defaults, sorted
+    serving: ServingSpec = ServingSpec()  # traffic, scheduler and objectives of the Serving tab
 
     @property
     def selected(self) -> str:

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..catalog.catalog import Catalog
-from ..catalog.constants import Constants, load_constants
+from ..catalog.constants import load_constants
+from ..core.constants import Constants
 from ..core.errors import ScenarioError
 from ..core.model import ModelArch
 from ..core.scenario import Scenario
@@ -40,6 +41,7 @@ class Engine:
         self._model_table = pack_models(self._models)
         self._fallback = fallback_table()
         self._constant_vector = pack_constants(self.constants)
+        self._no_costs = np.empty((layout.N_COST_ROWS, 0))
 
     def with_models(self, *models: ModelArch) -> Engine:
         """An engine that also knows ``models`` (one of the same id replaces a known one); this
@@ -108,6 +110,28 @@ class Engine:
 
     def evaluate_table(self, scenario_table: np.ndarray) -> np.ndarray:
         out = np.empty((layout.N_OUTPUT_ROWS, scenario_table.shape[1]))
+        self._evaluate_many(scenario_table, out, self._no_costs)
+        return out
+
+    def iteration_costs(self, scenarios: Sequence[Scenario]) -> np.ndarray:
+        """The cost coefficients of one forward step of each scenario's replica, one column per
+        scenario (rows: ``layout.COST_ROWS``), for the serving simulator's calls of
+        ``kernels.iteration.request_positions`` and ``iteration_cost``. They come from the same
+        kernel call as the scenario's outputs, with its batch setting the tiers' shares.
+        Scenarios must be resolved (known ids, valid values)."""
+        table = pack_scenarios(scenarios, self._model_index, self._accelerator_index)
+        costs = np.empty((layout.N_COST_ROWS, table.shape[1]))
+        self._evaluate_many(table, np.empty((layout.N_OUTPUT_ROWS, table.shape[1])), costs)
+        return costs
+
+    def iteration_cost_model(self, scenario: Scenario):
+        """The reference twin of :meth:`iteration_costs` for one resolved scenario: an object whose
+        ``request_positions`` and ``iteration_cost`` compute by the reference model's steps."""
+        model = self.model(scenario.model)
+        accelerator = self.catalog.accelerator(scenario.accelerator)
+        return ReferenceModel(model, accelerator, self.constants).iteration_cost_model(scenario)
+
+    def _evaluate_many(self, scenario_table: np.ndarray, out: np.ndarray, costs: np.ndarray) -> None:
         kernels.evaluate_many(
             scenario_table,
             self._model_table,
@@ -116,8 +140,8 @@ class Engine:
             self._fallback,
             self._constant_vector,
             out,
+            costs,
         )
-        return out
 
     def predict(self, scenario: Scenario) -> Result:
         engine, scenario = self.for_scenario(scenario)

@@ -42,6 +42,11 @@ numba.config.CACHE_DIR = os.path.join(CACHE_BASE, engine_source_digest())
 JIT_OPTIONS = {"nopython": True, "cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 
 
-def jit(function):
-    """Compile ``function`` with the project's options."""
-    return numba.jit(**JIT_OPTIONS)(function)
+def jit(function=None, *, inline: bool = False):
+    """Compile ``function`` with the project's options. ``inline=True`` (as ``@jit(inline=True)``)
+    has numba inline the function into its callers, for a helper whose call would otherwise
+    cost more than its body (see kernels/helpers.py)."""
+    options = dict(JIT_OPTIONS, inline="always") if inline else JIT_OPTIONS
+    if function is None:
+        return numba.jit(**options)
+    return numba.jit(**options)(function)

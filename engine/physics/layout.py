@@ -114,6 +114,92 @@ CONSTANT_ROWS: tuple[tuple[str, str], ...] = (
     ("link_energy", ""),
 )
 
+# The iteration-cost table, one column per scenario (Engine.iteration_costs): what one forward
+# step of the scenario's replica costs, as coefficients of the tokens, sequences and attention
+# positions the step carries. evaluate_many writes them from the figures it works out for the
+# scenario's own passes; kernels/iteration.py reads them. The first four groups are the
+# arguments of kernels.helpers.stage_pass, in its order.
+COST_ROWS: tuple[tuple[str, str], ...] = (
+    # stage_pass: compute
+    ("dense_flops_per_token", "FLOP per token of the block weights every token uses, busiest device"),
+    ("head_flops_per_sequence", "FLOP per sequence of the LM head"),
+    ("seconds_per_flop", "1 / (peak x compute efficiency x stack)"),
+    ("energy_per_flop", "J per FLOP"),
+    ("operator_overlap", "1: a pass takes the whole pass's roofline; 0: each operator its own"),
+    # stage_pass: routed experts
+    ("is_moe", "1 for a mixture of experts"),
+    ("expert_miss", "1 - k/E: chance a token does not route to a given expert"),
+    ("experts_per_device", "routed experts per MoE layer on one device"),
+    ("expert_flops_per_token", "FLOP per token of its k routed experts, busiest device"),
+    ("expert_read_per_touched", "bytes per distinct expert touched, over the stage's MoE layers"),
+    ("top_k", "routed experts per token"),
+    ("effective_ep", "expert parallelism (1 for a dense model)"),
+    ("z_ep", "expected maximum of effective_ep standard normal draws"),
+    # stage_pass: bytes and where they are read from
+    ("dense_read", "bytes of weights every pass reads besides routed experts"),
+    ("kv_write_per_token", "KV-cache bytes a token writes, over the stage's layers"),
+    ("traffic_per_token", "activation bytes per token between the stage's kernels"),
+    ("n_near", "placeable near tiers, 1 or 2"),
+    ("weight_near0", "share of weights read from near tier 0"),
+    ("weight_near1", "and from near tier 1"),
+    ("kv_near0", "share of the KV cache read from near tier 0"),
+    ("kv_near1", "and from near tier 1"),
+    ("offload", "share of weights read from the far tier"),
+    ("kv_offload", "share of the KV cache read from the far tier"),
+    ("seconds_per_byte0", "s per byte of near tier 0, sustained"),
+    ("seconds_per_byte1", "of near tier 1"),
+    ("seconds_per_far_byte", "of the far tier, over its link"),
+    ("kv_seconds_per_byte", "s per KV-cache byte, over its tiers"),
+    ("energy0", "J per byte of near tier 0"),
+    ("energy1", "of near tier 1"),
+    ("far_energy", "of the far tier"),
+    # stage_pass: communication
+    ("tp", "tensor parallelism"),
+    ("all_reduce_per_token", "s per token of a ring (or halving-doubling) all-reduce"),
+    ("all_reduce_sent_per_token", "bytes a device sends per token in it"),
+    ("all_reduce_latency", "s of the ring's 2(tp - 1) steps"),
+    ("halving_latency", "s of halving-doubling's 2 log2(tp) steps (power-of-two tp)"),
+    ("doubling_steps", "log2(tp) for a power-of-two tp, else 0"),
+    ("doubling_per_token", "s per token of recursive doubling"),
+    ("doubling_sent_per_token", "bytes a device sends per token in it"),
+    ("tp_latency", "s per step of the TP network"),
+    ("collective_overhead", "s to launch and synchronise each communication operation"),
+    ("dispatched_per_token", "bytes per token one all-to-all sends, before imbalance"),
+    ("ep_bandwidth", "B/s of the EP network, effective"),
+    ("a2a_latency", "s of an all-to-all's ep - 1 steps"),
+    ("layers_per_stage", "layers / pp"),
+    ("moe_fraction", "share of layers with routed experts"),
+    ("link_energy", "J per byte sent over links"),
+    # a forward step
+    ("overhead_time", "s of per-layer overhead in one stage pass"),
+    ("pp", "pipeline stages"),
+    ("pp_seconds_per_token", "s per token of a hand-over to the next stage"),
+    ("pp_latency", "s of one hand-over's latency"),
+    ("step_overhead", "s of the serving stack's host time per forward step"),
+    ("sequence_overhead", "and per sequence in it"),
+    ("idle", "W of one device, idle"),
+    ("busy_floor", "W one device draws at least while executing"),
+    ("tdp", "W, the cap of one device"),
+    # attention work per position, summed over the stage's layers, busiest device
+    ("prefill_attention_flops_per_position", "FLOP per causal position of a prompt token"),
+    ("decode_attention_flops_per_position", "FLOP per position a decoding token attends to"),
+    ("kv_bytes_per_position", "KV-cache bytes read per attended position"),
+    # the model's attention layers, for request_positions
+    ("n_full", "full-attention layers"),
+    ("n_window", "sliding-window layers"),
+    ("window", "their window, tokens"),
+    ("n_chunked", "chunked-attention layers"),
+    ("attention_chunk", "their chunk, tokens"),
+    # for the serving simulator's KV-cache and power bookkeeping
+    ("kv_bytes_per_token", "KV-cache bytes one token keeps on a device, all the stage's attention layers"),
+    ("weights_bytes", "weights per device, offloaded ones included"),
+    ("usable_bytes", "near memory per device the weights, KV cache and workspace may use"),
+    ("runtime_overhead_bytes", "the runtime's own memory per device"),
+    ("devices_per_replica", "tp x pp"),
+    ("replica_idle_W", "idle power of the replica's devices"),
+    ("prefill_chunk_tokens", "most tokens per forward pass"),
+)
+
 
 def _number(prefix: str, rows: tuple[tuple[str, str], ...]) -> dict[str, int]:
     return {f"{prefix}{name.upper()}": index for index, (name, _) in enumerate(rows)}
@@ -124,6 +210,7 @@ _ROW_NUMBERS: dict[str, int] = {
     **_number("A_", ACCEL_ROWS),
     **_number("S_", SCENARIO_ROWS),
     **_number("K_", CONSTANT_ROWS),
+    **_number("C_", COST_ROWS),
     **{f"O_{name.upper().replace('.', '_')}": row for row, name in enumerate(OUTPUT_FIELDS)},
     # precision codes: positions in PRECISIONS, the rows of the peak table
     **{f"P_{name.upper()}": code for code, name in enumerate(PRECISIONS)},
@@ -134,6 +221,7 @@ N_MODEL_ROWS = len(MODEL_ROWS)
 N_ACCEL_ROWS = len(ACCEL_ROWS)
 N_SCENARIO_ROWS = len(SCENARIO_ROWS)
 N_CONSTANTS = len(CONSTANT_ROWS)
+N_COST_ROWS = len(COST_ROWS)
 N_PRECISIONS = len(PRECISIONS)
 
 BYTES = np.array([bytes_per_element(name) for name in PRECISIONS])  # by precision code
@@ -147,7 +235,7 @@ Z_REMEMBERED_GROUPS = 1024  # expert-parallel group sizes whose z is kept during
 
 __all__ = [
     *_ROW_NUMBERS,
-    "N_MODEL_ROWS", "N_ACCEL_ROWS", "N_SCENARIO_ROWS", "N_CONSTANTS", "N_OUTPUT_ROWS", "N_PRECISIONS",
+    "N_MODEL_ROWS", "N_ACCEL_ROWS", "N_SCENARIO_ROWS", "N_CONSTANTS", "N_OUTPUT_ROWS", "N_PRECISIONS", "N_COST_ROWS",
     "BYTES", "UNQUANTISED_BYTES", "MAX_BATCH_REPORTED", "POWER_CAP_WARNING_RATIO", "MAX_TP_SEARCH",
     "MAX_TP_SEARCH_DOUBLINGS", "Z_REMEMBERED_GROUPS",
 ]

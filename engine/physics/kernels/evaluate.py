@@ -1,19 +1,22 @@
-"""numba kernels: the reference model (reference.py) over struct-of-arrays inputs.
+"""The numba kernel: the reference model (``physics/reference``) over struct-of-arrays inputs.
 
 One call evaluates many scenarios: each scenario picks a model column and an accelerator
 column from tables packed by ``pack.py`` and writes one column of outputs. What decides a
-discrete output (the fit, the largest batch, the waves, the TP needed) follows reference.py
+discrete output (the fit, the largest batch, the waves, the TP needed) follows the reference
 step by step, in the same order, so it comes out the same to the bit; the stage passes and
 what follows them reassociate products and multiply by reciprocals, which moves those
 continuous outputs by a few units in the last place. The tests hold the two equal to 1e-9.
+Each block of the loop starts with a marker naming the reference function it mirrors
+(``# ── reference.memory.largest_batch``), so a mismatch points to one block.
+
 Kernels do no validation, no I/O and read no globals but the row numbers of ``layout.py``
 (numba freezes them at compile time; the cache is keyed to the engine's source, see ``jit.py``).
 
 Units: bytes, seconds, FLOP, B/s, FLOP/s, W, J.
 """
 
-# ruff: noqa: B023  (the closures in evaluate_many's loop run only in the iteration that defines
-# them, and numba inlines them, so late binding of loop variables cannot bite)
+# ruff: noqa: B023  (the closure in evaluate_many's loop runs only in the iteration that defines
+# it, and numba inlines it, so late binding of loop variables cannot bite)
 
 from __future__ import annotations
 
@@ -21,242 +24,43 @@ import math
 
 import numpy as np
 
-from ..core import codes
-from .jit import jit
-from .layout import *  # noqa: F403  (the table row numbers, generated from their names)
-
-# ---- small formulas (as in reference.py) -------------------------------------------------
-
-
-@jit
-def inverse_normal_cdf(p):
-    """Φ⁻¹(p): Acklam's rational approximation refined by one Halley step (~1e-15)."""
-    a1, a2, a3 = -3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02
-    a4, a5, a6 = 1.383577518672690e02, -3.066479806614716e01, 2.506628277459239e00
-    b1, b2, b3 = -5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02
-    b4, b5 = 6.680131188771972e01, -1.328068155288572e01
-    c1, c2, c3 = -7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00
-    c4, c5, c6 = -2.549732539343734e00, 4.374664141464968e00, 2.938163982698783e00
-    d1, d2, d3, d4 = 7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00
-    low = 0.02425
-    if p < low:
-        q = math.sqrt(-2.0 * math.log(p))
-        x = (((((c1 * q + c2) * q + c3) * q + c4) * q + c5) * q + c6) / ((((d1 * q + d2) * q + d3) * q + d4) * q + 1.0)
-    elif p <= 1.0 - low:
-        q = p - 0.5
-        r = q * q
-        x = (((((a1 * r + a2) * r + a3) * r + a4) * r + a5) * r + a6) * q / (
-            ((((b1 * r + b2) * r + b3) * r + b4) * r + b5) * r + 1.0
-        )
-    else:
-        q = math.sqrt(-2.0 * math.log(1.0 - p))
-        x = -(((((c1 * q + c2) * q + c3) * q + c4) * q + c5) * q + c6) / ((((d1 * q + d2) * q + d3) * q + d4) * q + 1.0)
-    error = 0.5 * math.erfc(-x / math.sqrt(2.0)) - p
-    u = error * math.sqrt(2.0 * math.pi) * math.exp(x * x / 2.0)
-    return x - u / (1.0 + x * u / 2.0)
-
-
-@jit
-def expected_max_standard_normal(n):
-    if n <= 1:
-        return 0.0
-    return inverse_normal_cdf((n - 0.375) / (n + 0.25))
-
-
-@jit
-def token_imbalance(assignments, ep, z_ep):
-    """As reference.token_imbalance; ``z_ep`` = expected_max_standard_normal(ep), computed
-    once per scenario."""
-    if ep <= 1 or assignments <= 0.0:
-        return 1.0
-    imbalance = 1.0 + z_ep * math.sqrt((ep - 1) / assignments)
-    return min(imbalance, float(ep))
-
-
-@jit
-def experts_touched_busiest_device(experts_per_device, touch_probability, ep, z_ep):
-    mean = experts_per_device * touch_probability
-    if ep <= 1:
-        return mean
-    spread = math.sqrt(experts_per_device * touch_probability * (1.0 - touch_probability))
-    return min(float(experts_per_device), mean + z_ep * spread)
-
-
-@jit
-def causal_positions(tokens, window):
-    if window <= 0 or tokens <= window:
-        return tokens * (tokens + 1) / 2.0
-    return window * (window + 1) / 2.0 + (tokens - window) * float(window)
-
-
-@jit
-def chunk_reread_positions(n_chunks, chunk, window):
-    """As reference.chunk_reread_positions, given the prompt's chunk count ⌈tokens/chunk⌉."""
-    if n_chunks <= 1:
-        return 0.0
-    if window <= 0:
-        return chunk * n_chunks * (n_chunks - 1) / 2.0
-    below_window = min(n_chunks, math.ceil(window / chunk))
-    return chunk * below_window * (below_window - 1) / 2.0 + (n_chunks - below_window) * float(window)
-
-
-@jit
-def chunked_causal_positions(tokens, chunk):
-    full_chunks = tokens // chunk
-    rest = tokens - full_chunks * chunk
-    return full_chunks * chunk * (chunk + 1) / 2.0 + rest * (rest + 1) / 2.0
-
-
-@jit
-def stored_positions(n_full, n_window, window, n_chunked, attention_chunk, context):
-    """KV entries a sequence keeps, summed over layers (reference._sizes.stored_positions)."""
-    positions = n_full * context
-    if n_window != 0.0:
-        positions += n_window * min(context, window)
-    if n_chunked != 0.0:
-        positions += n_chunked * min(context, attention_chunk)
-    return positions
-
-
-@jit
-def attended_positions(n_full, n_window, window, n_chunked, attention_chunk, context):
-    """KV entries a new token reads, summed over layers (reference._sizes.attended_positions)."""
-    positions = n_full * context
-    if n_window != 0.0:
-        positions += n_window * min(context, window)
-    if n_chunked != 0.0:
-        positions += n_chunked * (context if context <= attention_chunk else (attention_chunk + 1) / 2.0)
-    return positions
-
-
-@jit
-def network(group, domain, has_scale_out, scale_up_bandwidth, scale_up_latency, scale_out_bandwidth,
-            scale_out_latency, efficiency, peer_bandwidth, peers):
-    """(bandwidth, latency, crosses the scale-up domain) for a group of devices, each exchanging
-    with ``peers`` others at once; on a switchless mesh (peer_bandwidth > 0) only over those links."""
-    if group <= domain or not has_scale_out:
-        bandwidth = scale_up_bandwidth
-        if peer_bandwidth > 0.0:
-            bandwidth = min(bandwidth, max(peers, 1) * peer_bandwidth)
-        return bandwidth * efficiency, scale_up_latency, group > domain
-    return scale_out_bandwidth * efficiency, scale_out_latency, True
-
-
-@jit
-def fill_tiers(free0, free1, n_near, amount):
-    """Place ``amount`` fastest first; (share0, share1, free0, free1) as reference._fill."""
-    share0 = 0.0
-    share1 = 0.0
-    if amount <= 0.0:
-        if n_near > 1:
-            share1 = 1.0
-        else:
-            share0 = 1.0
-        return share0, share1, free0, free1
-    left = amount
-    taken = min(max(free0, 0.0), left)
-    share0 = taken / amount
-    free0 = free0 - taken
-    left = left - taken
-    if n_near > 1:
-        taken = min(max(free1, 0.0), left)
-        share1 = taken / amount
-        free1 = free1 - taken
-        left = left - taken
-        if left > 0.0:
-            share1 = share1 + left / amount
-    elif left > 0.0:
-        share0 = share0 + left / amount
-    return share0, share1, free0, free1
-
-
-@jit
-def smallest_fitting_tp(
-    tp, usable, offload, fixed_and_vocab_bytes, norm_bytes, expert_bytes, kv_shards_per_tp, kv_shards,
-    kv_bytes_all_heads, p_a, d, split_width, logits_per_sequence, overhead, prompt_workspace_tokens,
-    full_context_positions, pp, kv_offload,
-):
-    """reference._tp_needed: the smallest tp·2^j (up to MAX_TP_SEARCH) whose memory holds the
-    weights (less the offloaded part) and one full-context sequence; 0 if none does.
-
-    The arguments are the sizes at ``tp``, split into the parts that shrink as 1/tp and those
-    that do not. A part divided by tp·2^j equals the part divided by tp, times 2^-j, to the
-    bit (scaling by a power of two is exact and commutes with rounding), so a trial costs two
-    divisions instead of recomputing every size and answers what the reference answers.
-
-    Every weight term but the norms shrinks as 1/tp and everything else needs room, so tp·2^j
-    cannot fit while (weights − norms)·2^-j·(1 − offload) exceeds usable − runtime overhead:
-    the search starts one doubling below that bound, a margin for rounding.
-    """
-    room = usable - overhead
-    if room <= 0.0:
-        return 0
-    weights = fixed_and_vocab_bytes + norm_bytes + expert_bytes
-    scaled = (weights - norm_bytes) * (1.0 - offload)
-    first_doubling = 0
-    if scaled > room:
-        mantissa, exponent = math.frexp(scaled / room)  # ⌈log2⌉ is exponent, less 1 at exactly 0.5
-        first_doubling = max(exponent - (2 if mantissa == 0.5 else 1), 0)
-        if first_doubling > MAX_TP_SEARCH_DOUBLINGS:
-            return 0
-    trial_tp = tp * (1 << first_doubling)
-    scale = 1.0 / (1 << first_doubling)
-    kept = 1.0 - kv_offload
-    while trial_tp <= MAX_TP_SEARCH:
-        trial_weights = fixed_and_vocab_bytes * scale + norm_bytes + expert_bytes * scale
-        kv_per_token_layer = kv_bytes_all_heads * (math.ceil(kv_shards_per_tp * scale) / kv_shards)
-        activation_per_token = p_a * (2 * d + split_width * scale)
-        one_sequence = (
-            overhead
-            + prompt_workspace_tokens * activation_per_token
-            + logits_per_sequence * scale
-            + kv_per_token_layer * full_context_positions / pp * kept
-        )
-        if trial_weights * (1.0 - offload) <= usable - one_sequence:
-            return trial_tp
-        trial_tp *= 2
-        scale *= 0.5
-    return 0
-
-
-@jit
-def execution_time(compute, memory, attention_compute, attention_memory, overlap):
-    """reference.execution_time: the whole pass's roofline where operators overlap, each
-    operator's own (linear layers, attention) where they run one after another."""
-    whole = max(compute, memory)
-    by_operator = max(compute - attention_compute, memory - attention_memory) + max(attention_compute, attention_memory)
-    return overlap * whole + (1.0 - overlap) * by_operator
-
-
-@jit
-def bound_of(compute_time, memory_time, communication_time, overhead_time):
-    """Index of the largest term; ties go to the earlier one (compute, memory, comm, overhead)."""
-    best = codes.BOUND_COMPUTE
-    largest = compute_time
-    if memory_time > largest:
-        best = codes.BOUND_MEMORY
-        largest = memory_time
-    if communication_time > largest:
-        best = codes.BOUND_COMMUNICATION
-        largest = communication_time
-    if overhead_time > largest:
-        best = codes.BOUND_OVERHEAD
-    return best
-
+from ...core import codes
+from ..jit import jit
+from ..layout import *  # noqa: F403  (the table row numbers, generated from their names)
+from .helpers import (
+    attended_positions,
+    bound_of,
+    causal_positions,
+    chunk_reread_positions,
+    chunked_causal_positions,
+    expected_max_standard_normal,
+    fill_tiers,
+    layer_overhead_s,
+    network,
+    point_to_point,
+    power,
+    smallest_fitting_tp,
+    stage_pass,
+    stored_positions,
+)
 
 # ---- every scenario --------------------------------------------------------------------------
 
 
 @jit
-def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
-    """Evaluate every column of ``scenarios`` into the same column of ``out``.
+def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost):
+    """Evaluate every column of ``scenarios`` into the same column of ``out`` and, when ``cost``
+    has columns (it may have none: shape (N_COST_ROWS, 0)), the coefficients of one forward
+    step of the scenario's replica into the same column of ``cost`` (rows: ``COST_ROWS``, read
+    by kernels/iteration.py): the figures the scenario's own stage passes are made of.
 
     One scenario is the body of this loop rather than a function of its own: a jitted call
     that takes arrays increments and decrements each array's reference count (atomically) on
     every call, which took about half the time of an evaluation. The helpers it calls take
-    numbers only, for the same reason.
+    numbers (or tuples of numbers) only, for the same reason.
     """
     z_by_group = np.full(Z_REMEMBERED_GROUPS, -1.0)  # negative: not computed yet (z >= 0)
+    with_costs = cost.shape[1] > 0
     for j in range(scenarios.shape[1]):
         mi = int(scenarios[S_MODEL, j])
         a = int(scenarios[S_ACCEL, j])
@@ -274,6 +78,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         requested_kv_offload = scenarios[S_KV_OFFLOAD, j]
         warnings = 0
 
+        # ── reference.stage.compute_format
         p_w = BYTES[w_code]
         p_a = BYTES[a_code]
         p_kv = BYTES[kv_code]
@@ -293,6 +98,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
             warnings |= codes.WARN_COMPUTE_FALLBACK
         peak = peaks[compute_code, a]
 
+        # ── reference.parallel.lay_out
         d = model[M_HIDDEN, mi]
         vocab = model[M_VOCAB, mi]
         layers = model[M_LAYERS, mi]
@@ -345,7 +151,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         if is_moe and experts % effective_ep:
             warnings |= codes.WARN_EP_UNEVEN_EXPERTS
 
-        # -- sizes per device (reference._sizes), in the reference's operation order: they decide
+        # ── reference.memory.sizes, in the reference's operation order: they decide
         #    the fit, the largest batch and the waves, which must come out the same to the bit.
         #    The factors that do not shrink with tp are kept for the TP-needed search.
         kv_offload = requested_kv_offload if has_far else 0.0
@@ -396,6 +202,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         usable = capacity * usable_fraction
         far_usable = accel[A_FAR_CAPACITY, a] * usable_fraction if has_far else 0.0
 
+        # ── reference.memory.fit_memory
         if max_context > model[M_MAX_CONTEXT, mi]:
             warnings |= codes.WARN_CONTEXT_EXCEEDS_MODEL
         kv_sequence = kv_per_token_layer * full_context_positions / pp
@@ -406,6 +213,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         kv_sequence_near = kv_sequence * (1.0 - kv_offload)
         kv_sequence_far = kv_sequence * kv_offload
 
+        # ── reference.memory.largest_batch
         available = usable - weights_near - overhead
         max_batch = 0.0
         if available > 0.0:
@@ -418,6 +226,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
                 max_batch = max(max_batch, chunked)
             max_batch = min(max(max_batch, 0.0), MAX_BATCH_REPORTED)
         near_max_batch = max_batch
+        # ── reference.memory.far_largest_batch
         if kv_sequence_far > 0.0:
             far_room = far_usable - weights_far
             far_max_batch = math.floor(min(far_room / kv_sequence_far, MAX_BATCH_REPORTED)) if far_room > 0.0 else 0.0
@@ -426,6 +235,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         def activation_bytes(count):
             return min(count * input_len, chunk) * activation_per_token + count * logits_per_sequence
 
+        # ── reference.memory.fit_memory (the fit code)
         if fit_code == codes.FIT_OK:
             if weights_near + overhead + activation_bytes(1) > usable:
                 fit_code = codes.FIT_WEIGHTS_DO_NOT_FIT
@@ -437,6 +247,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         if weights_near > constants[K_STARVATION] * usable:
             warnings |= codes.WARN_KV_STARVED
 
+        # ── reference.memory.waves
         waves = 1
         resident = batch
         if fits and batch > max_batch:
@@ -444,6 +255,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
             resident = int(math.ceil(batch / waves))
             warnings |= codes.WARN_KV_WAVES
 
+        # ── reference.memory.tp_needed, reference.memory.offload_needed
         tp_needed = smallest_fitting_tp(
             tp, usable, offload, fixed_and_vocab_bytes, norm_bytes, expert_bytes, kv_shards_per_tp, kv_shards,
             kv_bytes_all_heads, p_a, d, split_width, logits_per_sequence, overhead, prompt_workspace_tokens,
@@ -456,7 +268,8 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
             if offload_needed * weights + kv_sequence_far > far_usable:
                 offload_needed = -1.0
 
-        # Placement: workspace in the slowest near tier, then weights and KV fastest first.
+        # ── reference.memory.place: workspace in the slowest near tier, then weights and KV
+        #    fastest first.
         free0 = usable0
         free1 = usable1
         reserve = overhead + activation_bytes(resident)
@@ -473,6 +286,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         # From here on every figure is a continuous output: the stage passes below reassociate the
         # reference's products and multiply by reciprocals worked out once per scenario, which
         # moves results by a few units in the last place (the tests hold them to 1e-9).
+        # ── reference.memory.TierReads
         stack = accel[A_STACK, a]
         eta_memory = accel[A_ETA_MEMORY, a]
         seconds_per_byte0 = 1.0 / (accel[A_NEAR0_BANDWIDTH, a] * eta_memory * stack)
@@ -482,6 +296,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         energy1 = accel[A_NEAR1_ENERGY, a]
         far_energy = accel[A_FAR_ENERGY, a] if has_far else 0.0
 
+        # ── reference.network.Communication
         ic_eff = accel[A_ETA_INTERCONNECT, a]
         domain = accel[A_IC_DOMAIN, a]
         has_scale_out = accel[A_HAS_SCALE_OUT, a] != 0.0
@@ -506,11 +321,10 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         if (tp > 1 and tp_crosses) or (pp > 1 and pp_crosses):
             warnings |= codes.WARN_CROSSES_SCALE_UP_DOMAIN
 
+        # ── reference.stage.Stage, reference.energy.Power
         compute_rate = peak * accel[A_ETA_COMPUTE, a] * stack
         seconds_per_flop = 1.0 / compute_rate
-        layer_overhead = accel[A_LAYER_OVERHEAD, a]
-        if p_a < 2.0:
-            layer_overhead = layer_overhead + accel[A_ACTIVATION_QUANT_OVERHEAD, a]
+        layer_overhead = layer_overhead_s(accel[A_LAYER_OVERHEAD, a], accel[A_ACTIVATION_QUANT_OVERHEAD, a], p_a)
         overhead_time = layers_per_stage * layer_overhead
         step_overhead = accel[A_STEP_OVERHEAD, a]
         sequence_overhead = accel[A_SEQUENCE_OVERHEAD, a]
@@ -522,8 +336,9 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         e_flop = (tdp - idle) / (accel[A_ETA_COMPUTE, a] * peak)
         e_link = constants[K_LINK_ENERGY]
 
-        # Per token (or sequence) of a stage pass: everything in it is linear in the tokens but
-        # the routed experts' load, which is recomputed per pass.
+        # ── reference.stage.Stage.stage_pass: its coefficients, per token (or sequence) of a pass.
+        #    Everything in a pass is linear in its tokens but the routed experts' load and the
+        #    all-reduce algorithm, which the helper works out per pass.
         per_tp_pp = 1.0 / tp_pp
         per_pp = 1.0 / pp
         dense_flops_per_token = 2.0 * model[M_BLOCK_FIXED, mi] * per_tp_pp
@@ -540,7 +355,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         if n_near > 1:
             kv_seconds_per_byte = kv_seconds_per_byte + kv_near1 * seconds_per_byte1
         message_per_token = d * p_a
-        # All-reduce algorithms (reference.all_reduce): the ring for any group; for a power-of-two
+        # All-reduce algorithms (reference.closed_forms.all_reduce): the ring for any group; for a power-of-two
         # group also recursive halving-doubling (the ring's bytes in fewer steps) and recursive
         # doubling (log2(tp) whole messages in log2(tp) steps). The fastest is taken per pass.
         all_reduce_sent_per_token = 2.0 * (tp - 1) / tp * message_per_token
@@ -567,77 +382,18 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         expert_miss = 1.0 - top_k / experts if is_moe else 1.0
         dispatched_per_token = top_k * message_per_token * (effective_ep - 1) / effective_ep
         a2a_latency = (effective_ep - 1) * ep_latency
-        dense_fraction = 1.0 - moe_fraction
-
-        def stage_pass(tokens, sequences, attention_flops, kv_read):
-            """(flops, bytes, weight bytes, KV bytes, compute, memory, communication times,
-            dynamic energy)."""
-            expert_flops = 0.0
-            expert_read = 0.0
-            imbalance = 1.0
-            if effective_ep > 1:
-                imbalance = token_imbalance(tokens * top_k, effective_ep, z_ep)
-            if is_moe:
-                touch = 1.0 - expert_miss**tokens
-                touched = experts_touched_busiest_device(experts_per_device, touch, effective_ep, z_ep)
-                expert_flops = tokens * expert_flops_per_token * imbalance
-                expert_read = expert_read_per_touched * touched
-            flops = tokens * dense_flops_per_token + sequences * head_flops_per_sequence + expert_flops + attention_flops
-            weight_bytes = dense_read + expert_read
-            kv_bytes = kv_read + tokens * kv_write_per_token
-            traffic = tokens * traffic_per_token
-            near0 = weight_bytes * weight_near0 + kv_bytes * kv_near0
-            far = weight_bytes * offload + kv_bytes * kv_offload
-            if n_near > 1:
-                near1 = weight_bytes * weight_near1 + kv_bytes * kv_near1 + traffic
-                memory_time = near0 * seconds_per_byte0 + near1 * seconds_per_byte1 + far * seconds_per_far_byte
-                memory_energy = near0 * energy0 + near1 * energy1 + far * far_energy
-                total_bytes = near0 + near1 + far
-            else:
-                near0 = near0 + traffic
-                memory_time = near0 * seconds_per_byte0 + far * seconds_per_far_byte
-                memory_energy = near0 * energy0 + far * far_energy
-                total_bytes = near0 + far
-
-            all_reduce = tokens * all_reduce_per_token + all_reduce_latency
-            all_reduce_sent = tokens * all_reduce_sent_per_token
-            if doubling_steps > 0.0:
-                all_reduce = min(all_reduce, tokens * all_reduce_per_token + halving_latency)
-                doubling = tokens * doubling_per_token + doubling_steps * tp_latency
-                if doubling < all_reduce:
-                    all_reduce = doubling
-                    all_reduce_sent = tokens * doubling_sent_per_token
-            if tp > 1:
-                all_reduce = all_reduce + collective_overhead
-            dense_layer_time = 2.0 * all_reduce
-            dense_layer_sent = 2.0 * all_reduce_sent
-            if effective_ep > 1:
-                dispatched = tokens * dispatched_per_token * imbalance
-                a2a = dispatched / ep_bandwidth + a2a_latency + collective_overhead
-                moe_layer_time = all_reduce + 2.0 * a2a
-                moe_layer_sent = all_reduce_sent + 2.0 * dispatched
-            else:
-                moe_layer_time = dense_layer_time
-                moe_layer_sent = dense_layer_sent
-            comm_time = layers_per_stage * (dense_fraction * dense_layer_time + moe_fraction * moe_layer_time)
-            comm_sent = layers_per_stage * (dense_fraction * dense_layer_sent + moe_fraction * moe_layer_sent)
-
-            compute_time = flops * seconds_per_flop
-            energy = flops * e_flop + memory_energy + comm_sent * e_link
-            attention_compute = attention_flops * seconds_per_flop
-            attention_memory = kv_bytes * kv_seconds_per_byte
-            execution = execution_time(compute_time, memory_time, attention_compute, attention_memory, overlap)
-            return (flops, total_bytes, weight_bytes, kv_bytes, compute_time, memory_time, comm_time, energy,
-                    attention_compute, attention_memory, execution)
-
+        compute = (dense_flops_per_token, head_flops_per_sequence, seconds_per_flop, e_flop, overlap)
+        experts = (is_moe, expert_miss, experts_per_device, expert_flops_per_token, expert_read_per_touched, top_k,
+                   effective_ep, z_ep)
+        memory = (dense_read, kv_write_per_token, traffic_per_token, n_near, weight_near0, weight_near1, kv_near0,
+                  kv_near1, offload, kv_offload, seconds_per_byte0, seconds_per_byte1, seconds_per_far_byte,
+                  kv_seconds_per_byte, energy0, energy1, far_energy)
+        communication = (tp, all_reduce_per_token, all_reduce_sent_per_token, all_reduce_latency, halving_latency,
+                         doubling_steps, doubling_per_token, doubling_sent_per_token, tp_latency, collective_overhead,
+                         dispatched_per_token, ep_bandwidth, a2a_latency, layers_per_stage, moe_fraction, e_link)
         pp_seconds_per_token = message_per_token / pp_bandwidth
 
-        def point_to_point(tokens):
-            if pp <= 1:
-                return 0.0
-            return tokens * pp_seconds_per_token + pp_latency + collective_overhead
-
-        # -- prefill
+        # ── reference.phases.prefill
         prompt_tokens = resident * input_len
         n_chunks = math.ceil(prompt_tokens / chunk)
         per_chunk = 1.0 / n_chunks
@@ -659,19 +415,20 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         )
         (pre_flops, pre_bytes, pre_weights, pre_kv, pre_tc, pre_tm, pre_tcomm, pre_energy, pre_attn_c,
          pre_attn_m, pre_exec) = stage_pass(
-            chunk_tokens, resident * per_chunk, attention_prefill * per_chunk, reread_prefill * per_chunk
+            chunk_tokens, resident * per_chunk, attention_prefill * per_chunk, reread_prefill * per_chunk,
+            compute, experts, memory, communication,
         )
         pre_time = pre_exec + pre_tcomm + overhead_time
         pre_host = n_chunks * step_overhead + resident * sequence_overhead
         pre_passes = n_chunks + pp - 1
-        ttft_wave = pre_passes * pre_time + (pp - 1) * point_to_point(chunk_tokens) + pre_host
+        pre_transfer = point_to_point(chunk_tokens, pp, pp_seconds_per_token, pp_latency, collective_overhead)
+        ttft_wave = pre_passes * pre_time + (pp - 1) * pre_transfer + pre_host
         prefill_dynamic = n_chunks * pre_energy
-        prefill_demand = idle + prefill_dynamic / ttft_wave
-        prefill_power = min(tdp, max(busy_floor, prefill_demand))
+        prefill_power, prefill_demand = power(idle, busy_floor, tdp, prefill_dynamic, ttft_wave)
         if prefill_demand > POWER_CAP_WARNING_RATIO * tdp:
             warnings |= codes.WARN_POWER_CAPPED
 
-        # -- decode
+        # ── reference.phases.decode
         micro_batches = min(resident, pp)
         micro_batch = resident / micro_batches
         mean_context = input_len + output_len / 2.0
@@ -681,18 +438,21 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         attention_decode = micro_batch * model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp * attended
         kv_read_decode = micro_batch * (kv_per_token_layer * attended * per_pp)
         (dec_flops, dec_bytes, dec_weights, dec_kv, dec_tc, dec_tm, dec_tcomm, dec_energy, dec_attn_c,
-         dec_attn_m, dec_exec) = stage_pass(micro_batch, micro_batch, attention_decode, kv_read_decode)
+         dec_attn_m, dec_exec) = stage_pass(
+            micro_batch, micro_batch, attention_decode, kv_read_decode,
+            compute, experts, memory, communication,
+        )
         dec_time = dec_exec + dec_tcomm + overhead_time
         dec_host = step_overhead + resident * sequence_overhead
-        itl = pp * dec_time + (pp - 1) * point_to_point(micro_batch) + dec_host
+        dec_transfer = point_to_point(micro_batch, pp, pp_seconds_per_token, pp_latency, collective_overhead)
+        itl = pp * dec_time + (pp - 1) * dec_transfer + dec_host
         decode_dynamic = micro_batches * dec_energy
-        decode_demand = idle + decode_dynamic / itl
-        decode_power = min(tdp, max(busy_floor, decode_demand))
+        decode_power, decode_demand = power(idle, busy_floor, tdp, decode_dynamic, itl)
         decode_steps = output_len - 1
         if decode_steps > 0 and decode_demand > POWER_CAP_WARNING_RATIO * tdp:
             warnings |= codes.WARN_POWER_CAPPED
 
-        # -- whole run
+        # ── reference.model.ReferenceModel._result
         wave_time = ttft_wave + decode_steps * itl
         makespan = waves * wave_time
         per_makespan = 1.0 / makespan
@@ -764,3 +524,76 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out):
         out[O_DECODE_ATTENTION_MEMORY_TIME_S, j] = dec_attn_m
         out[O_PREFILL_EXECUTION_TIME_S, j] = pre_exec
         out[O_DECODE_EXECUTION_TIME_S, j] = dec_exec
+
+        # ── reference.iteration.IterationCostModel: a forward step's coefficients
+        if with_costs:
+            cost[C_DENSE_FLOPS_PER_TOKEN, j] = dense_flops_per_token
+            cost[C_HEAD_FLOPS_PER_SEQUENCE, j] = head_flops_per_sequence
+            cost[C_SECONDS_PER_FLOP, j] = seconds_per_flop
+            cost[C_ENERGY_PER_FLOP, j] = e_flop
+            cost[C_OPERATOR_OVERLAP, j] = overlap
+            cost[C_IS_MOE, j] = 1.0 if is_moe else 0.0
+            cost[C_EXPERT_MISS, j] = expert_miss
+            cost[C_EXPERTS_PER_DEVICE, j] = experts_per_device
+            cost[C_EXPERT_FLOPS_PER_TOKEN, j] = expert_flops_per_token
+            cost[C_EXPERT_READ_PER_TOUCHED, j] = expert_read_per_touched
+            cost[C_TOP_K, j] = top_k
+            cost[C_EFFECTIVE_EP, j] = effective_ep
+            cost[C_Z_EP, j] = z_ep
+            cost[C_DENSE_READ, j] = dense_read
+            cost[C_KV_WRITE_PER_TOKEN, j] = kv_write_per_token
+            cost[C_TRAFFIC_PER_TOKEN, j] = traffic_per_token
+            cost[C_N_NEAR, j] = n_near
+            cost[C_WEIGHT_NEAR0, j] = weight_near0
+            cost[C_WEIGHT_NEAR1, j] = weight_near1
+            cost[C_KV_NEAR0, j] = kv_near0
+            cost[C_KV_NEAR1, j] = kv_near1
+            cost[C_OFFLOAD, j] = offload
+            cost[C_KV_OFFLOAD, j] = kv_offload
+            cost[C_SECONDS_PER_BYTE0, j] = seconds_per_byte0
+            cost[C_SECONDS_PER_BYTE1, j] = seconds_per_byte1
+            cost[C_SECONDS_PER_FAR_BYTE, j] = seconds_per_far_byte
+            cost[C_KV_SECONDS_PER_BYTE, j] = kv_seconds_per_byte
+            cost[C_ENERGY0, j] = energy0
+            cost[C_ENERGY1, j] = energy1
+            cost[C_FAR_ENERGY, j] = far_energy
+            cost[C_TP, j] = tp
+            cost[C_ALL_REDUCE_PER_TOKEN, j] = all_reduce_per_token
+            cost[C_ALL_REDUCE_SENT_PER_TOKEN, j] = all_reduce_sent_per_token
+            cost[C_ALL_REDUCE_LATENCY, j] = all_reduce_latency
+            cost[C_HALVING_LATENCY, j] = halving_latency
+            cost[C_DOUBLING_STEPS, j] = doubling_steps
+            cost[C_DOUBLING_PER_TOKEN, j] = doubling_per_token
+            cost[C_DOUBLING_SENT_PER_TOKEN, j] = doubling_sent_per_token
+            cost[C_TP_LATENCY, j] = tp_latency
+            cost[C_COLLECTIVE_OVERHEAD, j] = collective_overhead
+            cost[C_DISPATCHED_PER_TOKEN, j] = dispatched_per_token
+            cost[C_EP_BANDWIDTH, j] = ep_bandwidth
+            cost[C_A2A_LATENCY, j] = a2a_latency
+            cost[C_LAYERS_PER_STAGE, j] = layers_per_stage
+            cost[C_MOE_FRACTION, j] = moe_fraction
+            cost[C_LINK_ENERGY, j] = e_link
+            cost[C_OVERHEAD_TIME, j] = overhead_time
+            cost[C_PP, j] = pp
+            cost[C_PP_SECONDS_PER_TOKEN, j] = pp_seconds_per_token
+            cost[C_PP_LATENCY, j] = pp_latency
+            cost[C_STEP_OVERHEAD, j] = step_overhead
+            cost[C_SEQUENCE_OVERHEAD, j] = sequence_overhead
+            cost[C_IDLE, j] = idle
+            cost[C_BUSY_FLOOR, j] = busy_floor
+            cost[C_TDP, j] = tdp
+            cost[C_PREFILL_ATTENTION_FLOPS_PER_POSITION, j] = model[M_ATTN_FLOPS_PREFILL, mi] * head_fraction * per_pp
+            cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION, j] = model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp
+            cost[C_KV_BYTES_PER_POSITION, j] = kv_per_token_layer * per_pp
+            cost[C_N_FULL, j] = n_full
+            cost[C_N_WINDOW, j] = n_window
+            cost[C_WINDOW, j] = window_size
+            cost[C_N_CHUNKED, j] = n_chunked
+            cost[C_ATTENTION_CHUNK, j] = attention_chunk_size
+            cost[C_KV_BYTES_PER_TOKEN, j] = kv_write_per_token
+            cost[C_WEIGHTS_BYTES, j] = weights
+            cost[C_USABLE_BYTES, j] = usable
+            cost[C_RUNTIME_OVERHEAD_BYTES, j] = overhead
+            cost[C_DEVICES_PER_REPLICA, j] = tp_pp
+            cost[C_REPLICA_IDLE_W, j] = idle * tp_pp
+            cost[C_PREFILL_CHUNK_TOKENS, j] = chunk

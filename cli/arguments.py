@@ -1,0 +1,186 @@
+"""What the sub-commands share: one-line usage errors, argument types, and the scenario flags.
+
+The scenario's flags (``--model``, ``--batch``, ``--tp``, ...) and JSONL keys come from the
+fields of :class:`~accelscope.engine.core.scenario.Scenario`, with one extra key, ``precision``
+(activations, and weights and KV cache unless given apart): a new scenario field reaches the
+command line and the JSONL readers from here, and a test fails until it has a flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Iterable
+from dataclasses import fields
+from typing import Any, NoReturn
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed as one line, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but an error is one line on stderr (no usage block) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def shown(text: str) -> str:
+    """What the user typed, quoted and cut, for an error message."""
+    return f"{text[:40]!r}{'...' if len(text) > 40 else ''}"
+
+
+def one_line(message: str) -> str:
+    """An error as one printable line: line breaks, control characters and undecodable bytes
+    in what the user typed (a path, an id) are shown escaped, as repr() shows them."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in message)
+
+
+# ---- argument types ----------------------------------------------------------------------
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # also a number past Python's 4,300-digit conversion limit
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {shown(text)}") from None
+
+
+def _real(text: str, expected: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {shown(text)}") from None
+
+
+def positive_int(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def fraction(text: str) -> float:
+    value = _real(text, "a number between 0 and 1")
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {shown(text)}")
+    return value
+
+
+def positive_number(text: str) -> float:
+    value = _real(text, "a number above 0")
+    if not (math.isfinite(value) and value > 0.0):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {shown(text)}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    value = _real(text, "a number of 0 or more")
+    if not (math.isfinite(value) and value >= 0.0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of 0 or more, got {shown(text)}")
+    return value
+
+
+def rate(text: str) -> float:
+    """Requests per second, above 0; 'inf' sends every request at once."""
+    if text.strip().lower() in ("inf", "infinity"):
+        return math.inf
+    return positive_number(text)
+
+
+def scale(text: str) -> float:
+    value = _real(text, "a number from 1 to 4")
+    if not (math.isfinite(value) and 1.0 <= value <= 4.0):
+        raise argparse.ArgumentTypeError(f"must be from 1 to 4, got {shown(text)}")
+    return value
+
+
+# ---- the scenario ------------------------------------------------------------------------
+
+
+def scenario_fields() -> tuple[str, ...]:
+    from accelscope.engine.core.scenario import Scenario
+
+    return tuple(f.name for f in fields(Scenario))
+
+
+def scenario_keys() -> set[str]:
+    """The JSONL keys of a scenario: its fields, and ``precision``."""
+    return {*scenario_fields(), "precision"}
+
+
+# Help and type of each scenario flag; every Scenario field needs one (a test checks).
+_SCENARIO_FLAGS: dict[str, tuple[Any, Any, str]] = {
+    "model": (str, None, "catalog model id, or a path to a config.json or model .toml"),
+    "accelerator": (str, None, "catalog accelerator id"),
+    "batch": (positive_int, 1, "concurrent sequences per replica"),
+    "input_len": (positive_int, 1024, "prompt tokens per sequence"),
+    "output_len": (positive_int, 256, "generated tokens per sequence"),
+    "weight_precision": (None, None, "weight precision (default: --precision)"),
+    "activation_precision": (None, None, "activation (compute) precision; same as --precision"),
+    "kv_precision": (None, None, "KV-cache precision (default: --precision)"),
+    "tp": (positive_int, 1, "tensor-parallel devices per stage"),
+    "pp": (positive_int, 1, "pipeline stages"),
+    "ep": (positive_int, 1, "expert-parallel degree (divides --tp)"),
+    "dp": (positive_int, 1, "data-parallel replicas"),
+    "offload": (fraction, 0.0, "fraction of weights kept in far memory"),
+    "kv_offload": (fraction, 0.0, "fraction of the KV cache kept in far memory"),
+}
+
+
+def add_scenario_arguments(parser: argparse.ArgumentParser, **help_overrides: str) -> None:
+    """The scenario's flags, one per Scenario field (``--activation-precision`` is ``--precision``)."""
+    from accelscope.engine.core.precision import PRECISIONS
+
+    missing = set(scenario_fields()) - set(_SCENARIO_FLAGS)
+    if missing:
+        raise RuntimeError(f"scenario fields without a command-line flag: {', '.join(sorted(missing))}")
+    parser.add_argument("--precision", choices=PRECISIONS, default="bf16",
+                        help="activation (compute) precision; also weights and KV cache unless given")
+    for name, (kind, default, text) in _SCENARIO_FLAGS.items():
+        if name == "activation_precision":
+            continue
+        flag = "--" + name.replace("_", "-")
+        text = help_overrides.get(name, text)
+        if kind is None:
+            parser.add_argument(flag, choices=PRECISIONS, help=text)
+        else:
+            parser.add_argument(flag, type=kind, default=default, help=text)
+
+
+def scenario_values(values: dict[str, Any]) -> dict[str, Any]:
+    """Scenario fields from flag values or a JSONL object, with the CLI's defaults: the
+    precisions default to ``precision``, which defaults to bf16."""
+    for required in ("model", "accelerator"):
+        if not isinstance(values.get(required), str):
+            raise ValueError(f"{required!r} must be given as a string")
+    precision = values.get("precision") or "bf16"
+    result: dict[str, Any] = {}
+    for name, (_kind, default, _text) in _SCENARIO_FLAGS.items():
+        value = values.get(name)
+        if name.endswith("_precision"):
+            value = value or precision
+        result[name] = default if value is None else value
+    return result
+
+
+def read_lines(name: str, command: str) -> Iterable[str]:
+    if name == "-":
+        return sys.stdin
+    try:
+        with open(name, encoding="utf-8") as handle:
+            # Lines end at \n only: splitlines() would also split at U+2028 inside a JSON string.
+            return handle.read().split("\n")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"accelscope {command}: cannot read {name}: {error}") from None

@@ -1,0 +1,18 @@
+"""The physics a compiled serving simulator calls once per iteration: the public face of
+``kernels/iteration.py``, for studies that run their own kernels (the kernels themselves stay
+the physics layer's own).
+
+- ``request_positions(cost, context_before, new_tokens, is_decode)``: one request's attention
+  work in an iteration, summed over the model's layers;
+- ``iteration_cost(cost, tokens, sequences, prefill_positions, decode_positions,
+  kv_read_positions)``: the iteration's duration (s) and energy (J) for one replica.
+
+``cost`` is a column of ``Engine.iteration_costs``; the reference twin of both functions is
+``Engine.iteration_cost_model``. Both are inlined into the calling kernel.
+"""
+
+from __future__ import annotations
+
+from .kernels.iteration import iteration_cost, request_positions
+
+__all__ = ["iteration_cost", "request_positions"]

@@ -1,0 +1,116 @@
+"""The cost of one serving iteration: the static engine's physics applied to the mixed batch a
+continuous-batching scheduler forms (SERVING.md §4). Twin of ``kernels/iteration.py``.
+
+An iteration is one forward step of a replica over the requests scheduled in it, some decode
+steps (one token each) and some prefill chunks. What it costs depends only on sums over those
+requests: the new tokens, the sequences, and the attention positions of
+:meth:`IterationCostModel.request_positions`. The step itself is :func:`phases.forward_step`,
+the same function the static prefill and decode are made of: weights read once per pass, the
+distinct experts the pass's tokens touch, TP/EP/PP communication, per-layer overhead, the
+serving stack's host time, and the power model.
+
+Units: seconds, J, bytes; positions and tokens are counts.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .closed_forms import causal_positions, chunked_causal_positions
+from .phases import Setup, Step, forward_step
+
+
+class IterationCostModel:
+    """One scenario's replica (its tp x pp devices), as a serving simulator's iterations see it.
+    The tiers' shares of weights and KV cache are those placed for the scenario's batch."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.prefill_chunk_tokens = setup.fit.chunk  # most tokens per forward pass
+
+    # -- what the simulator's bookkeeping needs ------------------------------------------------
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes one token keeps on a device, over all the stage's attention layers."""
+        return self.setup.stage.kv_write(1.0)
+
+    @property
+    def weights_bytes(self) -> float:
+        """Weights per device, offloaded ones included."""
+        return self.setup.fit.sizes.weights
+
+    @property
+    def usable_bytes(self) -> float:
+        """Near memory per device the weights, KV cache and workspace may use."""
+        return self.setup.memory.usable
+
+    @property
+    def runtime_overhead_bytes(self) -> float:
+        """The runtime's own memory per device."""
+        return self.setup.memory.runtime_overhead
+
+    @property
+    def devices(self) -> int:
+        return self.setup.layout.devices_per_replica
+
+    @property
+    def idle_W(self) -> float:
+        """Idle power of the replica's devices."""
+        return self.devices * self.setup.power.idle
+
+    # -- the two functions -----------------------------------------------------------------------
+
+    def request_positions(self, context_before: int, new_tokens: int, is_decode: bool) -> tuple[float, float, float]:
+        """(prefill attention positions, decode attention positions, KV positions read) of one
+        request in an iteration, summed over the model's layers.
+
+        A prefill chunk of n tokens after c cached ones attends causally from position c+1 to
+        c+n on each layer kind, and re-reads the KV cache of the c earlier positions as far as
+        each layer keeps them; a decode step at context c attends to the positions of its token
+        at c+1 and reads their KV cache (n is 1)."""
+        layers = self.setup.attention
+        c = context_before
+        if is_decode:
+            attended = layers.attended(c + 1)
+            return 0.0, attended, attended
+        end = c + new_tokens
+        positions = layers.n_full * (causal_positions(end, 0) - causal_positions(c, 0))
+        if layers.n_window:
+            positions += layers.n_window * (causal_positions(end, layers.window) - causal_positions(c, layers.window))
+        if layers.n_chunked:
+            chunk = layers.attention_chunk
+            positions += layers.n_chunked * (chunked_causal_positions(end, chunk) - chunked_causal_positions(c, chunk))
+        return positions, 0.0, layers.stored(c)
+
+    def step(self, tokens: float, sequences: float, prefill_attention_positions: float,
+             decode_attention_positions: float, kv_read_positions: float) -> Step:
+        """The forward step of one iteration, per device."""
+        setup = self.setup
+        pp = setup.layout.pp
+        attention = (prefill_attention_positions * setup.attention_flops_per_position(prefill=True)
+                     + decode_attention_positions * setup.attention_flops_per_position(prefill=False))
+        kv_read = kv_read_positions * setup.kv_bytes_per_position()
+        if prefill_attention_positions > 0.0 or tokens > sequences:
+            # As the static prefill: the tokens in chunks, one after another through the pipeline.
+            passes = math.ceil(tokens / self.prefill_chunk_tokens)
+            pipeline_passes = passes + pp - 1
+            host = passes * setup.step_overhead + sequences * setup.sequence_overhead
+        else:
+            # As the static decode step: the sequences in min(sequences, pp) micro-batches.
+            passes = min(sequences, pp)
+            pipeline_passes = pp
+            host = setup.step_overhead + sequences * setup.sequence_overhead
+        return forward_step(setup, passes, pipeline_passes, tokens / passes, sequences / passes, attention / passes,
+                            kv_read / passes, host)
+
+    def iteration_cost(self, tokens: float, sequences: float, prefill_attention_positions: float,
+                       decode_attention_positions: float, kv_read_positions: float) -> tuple[float, float]:
+        """(duration in s, energy in J of all the replica's devices) of one iteration carrying
+        ``tokens`` new tokens of ``sequences`` requests, with the sums of their
+        :meth:`request_positions`. An iteration of no tokens costs nothing."""
+        if tokens <= 0:
+            return 0.0, 0.0
+        step = self.step(tokens, sequences, prefill_attention_positions, decode_attention_positions,
+                         kv_read_positions)
+        return step.time_s, self.devices * step.power_W * step.time_s

@@ -1,0 +1,79 @@
+"""Capacity at an SLO: the largest request rate whose run meets it, by bisection on a log scale."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .metrics import summarize
+
+
+@dataclass(frozen=True)
+class Slo:
+    """Service-level objective on p99 TTFT and p99 TPOT (s); ``None`` leaves one unconstrained."""
+
+    ttft_p99_s: float | None = None
+    tpot_p99_s: float | None = None
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """``rate_per_s`` is the largest rate found to meet the SLO (0 when even ``low`` fails);
+    ``result`` and ``metrics`` are those of the run at that rate (at ``low`` when it failed).
+    ``failing_rate_per_s`` is the smallest rate tried above it that failed (inf when ``high``
+    met the SLO): the capacity lies between the two. Meeting an SLO is not strictly monotone
+    in the rate (a p99 over finitely many requests moves with the draw), so a rate above the
+    bracket may meet it again; the bracket is what the search established."""
+
+    rate_per_s: float
+    result: object
+    metrics: object
+    runs: int
+    failing_rate_per_s: float = math.inf
+
+
+def meets_slo(metrics, slo):
+    """True when a run is stable, not capped and within both p99 limits."""
+    if metrics.unstable or metrics.capped or metrics.finished == 0:
+        return False
+    if slo.ttft_p99_s is not None and not metrics.ttft_s.p99 <= slo.ttft_p99_s:
+        return False
+    # A run whose requests all have one output token has no TPOT and meets any TPOT limit.
+    no_tpot_limit = slo.tpot_p99_s is None or metrics.tpot_s.count == 0
+    return no_tpot_limit or metrics.tpot_s.p99 <= slo.tpot_p99_s
+
+
+def capacity(run_at_rate, slo, low, high, steps=10):
+    """Largest rate (requests/s) in [low, high] at which ``run_at_rate(rate)`` meets ``slo``.
+
+    ``run_at_rate`` must return a ``RunResult`` and be deterministic (seeded), which also makes
+    the answer monotone in the SLO: a looser SLO never gives a lower rate. At most ``steps + 2``
+    runs; the bracket shrinks to (high / low) ** (1 / 2 ** steps).
+    """
+    if not 0.0 < low < high:
+        raise ValueError("need 0 < low < high")
+
+    def evaluate(rate):
+        result = run_at_rate(rate)
+        metrics = summarize(result, slo.ttft_p99_s, slo.tpot_p99_s)
+        return meets_slo(metrics, slo), result, metrics
+
+    ok, result, metrics = evaluate(high)
+    if ok:
+        return CapacityResult(high, result, metrics, 1)
+    ok, result, metrics = evaluate(low)
+    if not ok:
+        return CapacityResult(0.0, result, metrics, 2, low)
+    best = CapacityResult(low, result, metrics, 2)
+    lower, upper = low, high
+    runs = 2
+    for _ in range(steps):
+        middle = math.sqrt(lower * upper)
+        ok, result, metrics = evaluate(middle)
+        runs += 1
+        if ok:
+            lower = middle
+            best = CapacityResult(middle, result, metrics, runs)
+        else:
+            upper = middle
+    return CapacityResult(best.rate_per_s, best.result, best.metrics, runs, upper)

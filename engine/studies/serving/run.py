@@ -1,0 +1,269 @@
+"""Public entry point of one simulation run: validation, allocation and the result's named views."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import layout
+from .simulator_kernel import allocate_workspace, simulate_kernel
+from .simulator_reference import simulate_reference
+
+# Default bound on iteration records when the caller gives none: enough for any run without
+# preemption, capped so the (lazily touched) per-iteration arrays stay below ~220 MB of address space.
+DEFAULT_MAX_ITERATIONS_CAP = 2**21
+
+
+@dataclass(frozen=True)
+class Server:
+    """A serving deployment: ``replicas`` data-parallel copies behind a router.
+
+    Sizes are in tokens and KV blocks; ``kv_blocks_total`` is per replica. ``cost`` is the
+    engine's iteration-cost coefficients of one replica (``Engine.iteration_costs``), read by
+    the kernel; ``cost_model`` its reference twin (``Engine.iteration_cost_model``), read by the
+    reference simulator; ``idle_power_w`` the power of one replica between iterations (W).
+    """
+
+    policy: str = "vllm"
+    replicas: int = 1
+    router: str = "round-robin"
+    max_num_seqs: int = 256
+    max_batched_tokens: int = 2048
+    block_size: int = 16
+    kv_blocks_total: int = 8192
+    long_prefill_threshold: int = 0
+    max_model_len: int = 8192
+    prefix_tokens: int = 0
+    static_batch: int = 8
+    cost: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cost_model: object | None = None
+    idle_power_w: float = 100.0
+
+    def settings(self, users):
+        """The int64 settings array both engines read (``layout.SET_*``)."""
+        if self.policy not in layout.POLICY_NAMES:
+            raise ValueError(f"unknown policy {self.policy!r}; one of {sorted(layout.POLICY_NAMES)}")
+        if self.router not in layout.ROUTER_NAMES:
+            raise ValueError(f"unknown router {self.router!r}; one of {sorted(layout.ROUTER_NAMES)}")
+        for name in ("replicas", "max_num_seqs", "max_batched_tokens", "block_size", "max_model_len", "static_batch"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        for name in ("kv_blocks_total", "long_prefill_threshold", "prefix_tokens"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+        settings = np.zeros(layout.SETTINGS_SIZE, dtype=np.int64)
+        settings[layout.SET_POLICY] = layout.POLICY_NAMES[self.policy]
+        settings[layout.SET_ROUTER] = layout.ROUTER_NAMES[self.router]
+        settings[layout.SET_REPLICAS] = self.replicas
+        settings[layout.SET_USERS] = users
+        settings[layout.SET_MAX_NUM_SEQS] = self.max_num_seqs
+        settings[layout.SET_MAX_BATCHED_TOKENS] = self.max_batched_tokens
+        settings[layout.SET_BLOCK_SIZE] = self.block_size
+        settings[layout.SET_KV_BLOCKS_TOTAL] = self.kv_blocks_total
+        settings[layout.SET_LONG_PREFILL_THRESHOLD] = self.long_prefill_threshold
+        settings[layout.SET_MAX_MODEL_LEN] = self.max_model_len
+        settings[layout.SET_PREFIX_TOKENS] = self.prefix_tokens
+        settings[layout.SET_STATIC_BATCH] = self.static_batch
+        return settings
+
+
+@dataclass
+class RunResult:
+    """Outputs of one run. Column layouts are in ``layout``; the properties are named views.
+
+    Iteration arrays are trimmed to the iterations used, ``gap_s`` to the irregular gaps written.
+    """
+
+    prompt_tokens: np.ndarray
+    output_tokens: np.ndarray
+    replicas: int
+    idle_power_w: float
+    request_float: np.ndarray
+    request_int: np.ndarray
+    iteration_float: np.ndarray
+    iteration_int: np.ndarray
+    gap_s: np.ndarray
+    counters: np.ndarray
+
+    # Per request.
+    @property
+    def issue_s(self):
+        return self.request_float[:, layout.REQ_ISSUE_S]
+
+    @property
+    def first_token_s(self):
+        return self.request_float[:, layout.REQ_FIRST_TOKEN_S]
+
+    @property
+    def end_s(self):
+        return self.request_float[:, layout.REQ_END_S]
+
+    @property
+    def replica(self):
+        return self.request_int[:, layout.REQ_REPLICA]
+
+    @property
+    def status(self):
+        return self.request_int[:, layout.REQ_STATUS]
+
+    @property
+    def preemptions(self):
+        return self.request_int[:, layout.REQ_PREEMPTIONS]
+
+    @property
+    def tokens_emitted(self):
+        return self.request_int[:, layout.REQ_TOKENS_EMITTED]
+
+    # Per iteration.
+    @property
+    def iteration_start_s(self):
+        return self.iteration_float[:, layout.IT_START_S]
+
+    @property
+    def iteration_duration_s(self):
+        return self.iteration_float[:, layout.IT_DURATION_S]
+
+    @property
+    def iteration_energy_j(self):
+        return self.iteration_float[:, layout.IT_ENERGY_J]
+
+    def iteration_column(self, column):
+        """An int64 per-iteration column, e.g. ``layout.IT_SEQUENCES``."""
+        return self.iteration_int[:, column]
+
+    # Counters.
+    @property
+    def iterations(self):
+        return int(self.counters[layout.CNT_ITERATIONS])
+
+    @property
+    def capped(self):
+        return bool(self.counters[layout.CNT_CAPPED])
+
+    @property
+    def rejected(self):
+        return int(self.counters[layout.CNT_REJECTED])
+
+    @property
+    def total_preemptions(self):
+        return int(self.counters[layout.CNT_PREEMPTIONS])
+
+    @property
+    def gaps_dropped(self):
+        return int(self.counters[layout.CNT_GAPS_DROPPED])
+
+
+def _validate(workload, prior_token_s):
+    requests = workload.arrival_s.shape[0]
+    for name in ("prompt_tokens", "output_tokens", "think_s"):
+        if getattr(workload, name).shape != (requests,):
+            raise ValueError(f"{name} must have the shape of arrival_s")
+    if requests and (workload.prompt_tokens.min() < 1 or workload.output_tokens.min() < 1):
+        raise ValueError("prompt and output lengths must be at least 1 token")
+    if workload.users < 0:
+        raise ValueError("users must not be negative")
+    if workload.users == 0 and requests:
+        if not np.all(np.isfinite(workload.arrival_s)) or workload.arrival_s[0] < 0.0:
+            raise ValueError("arrival times must be finite and non-negative")
+        if np.any(np.diff(workload.arrival_s) < 0.0):
+            raise ValueError("arrival times must be non-decreasing")
+    if workload.users > 0 and requests and (not np.all(np.isfinite(workload.think_s)) or workload.think_s.min() < 0.0):
+        raise ValueError("think times must be finite and non-negative")
+    if prior_token_s is not None and prior_token_s.shape != (requests,):
+        raise ValueError("prior_token_s must have the shape of arrival_s")
+
+
+def default_max_iterations(workload, server):
+    """An iteration bound that covers any run without preemption (see the notes)."""
+    chunk = server.max_batched_tokens
+    if server.long_prefill_threshold > 0:
+        chunk = min(chunk, server.long_prefill_threshold)
+    chunks = int(np.sum(-(-workload.prompt_tokens // chunk)))
+    bound = int(np.sum(workload.output_tokens)) + chunks + 64
+    return min(bound, DEFAULT_MAX_ITERATIONS_CAP)
+
+
+def simulate(
+    workload,
+    server,
+    *,
+    max_iterations=None,
+    max_time_s=math.inf,
+    max_gaps=None,
+    prior_token_s=None,
+    engine="kernel",
+    request_positions=None,
+    iteration_cost=None,
+):
+    """Simulate ``workload`` on ``server``; returns a ``RunResult``.
+
+    ``max_iterations`` sizes the per-iteration outputs and ``max_time_s`` bounds simulated
+    time (s); reaching either stops the run and sets ``capped``. ``max_gaps`` sizes the buffer
+    of irregular inter-token gaps (default 4 per request + 1024). ``prior_token_s`` (s, NaN =
+    none) marks requests whose prompt KV arrives computed with the first token emitted then.
+    ``engine`` is ``"kernel"`` or ``"reference"``. The kernel costs iterations with the
+    engine's compiled iteration cost over ``server.cost``; the reference with
+    ``server.cost_model`` (its twin), or with the ``request_positions(cost, ...)`` and
+    ``iteration_cost(cost, ...)`` functions given here.
+    """
+    _validate(workload, prior_token_s)
+    requests = workload.requests
+    settings = server.settings(workload.users)
+    if max_iterations is None:
+        max_iterations = default_max_iterations(workload, server)
+    if max_gaps is None:
+        max_gaps = 4 * requests + 1024
+    if prior_token_s is None:
+        prior_token_s = np.full(requests, np.nan)
+    arrival_s = np.ascontiguousarray(workload.arrival_s, dtype=np.float64)
+    prompt_tokens = np.ascontiguousarray(workload.prompt_tokens, dtype=np.int64)
+    output_tokens = np.ascontiguousarray(workload.output_tokens, dtype=np.int64)
+    think_s = np.ascontiguousarray(workload.think_s, dtype=np.float64)
+    prior_token_s = np.ascontiguousarray(prior_token_s, dtype=np.float64)
+    cost = np.ascontiguousarray(server.cost, dtype=np.float64)
+
+    request_float = np.empty((requests, layout.REQUEST_FLOAT_SIZE))
+    request_int = np.empty((requests, layout.REQUEST_INT_SIZE), dtype=np.int64)
+    iteration_float = np.empty((max_iterations, layout.ITERATION_FLOAT_SIZE))
+    iteration_int = np.empty((max_iterations, layout.ITERATION_INT_SIZE), dtype=np.int64)
+    gap_s = np.empty(max_gaps)
+    counters = np.zeros(layout.COUNTERS_SIZE, dtype=np.int64)
+    arguments = (
+        arrival_s, prompt_tokens, output_tokens, think_s, prior_token_s, settings, float(max_time_s), cost,
+        request_float, request_int, iteration_float, iteration_int, gap_s, counters,
+    )  # fmt: skip
+    if engine == "kernel":
+        if request_positions is not None or iteration_cost is not None:
+            raise ValueError("the kernel takes its cost functions from its import")
+        running_capacity = max(1, min(requests, max(server.max_num_seqs, server.static_batch)))
+        workspace = allocate_workspace(requests, server.replicas, running_capacity, workload.users)
+        simulate_kernel(*arguments, *workspace)
+    elif engine == "reference":
+        model = server.cost_model
+        if request_positions is None or iteration_cost is None:
+            if model is None:
+                raise ValueError("the reference simulator needs the server's cost_model (or cost functions)")
+        if request_positions is None:
+            request_positions = lambda cost, context, tokens, is_decode: model.request_positions(  # noqa: E731
+                context, tokens, is_decode
+            )
+        if iteration_cost is None:
+            iteration_cost = lambda cost, *sums: model.iteration_cost(*sums)  # noqa: E731
+        simulate_reference(*arguments, request_positions=request_positions, iteration_cost=iteration_cost)
+    else:
+        raise ValueError(f"unknown engine {engine!r}")
+    iterations = int(counters[layout.CNT_ITERATIONS])
+    return RunResult(
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        replicas=server.replicas,
+        idle_power_w=float(server.idle_power_w),
+        request_float=request_float,
+        request_int=request_int,
+        iteration_float=iteration_float[:iterations],
+        iteration_int=iteration_int[:iterations],
+        gap_s=gap_s[: int(counters[layout.CNT_GAPS])],
+        counters=counters,
+    )

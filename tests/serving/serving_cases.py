@@ -1,0 +1,112 @@
+"""Randomly drawn simulation cases, servers costed by the engine's physics, and an equality
+check shared by the twin tests."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics.engine import Engine
+from accelscope.engine.studies.serving import Lengths, draw_closed_loop_workload, draw_workload
+from accelscope.engine.studies.serving import Server as _Server
+
+# Replicas the cases are costed on: a dense model on one GPU (the default), a MoE model with
+# expert and tensor parallelism, a model with sliding-window layers, a pipeline, an SRAM machine.
+PHYSICS_SCENARIOS = {
+    "dense": Scenario("llama-3.1-8b", "h100-sxm", batch=16),
+    "moe": Scenario("mixtral-8x7b", "mi300x", batch=16, tp=2, ep=2),
+    "window": Scenario("gemma-3-4b", "l4", batch=8),
+    "pipeline": Scenario("llama-3.3-70b", "h200", batch=16, tp=2, pp=2, weight_precision="fp8",
+                         activation_precision="fp8", kv_precision="fp8"),
+    "sram": Scenario("llama-3.1-8b", "wse-3", batch=4),
+}
+
+
+@functools.cache
+def engine():
+    return Engine()
+
+
+@functools.cache
+def physics(name="dense"):
+    """(cost coefficients, reference cost model) of one replica of a named scenario."""
+    scenario = engine().resolve(PHYSICS_SCENARIOS[name])
+    return engine().iteration_costs([scenario])[:, 0].copy(), engine().iteration_cost_model(scenario)
+
+
+def Server(physics_name="dense", **settings):  # noqa: N802 (stands in for the simulator's Server)
+    """A simulator Server costed by the engine's physics of a named scenario."""
+    cost, model = physics(physics_name)
+    return _Server(cost=cost, cost_model=model, **settings)
+
+POLICIES = ("vllm", "trtllm-no-evict", "trtllm-max-util", "static")
+RELATIVE_TOLERANCE = 1e-9
+
+
+def random_case(seed):
+    """(workload, server, bounds) for seed ``seed``: every policy, open and closed loop, 1-3
+    replicas, both routers, prefix caching on and off, tight and ample KV, bounds now and then."""
+    rng = np.random.default_rng(seed)
+    policy = POLICIES[seed % len(POLICIES)]
+    requests = int(rng.integers(8, 40))
+    block_size = int(rng.choice([4, 8, 16]))
+    max_model_len = int(rng.choice([128, 256, 1024]))
+    prompt = Lengths(str(rng.choice(["fixed", "exponential", "lognormal"])), float(rng.uniform(8, 120)), 1.0)
+    output = Lengths(str(rng.choice(["fixed", "uniform", "lognormal"])), float(rng.uniform(1, 24)), 0.5)
+    # Sometimes longer than max_model_len, so that some requests are rejected.
+    max_context_tokens = int(rng.choice([max_model_len, 2 * max_model_len]))
+    if rng.random() < 0.35:
+        workload = draw_closed_loop_workload(
+            seed, requests, int(rng.integers(1, 6)), float(rng.choice([0.0, 0.02])), prompt, output, max_context_tokens
+        )
+    else:
+        rate = float(rng.choice([5.0, 40.0, 400.0, math.inf]))
+        workload = draw_workload(seed, requests, rate, prompt, output, max_context_tokens)
+    largest = int(np.max(workload.prompt_tokens + workload.output_tokens))
+    kv_blocks_total = int(rng.choice([0, 1, 2, 3, 50])) if rng.random() < 0.7 else 100000
+    if kv_blocks_total < 100000:
+        kv_blocks_total = kv_blocks_total + (largest // block_size if kv_blocks_total else 0)
+    server = Server(
+        policy=policy,
+        replicas=int(rng.integers(1, 4)),
+        router=str(rng.choice(["round-robin", "least-outstanding"])),
+        max_num_seqs=int(rng.integers(1, 12)),
+        max_batched_tokens=int(rng.choice([8, 32, 128, 512])),
+        block_size=block_size,
+        kv_blocks_total=kv_blocks_total,
+        long_prefill_threshold=int(rng.choice([0, 0, 16])),
+        max_model_len=max_model_len,
+        prefix_tokens=int(rng.choice([0, 0, 6, 24])),
+        static_batch=int(rng.integers(1, 6)),
+        physics_name=str(rng.choice(list(PHYSICS_SCENARIOS))),
+    )
+    bounds = {}
+    if rng.random() < 0.15:
+        bounds["max_iterations"] = int(rng.integers(5, 60))
+    if rng.random() < 0.15:
+        bounds["max_time_s"] = float(rng.uniform(0.05, 1.0))
+    if rng.random() < 0.15:
+        bounds["max_gaps"] = int(rng.integers(0, 3))
+    return workload, server, bounds
+
+
+def assert_close(a, b, what):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    assert a.shape == b.shape, what
+    assert np.array_equal(np.isnan(a), np.isnan(b)), what
+    finite = ~np.isnan(a)
+    assert np.allclose(a[finite], b[finite], rtol=RELATIVE_TOLERANCE, atol=0.0), what
+
+
+def assert_runs_equal(a, b):
+    """Times equal to 1e-9 relative, counts exactly."""
+    assert_close(a.request_float, b.request_float, "per-request times")
+    assert np.array_equal(a.request_int, b.request_int), "per-request counts"
+    assert_close(a.iteration_float, b.iteration_float, "per-iteration start, duration, energy")
+    assert np.array_equal(a.iteration_int, b.iteration_int), "per-iteration counts"
+    assert_close(a.gap_s, b.gap_s, "irregular gaps")
+    assert np.array_equal(a.counters, b.counters), "counters"

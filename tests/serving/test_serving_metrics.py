@@ -1,0 +1,139 @@
+"""Metrics: percentile definition, Little's law, stability flag, SLO counts, energy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from serving_cases import Server
+
+from accelscope.engine.studies.serving import (
+    Lengths,
+    draw_closed_loop_workload,
+    draw_workload,
+    simulate,
+    summarize,
+    trace_workload,
+)
+from accelscope.engine.studies.serving.metrics import UNSTABLE_BACKLOG_GROWTH, distribution, weighted_percentiles
+
+PROMPT = Lengths("lognormal", 512, 1.0)
+OUTPUT = Lengths("lognormal", 128, 1.0)
+
+
+def test_percentiles_are_the_inverted_cdf():
+    values = np.array([4.0, 1.0, 3.0, 2.0])
+    assert list(weighted_percentiles(values, np.ones(4), (0.25, 0.5, 0.51, 0.9, 1.0))) == [1.0, 2.0, 3.0, 4.0, 4.0]
+    rng = np.random.default_rng(0)
+    sample = rng.lognormal(size=1001)
+    for q in (0.5, 0.9, 0.99):
+        expected = np.percentile(sample, 100 * q, method="inverted_cdf")
+        assert weighted_percentiles(sample, np.ones(sample.size), (q,))[0] == expected
+    # Integer weights act as repetitions.
+    weights = rng.integers(1, 5, size=200)
+    values = rng.normal(size=200)
+    repeated = np.repeat(values, weights)
+    for q in (0.5, 0.9, 0.99):
+        assert weighted_percentiles(values, weights, (q,))[0] == np.percentile(repeated, 100 * q, method="inverted_cdf")
+
+
+def test_distribution_of_nothing_is_nan():
+    empty = distribution(np.array([]))
+    assert empty.count == 0 and np.isnan(empty.p99)
+
+
+def test_percentiles_are_ordered_in_a_run():
+    result = simulate(draw_workload(1, 800, 6.0, PROMPT, OUTPUT), Server(kv_blocks_total=3000))
+    metrics = summarize(result)
+    for summary in (metrics.ttft_s, metrics.tpot_s, metrics.e2e_s, metrics.itl_s):
+        assert summary.count > 0
+        assert summary.p50 <= summary.p90 <= summary.p99 <= summary.max
+    assert metrics.itl_exact
+
+
+def test_littles_law_holds_in_a_long_stable_run():
+    result = simulate(draw_workload(2, 4000, 6.0, PROMPT, OUTPUT), Server())
+    metrics = summarize(result)
+    assert not metrics.unstable
+    assert metrics.littles_law_ratio == pytest.approx(1.0, abs=0.03)
+    assert metrics.requests_in_system_mean > 5.0
+
+
+def saturated_rate(server, seed):
+    """Completions per second of an offline run: the server's capacity for these lengths."""
+    metrics = summarize(simulate(draw_workload(seed, 1500, np.inf, PROMPT, OUTPUT), server))
+    return metrics.request_rate_per_s
+
+
+@pytest.mark.parametrize(
+    "server",
+    [Server(), Server(policy="trtllm-no-evict", kv_blocks_total=4000), Server(replicas=2, max_num_seqs=64)],
+    ids=["vllm", "no-evict", "two-replicas"],
+)
+def test_unstable_flags_overload_and_never_half_load(server):
+    capacity_per_s = saturated_rate(server, 99)
+    for seed in range(4):
+        half = summarize(simulate(draw_workload(seed, 1500, 0.5 * capacity_per_s, PROMPT, OUTPUT), server))
+        double = summarize(simulate(draw_workload(seed, 1500, 2.0 * capacity_per_s, PROMPT, OUTPUT), server))
+        assert not half.unstable and abs(half.backlog_growth) < 0.05
+        assert double.unstable and double.backlog_growth > UNSTABLE_BACKLOG_GROWTH
+
+
+def test_closed_loop_is_never_unstable():
+    workload = draw_closed_loop_workload(1, 1000, 64, 0.0, PROMPT, OUTPUT)
+    metrics = summarize(simulate(workload, Server()))
+    assert not metrics.unstable
+
+
+def test_rates_goodput_and_attainment_by_hand():
+    workload = draw_workload(3, 200, 8.0, PROMPT, OUTPUT)
+    result = simulate(workload, Server())
+    ttft = result.first_token_s - result.issue_s
+    tpot = (result.end_s - result.first_token_s) / np.maximum(workload.output_tokens - 1, 1)
+    span_s = result.end_s.max() - result.issue_s.min()
+    ttft_limit_s = float(np.median(ttft))
+    tpot_limit_s = float(np.quantile(tpot[workload.output_tokens > 1], 0.8))
+    meeting = (ttft <= ttft_limit_s) & ((workload.output_tokens == 1) | (tpot <= tpot_limit_s))
+    metrics = summarize(result, ttft_limit_s, tpot_limit_s)
+    assert metrics.span_s == pytest.approx(span_s)
+    assert metrics.output_tokens_per_s == pytest.approx(workload.output_tokens.sum() / span_s)
+    total_tokens = workload.output_tokens.sum() + workload.prompt_tokens.sum()
+    assert metrics.total_tokens_per_s == pytest.approx(total_tokens / span_s)
+    assert metrics.request_rate_per_s == pytest.approx(200 / span_s)
+    assert metrics.goodput_per_s == pytest.approx(meeting.sum() / span_s)
+    assert metrics.slo_attainment == pytest.approx(meeting.mean())
+    assert 0.3 < metrics.slo_attainment < 0.6
+    # Either limit alone.
+    assert summarize(result, ttft_limit_s=ttft_limit_s).slo_attainment == pytest.approx(np.mean(ttft <= ttft_limit_s))
+    assert summarize(result).slo_attainment == 1.0
+
+
+def test_energy_adds_idle_power_between_iterations():
+    # Two requests 10 s apart on 2 replicas: most of the window is idle.
+    workload = trace_workload([0.0, 10.0], [100, 100], [10, 10])
+    server = Server(replicas=2, idle_power_w=80.0)
+    result = simulate(workload, server)
+    metrics = summarize(result)
+    window_s = result.end_s[1] - 0.0
+    busy_s = result.iteration_duration_s.sum()
+    expected_j = result.iteration_energy_j.sum() + 80.0 * (2 * window_s - busy_s)
+    assert metrics.energy_j == pytest.approx(expected_j, rel=1e-12)
+    assert metrics.average_power_w == pytest.approx(expected_j / window_s, rel=1e-12)
+    assert metrics.output_tokens_per_joule == pytest.approx(20 / expected_j, rel=1e-12)
+    assert metrics.tokens_per_joule == pytest.approx((200 + 20) / expected_j, rel=1e-12)  # input + output
+    # An H100 executing draws at least its busy floor (0.79 x 700 W) and at most its 700 W TDP.
+    iteration_power_w = result.iteration_energy_j / result.iteration_duration_s
+    assert np.all((iteration_power_w >= 0.79 * 700.0 - 1e-9) & (iteration_power_w <= 700.0 + 1e-9))
+
+
+def test_batch_queue_and_kv_summaries():
+    workload = trace_workload(np.zeros(6), [100] * 6, [4] * 6)
+    result = simulate(workload, Server(max_num_seqs=4))
+    metrics = summarize(result)
+    assert metrics.batch_max == 4
+    # Prefill of 4 (2 waiting), 3 decodes of 4, then prefill of 2 and 3 decodes of 2.
+    durations = result.iteration_duration_s
+    assert metrics.queue_mean == pytest.approx(2 * durations[:4].sum() / durations.sum(), rel=1e-12)
+    assert metrics.batch_mean == pytest.approx(
+        (4 * durations[:4].sum() + 2 * durations[4:].sum()) / durations.sum(), rel=1e-12
+    )
+    assert metrics.kv_blocks_max == 4 * 7

@@ -1,0 +1,91 @@
+"""The compiled kernel equals the pure-Python reference, with JIT on and off."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from serving_cases import Server, assert_close, assert_runs_equal, random_case
+
+from accelscope.engine.studies.serving import (
+    KvLink,
+    Lengths,
+    draw_workload,
+    simulate,
+    simulate_disaggregated,
+    summarize,
+)
+
+CASES = range(48)
+
+
+@pytest.mark.parametrize("seed", CASES)
+def test_kernel_equals_reference(seed):
+    workload, server, bounds = random_case(seed)
+    reference = simulate(workload, server, engine="reference", **bounds)
+    kernel = simulate(workload, server, **bounds)
+    assert_runs_equal(reference, kernel)
+    # The case exercised something: at least one request was issued.
+    assert np.isfinite(kernel.issue_s).any()
+
+
+def test_random_cases_cover_the_features():
+    """The drawn cases include preemption, rejection, caps, prefix hits and several replicas."""
+    preempted = rejected = capped = multi_replica = closed = 0
+    for seed in CASES:
+        workload, server, bounds = random_case(seed)
+        result = simulate(workload, server, **bounds)
+        preempted += result.total_preemptions > 0
+        rejected += result.rejected > 0
+        capped += result.capped
+        multi_replica += server.replicas > 1
+        closed += workload.users > 0
+    assert min(preempted, rejected, capped, multi_replica, closed) >= 3
+
+
+def test_disaggregated_kernel_equals_reference():
+    workload = draw_workload(12, 40, 30.0, Lengths("lognormal", 200, 0.8), Lengths("lognormal", 20, 0.8))
+    prefill = Server(replicas=2, kv_blocks_total=60, max_num_seqs=6, max_batched_tokens=256)
+    decode = Server(replicas=2, router="least-outstanding", kv_blocks_total=40, max_num_seqs=8)
+    link = KvLink(latency_s=2e-3, bandwidth_bytes_per_s=5e9)
+    reference = simulate_disaggregated(workload, prefill, decode, link, engine="reference")
+    kernel = simulate_disaggregated(workload, prefill, decode, link)
+    assert_runs_equal(reference.prefill, kernel.prefill)
+    assert_runs_equal(reference.decode, kernel.decode)
+    assert_close(reference.transfer_end_s, kernel.transfer_end_s, "transfer ends")
+    assert_runs_equal(reference.combined, kernel.combined)
+    assert kernel.decode.total_preemptions > 0
+    assert summarize(kernel.combined).finished == 40
+
+
+JIT_OFF_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+sys.path.insert(0, {root!r})
+import numba
+from numba.core import config
+assert config.DISABLE_JIT
+from serving_cases import assert_runs_equal, random_case
+from accelscope.engine.studies.serving import simulate
+from accelscope.engine.studies.serving.simulator_kernel import simulate_kernel
+assert not isinstance(simulate_kernel, numba.core.registry.CPUDispatcher)
+for seed in {seeds!r}:
+    workload, server, bounds = random_case(seed)
+    assert_runs_equal(simulate(workload, server, engine="reference", **bounds), simulate(workload, server, **bounds))
+print("jit-off cases equal")
+"""
+
+
+def test_kernel_equals_reference_with_jit_disabled():
+    tests = Path(__file__).resolve().parent
+    script = JIT_OFF_SCRIPT.format(tests=str(tests), root=str(tests.parent), seeds=list(range(12)))
+    environment = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    completed = subprocess.run(
+        [sys.executable, "-c", script], check=False, env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "jit-off cases equal" in completed.stdout

@@ -1,0 +1,304 @@
+"""The cost of one serving iteration: the kernels equal the reference on drawn scenarios and
+drawn iterations (1e-9), JIT on and off; and an iteration that does what the static batch does
+costs what the static engine says, worked by hand below.
+
+Hand checks (DESIGN.md §7, SERVING.md §4): with every prompt of a static batch of N prefilled
+in one iteration (N·I ≤ the prefill chunk, so one chunk), the iteration is the static prefill of
+one wave: its duration is the TTFT and its energy the prefill's power x time x devices. A
+decode-only iteration of N requests each at context c = I + O/2 − 1 decodes the token at
+position I + O/2, the static decode step's mean context, so for a model whose layers all attend
+to the whole context its duration is the static ITL and its energy the decode step's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from accelscope.engine.core.precision import PRECISIONS
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.physics import layout
+from accelscope.engine.physics.kernels import helpers, iteration
+from accelscope.engine.physics.reference import ReferenceModel
+
+RELATIVE = 1e-9
+
+
+def close(expected: float, actual: float, relative: float = RELATIVE) -> bool:
+    return abs(expected - actual) <= relative * max(abs(expected), abs(actual), 1e-300)
+
+
+def cost_model(engine, scenario):
+    model = engine.model(scenario.model)
+    return ReferenceModel(model, engine.catalog.accelerator(scenario.accelerator), engine.constants
+                          ).iteration_cost_model(scenario)
+
+
+def draw_scenarios(engine, count: int, seed: int) -> list[Scenario]:
+    rng = random.Random(seed)
+    models = list(engine.catalog.models.values())
+    scenarios = []
+    for _ in range(count):
+        model = rng.choice(models)
+        tp = rng.choice([1, 1, 2, 4, 8, 3])
+        scenarios.append(engine.resolve(Scenario(
+            model=model.id,
+            accelerator=rng.choice(list(engine.catalog.accelerators)),
+            batch=rng.choice([1, 8, 64, rng.randint(1, 2000)]),
+            input_len=rng.choice([128, 2000, rng.randint(1, 100_000)]),
+            output_len=rng.choice([2, 256, rng.randint(1, 8000)]),
+            weight_precision=rng.choice(PRECISIONS),
+            activation_precision=rng.choice(PRECISIONS),
+            kv_precision=rng.choice(PRECISIONS),
+            tp=tp,
+            pp=rng.choice([1, 1, 2, 4]),
+            ep=rng.choice([1, tp]) if model.moe else 1,
+            dp=rng.choice([1, 2]),
+            offload=rng.choice([0.0, 0.0, 0.5]),
+            kv_offload=rng.choice([0.0, 0.0, 0.4]),
+        )))
+    return scenarios
+
+
+def draw_requests(rng: random.Random) -> list[tuple[int, int, bool]]:
+    """(context before, new tokens, is a decode step) of the requests of one iteration."""
+    requests = []
+    for _ in range(rng.choice([1, 3, 40, 300])):
+        if rng.random() < 0.7:
+            requests.append((rng.randint(1, 200_000), 1, True))
+        else:
+            requests.append((rng.choice([0, rng.randint(0, 100_000)]), rng.randint(1, 9000), False))
+    return requests
+
+
+def sums(request_positions, requests) -> tuple[float, float, float, float, float]:
+    """(tokens, sequences, and the three position sums) of an iteration's requests."""
+    totals = np.zeros(3)
+    for request in requests:
+        totals += request_positions(*request)
+    return (float(sum(n for _, n, _ in requests)), float(len(requests)), *map(float, totals))
+
+
+@pytest.fixture(scope="module")
+def drawn(engine):
+    scenarios = draw_scenarios(engine, 150, seed=18)
+    return scenarios, engine.iteration_costs(scenarios)
+
+
+def test_every_cost_row_is_written(engine, drawn):
+    scenarios, _ = drawn
+    from accelscope.engine.physics.kernels import evaluate_many
+    from accelscope.engine.physics.pack import pack_scenarios
+
+    table = pack_scenarios(scenarios, engine.model_index, engine.accelerator_index)
+    out = np.empty((layout.N_OUTPUT_ROWS, len(scenarios)))
+    costs = np.full((layout.N_COST_ROWS, len(scenarios)), np.nan)
+    evaluate_many(table, engine._model_table, engine._accelerator_table, engine._peaks, engine._fallback,
+                  engine._constant_vector, out, costs)
+    unwritten = [name for row, (name, _) in enumerate(layout.COST_ROWS) if np.isnan(costs[row]).any()]
+    assert not unwritten
+    assert np.isfinite(costs).all()
+
+
+def test_asking_for_costs_changes_no_output(engine, drawn):
+    scenarios, _ = drawn
+    from accelscope.engine.physics.pack import pack_scenarios
+
+    table = pack_scenarios(scenarios, engine.model_index, engine.accelerator_index)
+    with_costs = np.empty((layout.N_OUTPUT_ROWS, len(scenarios)))
+    engine._evaluate_many(table, with_costs, np.empty((layout.N_COST_ROWS, len(scenarios))))
+    np.testing.assert_array_equal(with_costs, engine.evaluate(scenarios))
+
+
+def test_request_positions_twins_agree(engine, drawn):
+    scenarios, costs = drawn
+    rng = random.Random(5)
+    for column, scenario in enumerate(scenarios):
+        reference = cost_model(engine, scenario)
+        for request in draw_requests(rng)[:20]:
+            want = reference.request_positions(*request)
+            got = iteration.request_positions(costs[:, column], *request)
+            assert all(close(w, g) for w, g in zip(want, got, strict=True)), (scenario, request, want, got)
+
+
+def test_iteration_cost_twins_agree(engine, drawn):
+    scenarios, costs = drawn
+    rng = random.Random(6)
+    for column, scenario in enumerate(scenarios):
+        reference = cost_model(engine, scenario)
+        cost = costs[:, column]
+        requests = draw_requests(rng)
+        for carried in (sums(reference.request_positions, requests),
+                        sums(functools.partial(iteration.request_positions, cost), requests),
+                        (0.0, 0.0, 0.0, 0.0, 0.0)):
+            want = reference.iteration_cost(*carried)
+            got = iteration.iteration_cost(cost, *carried)
+            assert close(want[0], got[0]) and close(want[1], got[1]), (scenario, carried, want, got)
+
+
+def stage_pass_groups(cost: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    """The four tuples of stage_pass's coefficients, from a cost column by the rows' names."""
+    names = [name for name, _ in layout.COST_ROWS]
+
+    def between(first: str, after: str) -> tuple[float, ...]:
+        return tuple(cost[row] for row in range(names.index(first), names.index(after)))
+
+    return (between("dense_flops_per_token", "is_moe"), between("is_moe", "dense_read"), between("dense_read", "tp"),
+            between("tp", "overhead_time"))
+
+
+def test_the_stage_pass_helper_equals_the_reference_stage_pass(engine, drawn):
+    """kernels.helpers.stage_pass, fed the cost rows evaluate_many wrote, is the reference's
+    Stage.stage_pass (and its energy the reference's dynamic energy)."""
+    scenarios, costs = drawn
+    rng = random.Random(7)
+    for column, scenario in enumerate(scenarios):
+        compute, experts, memory, communication = stage_pass_groups(costs[:, column])
+        setup = cost_model(engine, scenario).setup
+        for _ in range(5):
+            tokens = rng.choice([1.0, 7.5, rng.uniform(1, 20000)])
+            arguments = (tokens, rng.uniform(0.5, tokens), rng.uniform(0, 1e12), rng.uniform(0, 1e10))
+            want = setup.stage.stage_pass(*arguments)
+            got = helpers.stage_pass(*arguments, compute, experts, memory, communication)
+            expected = (want.flops, want.bytes, want.weight_bytes, want.kv_bytes, want.compute_time, want.memory_time,
+                        want.communication_time, setup.power.dynamic_energy(want), want.attention_compute_time,
+                        want.attention_memory_time, want.execution_time)
+            assert all(close(w, g) for w, g in zip(expected, got, strict=True)), (scenario, arguments, expected, got)
+
+
+def test_the_bookkeeping_rows_equal_the_reference(engine, drawn):
+    scenarios, costs = drawn
+    for column, scenario in enumerate(scenarios):
+        reference = cost_model(engine, scenario)
+        c = costs[:, column]
+        assert close(reference.kv_bytes_per_token, c[layout.C_KV_BYTES_PER_TOKEN])
+        assert close(reference.weights_bytes, c[layout.C_WEIGHTS_BYTES])
+        assert close(reference.usable_bytes, c[layout.C_USABLE_BYTES])
+        assert close(reference.runtime_overhead_bytes, c[layout.C_RUNTIME_OVERHEAD_BYTES])
+        assert reference.devices == c[layout.C_DEVICES_PER_REPLICA] == scenario.tp * scenario.pp
+        assert close(reference.idle_W, c[layout.C_REPLICA_IDLE_W])
+        assert reference.prefill_chunk_tokens == c[layout.C_PREFILL_CHUNK_TOKENS] == engine.constants.prefill_chunk_tokens
+
+
+def test_iteration_kernels_with_jit_disabled_match(engine, tmp_path):
+    """The iteration kernels (and the cost rows) run as plain Python give the same numbers."""
+    scenarios = draw_scenarios(engine, 20, seed=3)
+    rng = random.Random(4)
+    iterations = [draw_requests(rng) for _ in scenarios]
+    code = (
+        "import json, sys, numpy\n"
+        "from accelscope.engine.physics.engine import Engine\n"
+        "from accelscope.engine.core.scenario import Scenario\n"
+        "from accelscope.engine.physics.kernels.iteration import request_positions, iteration_cost\n"
+        "payload = json.load(open(sys.argv[1]))\n"
+        "engine = Engine()\n"
+        "costs = engine.iteration_costs([Scenario(**item) for item in payload['scenarios']])\n"
+        "answers = []\n"
+        "for column, requests in enumerate(payload['iterations']):\n"
+        "    cost = costs[:, column]\n"
+        "    totals = numpy.zeros(3)\n"
+        "    for context, new, decode in requests:\n"
+        "        totals += request_positions(cost, context, new, decode)\n"
+        "    tokens = float(sum(new for _, new, _ in requests))\n"
+        "    answers.append([*totals, *iteration_cost(cost, tokens, float(len(requests)), *totals)])\n"
+        "numpy.save(sys.argv[2], numpy.array(answers))\n"
+        "numpy.save(sys.argv[3], costs)\n"
+    )
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps({"scenarios": [dataclasses.asdict(s) for s in scenarios], "iterations": iterations}))
+    answers_file, costs_file = tmp_path / "answers.npy", tmp_path / "costs.npy"
+    expected_costs = engine.iteration_costs(scenarios)
+    expected = []
+    for column, requests in enumerate(iterations):
+        cost = expected_costs[:, column]
+        totals = np.zeros(3)
+        for request in requests:
+            totals += iteration.request_positions(cost, *request)
+        tokens = float(sum(n for _, n, _ in requests))
+        expected.append([*totals, *iteration.iteration_cost(cost, tokens, float(len(requests)), *totals)])
+    environment = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    subprocess.run([sys.executable, "-c", code, str(payload), str(answers_file), str(costs_file)], check=True,
+                   env=environment)
+    np.testing.assert_allclose(np.load(costs_file), expected_costs, rtol=RELATIVE, atol=0)
+    np.testing.assert_allclose(np.load(answers_file), np.array(expected), rtol=RELATIVE, atol=0)
+
+
+# ---- the static engine, by hand ------------------------------------------------------------------
+
+HAND_CASES = [
+    # dense, every layer attending to the whole context
+    Scenario("llama-3.1-8b", "h100-sxm", batch=8, input_len=1000, output_len=256),
+    Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=8192, output_len=2),
+    Scenario("llama-3.3-70b", "mi300x", batch=5, input_len=1500, output_len=100, tp=4),
+    # pipeline of two stages
+    Scenario("llama-3.1-8b", "h100-sxm", batch=8, input_len=1000, output_len=256, pp=2),
+    Scenario("llama-3.3-70b", "h100-sxm", batch=3, input_len=600, output_len=40, tp=2, pp=2),
+    # mixture of experts over expert parallelism
+    Scenario("qwen3-30b-a3b", "h100-sxm", batch=8, input_len=1000, output_len=256, tp=4, ep=4),
+    Scenario("qwen3-235b-a22b", "h100-sxm", batch=16, input_len=500, output_len=64, tp=8, ep=8, pp=2),
+    # weights partly in a far tier
+    Scenario("llama-3.1-8b", "gh200", batch=4, input_len=2000, output_len=128, offload=0.5),
+]
+
+
+@pytest.fixture(scope="module", params=range(len(HAND_CASES)), ids=lambda i: f"{HAND_CASES[i].model}-pp{HAND_CASES[i].pp}")
+def hand_case(request, engine):
+    scenario = engine.resolve(HAND_CASES[request.param])
+    result = engine.predict(scenario)
+    assert result.waves == 1 and scenario.batch * scenario.input_len <= engine.constants.prefill_chunk_tokens
+    assert scenario.output_len % 2 == 0
+    return scenario, result, engine.iteration_costs([scenario])[:, 0], cost_model(engine, scenario)
+
+
+def _faces(cost, reference):
+    return (
+        ("kernel", functools.partial(iteration.request_positions, cost), functools.partial(iteration.iteration_cost, cost)),
+        ("reference", reference.request_positions, reference.iteration_cost),
+    )
+
+
+def test_prefilling_a_static_batch_costs_its_ttft(hand_case):
+    scenario, result, cost, reference = hand_case
+    n, prompt = scenario.batch, scenario.input_len
+    devices = scenario.tp * scenario.pp
+    for face, positions, cost_of in _faces(cost, reference):
+        duration, energy = cost_of(*sums(positions, [(0, prompt, False)] * n))
+        assert close(result.ttft_s, duration, 1e-12), face
+        assert close(result.prefill.power_per_device_W * result.prefill.time_s * devices, energy, 1e-12), face
+
+
+def test_a_decode_step_at_the_mean_context_costs_the_static_itl(hand_case):
+    scenario, result, cost, reference = hand_case
+    model_layers = reference.setup.attention
+    if model_layers.n_window or model_layers.n_chunked:
+        pytest.skip("the static step reads the mean of a capped context, not the context of the mean")
+    n = scenario.batch
+    context = scenario.input_len + scenario.output_len // 2 - 1
+    devices = scenario.tp * scenario.pp
+    for face, positions, cost_of in _faces(cost, reference):
+        duration, energy = cost_of(*sums(positions, [(context, 1, True)] * n))
+        assert close(result.itl_s, duration, 1e-12), face
+        assert close(result.decode.power_per_device_W * result.itl_s * devices, energy, 1e-12), face
+
+
+def test_prefill_chunks_of_a_long_prompt_add_up_to_its_causal_positions(engine):
+    """Chunk by chunk, a prompt's positions sum to the static prefill's: attention over every
+    layer kind (sliding windows and chunked attention included) and the KV re-reads."""
+    for model_id in ("gemma-3-27b", "llama-4-scout-17b-16e", "llama-3.1-8b"):
+        scenario = engine.resolve(Scenario(model_id, "h100-sxm", batch=1, input_len=50_000, output_len=2, tp=8))
+        reference = cost_model(engine, scenario)
+        layers, chunk = reference.setup.attention, reference.prefill_chunk_tokens
+        cost = engine.iteration_costs([scenario])[:, 0]
+        chunks = [(start, min(chunk, 50_000 - start), False) for start in range(0, 50_000, chunk)]
+        for positions in (reference.request_positions, functools.partial(iteration.request_positions, cost)):
+            _, _, prefill, decode, kv_read = sums(positions, chunks)
+            assert close(layers.prompt(50_000), prefill) and decode == 0.0
+            assert close(layers.reread(50_000, chunk), kv_read)
