@@ -9,43 +9,42 @@ device's rental or purchase, and price devices the bundled book leaves out.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from ..core.prices import RENTAL_KINDS, DevicePrices, Price, PriceBook, Site
+from ..core.prices import MAX_PRICE_USD, RENTAL_KINDS, SITE_LIMITS, DevicePrices, Price, PriceBook, Site
 from ..core.sourced import GRADES
-from .catalog import user_data_dir
+from .folders import user_data_dir
 from .reading import PathLike, TableReader, as_path, describe, read_toml_file
 
 PRICES_FILE = "prices.toml"
-MAX_PRICE_USD = 1e9
 _PRICE_KEYS = ("value", "source", "date", "grade", "note", "alternatives")
 _RENTAL_KEYS = (*_PRICE_KEYS, "kind", "provider")
 _PURCHASE_KEYS = (*_PRICE_KEYS, "includes")
-# Site values: (lowest allowed, highest allowed, whether the lowest is allowed itself).
-SITE_RANGES: dict[str, tuple[float, float, bool]] = {
-    "electricity_usd_per_kwh": (0.0, 10.0, False),
-    "pue": (1.0, 5.0, True),
-    "amortisation_years": (0.0, 50.0, False),
-    "utilisation": (0.0, 1.0, False),
-    "hosting_usd_per_device_year": (0.0, 1e7, True),
-}
 
 
 def bundled_prices_path() -> PathLike:
     return files("accelscope.resources") / PRICES_FILE
 
 
-def load_price_book(path: PathLike | None = None, *, include_user: bool = True,
+@functools.cache
+def bundled_price_book() -> PriceBook:
+    """The bundled book alone (read once: it does not change while the app runs)."""
+    return load_price_book(include_user=False)
+
+
+def load_price_book(path: PathLike | None = None, *, include_user: bool = True, user_dir: Path | None = None,
                     accelerator_ids: Mapping[str, object] | None = None) -> PriceBook:
-    """The bundled book, with the user's own file laid over it when there is one. Devices named
+    """The bundled book (or the one at ``path``), with the user's own file (in ``user_dir``, by
+    default the user data folder) laid over the bundled one when there is one. Devices named
     must be among ``accelerator_ids`` when it is given."""
     site, devices = _read(path if path is not None else bundled_prices_path(), accelerator_ids, require_site=True)
     if include_user and path is None:
-        user = user_data_dir() / PRICES_FILE
+        user = (user_dir or user_data_dir()) / PRICES_FILE
         if user.exists():
             user_site, user_devices = _read(user, accelerator_ids, require_site=False)
             site = {**site, **user_site}
@@ -63,8 +62,8 @@ def _read(path: PathLike, accelerator_ids: Mapping[str, object] | None, *, requi
     site: dict[str, Price] = {}
     table = root.sub("site") if require_site else root.sub("site", None)
     if table is not None:
-        table.reject_unknown(tuple(SITE_RANGES))
-        for name, (low, high, inclusive) in SITE_RANGES.items():
+        table.reject_unknown(tuple(SITE_LIMITS))
+        for name, (low, high, inclusive) in SITE_LIMITS.items():
             if table.has(name):
                 site[name] = _price(table, name, _PRICE_KEYS, low, high, inclusive)
             elif require_site:
@@ -108,7 +107,8 @@ def _price(parent: TableReader, key: str, keys: tuple[str, ...], low: float, hig
         bound = f"at least {low:g}" if inclusive else f"above {low:g}"
         raise entry.error("value", f"must be {bound} and at most {high:g}, got {describe(value)}")
     source = _required_text(entry, "source", "every price needs its source (provider page, report, datasheet)")
-    date = _required_text(entry, "date", 'every price needs its date (e.g. "2026-06", or "n.d." when the source has none)')
+    date = _required_text(entry, "date",
+                          'every price needs its date (e.g. "2026-06", or "n.d." when the source has none)')
     grade = _required_text(entry, "grade", f"one of {', '.join(GRADES)}")
     if grade not in GRADES:
         raise entry.error("grade", f"must be one of {', '.join(GRADES)}, got {grade[:40]!r}")
