@@ -295,5 +295,5 @@ class MainWindow(QMainWindow):
         scenario = frame.workspace.scenario
         if scenario.accelerator not in frame.accelerators:
             scenario = scenario.with_changes(accelerator=frame.accelerators[0])
-        explanation = explain(self.engine, scenario)
+        explanation = explain(self.engine, scenario, frame.workspace.cost)
         self.explain_panel.show_explanation(self.comparison.with_deltas(explanation, frame, scenario.accelerator))

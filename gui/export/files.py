@@ -27,7 +27,7 @@ from accelscope.engine.catalog.reading import special_file_kind
 from accelscope.engine.core.table import Table
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import Explanation
-from accelscope.engine.text.tables import frame_tables, scenario_comments
+from accelscope.engine.text.tables import cost_comments, cost_tables, frame_tables, scenario_comments
 
 from ..panels import PANELS
 from ..panels.analysis import AnalysisPanel
@@ -183,6 +183,11 @@ def export_all(
         else:
             written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale,
                                    preset=preset)
+    for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
+        path = folder / f"{name}.csv"
+        refuse_special_file(path)
+        path.write_text(table.to_csv(cost_comments(frame, preset.name)), encoding="utf-8")
+        written.append(path)
     if explanation is not None:
         path = folder / "explain.txt"
         refuse_special_file(path)
