@@ -362,3 +362,24 @@ def cheapest_at_slo(capacities: Sequence[SloCapacity], pricing: Pricing, catalog
             priced.append(cost)
     priced.sort(key=lambda cost: cost.view(view).usd_per_mtok_output)  # stable: ties keep the order given
     return CheapestAtSlo(view, tuple(priced), tuple(unpriced), tuple(failing))
+
+
+# ---- the frontier: the cheapest at each latency ---------------------------------------------------
+
+
+def cheapest_frontier(latency_s: np.ndarray, usd_per_mtok: np.ndarray) -> np.ndarray:
+    """Indices (into the flattened arrays) of the points no other point beats on both counts:
+    each is cheaper than every point of lower or equal latency. In order of latency, so the
+    cost falls along them; a latency budget's cheapest option is the last one within it.
+    Points with an unknown (NaN) or non-positive value on either count are left out."""
+    latency = np.asarray(latency_s, dtype=float).ravel()
+    cost = np.asarray(usd_per_mtok, dtype=float).ravel()
+    candidates = np.flatnonzero(np.isfinite(latency) & np.isfinite(cost) & (latency > 0) & (cost > 0))
+    order = candidates[np.lexsort((cost[candidates], latency[candidates]))]  # by latency, then cost
+    kept = []
+    cheapest = math.inf
+    for index in order:
+        if cost[index] < cheapest:
+            kept.append(index)
+            cheapest = cost[index]
+    return np.array(kept, dtype=np.int64)
