@@ -23,6 +23,7 @@ from accelscope.engine.studies.cost import (
     SloCapacity,
     capacity_cost,
     cheapest_at_slo,
+    cheapest_frontier,
     cost_arrays,
     frame_costs,
     result_cost,
@@ -297,3 +298,64 @@ def test_the_cost_tables_hold_the_costs_and_leave_unknowns_empty(engine):
         float(costs.sweep.rental.usd_per_mtok_output[0, 0]))
     comments = cost_comments(frame, "p")
     assert any(line.startswith("pue: 1.58 (Uptime Institute") for line in comments)
+
+
+# ---- the frontier and the disaggregation claim ------------------------------------------------------
+
+
+def test_the_cheapest_frontier_keeps_what_nothing_beats():
+    latency = np.array([[1.0, 2.0, 3.0], [1.5, 2.5, 4.0]])
+    usd = np.array([[5.0, 3.0, 4.0], [4.0, np.nan, 1.0]])
+    # (1, 5), (1.5, 4), (2, 3) and (4, 1) each beat everything as fast or faster; (3, 4) is beaten
+    # by (2, 3); the unknown cost is left out.
+    assert list(cheapest_frontier(latency, usd)) == [0, 3, 1, 5]
+    assert cheapest_frontier(np.array([1.0]), np.array([np.nan])).size == 0
+
+
+def test_the_pool_price_that_disaggregation_could_afford():
+    from accelscope.engine.core.scenario import Workload
+    from accelscope.engine.studies.claims import Deployment, DisaggregationCase
+
+    # Fixed: 4 devices, 8,000 tokens/s. Pooled: 2 devices, 6,000 tokens/s, 100 GB in the pool.
+    # Devices at $2/h: the fixed layout costs 8/8,000 = $0.001 per token-second; 22% less on
+    # 6,000 tokens/s allows $4.68 an hour, $4 of it the devices: the pool may cost $0.68 an hour
+    # for 100 GB, $4.964 per GB-month (730 h). Per device-second: 2,000 against 3,000 tokens.
+    fixed = Deployment(4, 0.0, 0.0, 4, 8000.0, 0.0, 1)
+    pooled = Deployment(2, 0.5, 1.0, 2, 6000.0, 100e9, 1)
+    case = DisaggregationCase("test", Workload(), fixed, pooled, 2.0)
+    assert case.cost_ratio == pytest.approx(2 / 3)
+    assert case.saving_percent == pytest.approx(100 / 3)
+    assert case.pool_break_even_usd_per_gb_month() == pytest.approx(0.68 / 100 * 730)
+    slower = DisaggregationCase("test", Workload(), fixed, Deployment(2, 0.5, 1.0, 2, 5000.0, 100e9, 1), 2.0)
+    assert slower.pool_break_even_usd_per_gb_month() < 0  # 22% less would leave less than the devices cost
+
+
+def test_the_disaggregation_claim_is_the_best_saving_of_the_engines_layouts(engine):
+    from accelscope.engine.core.scenario import Scenario as S
+    from accelscope.engine.studies.claims import (
+        DISAGGREGATION_ACCELERATOR,
+        DISAGGREGATION_MODEL,
+        DISAGGREGATION_WORKLOADS,
+        FIXED_TP,
+        disaggregation_cases,
+        disaggregation_tco_check,
+    )
+
+    cases = disaggregation_cases(engine)
+    check = disaggregation_tco_check(engine)
+    assert check.paper_value == 22.0 and check.unit == "%"
+    assert check.computed_value == pytest.approx(max(case.saving_percent for case in cases))
+    # The fixed layouts, worked out one by one: the most input+output tokens per device-second
+    # among those whose weights fit.
+    for (_, workload), case in zip(DISAGGREGATION_WORKLOADS, cases, strict=True):
+        per_device = {}
+        for tp in FIXED_TP:
+            result = engine.predict(S.from_workload(DISAGGREGATION_MODEL, DISAGGREGATION_ACCELERATOR, workload, tp=tp))
+            if result.fits:
+                per_device[tp] = result.throughput_total_tok_s / result.devices
+        assert case.fixed.tp == max(per_device, key=per_device.get)
+        assert case.fixed.tokens_per_device_s == pytest.approx(max(per_device.values()))
+        assert case.pooled.waves == 1 and case.pooled.pool_bytes > 0
+    # Decode reads every pooled byte each step: pooling costs more where decode dominates.
+    assert cases[0].saving_percent < 0 and cases[1].saving_percent < 0
+    assert check.computed_value < 22.0 and "cluster scheduling" in check.note
