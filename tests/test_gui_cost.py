@@ -179,3 +179,14 @@ def test_the_explanation_follows_the_cost_settings(open_window):
     text = window.explain_panel.text()
     assert "Owned: $30,000 per device (your own value)" in text
     assert not math.isnan(controller.last_frame.outputs.power_W[0])
+
+
+def test_the_price_book_button_also_clears_what_was_refused(open_window):
+    window = open_window()
+    group = window.controls.cost_group
+    edit = group.site_bindings["pue"].edit
+    type_into(edit, "0.2")
+    assert edit.styleSheet() and not group.message.isHidden()
+    group.book_button.click()
+    assert edit.text() == "" and not edit.styleSheet() and group.message.isHidden()
+    assert window.controller.workspace.cost == CostSettings()

@@ -147,6 +147,7 @@ class CostGroup(QGroupBox):
         self.message.hide()
         form.addRow(self.message)
         self._selected: str | None = None
+        self._followed: tuple[str, CostSettings] | None = None  # (selected, settings) last shown
 
     def _row(self, form: QFormLayout, label: str, factor: float) -> OptionalNumberBinding:
         edit = QLineEdit()
@@ -181,8 +182,13 @@ class CostGroup(QGroupBox):
                                                                                    **{field: value}))
         for field, binding in self.site_bindings.items():
             apply(binding, lambda settings, value, field=field: settings.with_site(**{field: value}))
-        self.book_button.clicked.connect(
-            lambda: controller.set_workspace(controller.workspace.with_changes(cost=CostSettings())))
+        def use_the_book() -> None:
+            controller.set_workspace(controller.workspace.with_changes(cost=CostSettings()))
+            for binding in (*self.price_bindings.values(), *self.site_bindings.values()):
+                binding.set_value(None)  # clears what was typed and refused, too
+            self._show_problem("")
+
+        self.book_button.clicked.connect(use_the_book)
         controller.workspace_changed.connect(self.follow)
         self.follow(controller.workspace)
 
@@ -190,6 +196,9 @@ class CostGroup(QGroupBox):
         """Show ``workspace``'s settings, and the selected accelerator's prices beside the book's."""
         settings, book = workspace.cost, self.catalog.prices
         selected = workspace.selected
+        if (selected, settings) == self._followed:
+            return  # most changes (a slider drag) leave the prices alone
+        self._followed = (selected, settings)
         if selected != self._selected:
             self._selected = selected
             accelerator = self.catalog.accelerators.get(selected)
