@@ -190,3 +190,15 @@ def test_the_price_book_button_also_clears_what_was_refused(open_window):
     group.book_button.click()
     assert edit.text() == "" and not edit.styleSheet() and group.message.isHidden()
     assert window.controller.workspace.cost == CostSettings()
+
+
+def test_exporting_the_cost_page_writes_its_picture_and_the_cost_tables(qtbot, engine, catalog, tmp_path):
+    from accelscope.gui.export.files import export_view
+
+    frame = a_frame(engine)
+    panel = cost_panel(qtbot, catalog, frame)
+    written = export_view("energy", panel, frame, catalog, tmp_path / "energy")
+    assert sorted(path.name for path in written) == ["energy-cost.csv", "energy-cost_sweep.csv", "energy.png",
+                                                     "energy.svg"]
+    header = next(line for line in (tmp_path / "energy-cost.csv").read_text().splitlines() if not line.startswith("#"))
+    assert header.startswith("accelerator,devices,fits") and "rental [USD per million output tokens]" in header
