@@ -36,6 +36,7 @@ from .look.style import configure_pyqtgraph
 from .panels import PANELS, make_panels
 from .panels.base import Panel
 from .panels.explain import ExplainPanel
+from .panels.run_here import RunHerePanel
 from .panels.scaling import ScalingPanel
 from .state import session
 from .state.compare import Comparison
@@ -151,6 +152,8 @@ class MainWindow(QMainWindow):
                 if PANELS[view].analysis:
                     panel.view_option_changed.connect(self.controller.set_option)
                 if isinstance(panel, ScalingPanel):
+                    panel.model_requested.connect(self.models.use)
+                if isinstance(panel, RunHerePanel):
                     panel.model_requested.connect(self.models.use)
             self.tabs.setCurrentIndex(current)
 

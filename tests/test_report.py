@@ -24,6 +24,7 @@ ANALYSIS_TABLES = {
     "parallelism": ("tp_dp.csv", "ep_tp.csv"),
     "regimes": ("regimes.csv",),
     "tiers": ("memory_tiers.csv",),
+    "run_here": ("run_here.csv",),
 }
 
 
@@ -148,12 +149,13 @@ def test_the_headless_tables_carry_each_tabs_title():
     from accelscope.gui.panels.parallelism import ParallelismPanel
     from accelscope.gui.panels.regimes import RegimesPanel
     from accelscope.gui.panels.roofline import RooflinePanel
+    from accelscope.gui.panels.run_here import RunHerePanel
     from accelscope.gui.panels.scaling import ScalingPanel
     from accelscope.gui.panels.sweep import SweepPanel
     from accelscope.gui.panels.tiers import TiersPanel
 
     panels = (RooflinePanel, MemoryPanel, LatencyPanel, SweepPanel, EnergyPanel, ScalingPanel, ParallelismPanel,
-              RegimesPanel, TiersPanel)
+              RegimesPanel, TiersPanel, RunHerePanel)
     assert dict(zip(VIEWS + ANALYSIS_VIEWS, (panel.title for panel in panels), strict=True)) == TITLES
 
 
