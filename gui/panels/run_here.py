@@ -59,10 +59,13 @@ VERDICT_WORDS: dict[str, str] = {
     "none": "runs nowhere",
 }
 ROW_LABEL_PX = 220  # model names wider than this are cut with an ellipsis (hover gives them whole)
+BATCH_TEXT_MIN_PX = 520  # a plot narrower than this leaves the largest batch to the table and hover
 MIN_ROW_PX = 13  # the chart keeps at least this per model before the table gives up room
 CHART_CHROME_PX = 70  # the chart's axis and margins
 TABLE_MIN_PX = 90
+MODEL_COLUMN_PX = 200
 SPLIT_SIZES = [700, 260]  # chart over table, in proportion until the user drags the handle
+COMBO_CHARACTERS = 30
 SELECTED_ENTRY = ""  # the combo's first entry: whatever accelerator is selected
 COLUMNS: tuple[str, ...] = ("Model", "Runs here?", "Decode tok/s", "Largest batch", "Runs with", "Weights (GB)",
                             "Parameters (B)")
@@ -78,17 +81,20 @@ COLUMN_TIPS: tuple[str, ...] = (
 NUMERIC_COLUMNS = frozenset({2, 3, 5, 6})
 
 
-def bar_text(row: ModelRun, study: RunHere) -> str:
-    """What is written beside a model's bar: what runs it, its tokens/s and largest batch."""
+def bar_text(row: ModelRun, study: RunHere, with_batch: bool = True) -> str:
+    """What is written beside a model's bar: what runs it, its tokens/s and (``with_batch``) its
+    largest batch."""
     option = row.option
     if row.fits:
-        return f"{compact(row.decode_tok_s)} tok/s · batch ≤ {count(row.max_batch)}"
-    if option is None:
+        what, batch = "", row.max_batch
+    elif option is None:
         return "runs nowhere (hover: why)"
-    if option.devices > 1:
-        return f"{option.devices:,} devices · {compact(option.decode_tok_s)} tok/s · batch ≤ {count(option.max_batch)}"
-    return (f"{option.label(study.workload)} · {compact(option.decode_tok_s)} tok/s · "
-            f"batch ≤ {count(option.max_batch)}")
+    elif option.devices > 1:
+        what, batch = f"{option.devices:,} devices · ", option.max_batch
+    else:
+        what, batch = f"{option.label(study.workload)} · ", option.max_batch
+    text = f"{what}{compact(row.decode_tok_s)} tok/s"
+    return f"{text} · batch ≤ {count(batch)}" if with_batch else text
 
 
 class RunHerePanel(AnalysisPanel):
@@ -112,7 +118,10 @@ class RunHerePanel(AnalysisPanel):
         self.combo.setAccessibleName("Device")
         self.combo.setToolTip("The device every model is tried on; the first entry follows the selected accelerator.")
         self.combo.setMaxVisibleItems(24)
-        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # As wide as a usual name, not the longest: the tab must fit beside both docks on a small
+        # screen; the list that drops down is as wide as its entries.
+        self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.combo.setMinimumContentsLength(COMBO_CHARACTERS)
         device_label.setBuddy(self.combo)
         self._fill_combo()
         self.combo.currentIndexChanged.connect(self._combo_changed)
@@ -125,13 +134,14 @@ class RunHerePanel(AnalysisPanel):
         self.header = subtitle_label("")
         self.legend = subtitle_label(
             swatch(FITS_COLOUR, "fits as set")
-            + " &nbsp; " + swatch(WAVES_COLOUR, "fits this device at a lower precision")
-            + " &nbsp; " + swatch(NO_FIT_COLOUR, "needs more devices of this kind", hatch=True)
-            + " &nbsp; · beside a bar: what runs it, tokens/s, largest batch · click a model to use it"
+            + " &nbsp; " + swatch(WAVES_COLOUR, "fits at a lower precision")
+            + " &nbsp; " + swatch(NO_FIT_COLOUR, "needs more devices", hatch=True)
         )
         self.canvas = canvas()
         self.chart = LogBarPlot(self.canvas, 0, title="", x_label="decode tokens/s at batch 1, log scale",
                                 x_unit=None, row_labels=True)
+        self._batch_texts = True  # the bars' texts give the largest batch (wide enough for it)
+        self.canvas.resized.connect(self._resized)
         self.picker = RowPicker(self.canvas, [self.chart.plot], lambda: len(self.row_ids), self._tooltip,
                                 self._row_clicked, self)
 
@@ -146,6 +156,7 @@ class RunHerePanel(AnalysisPanel):
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setAccessibleName("Models on the device")
         self.table.cellClicked.connect(lambda row, _column: self._row_clicked(row))
@@ -186,6 +197,7 @@ class RunHerePanel(AnalysisPanel):
                 model.appendRow(entry)
         self.combo.blockSignals(True)
         self.combo.setModel(model)
+        self.combo.view().setMinimumWidth(self.combo.view().sizeHintForColumn(0) + 24)
         index = self.combo.findData(self.device)
         self.combo.setCurrentIndex(max(index, 0))
         self.combo.blockSignals(False)
@@ -263,18 +275,32 @@ class RunHerePanel(AnalysisPanel):
         self.row_ids = tuple(row.model for row in rows)
         self.chart.row_axis.set_rows([row.name for row in rows], max_width=ROW_LABEL_PX, ids=list(self.row_ids))
         self.canvas.settle()  # the plot's width, for the texts beside the bars
-        self.chart.update(
-            {"value": np.array([row.decode_tok_s for row in rows], dtype=float)},
-            [VERDICT_COLOURS[row.verdict] for row in rows],
-            np.array([row.verdict in ("fits", "lower_precision") for row in rows], dtype=bool),
-            [bar_text(row, study) for row in rows],
-        )
+        self._draw_bars(study)
         self.canvas.setMinimumHeight(MIN_ROW_PX * len(rows) + CHART_CHROME_PX)
         self._show_table(study)
         self._show_header(study)
         self._apply_selection()
 
     # ---- drawing -------------------------------------------------------------------------
+
+    def _draw_bars(self, study: RunHere) -> None:
+        rows = study.rows
+        self._batch_texts = self._room_for_batches()
+        self.chart.update(
+            {"value": np.array([row.decode_tok_s for row in rows], dtype=float)},
+            [VERDICT_COLOURS[row.verdict] for row in rows],
+            np.array([row.verdict in ("fits", "lower_precision") for row in rows], dtype=bool),
+            [bar_text(row, study, self._batch_texts) for row in rows],
+        )
+
+    def _room_for_batches(self) -> bool:
+        """Whether the plot is wide enough for the largest batch beside each bar (the table and
+        hover always give it)."""
+        return (self.chart.plot.vb.width() or 0.0) >= BATCH_TEXT_MIN_PX
+
+    def _resized(self) -> None:
+        if self.study is not None and self._room_for_batches() != self._batch_texts:
+            self._draw_bars(self.study)
 
     def _show_header(self, study: RunHere) -> None:
         w = study.workload
@@ -293,7 +319,7 @@ class RunHerePanel(AnalysisPanel):
             counts.append(f"{nowhere} run nowhere")
         self.header.setText(
             f"<b>{study.accelerator_name}</b>{chosen}: {gigabytes(study.usable_bytes)} usable · {settings} · "
-            + ", ".join(counts) + "."
+            + ", ".join(counts) + ". Click a model to use it."
         )
 
     def _show_table(self, study: RunHere) -> None:
@@ -322,6 +348,8 @@ class RunHerePanel(AnalysisPanel):
                     item.setForeground(plot_text_colour(VERDICT_COLOURS[row.verdict]))
                 item.setToolTip(self._tooltip(index))
                 table.setItem(index, column, item)
+        # The longest model name would take a third of a narrow tab: cut it (hover gives it whole).
+        table.setColumnWidth(0, min(table.sizeHintForColumn(0), MODEL_COLUMN_PX))
         table.setUpdatesEnabled(True)
 
     def _apply_selection(self) -> None:
@@ -361,11 +389,14 @@ class RunHerePanel(AnalysisPanel):
         else:
             lines.append(f"<b>does not fit</b> one {device}: {row.fit_reason} (weights {gigabytes(row.weights_bytes)}, "
                          f"{gigabytes(row.usable_bytes)} usable)")
+            if row.lower_precision is None:
+                lines.append("no narrower precision fits this device (down to 4-bit weights with an 8-bit KV cache)")
             lines += self._option_lines(row.lower_precision, study, "on this device with")
             lines += self._option_lines(row.more_devices, study, "on")
-            if row.lower_precision is None and row.more_devices is None:
-                lines.append("no narrower precision fits it, nor tensor parallelism up to 65,536 devices")
-        lines += [f"⚠ {text}" for text in row.warnings]
+            if row.more_devices is None:
+                lines.append("tensor parallelism up to 65,536 devices does not hold it either")
+        # The warnings are those of the scenario's settings on one device: only where those run.
+        lines += [f"⚠ {text}" for text in row.warnings] if row.fits else []
         lines.append(f"{row.total_params / 1e9:,.1f} B parameters · click: use it in the scenario")
         return tooltip_html(f"{row.name} on {device}", lines)
 
