@@ -9,7 +9,11 @@ sequence counts to :func:`iteration_cost`. Both use the static engine's physics,
 helpers ``evaluate_many`` uses: the stage pass, the pipeline hand-over, the host time and the
 power model.
 
-Both are inlined into a calling kernel (``jit(inline=True)``), so a simulator's loop pays no
+A simulator that steps the same requests' decodes many times over can take a decode's
+positions, their change per further step and how long that change holds from
+:func:`decode_positions`, and add instead of summing again.
+
+All three are inlined into a calling kernel (``jit(inline=True)``), so a simulator's loop pays no
 reference counting for passing ``cost`` on each call.
 
 Units: seconds, J; positions and tokens are counts (floats).
@@ -62,6 +66,45 @@ def request_positions(cost, context_before, new_tokens, is_decode):
         positions += n_chunked * (chunked_causal_positions(end, chunk) - chunked_causal_positions(context_before, chunk))
     kv_read = stored_positions(n_full, n_window, window, n_chunked, attention_chunk, context_before)
     return positions, 0.0, kv_read
+
+
+# decode_positions' step count when no layer's window or attention chunk lies ahead.
+UNBOUNDED_STEPS = 1 << 62
+
+
+@jit(inline=True)
+def decode_positions(cost, context_before):
+    """A run of decode steps of one request from context c: (positions, increment, steps).
+
+    The step at context c + k attends to (and reads the KV cache of) positions + k x increment
+    positions, summed over the layers, for 0 <= k <= steps: what :func:`request_positions`
+    gives for (c + k, 1, decode), exactly, since every term is a whole or half-whole number far
+    below 2**53 (so sums of them, in any order, are the same float). The increment is one per
+    full-attention layer, per window layer while the token's position c + 1 + k stays within
+    the window, per chunked layer while it stays within the first attention chunk (a chunked
+    layer's step past the first chunk changes the half-chunk mean once, then nothing).
+    ``steps`` is UNBOUNDED_STEPS when no such bound lies ahead.
+    """
+    n_full = cost[C_N_FULL]
+    n_window = cost[C_N_WINDOW]
+    window = cost[C_WINDOW]
+    n_chunked = cost[C_N_CHUNKED]
+    attention_chunk = cost[C_ATTENTION_CHUNK]
+    position = context_before + 1.0
+    positions = attended_positions(n_full, n_window, window, n_chunked, attention_chunk, position)
+    increment = n_full
+    steps = UNBOUNDED_STEPS
+    if n_window != 0.0 and position < window:
+        increment += n_window
+        steps = min(steps, int(window - position))
+    if n_chunked != 0.0:
+        if position < attention_chunk:
+            increment += n_chunked
+            steps = min(steps, int(attention_chunk - position))
+        elif position == attention_chunk:
+            increment += n_chunked * ((attention_chunk + 1.0) / 2.0 - attention_chunk)
+            steps = 1
+    return positions, increment, steps
 
 
 @jit(inline=True)
