@@ -9,6 +9,15 @@ users waiting to issue sit in a binary heap. The kernel allocates nothing: the c
 the outputs and a workspace from ``allocate_workspace``.
 
 The iteration's time and energy are the engine's (``physics.kernels.iteration``, inlined).
+
+Fast-forward (``SET_FAST_FORWARD``), as in the reference: a replica whose last iteration
+decoded every running request, with none waiting, enters a steady window in which each
+iteration repeats the last one's composition. Its iterations are then started and completed in
+O(1): the decode positions follow by an increment (``decode_positions``), the new KV blocks of
+a step come from a count of the requests by the step at which each next needs a block (the
+position of its KV within its last block), and the requests' own state is brought up to date
+once, when the window ends. The event loop is unchanged, so arrivals, the other replicas and
+the caps interleave with a window's iterations exactly as with stepping.
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...physics.jit import jit
-from ...physics.kernels.iteration import iteration_cost, request_positions
+from ...physics.kernels.iteration import UNBOUNDED_STEPS, decode_positions, iteration_cost, request_positions
 from .layout import (
     CNT_CAPPED,
     CNT_GAPS,
@@ -49,6 +58,7 @@ from .layout import (
     REQ_TOKENS_EMITTED,
     ROUTER_ROUND_ROBIN,
     SET_BLOCK_SIZE,
+    SET_FAST_FORWARD,
     SET_KV_BLOCKS_TOTAL,
     SET_LONG_PREFILL_THRESHOLD,
     SET_MAX_BATCHED_TOKENS,
@@ -94,7 +104,18 @@ RP_RESERVED_BLOCKS = 8
 RP_PREFIX_CACHED = 9
 RP_OUTSTANDING = 10
 RP_SCHEDULED_LENGTH = 11
-RP_SIZE = 12
+RP_ALL_EMITTED = 12  # 1: every running request emitted a token in the iteration it last completed
+RP_STEADY = 13  # 1: in a steady window (its running requests' state lags, see exit_steady)
+RP_STEADY_STEPS = 14  # iterations started in the window
+RP_STEADY_LIMIT = 15  # iterations the window may start: the next would emit a request's last token
+RP_STEADY_HOLD = 16  # last window step whose positions follow by increment from the last refresh
+RP_STEADY_PHASE = 17  # window steps modulo the block size: the block_phases slot of the next step
+RP_SIZE = 18
+
+# Steady window sums, float64[replicas, SF_SIZE].
+SF_POSITIONS = 0  # decode positions of the window's next step
+SF_INCREMENT = 1  # and their change per step until RP_STEADY_HOLD
+SF_SIZE = 2
 
 # Scheduled entries, int64[replicas, capacity, SCHED_SIZE].
 SCHED_REQUEST = 0
@@ -108,10 +129,14 @@ LOOP_NEXT_UNISSUED = 1
 LOOP_PENDING = 2  # closed-loop issues in the heap
 LOOP_ROUND_ROBIN = 3
 LOOP_ITERATIONS = 4
-LOOP_SIZE = 5
+LOOP_FAST_FORWARDED = 5  # iterations started in steady windows
+LOOP_SIZE = 6
 
 
-def allocate_workspace(requests, replicas, running_capacity, users):
+WORKSPACE_LOOP_STATE = 7  # loop_state's place in allocate_workspace's tuple
+
+
+def allocate_workspace(requests, replicas, running_capacity, users, block_size):
     """Scratch arrays for one kernel run (contents need no initialisation)."""
     heap_capacity = max(1, min(users, requests))
     return (
@@ -123,6 +148,8 @@ def allocate_workspace(requests, replicas, running_capacity, users):
         np.empty(heap_capacity, dtype=np.float64),
         np.empty(heap_capacity, dtype=np.int64),
         np.empty(LOOP_SIZE, dtype=np.int64),
+        np.empty((replicas, SF_SIZE), dtype=np.float64),
+        np.empty((replicas, block_size), dtype=np.int64),
     )
 
 
@@ -161,6 +188,8 @@ def simulate_kernel(
     heap_s,
     heap_request,
     loop_state,
+    steady_float,
+    block_phases,
 ):
     """Run the simulation; fills the output arrays (layouts in ``layout``) like ``simulate_reference``.
 
@@ -181,6 +210,8 @@ def simulate_kernel(
     prefix_blocks = 0
     if policy != POLICY_STATIC:
         prefix_blocks = prefix_tokens // block_size
+    # A static batch keeps its finished members as padding: its iterations are never steady.
+    fast_forward = settings[SET_FAST_FORWARD] == 1 and policy != POLICY_STATIC
 
     # Helpers are closures over the arrays: numba inlines them, while module-level functions
     # taking arrays would pay reference counting on every array argument at every call.
@@ -536,7 +567,159 @@ def simulate_kernel(
 
     # -- iterations ----------------------------------------------------------------------------
 
+    # -- steady windows (fast-forward) ---------------------------------------------------------
+
+    def refresh_positions(replica, step):
+        """Decode positions of the window's step ``step``, their increment and how long it holds."""
+        positions = 0.0
+        increment = 0.0
+        hold = UNBOUNDED_STEPS
+        for index in range(replica_state[replica, RP_RUNNING_LENGTH]):
+            request = running[replica, index]
+            request_positions_now, request_increment, steps = decode_positions(
+                cost, request_state[request, RS_COMPUTED] + step
+            )
+            positions += request_positions_now
+            increment += request_increment
+            hold = min(hold, steps)
+        steady_float[replica, SF_POSITIONS] = positions
+        steady_float[replica, SF_INCREMENT] = increment
+        replica_state[replica, RP_STEADY_HOLD] = step + hold
+
+    def enter_steady(replica):
+        """Open a window if the replica's next iterations repeat its last: every running request
+        emitted in it (so each decodes next, after a regular gap), none waits, all within the
+        token budget, none is one token from its end; True if opened."""
+        length = replica_state[replica, RP_RUNNING_LENGTH]
+        if (
+            replica_state[replica, RP_ALL_EMITTED] == 0
+            or replica_state[replica, RP_WAITING_LENGTH] > 0
+            or length == 0
+            or length > max_batched_tokens
+        ):
+            return False
+        positions = 0.0
+        increment = 0.0
+        hold = UNBOUNDED_STEPS
+        remaining = UNBOUNDED_STEPS
+        opened = True
+        counted = 0
+        for index in range(length):
+            request = running[replica, index]
+            computed = request_state[request, RS_COMPUTED]
+            # The window's step at which it next needs a block: its KV fills its last block then.
+            first_block_step = request_state[request, RS_BLOCKS_HELD] * block_size - computed
+            left = output_tokens[request] - request_state[request, RS_EMITTED]
+            if not is_generation_step(request) or first_block_step < 0 or first_block_step >= block_size or left < 2:
+                opened = False  # a request's first step would emit its last token, or no regular step
+                break
+            block_phases[replica, first_block_step] += 1
+            counted += 1
+            remaining = min(remaining, left)
+            request_positions_now, request_increment, steps = decode_positions(cost, computed)
+            positions += request_positions_now
+            increment += request_increment
+            hold = min(hold, steps)
+        if not opened:
+            for index in range(counted):
+                request = running[replica, index]
+                block_phases[replica, request_state[request, RS_BLOCKS_HELD] * block_size - request_state[request, RS_COMPUTED]] = 0
+            return False
+        steady_float[replica, SF_POSITIONS] = positions
+        steady_float[replica, SF_INCREMENT] = increment
+        replica_state[replica, RP_STEADY_HOLD] = hold
+        replica_state[replica, RP_STEADY] = 1
+        replica_state[replica, RP_STEADY_STEPS] = 0
+        replica_state[replica, RP_STEADY_LIMIT] = remaining - 1
+        replica_state[replica, RP_STEADY_PHASE] = 0
+        return True
+
+    def start_steady(replica, time_s):
+        """Start the window's next iteration in O(1); False if the window ends before it: a
+        request would emit its last token, one waits, or the step's new blocks are not free
+        (the scheduler would preempt)."""
+        step = replica_state[replica, RP_STEADY_STEPS]
+        phase = replica_state[replica, RP_STEADY_PHASE]
+        new_blocks = block_phases[replica, phase]
+        blocks_used = replica_state[replica, RP_BLOCKS_USED]
+        if (
+            step == replica_state[replica, RP_STEADY_LIMIT]
+            or replica_state[replica, RP_WAITING_LENGTH] > 0
+            or new_blocks > kv_blocks_total - blocks_used
+        ):
+            return False
+        if step > replica_state[replica, RP_STEADY_HOLD]:
+            refresh_positions(replica, step)
+        positions = steady_float[replica, SF_POSITIONS]
+        blocks_used += new_blocks
+        replica_state[replica, RP_BLOCKS_USED] = blocks_used
+        sequences = replica_state[replica, RP_RUNNING_LENGTH]
+        duration_s, energy_j = iteration_cost(cost, sequences, sequences, 0.0, positions, positions)
+        iteration = loop_state[LOOP_ITERATIONS]
+        loop_state[LOOP_ITERATIONS] = iteration + 1
+        iteration_float[iteration, IT_START_S] = time_s
+        iteration_float[iteration, IT_DURATION_S] = duration_s
+        iteration_float[iteration, IT_ENERGY_J] = energy_j
+        iteration_int[iteration, IT_REPLICA] = replica
+        iteration_int[iteration, IT_SEQUENCES] = sequences
+        iteration_int[iteration, IT_TOKENS] = sequences
+        iteration_int[iteration, IT_PREFILL_TOKENS] = 0
+        iteration_int[iteration, IT_DECODE_TOKENS] = 0
+        iteration_int[iteration, IT_ITL_TOKENS] = 0
+        iteration_int[iteration, IT_WAITING] = 0
+        iteration_int[iteration, IT_RUNNING] = sequences
+        iteration_int[iteration, IT_KV_BLOCKS] = blocks_used
+        iteration_int[iteration, IT_PREEMPTIONS] = 0
+        replica_state[replica, RP_ITERATION] = iteration
+        replica_state[replica, RP_BUSY] = 1
+        replica_end_s[replica] = time_s + duration_s
+        replica_state[replica, RP_STEADY_STEPS] = step + 1
+        loop_state[LOOP_FAST_FORWARDED] += 1
+        phase += 1
+        if phase == block_size:
+            phase = 0
+        replica_state[replica, RP_STEADY_PHASE] = phase
+        steady_float[replica, SF_POSITIONS] = positions + steady_float[replica, SF_INCREMENT]
+        return True
+
+    def complete_steady(replica):
+        """Every request decoded one token, each a regular gap; none finished."""
+        iteration = replica_state[replica, RP_ITERATION]
+        sequences = replica_state[replica, RP_RUNNING_LENGTH]
+        iteration_int[iteration, IT_DECODE_TOKENS] = sequences
+        iteration_int[iteration, IT_ITL_TOKENS] = sequences
+        replica_state[replica, RP_BUSY] = 0
+        replica_end_s[replica] = np.inf
+        replica_state[replica, RP_PREVIOUS_ITERATION] = iteration
+
+    def exit_steady(replica):
+        """Close the window: each running request takes the steps the window completed (and
+        the blocks of those it started); its block_phases slot is cleared for the next window."""
+        started = replica_state[replica, RP_STEADY_STEPS]
+        completed = started - replica_state[replica, RP_BUSY]
+        last_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
+        for index in range(replica_state[replica, RP_RUNNING_LENGTH]):
+            request = running[replica, index]
+            computed = request_state[request, RS_COMPUTED]
+            held = request_state[request, RS_BLOCKS_HELD]
+            block_phases[replica, held * block_size - computed] = 0
+            if started > 0:
+                blocks = _ceil_div(computed + started, block_size)
+                if blocks > held:
+                    request_state[request, RS_BLOCKS_HELD] = blocks
+            if completed > 0:
+                request_state[request, RS_COMPUTED] = computed + completed
+                request_state[request, RS_NUM_TOKENS] = computed + completed + 1
+                request_state[request, RS_EMITTED] += completed
+                request_state[request, RS_LAST_EMIT_ITERATION] = last_iteration
+        replica_state[replica, RP_STEADY] = 0
+
     def start_iteration(replica, time_s):
+        if fast_forward and (replica_state[replica, RP_STEADY] == 1 or enter_steady(replica)):
+            if start_steady(replica, time_s):
+                return
+            exit_steady(replica)
+        replica_state[replica, RP_ALL_EMITTED] = 0
         replica_state[replica, RP_SCHEDULED_LENGTH] = 0
         if policy == POLICY_VLLM:
             preemptions = schedule_vllm(replica)
@@ -588,10 +771,14 @@ def simulate_kernel(
         replica_end_s[replica] = time_s + duration_s
 
     def complete_iteration(replica, time_s):
+        if replica_state[replica, RP_STEADY] == 1:
+            complete_steady(replica)
+            return
         iteration = replica_state[replica, RP_ITERATION]
         previous_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
         decode_tokens = 0
         regular_gaps = 0
+        emitted_now = 0
         any_finished = False
         for index in range(replica_state[replica, RP_SCHEDULED_LENGTH]):
             request = scheduled[replica, index, SCHED_REQUEST]
@@ -614,6 +801,7 @@ def simulate_kernel(
             if computed != request_state[request, RS_NUM_TOKENS]:
                 continue
             request_state[request, RS_NUM_TOKENS] = computed + 1
+            emitted_now += 1
             emitted = request_state[request, RS_EMITTED] + 1
             request_state[request, RS_EMITTED] = emitted
             if kind == STEP_DECODE:
@@ -654,6 +842,8 @@ def simulate_kernel(
         iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
         iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
         length = replica_state[replica, RP_RUNNING_LENGTH]
+        # Every running request emitted (those that finished leave): each decodes next.
+        replica_state[replica, RP_ALL_EMITTED] = 1 if emitted_now == length else 0
         if policy == POLICY_STATIC:
             batch_done = True
             for index in range(length):
@@ -704,6 +894,8 @@ def simulate_kernel(
     for replica in range(replicas):
         for column in range(RP_SIZE):
             replica_state[replica, column] = 0
+        for phase in range(block_size):
+            block_phases[replica, phase] = 0  # and again whenever a steady window closes
         replica_state[replica, RP_WAITING_HEAD] = -1
         replica_state[replica, RP_WAITING_TAIL] = -1
         replica_state[replica, RP_ITERATION] = -1
@@ -768,5 +960,8 @@ def simulate_kernel(
                     break
                 start_iteration(replica, time_s)
     counters[CNT_ITERATIONS] = loop_state[LOOP_ITERATIONS]
+    for replica in range(replicas):
+        if replica_state[replica, RP_STEADY] == 1:
+            exit_steady(replica)
     for request in range(requests):
         request_int[request, REQ_TOKENS_EMITTED] = request_state[request, RS_EMITTED]

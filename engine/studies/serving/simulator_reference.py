@@ -12,6 +12,17 @@ running list and a KV block pool; it schedules only at iteration boundaries. Eve
 
 Times are in seconds, sizes in tokens and KV blocks. The scheduler rules are those of vLLM v1
 and TensorRT-LLM described in the package notes.
+
+Fast-forward (setting ``SET_FAST_FORWARD``) changes no output, only the work: once a
+replica's iteration has decoded every running request and none waits, its next iterations
+repeat that one's composition (the same requests, one token each) until a request is about to
+emit its last token, a request is routed to it, or a step's new KV blocks are not free. Such
+iterations form a steady window (:class:`SteadyWindow`): each is costed from running sums (the
+decode positions change by an increment, ``decode_positions``; the requests needing a new block
+at a step are counted ahead by the step at which each fills its last block), and the requests'
+own state is brought up to date once, when the window closes. The event loop is the same, so
+arrivals, the other replicas and the caps interleave with a window's iterations as they do
+with the iterations stepped one request at a time.
 """
 
 from __future__ import annotations
@@ -52,6 +63,7 @@ from .layout import (
     REQ_TOKENS_EMITTED,
     ROUTER_ROUND_ROBIN,
     SET_BLOCK_SIZE,
+    SET_FAST_FORWARD,
     SET_KV_BLOCKS_TOTAL,
     SET_LONG_PREFILL_THRESHOLD,
     SET_MAX_BATCHED_TOKENS,
@@ -121,6 +133,27 @@ class Replica:
         self.prefix_cached = False
         self.outstanding = 0  # routed and not finished
         self.scheduled = []  # (request, new tokens, step kind) of the iteration in flight
+        self.all_emitted = False  # every running request emitted in the iteration it last completed
+        self.window = None  # a SteadyWindow while its iterations repeat
+
+
+class SteadyWindow:
+    """A replica's iterations that repeat its last one: every running request decodes one token
+    in each, none finishes, none waits, none is preempted. While it is open the running
+    requests' own state lags by the ``completed`` steps (``ReferenceEngine.close_window``)."""
+
+    def __init__(self, limit, block_phases):
+        self.started = 0  # iterations started in the window
+        self.completed = 0
+        self.limit = limit  # iterations it may start: the next one would emit a request's last token
+        # block_phases[step % block size]: requests whose KV fills their last block at that step
+        # of the window, so that they take a new block then (and every block-size steps after).
+        self.block_phases = block_phases
+        self.positions = 0.0  # decode positions of the next step
+        self.increment = 0.0  # their change per step, up to step `hold`
+        self.hold = 0
+        self.last_token_s = math.nan  # when the window's last completed step emitted
+        self.last_iteration = -1
 
 
 class ReferenceEngine:
@@ -144,6 +177,7 @@ class ReferenceEngine:
         counters,
         request_positions,
         iteration_cost,
+        decode_positions=None,
     ):
         self.arrival_s = [float(x) for x in arrival_s]
         self.think_s = [float(x) for x in think_s]
@@ -158,10 +192,15 @@ class ReferenceEngine:
         self.max_model_len = int(settings[SET_MAX_MODEL_LEN])
         self.prefix_tokens = int(settings[SET_PREFIX_TOKENS])
         self.static_batch = int(settings[SET_STATIC_BATCH])
+        # A static batch keeps its finished members as padding: its iterations are never steady.
+        self.fast_forward = bool(settings[SET_FAST_FORWARD]) and self.policy != POLICY_STATIC
+        if self.fast_forward and decode_positions is None:
+            raise ValueError("fast-forward needs decode_positions(cost, context) beside request_positions")
         self.max_time_s = float(max_time_s)
         self.cost = cost
         self.request_positions = request_positions
         self.iteration_cost = iteration_cost
+        self.decode_positions = decode_positions
         self.request_float = request_float
         self.request_int = request_int
         self.iteration_float = iteration_float
@@ -181,6 +220,7 @@ class ReferenceEngine:
         self.round_robin_next = 0
         self.iterations_used = 0
         self.stopped = False
+        self.fast_forwarded = 0  # iterations started in steady windows
         # Issues not yet routed: a pointer into arrival_s (open loop) or a heap of
         # (issue time, request index) with one entry per thinking user (closed loop).
         self.next_open_arrival = 0
@@ -418,9 +458,125 @@ class ReferenceEngine:
                 scheduled.append((request, new_tokens, self.step_kind(request, new_tokens)))
         return scheduled, 0
 
+    # -- steady windows (fast-forward) -------------------------------------------------------
+
+    def open_window(self, replica):
+        """A window if the replica's next iterations repeat its last: every running request
+        emitted in it (so each decodes next, after a regular gap), none waits, all fit the token
+        budget, and none is one token from its end; else None."""
+        running = replica.running
+        if not replica.all_emitted or replica.waiting or not running or len(running) > self.max_batched_tokens:
+            return None
+        block_phases = [0] * self.block_size
+        for request in running:
+            first_block_step = request.blocks_held * self.block_size - request.computed
+            if not request.is_generation_step() or not 0 <= first_block_step < self.block_size:
+                return None
+            block_phases[first_block_step] += 1
+        remaining = min(request.output_tokens - request.emitted for request in running)
+        if remaining < 2:
+            return None  # its first step would emit a request's last token
+        window = SteadyWindow(remaining - 1, block_phases)
+        self.refresh_positions(window, replica, 0)
+        return window
+
+    def refresh_positions(self, window, replica, step):
+        """The decode positions at the window's step ``step``, their increment and how long it holds."""
+        window.positions = 0.0
+        window.increment = 0.0
+        hold = math.inf
+        for request in replica.running:
+            positions, increment, steps = self.decode_positions(self.cost, request.computed + step)
+            window.positions += positions
+            window.increment += increment
+            hold = min(hold, steps)
+        window.hold = step + hold
+
+    def start_window_step(self, replica, time_s):
+        """Start the window's next iteration from its sums; False if the window ends first: a
+        request would emit its last token, one waits, or the step's new blocks are not free
+        (the scheduler would preempt)."""
+        window = replica.window
+        step = window.started
+        new_blocks = window.block_phases[step % self.block_size]
+        if step == window.limit or replica.waiting or new_blocks > self.kv_blocks_total - replica.blocks_used:
+            return False
+        if step > window.hold:
+            self.refresh_positions(window, replica, step)
+        replica.blocks_used += new_blocks
+        sequences = len(replica.running)
+        duration_s, energy_j = self.iteration_cost(
+            self.cost, sequences, sequences, 0.0, window.positions, window.positions
+        )
+        self.record_iteration(replica, time_s, duration_s, energy_j, sequences, sequences, 0, 0)
+        window.positions += window.increment
+        window.started += 1
+        self.fast_forwarded += 1
+        return True
+
+    def complete_window_step(self, replica, time_s):
+        """Every running request emitted a token, each after a regular gap; none finished."""
+        window = replica.window
+        self.iteration_int[replica.iteration, IT_DECODE_TOKENS] = len(replica.running)
+        self.iteration_int[replica.iteration, IT_ITL_TOKENS] = len(replica.running)
+        window.completed += 1
+        window.last_token_s = time_s
+        window.last_iteration = replica.iteration
+        replica.busy = False
+        replica.end_s = math.inf
+        replica.previous_iteration = replica.iteration
+
+    def close_window(self, replica):
+        """Bring the running requests up to date: the steps the window completed, and the
+        blocks of the steps it started."""
+        window = replica.window
+        for request in replica.running:
+            request.blocks_held = max(
+                request.blocks_held, ceil_div(request.computed + window.started, self.block_size)
+            )
+            if window.completed:
+                request.computed += window.completed
+                request.num_tokens += window.completed
+                request.emitted += window.completed
+                request.last_token_s = window.last_token_s
+                request.last_emit_iteration = window.last_iteration
+                self.request_int[request.index, REQ_TOKENS_EMITTED] = request.emitted
+        replica.window = None
+
     # -- iterations --------------------------------------------------------------------------
 
+    def record_iteration(self, replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions):
+        """Write the record of an iteration starting now; the replica is busy until it ends."""
+        iteration = self.iterations_used
+        self.iterations_used += 1
+        record_float = self.iteration_float[iteration]
+        record_float[IT_START_S] = time_s
+        record_float[IT_DURATION_S] = duration_s
+        record_float[IT_ENERGY_J] = energy_j
+        record_int = self.iteration_int[iteration]
+        record_int[IT_REPLICA] = replica.index
+        record_int[IT_SEQUENCES] = sequences
+        record_int[IT_TOKENS] = tokens
+        record_int[IT_PREFILL_TOKENS] = prefill_tokens
+        record_int[IT_DECODE_TOKENS] = 0
+        record_int[IT_ITL_TOKENS] = 0
+        record_int[IT_WAITING] = len(replica.waiting)
+        record_int[IT_RUNNING] = len(replica.running)
+        record_int[IT_KV_BLOCKS] = replica.blocks_used
+        record_int[IT_PREEMPTIONS] = preemptions
+        replica.iteration = iteration
+        replica.busy = True
+        replica.end_s = time_s + duration_s
+
     def start_iteration(self, replica, time_s):
+        if self.fast_forward:
+            if replica.window is None:
+                replica.window = self.open_window(replica)
+            if replica.window is not None:
+                if self.start_window_step(replica, time_s):
+                    return
+                self.close_window(replica)
+        replica.all_emitted = False
         if self.policy == POLICY_VLLM:
             scheduled, preemptions = self.schedule_vllm(replica)
         elif self.policy == POLICY_STATIC:
@@ -447,33 +603,19 @@ class ReferenceEngine:
         duration_s, energy_j = self.iteration_cost(
             self.cost, tokens, len(scheduled), prefill_positions, decode_positions, kv_read_positions
         )
-        iteration = self.iterations_used
-        self.iterations_used += 1
-        record_float = self.iteration_float[iteration]
-        record_float[IT_START_S] = time_s
-        record_float[IT_DURATION_S] = duration_s
-        record_float[IT_ENERGY_J] = energy_j
-        record_int = self.iteration_int[iteration]
-        record_int[IT_REPLICA] = replica.index
-        record_int[IT_SEQUENCES] = len(scheduled)
-        record_int[IT_TOKENS] = tokens
-        record_int[IT_PREFILL_TOKENS] = prefill_tokens
-        record_int[IT_DECODE_TOKENS] = 0
-        record_int[IT_ITL_TOKENS] = 0
-        record_int[IT_WAITING] = len(replica.waiting)
-        record_int[IT_RUNNING] = len(replica.running)
-        record_int[IT_KV_BLOCKS] = replica.blocks_used
-        record_int[IT_PREEMPTIONS] = preemptions
+        self.record_iteration(replica, time_s, duration_s, energy_j, len(scheduled), tokens, prefill_tokens,
+                              preemptions)
         replica.scheduled = scheduled
-        replica.iteration = iteration
-        replica.busy = True
-        replica.end_s = time_s + duration_s
 
     def complete_iteration(self, replica, time_s):
+        if replica.window is not None:
+            self.complete_window_step(replica, time_s)
+            return
         iteration = replica.iteration
         decode_tokens = 0
         regular_gaps = 0
         any_finished = False
+        emitted_now = 0
         for request, new_tokens, kind in replica.scheduled:
             request.computed += new_tokens
             if kind == STEP_PADDING:
@@ -483,6 +625,7 @@ class ReferenceEngine:
                 continue
             request.num_tokens += 1
             request.emitted += 1
+            emitted_now += 1
             if kind == STEP_DECODE:
                 decode_tokens += 1
             if request.emitted == 1:
@@ -500,6 +643,9 @@ class ReferenceEngine:
                 self.finish(request, replica, time_s)
         self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
         self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        # Every running request emitted (those that finished leave): each decodes next, and the
+        # next iterations may repeat one another.
+        replica.all_emitted = emitted_now == len(replica.running)
         if self.policy == POLICY_STATIC:
             if all(request.finished for request in replica.running):
                 replica.running = []
@@ -579,7 +725,11 @@ class ReferenceEngine:
                     self.start_iteration(replica, time_s)
             if self.stopped:
                 break
+        for replica in self.replicas:
+            if replica.window is not None:
+                self.close_window(replica)
         self.counters[CNT_ITERATIONS] = self.iterations_used
+        return self.fast_forwarded
 
     def initialise_outputs(self):
         self.request_float[:, :] = math.nan
@@ -609,16 +759,19 @@ def simulate_reference(
     counters,
     request_positions,
     iteration_cost,
+    decode_positions=None,
 ):
-    """Run the reference model; fills the output arrays (layouts in ``layout``).
+    """Run the reference model; fills the output arrays (layouts in ``layout``) and returns the
+    number of iterations it fast-forwarded.
 
     Inputs: ``arrival_s`` (s, non-decreasing; ignored in closed loop), ``prompt_tokens``,
     ``output_tokens``, ``think_s`` (s, closed loop), ``prior_token_s`` (s; time of an already
     emitted first token for requests whose prompt KV arrives computed, NaN otherwise),
     ``settings`` (int64, ``SET_*``), ``max_time_s``, the ``cost`` coefficients, and the two cost
-    functions (``request_positions(cost, ...)``, ``iteration_cost(cost, ...)``).
+    functions (``request_positions(cost, ...)``, ``iteration_cost(cost, ...)``), with
+    ``decode_positions(cost, context)`` when the settings ask for fast-forward.
     """
-    ReferenceEngine(
+    return ReferenceEngine(
         arrival_s,
         prompt_tokens,
         output_tokens,
@@ -635,4 +788,5 @@ def simulate_reference(
         counters,
         request_positions,
         iteration_cost,
+        decode_positions,
     ).run()
