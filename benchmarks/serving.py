@@ -11,7 +11,9 @@ The figures:
   ``study.static_best_rate``, log-normal lengths about 1,024 in / 256 out with CV 0.5;
 - a request-rate sweep: for every catalog accelerator that can hold llama-3.1-8b, 16 rates from
   10 % to 150 % of its ``static_best_rate``, 1,000 requests each; seconds for all the runs
-  (drawn beforehand; servers set up beforehand), on 1 and on 2 threads (best of ``--repeats``);
+  (drawn beforehand; servers set up beforehand) through ``simulate_many``, on 1 and on 2
+  threads (best of ``--repeats``): the simulation alone (each run dropped as it ends), and with
+  ``summarize`` making each run's metrics on its thread;
 - the kernel's speed over the pure-Python reference's, on the 70 % run.
 
 Times are wall-clock on a machine that may be shared: compare figures taken together.
@@ -30,13 +32,18 @@ from accelscope.engine.core.serving import ServingSpec
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.studies.serving import simulate, study
 
+from accelscope.engine.studies.serving import summarize
+
 try:
     from accelscope.engine.studies.serving import simulate_many
 except ImportError:  # older versions, for figures from before simulate_many
 
-    def simulate_many(runs, *, threads=None):
+    def simulate_many(runs, *, threads=None, summary=None):
+        def run_one(run):
+            return summary(simulate(*run))
+
         with ThreadPoolExecutor(max_workers=threads) as pool:
-            return list(pool.map(lambda run: simulate(*run), runs))
+            return list(pool.map(run_one, runs))
 
 
 MODEL = "llama-3.1-8b"
@@ -115,18 +122,18 @@ def main() -> None:
             accelerators += 1
             for rate in study.rate_grid(SWEEP_LOW * best, SWEEP_HIGH * best, SWEEP_POINTS):
                 runs.append((workload_at(scenario, spec, setup, rate), server))
-        simulate_many(runs[:2], threads=1)
-        print(f"  sweep: {accelerators} accelerators x {SWEEP_POINTS} rates x 1,000 requests "
-              f"({SWEEP_LOW:.0%}-{SWEEP_HIGH:.0%} of each one's static best)")
-        for threads in (1, 2):
-            best_s = float("inf")
-            for _ in range(arguments.repeats):
-                started = time.perf_counter()
-                results = simulate_many(runs, threads=threads)
-                best_s = min(best_s, time.perf_counter() - started)
-            iterations = sum(result.iterations for result in results)
-            print(f"    {threads} thread{'s' if threads > 1 else ''}: {best_s:.3f} s for {len(runs)} runs "
-                  f"({iterations:,} iterations, best of {arguments.repeats})")
+        simulate_many(runs[:2], threads=1, summary=summarize)
+        print(f"  sweep: {accelerators} accelerators x {SWEEP_POINTS} rates x 1,000 requests = {len(runs)} runs "
+              f"({SWEEP_LOW:.0%}-{SWEEP_HIGH:.0%} of each one's static best), best of {arguments.repeats}")
+        for label, summary in (("simulation", lambda run: run.iterations), ("with summarize", summarize)):
+            for threads in (1, 2):
+                best_s = float("inf")
+                for _ in range(arguments.repeats):
+                    started = time.perf_counter()
+                    results = simulate_many(runs, threads=threads, summary=summary)
+                    best_s = min(best_s, time.perf_counter() - started)
+                extra = f" ({sum(results):,} iterations)" if label == "simulation" else ""
+                print(f"    {label}, {threads} thread{'s' if threads > 1 else ''}: {best_s:.3f} s{extra}")
 
 
 if __name__ == "__main__":
