@@ -16,7 +16,8 @@ iteration repeats the last one's composition. Its iterations are then started an
 O(1): the decode positions follow by an increment (``decode_positions``), the new KV blocks of
 a step come from a count of the requests by the step at which each next needs a block (the
 position of its KV within its last block), and the requests' own state is brought up to date
-once, when the window ends. The event loop is unchanged, so arrivals, the other replicas and
+once, when the window ends; a request that emits its last token leaves it in one pass over the
+others. The event loop is unchanged, so arrivals, the other replicas and
 the caps interleave with a window's iterations exactly as with stepping.
 """
 
@@ -107,7 +108,7 @@ RP_SCHEDULED_LENGTH = 11
 RP_ALL_EMITTED = 12  # 1: every running request emitted a token in the iteration it last completed
 RP_STEADY = 13  # 1: in a steady window (its running requests' state lags, see exit_steady)
 RP_STEADY_STEPS = 14  # iterations started in the window
-RP_STEADY_LIMIT = 15  # iterations the window may start: the next would emit a request's last token
+RP_STEADY_LIMIT = 15  # the window's next step at which a request emits its last token
 RP_STEADY_HOLD = 16  # last window step whose positions follow by increment from the last refresh
 RP_STEADY_PHASE = 17  # window steps modulo the block size: the block_phases slot of the next step
 RP_SIZE = 18
@@ -567,6 +568,17 @@ def simulate_kernel(
 
     # -- iterations ----------------------------------------------------------------------------
 
+    def finish(replica, request, time_s):
+        """A request emitted its last token: it leaves, freeing its blocks (and reservation)."""
+        request_int[request, REQ_STATUS] = STATUS_FINISHED
+        request_float[request, REQ_END_S] = time_s
+        replica_state[replica, RP_OUTSTANDING] -= 1
+        if policy != POLICY_STATIC:
+            release_blocks(replica, request)
+        if policy == POLICY_TRTLLM_NO_EVICT:
+            replica_state[replica, RP_RESERVED_BLOCKS] -= request_state[request, RS_OWN_BLOCKS_TO_COMPLETION]
+        issue_next_request(time_s)
+
     # -- steady windows (fast-forward) ---------------------------------------------------------
 
     def refresh_positions(replica, step):
@@ -589,7 +601,7 @@ def simulate_kernel(
     def enter_steady(replica):
         """Open a window if the replica's next iterations repeat its last: every running request
         emitted in it (so each decodes next, after a regular gap), none waits, all within the
-        token budget, none is one token from its end; True if opened."""
+        token budget; True if opened."""
         length = replica_state[replica, RP_RUNNING_LENGTH]
         if (
             replica_state[replica, RP_ALL_EMITTED] == 0
@@ -610,8 +622,8 @@ def simulate_kernel(
             # The window's step at which it next needs a block: its KV fills its last block then.
             first_block_step = request_state[request, RS_BLOCKS_HELD] * block_size - computed
             left = output_tokens[request] - request_state[request, RS_EMITTED]
-            if not is_generation_step(request) or first_block_step < 0 or first_block_step >= block_size or left < 2:
-                opened = False  # a request's first step would emit its last token, or no regular step
+            if not is_generation_step(request) or first_block_step < 0 or first_block_step >= block_size:
+                opened = False
                 break
             block_phases[replica, first_block_step] += 1
             counted += 1
@@ -630,23 +642,18 @@ def simulate_kernel(
         replica_state[replica, RP_STEADY_HOLD] = hold
         replica_state[replica, RP_STEADY] = 1
         replica_state[replica, RP_STEADY_STEPS] = 0
-        replica_state[replica, RP_STEADY_LIMIT] = remaining - 1
+        replica_state[replica, RP_STEADY_LIMIT] = remaining - 1  # the step of the first last token
         replica_state[replica, RP_STEADY_PHASE] = 0
         return True
 
     def start_steady(replica, time_s):
         """Start the window's next iteration in O(1); False if the window ends before it: a
-        request would emit its last token, one waits, or the step's new blocks are not free
-        (the scheduler would preempt)."""
+        request waits, or the step's new blocks are not free (the scheduler would preempt)."""
         step = replica_state[replica, RP_STEADY_STEPS]
         phase = replica_state[replica, RP_STEADY_PHASE]
         new_blocks = block_phases[replica, phase]
         blocks_used = replica_state[replica, RP_BLOCKS_USED]
-        if (
-            step == replica_state[replica, RP_STEADY_LIMIT]
-            or replica_state[replica, RP_WAITING_LENGTH] > 0
-            or new_blocks > kv_blocks_total - blocks_used
-        ):
+        if replica_state[replica, RP_WAITING_LENGTH] > 0 or new_blocks > kv_blocks_total - blocks_used:
             return False
         if step > replica_state[replica, RP_STEADY_HOLD]:
             refresh_positions(replica, step)
@@ -682,8 +689,10 @@ def simulate_kernel(
         steady_float[replica, SF_POSITIONS] = positions + steady_float[replica, SF_INCREMENT]
         return True
 
-    def complete_steady(replica):
-        """Every request decoded one token, each a regular gap; none finished."""
+    def complete_steady(replica, time_s):
+        """Every request decoded one token, each a regular gap. At the window's limit some
+        emitted their last: they are brought up to date and leave, and the window goes on with
+        the others (its sums taken again over them, in the one pass that finds them)."""
         iteration = replica_state[replica, RP_ITERATION]
         sequences = replica_state[replica, RP_RUNNING_LENGTH]
         iteration_int[iteration, IT_DECODE_TOKENS] = sequences
@@ -691,6 +700,42 @@ def simulate_kernel(
         replica_state[replica, RP_BUSY] = 0
         replica_end_s[replica] = np.inf
         replica_state[replica, RP_PREVIOUS_ITERATION] = iteration
+        completed = replica_state[replica, RP_STEADY_STEPS]
+        if completed <= replica_state[replica, RP_STEADY_LIMIT]:
+            return
+        kept = 0
+        remaining = UNBOUNDED_STEPS
+        positions = 0.0
+        increment = 0.0
+        hold = UNBOUNDED_STEPS
+        for index in range(sequences):
+            request = running[replica, index]
+            computed = request_state[request, RS_COMPUTED]  # as at the window's start
+            held = request_state[request, RS_BLOCKS_HELD]
+            left = output_tokens[request] - request_state[request, RS_EMITTED] - completed
+            if left == 0:
+                block_phases[replica, held * block_size - computed] -= 1
+                blocks = _ceil_div(computed + completed, block_size)
+                if blocks > held:
+                    request_state[request, RS_BLOCKS_HELD] = blocks
+                request_state[request, RS_COMPUTED] = computed + completed
+                request_state[request, RS_NUM_TOKENS] = computed + completed + 1
+                request_state[request, RS_EMITTED] += completed
+                request_state[request, RS_LAST_EMIT_ITERATION] = iteration
+                finish(replica, request, time_s)
+            else:
+                running[replica, kept] = request
+                kept += 1
+                remaining = min(remaining, left)
+                request_positions_now, request_increment, steps = decode_positions(cost, computed + completed)
+                positions += request_positions_now
+                increment += request_increment
+                hold = min(hold, steps)
+        replica_state[replica, RP_RUNNING_LENGTH] = kept
+        steady_float[replica, SF_POSITIONS] = positions
+        steady_float[replica, SF_INCREMENT] = increment
+        replica_state[replica, RP_STEADY_HOLD] = completed + hold
+        replica_state[replica, RP_STEADY_LIMIT] = completed + remaining - 1
 
     def exit_steady(replica):
         """Close the window: each running request takes the steps the window completed (and
@@ -772,7 +817,7 @@ def simulate_kernel(
 
     def complete_iteration(replica, time_s):
         if replica_state[replica, RP_STEADY] == 1:
-            complete_steady(replica)
+            complete_steady(replica, time_s)
             return
         iteration = replica_state[replica, RP_ITERATION]
         previous_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
@@ -831,14 +876,7 @@ def simulate_kernel(
             request_state[request, RS_RECOMPUTING] = 0
             if emitted == output_tokens[request]:
                 any_finished = True
-                request_int[request, REQ_STATUS] = STATUS_FINISHED
-                request_float[request, REQ_END_S] = time_s
-                replica_state[replica, RP_OUTSTANDING] -= 1
-                if policy != POLICY_STATIC:
-                    release_blocks(replica, request)
-                if policy == POLICY_TRTLLM_NO_EVICT:
-                    replica_state[replica, RP_RESERVED_BLOCKS] -= request_state[request, RS_OWN_BLOCKS_TO_COMPLETION]
-                issue_next_request(time_s)
+                finish(replica, request, time_s)
         iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
         iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
         length = replica_state[replica, RP_RUNNING_LENGTH]

@@ -13,14 +13,15 @@ running list and a KV block pool; it schedules only at iteration boundaries. Eve
 Times are in seconds, sizes in tokens and KV blocks. The scheduler rules are those of vLLM v1
 and TensorRT-LLM described in the package notes.
 
-Fast-forward (setting ``SET_FAST_FORWARD``) changes no output, only the work: once a
-replica's iteration has decoded every running request and none waits, its next iterations
-repeat that one's composition (the same requests, one token each) until a request is about to
-emit its last token, a request is routed to it, or a step's new KV blocks are not free. Such
-iterations form a steady window (:class:`SteadyWindow`): each is costed from running sums (the
-decode positions change by an increment, ``decode_positions``; the requests needing a new block
-at a step are counted ahead by the step at which each fills its last block), and the requests'
-own state is brought up to date once, when the window closes. The event loop is the same, so
+Fast-forward (setting ``SET_FAST_FORWARD``) changes no output, only the work: once every
+running request of a replica has emitted in its last iteration and none waits, its next
+iterations repeat that one's composition (the same requests, one token each) until a request
+is routed to it or a step's new KV blocks are not free; a request that emits its last token
+leaves and the others go on. Such iterations form a steady window (:class:`SteadyWindow`):
+each is costed from running sums (the decode positions change by an increment,
+``decode_positions``; the requests needing a new block at a step are counted ahead by the step
+at which each fills its last block), and the requests' own state is brought up to date when
+they leave or the window closes. The event loop is the same, so
 arrivals, the other replicas and the caps interleave with a window's iterations as they do
 with the iterations stepped one request at a time.
 """
@@ -139,13 +140,14 @@ class Replica:
 
 class SteadyWindow:
     """A replica's iterations that repeat its last one: every running request decodes one token
-    in each, none finishes, none waits, none is preempted. While it is open the running
-    requests' own state lags by the ``completed`` steps (``ReferenceEngine.close_window``)."""
+    in each, none waits, none is preempted; those that emit their last token leave. While it is
+    open the running requests' own state lags by the ``completed`` steps
+    (``ReferenceEngine.close_window``)."""
 
     def __init__(self, limit, block_phases):
         self.started = 0  # iterations started in the window
         self.completed = 0
-        self.limit = limit  # iterations it may start: the next one would emit a request's last token
+        self.limit = limit  # the next step at which a request emits its last token
         # block_phases[step % block size]: requests whose KV fills their last block at that step
         # of the window, so that they take a new block then (and every block-size steps after).
         self.block_phases = block_phases
@@ -462,8 +464,8 @@ class ReferenceEngine:
 
     def open_window(self, replica):
         """A window if the replica's next iterations repeat its last: every running request
-        emitted in it (so each decodes next, after a regular gap), none waits, all fit the token
-        budget, and none is one token from its end; else None."""
+        emitted in it (so each decodes next, after a regular gap), none waits, and all fit the
+        token budget; else None."""
         running = replica.running
         if not replica.all_emitted or replica.waiting or not running or len(running) > self.max_batched_tokens:
             return None
@@ -474,8 +476,6 @@ class ReferenceEngine:
                 return None
             block_phases[first_block_step] += 1
         remaining = min(request.output_tokens - request.emitted for request in running)
-        if remaining < 2:
-            return None  # its first step would emit a request's last token
         window = SteadyWindow(remaining - 1, block_phases)
         self.refresh_positions(window, replica, 0)
         return window
@@ -494,12 +494,11 @@ class ReferenceEngine:
 
     def start_window_step(self, replica, time_s):
         """Start the window's next iteration from its sums; False if the window ends first: a
-        request would emit its last token, one waits, or the step's new blocks are not free
-        (the scheduler would preempt)."""
+        request waits, or the step's new blocks are not free (the scheduler would preempt)."""
         window = replica.window
         step = window.started
         new_blocks = window.block_phases[step % self.block_size]
-        if step == window.limit or replica.waiting or new_blocks > self.kv_blocks_total - replica.blocks_used:
+        if replica.waiting or new_blocks > self.kv_blocks_total - replica.blocks_used:
             return False
         if step > window.hold:
             self.refresh_positions(window, replica, step)
@@ -515,7 +514,8 @@ class ReferenceEngine:
         return True
 
     def complete_window_step(self, replica, time_s):
-        """Every running request emitted a token, each after a regular gap; none finished."""
+        """Every running request emitted a token, each after a regular gap. Those whose last it
+        was are brought up to date and finish; the window goes on with the others."""
         window = replica.window
         self.iteration_int[replica.iteration, IT_DECODE_TOKENS] = len(replica.running)
         self.iteration_int[replica.iteration, IT_ITL_TOKENS] = len(replica.running)
@@ -525,22 +525,38 @@ class ReferenceEngine:
         replica.busy = False
         replica.end_s = math.inf
         replica.previous_iteration = replica.iteration
+        if window.completed <= window.limit:
+            return
+        staying = []
+        for request in replica.running:
+            if request.output_tokens - request.emitted == window.completed:
+                window.block_phases[request.blocks_held * self.block_size - request.computed] -= 1
+                self.bring_up_to_date(request, window)
+                self.finish(request, replica, time_s)
+            else:
+                staying.append(request)
+        replica.running = staying
+        window.limit = window.completed + min(
+            (request.output_tokens - request.emitted - window.completed for request in staying), default=math.inf
+        ) - 1
+        self.refresh_positions(window, replica, window.completed)
+
+    def bring_up_to_date(self, request, window):
+        """A request of the window takes the steps the window completed (and the blocks of
+        those it started)."""
+        request.blocks_held = max(request.blocks_held, ceil_div(request.computed + window.started, self.block_size))
+        if window.completed:
+            request.computed += window.completed
+            request.num_tokens += window.completed
+            request.emitted += window.completed
+            request.last_token_s = window.last_token_s
+            request.last_emit_iteration = window.last_iteration
+            self.request_int[request.index, REQ_TOKENS_EMITTED] = request.emitted
 
     def close_window(self, replica):
-        """Bring the running requests up to date: the steps the window completed, and the
-        blocks of the steps it started."""
-        window = replica.window
+        """Bring the running requests up to date; the replica steps again."""
         for request in replica.running:
-            request.blocks_held = max(
-                request.blocks_held, ceil_div(request.computed + window.started, self.block_size)
-            )
-            if window.completed:
-                request.computed += window.completed
-                request.num_tokens += window.completed
-                request.emitted += window.completed
-                request.last_token_s = window.last_token_s
-                request.last_emit_iteration = window.last_iteration
-                self.request_int[request.index, REQ_TOKENS_EMITTED] = request.emitted
+            self.bring_up_to_date(request, replica.window)
         replica.window = None
 
     # -- iterations --------------------------------------------------------------------------
