@@ -213,6 +213,31 @@ def test_a_decode_run_adds_its_increment_for_exactly_its_steps(engine, windowed)
                     assert not (layers.n_chunked and context + 1 <= layers.attention_chunk)
 
 
+def test_a_decode_iteration_from_its_terms_costs_what_iteration_cost_says_to_the_bit(drawn):
+    """decode_iteration_cost over decode_iteration_terms is iteration_cost(cost, n, n, 0, D, D)
+    exactly, compiled and as Python, on every drawn scenario (MoE and EP, pipelines, two near
+    tiers, offload) for batches of 1 to 1,000 decode steps."""
+    scenarios, costs = drawn
+    rng = random.Random(10)
+    terms = np.full((2, iteration.DECODE_TERMS), np.nan)
+    faces = (
+        (iteration.decode_iteration_terms, iteration.decode_iteration_cost, iteration.iteration_cost),
+        (iteration.decode_iteration_terms.py_func, iteration.decode_iteration_cost.py_func,
+         iteration.iteration_cost.py_func),
+    )
+    for column, scenario in enumerate(scenarios):
+        cost = costs[:, column]
+        for sequences in (1, 2, 3, rng.randint(4, 64), rng.randint(65, 1000)):
+            for terms_of, cost_of, full_cost in faces:
+                terms[:] = np.nan
+                terms_of(cost, sequences, terms, 1)
+                assert np.isfinite(terms[1]).all() and np.isnan(terms[0]).all()
+                for _ in range(3):
+                    positions = rng.randint(sequences, 200_000 * sequences) / rng.choice([1, 2])
+                    want = full_cost(cost, sequences, sequences, 0.0, positions, positions)
+                    assert cost_of(terms, 1, positions) == want, (scenario, sequences, positions)
+
+
 def stage_pass_groups(cost: np.ndarray) -> tuple[tuple[float, ...], ...]:
     """The four tuples of stage_pass's coefficients, from a cost column by the rows' names."""
     names = [name for name, _ in layout.COST_ROWS]
