@@ -26,7 +26,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...physics.jit import jit
-from ...physics.kernels.iteration import UNBOUNDED_STEPS, decode_positions, iteration_cost, request_positions
+from ...physics.kernels.iteration import (
+    DECODE_TERMS,
+    UNBOUNDED_STEPS,
+    decode_iteration_cost,
+    decode_iteration_terms,
+    decode_positions,
+    iteration_cost,
+    request_positions,
+)
 from .layout import (
     CNT_CAPPED,
     CNT_GAPS,
@@ -151,6 +159,7 @@ def allocate_workspace(requests, replicas, running_capacity, users, block_size):
         np.empty(LOOP_SIZE, dtype=np.int64),
         np.empty((replicas, SF_SIZE), dtype=np.float64),
         np.empty((replicas, block_size), dtype=np.int64),
+        np.empty((replicas, DECODE_TERMS), dtype=np.float64),
     )
 
 
@@ -191,6 +200,7 @@ def simulate_kernel(
     loop_state,
     steady_float,
     block_phases,
+    steady_terms,
 ):
     """Run the simulation; fills the output arrays (layouts in ``layout``) like ``simulate_reference``.
 
@@ -639,6 +649,7 @@ def simulate_kernel(
             return False
         steady_float[replica, SF_POSITIONS] = positions
         steady_float[replica, SF_INCREMENT] = increment
+        decode_iteration_terms(cost, length, steady_terms, replica)
         replica_state[replica, RP_STEADY_HOLD] = hold
         replica_state[replica, RP_STEADY] = 1
         replica_state[replica, RP_STEADY_STEPS] = 0
@@ -661,7 +672,8 @@ def simulate_kernel(
         blocks_used += new_blocks
         replica_state[replica, RP_BLOCKS_USED] = blocks_used
         sequences = replica_state[replica, RP_RUNNING_LENGTH]
-        duration_s, energy_j = iteration_cost(cost, sequences, sequences, 0.0, positions, positions)
+        # iteration_cost(cost, sequences, sequences, 0.0, positions, positions), to the bit.
+        duration_s, energy_j = decode_iteration_cost(steady_terms, replica, positions)
         iteration = loop_state[LOOP_ITERATIONS]
         loop_state[LOOP_ITERATIONS] = iteration + 1
         iteration_float[iteration, IT_START_S] = time_s
@@ -732,6 +744,8 @@ def simulate_kernel(
                 increment += request_increment
                 hold = min(hold, steps)
         replica_state[replica, RP_RUNNING_LENGTH] = kept
+        if kept > 0:
+            decode_iteration_terms(cost, kept, steady_terms, replica)
         steady_float[replica, SF_POSITIONS] = positions
         steady_float[replica, SF_INCREMENT] = increment
         replica_state[replica, RP_STEADY_HOLD] = completed + hold
