@@ -16,7 +16,14 @@ from serving_cases import (
     steady_case,
 )
 
-from accelscope.engine.studies.serving import simulate, trace_workload
+from accelscope.engine.studies.serving import (
+    KvLink,
+    Lengths,
+    draw_workload,
+    simulate,
+    simulate_disaggregated,
+    trace_workload,
+)
 
 STEADY_CASES = range(160)
 
@@ -125,3 +132,32 @@ def test_caps_stop_a_window_where_stepping_stops():
         stepped, fast = both_ways(workload, Server(), bounds)
         assert_runs_identical(stepped, fast)
         assert fast.capped and np.any(fast.tokens_emitted > 1)
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+def test_disaggregated_pools_fast_forward_without_a_change(engine):
+    """The decode pool admits requests whose first token came with their KV (an irregular
+    first gap) into its windows as they arrive."""
+    workload = draw_workload(12, 40, 30.0, Lengths("lognormal", 200, 0.8), Lengths("lognormal", 60, 0.8))
+    pools = (Server(replicas=2, kv_blocks_total=60, max_num_seqs=6, max_batched_tokens=256),
+             Server(replicas=2, router="least-outstanding", kv_blocks_total=40, max_num_seqs=8))
+    link = KvLink(latency_s=2e-3, bandwidth_bytes_per_s=5e9)
+    stepped, fast = (
+        simulate_disaggregated(workload, *(dataclasses.replace(pool, fast_forward=on) for pool in pools), link,
+                               engine=engine)
+        for on in (False, True)
+    )
+    for pool in ("prefill", "decode", "combined"):
+        assert_runs_identical(getattr(stepped, pool), getattr(fast, pool))
+    assert fast.decode.fast_forwarded > 100 and fast.decode.total_preemptions > 0
+
+
+def test_requests_routed_during_a_window_join_it():
+    """Poisson arrivals into a vLLM replica decoding others: the prefill iterations too are
+    window steps, so nearly every iteration is fast-forwarded."""
+    workload = draw_workload(5, 60, 8.0, Lengths("lognormal", 300, 0.5), Lengths("lognormal", 120, 0.5))
+    server = Server(max_num_seqs=64, max_batched_tokens=2048, kv_blocks_total=10**5)
+    for engine in ("kernel", "reference"):
+        stepped, fast = both_ways(workload, server, {}, engine=engine)
+        assert_runs_identical(stepped, fast)
+        assert fast.iterations - fast.fast_forwarded < 5

@@ -119,7 +119,8 @@ RP_STEADY_STEPS = 14  # iterations started in the window
 RP_STEADY_LIMIT = 15  # the window's next step at which a request emits its last token
 RP_STEADY_HOLD = 16  # last window step whose positions follow by increment from the last refresh
 RP_STEADY_PHASE = 17  # window steps modulo the block size: the block_phases slot of the next step
-RP_SIZE = 18
+RP_STEADY_MEMBERS = 18  # the window's requests: the head of the running list
+RP_SIZE = 19
 
 # Steady window sums, float64[replicas, SF_SIZE].
 SF_POSITIONS = 0  # decode positions of the window's next step
@@ -426,11 +427,11 @@ def simulate_kernel(
 
     # -- schedulers: fill scheduled[replica] and return the preemptions ----------------------
 
-    def schedule_vllm(replica):
-        budget = max_batched_tokens
+    def schedule_vllm(replica, index, budget):
+        """From the running request at ``index`` on, with ``budget`` tokens left (a steady
+        window has taken the ones before)."""
         preemptions = 0
         # Pass 1: running requests in admission order.
-        index = 0
         while index < replica_state[replica, RP_RUNNING_LENGTH] and budget > 0:
             request = running[replica, index]
             computed = request_state[request, RS_COMPUTED]
@@ -589,251 +590,19 @@ def simulate_kernel(
             replica_state[replica, RP_RESERVED_BLOCKS] -= request_state[request, RS_OWN_BLOCKS_TO_COMPLETION]
         issue_next_request(time_s)
 
-    # -- steady windows (fast-forward) ---------------------------------------------------------
-
-    def refresh_positions(replica, step):
-        """Decode positions of the window's step ``step``, their increment and how long it holds."""
-        positions = 0.0
-        increment = 0.0
-        hold = UNBOUNDED_STEPS
+    def drop_finished(replica):
+        """Remove the finished requests from the running list, keeping its order."""
+        kept = 0
         for index in range(replica_state[replica, RP_RUNNING_LENGTH]):
             request = running[replica, index]
-            request_positions_now, request_increment, steps = decode_positions(
-                cost, request_state[request, RS_COMPUTED] + step
-            )
-            positions += request_positions_now
-            increment += request_increment
-            hold = min(hold, steps)
-        steady_float[replica, SF_POSITIONS] = positions
-        steady_float[replica, SF_INCREMENT] = increment
-        replica_state[replica, RP_STEADY_HOLD] = step + hold
-
-    def enter_steady(replica):
-        """Open a window if the replica's next iterations repeat its last: every running request
-        emitted in it (so each decodes next, after a regular gap), none waits, all within the
-        token budget; True if opened."""
-        length = replica_state[replica, RP_RUNNING_LENGTH]
-        if (
-            replica_state[replica, RP_ALL_EMITTED] == 0
-            or replica_state[replica, RP_WAITING_LENGTH] > 0
-            or length == 0
-            or length > max_batched_tokens
-        ):
-            return False
-        positions = 0.0
-        increment = 0.0
-        hold = UNBOUNDED_STEPS
-        remaining = UNBOUNDED_STEPS
-        opened = True
-        counted = 0
-        for index in range(length):
-            request = running[replica, index]
-            computed = request_state[request, RS_COMPUTED]
-            # The window's step at which it next needs a block: its KV fills its last block then.
-            first_block_step = request_state[request, RS_BLOCKS_HELD] * block_size - computed
-            left = output_tokens[request] - request_state[request, RS_EMITTED]
-            if not is_generation_step(request) or first_block_step < 0 or first_block_step >= block_size:
-                opened = False
-                break
-            block_phases[replica, first_block_step] += 1
-            counted += 1
-            remaining = min(remaining, left)
-            request_positions_now, request_increment, steps = decode_positions(cost, computed)
-            positions += request_positions_now
-            increment += request_increment
-            hold = min(hold, steps)
-        if not opened:
-            for index in range(counted):
-                request = running[replica, index]
-                block_phases[replica, request_state[request, RS_BLOCKS_HELD] * block_size - request_state[request, RS_COMPUTED]] = 0
-            return False
-        steady_float[replica, SF_POSITIONS] = positions
-        steady_float[replica, SF_INCREMENT] = increment
-        decode_iteration_terms(cost, length, steady_terms, replica)
-        replica_state[replica, RP_STEADY_HOLD] = hold
-        replica_state[replica, RP_STEADY] = 1
-        replica_state[replica, RP_STEADY_STEPS] = 0
-        replica_state[replica, RP_STEADY_LIMIT] = remaining - 1  # the step of the first last token
-        replica_state[replica, RP_STEADY_PHASE] = 0
-        return True
-
-    def start_steady(replica, time_s):
-        """Start the window's next iteration in O(1); False if the window ends before it: a
-        request waits, or the step's new blocks are not free (the scheduler would preempt)."""
-        step = replica_state[replica, RP_STEADY_STEPS]
-        phase = replica_state[replica, RP_STEADY_PHASE]
-        new_blocks = block_phases[replica, phase]
-        blocks_used = replica_state[replica, RP_BLOCKS_USED]
-        if replica_state[replica, RP_WAITING_LENGTH] > 0 or new_blocks > kv_blocks_total - blocks_used:
-            return False
-        if step > replica_state[replica, RP_STEADY_HOLD]:
-            refresh_positions(replica, step)
-        positions = steady_float[replica, SF_POSITIONS]
-        blocks_used += new_blocks
-        replica_state[replica, RP_BLOCKS_USED] = blocks_used
-        sequences = replica_state[replica, RP_RUNNING_LENGTH]
-        # iteration_cost(cost, sequences, sequences, 0.0, positions, positions), to the bit.
-        duration_s, energy_j = decode_iteration_cost(steady_terms, replica, positions)
-        iteration = loop_state[LOOP_ITERATIONS]
-        loop_state[LOOP_ITERATIONS] = iteration + 1
-        iteration_float[iteration, IT_START_S] = time_s
-        iteration_float[iteration, IT_DURATION_S] = duration_s
-        iteration_float[iteration, IT_ENERGY_J] = energy_j
-        iteration_int[iteration, IT_REPLICA] = replica
-        iteration_int[iteration, IT_SEQUENCES] = sequences
-        iteration_int[iteration, IT_TOKENS] = sequences
-        iteration_int[iteration, IT_PREFILL_TOKENS] = 0
-        iteration_int[iteration, IT_DECODE_TOKENS] = 0
-        iteration_int[iteration, IT_ITL_TOKENS] = 0
-        iteration_int[iteration, IT_WAITING] = 0
-        iteration_int[iteration, IT_RUNNING] = sequences
-        iteration_int[iteration, IT_KV_BLOCKS] = blocks_used
-        iteration_int[iteration, IT_PREEMPTIONS] = 0
-        replica_state[replica, RP_ITERATION] = iteration
-        replica_state[replica, RP_BUSY] = 1
-        replica_end_s[replica] = time_s + duration_s
-        replica_state[replica, RP_STEADY_STEPS] = step + 1
-        loop_state[LOOP_FAST_FORWARDED] += 1
-        phase += 1
-        if phase == block_size:
-            phase = 0
-        replica_state[replica, RP_STEADY_PHASE] = phase
-        steady_float[replica, SF_POSITIONS] = positions + steady_float[replica, SF_INCREMENT]
-        return True
-
-    def complete_steady(replica, time_s):
-        """Every request decoded one token, each a regular gap. At the window's limit some
-        emitted their last: they are brought up to date and leave, and the window goes on with
-        the others (its sums taken again over them, in the one pass that finds them)."""
-        iteration = replica_state[replica, RP_ITERATION]
-        sequences = replica_state[replica, RP_RUNNING_LENGTH]
-        iteration_int[iteration, IT_DECODE_TOKENS] = sequences
-        iteration_int[iteration, IT_ITL_TOKENS] = sequences
-        replica_state[replica, RP_BUSY] = 0
-        replica_end_s[replica] = np.inf
-        replica_state[replica, RP_PREVIOUS_ITERATION] = iteration
-        completed = replica_state[replica, RP_STEADY_STEPS]
-        if completed <= replica_state[replica, RP_STEADY_LIMIT]:
-            return
-        kept = 0
-        remaining = UNBOUNDED_STEPS
-        positions = 0.0
-        increment = 0.0
-        hold = UNBOUNDED_STEPS
-        for index in range(sequences):
-            request = running[replica, index]
-            computed = request_state[request, RS_COMPUTED]  # as at the window's start
-            held = request_state[request, RS_BLOCKS_HELD]
-            left = output_tokens[request] - request_state[request, RS_EMITTED] - completed
-            if left == 0:
-                block_phases[replica, held * block_size - computed] -= 1
-                blocks = _ceil_div(computed + completed, block_size)
-                if blocks > held:
-                    request_state[request, RS_BLOCKS_HELD] = blocks
-                request_state[request, RS_COMPUTED] = computed + completed
-                request_state[request, RS_NUM_TOKENS] = computed + completed + 1
-                request_state[request, RS_EMITTED] += completed
-                request_state[request, RS_LAST_EMIT_ITERATION] = iteration
-                finish(replica, request, time_s)
-            else:
+            if request_state[request, RS_EMITTED] != output_tokens[request]:
                 running[replica, kept] = request
                 kept += 1
-                remaining = min(remaining, left)
-                request_positions_now, request_increment, steps = decode_positions(cost, computed + completed)
-                positions += request_positions_now
-                increment += request_increment
-                hold = min(hold, steps)
         replica_state[replica, RP_RUNNING_LENGTH] = kept
-        if kept > 0:
-            decode_iteration_terms(cost, kept, steady_terms, replica)
-        steady_float[replica, SF_POSITIONS] = positions
-        steady_float[replica, SF_INCREMENT] = increment
-        replica_state[replica, RP_STEADY_HOLD] = completed + hold
-        replica_state[replica, RP_STEADY_LIMIT] = completed + remaining - 1
 
-    def exit_steady(replica):
-        """Close the window: each running request takes the steps the window completed (and
-        the blocks of those it started); its block_phases slot is cleared for the next window."""
-        started = replica_state[replica, RP_STEADY_STEPS]
-        completed = started - replica_state[replica, RP_BUSY]
-        last_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
-        for index in range(replica_state[replica, RP_RUNNING_LENGTH]):
-            request = running[replica, index]
-            computed = request_state[request, RS_COMPUTED]
-            held = request_state[request, RS_BLOCKS_HELD]
-            block_phases[replica, held * block_size - computed] = 0
-            if started > 0:
-                blocks = _ceil_div(computed + started, block_size)
-                if blocks > held:
-                    request_state[request, RS_BLOCKS_HELD] = blocks
-            if completed > 0:
-                request_state[request, RS_COMPUTED] = computed + completed
-                request_state[request, RS_NUM_TOKENS] = computed + completed + 1
-                request_state[request, RS_EMITTED] += completed
-                request_state[request, RS_LAST_EMIT_ITERATION] = last_iteration
-        replica_state[replica, RP_STEADY] = 0
-
-    def start_iteration(replica, time_s):
-        if fast_forward and (replica_state[replica, RP_STEADY] == 1 or enter_steady(replica)):
-            if start_steady(replica, time_s):
-                return
-            exit_steady(replica)
-        replica_state[replica, RP_ALL_EMITTED] = 0
-        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
-        if policy == POLICY_VLLM:
-            preemptions = schedule_vllm(replica)
-        elif policy == POLICY_STATIC:
-            preemptions = schedule_static(replica)
-        else:
-            preemptions = schedule_trtllm(replica)
-        sequences = replica_state[replica, RP_SCHEDULED_LENGTH]
-        if sequences == 0:
-            return
-        tokens = 0
-        prefill_tokens = 0
-        prefill_positions = 0.0
-        decode_positions = 0.0
-        kv_read_positions = 0.0
-        for index in range(sequences):
-            request = scheduled[replica, index, SCHED_REQUEST]
-            new_tokens = scheduled[replica, index, SCHED_TOKENS]
-            kind = scheduled[replica, index, SCHED_KIND]
-            prefill, decode, kv_read = request_positions(
-                cost, request_state[request, RS_COMPUTED], new_tokens, kind != STEP_PREFILL
-            )
-            prefill_positions += prefill
-            decode_positions += decode
-            kv_read_positions += kv_read
-            tokens += new_tokens
-            if kind == STEP_PREFILL:
-                prefill_tokens += new_tokens
-        duration_s, energy_j = iteration_cost(
-            cost, tokens, sequences, prefill_positions, decode_positions, kv_read_positions
-        )
-        iteration = loop_state[LOOP_ITERATIONS]
-        loop_state[LOOP_ITERATIONS] = iteration + 1
-        iteration_float[iteration, IT_START_S] = time_s
-        iteration_float[iteration, IT_DURATION_S] = duration_s
-        iteration_float[iteration, IT_ENERGY_J] = energy_j
-        iteration_int[iteration, IT_REPLICA] = replica
-        iteration_int[iteration, IT_SEQUENCES] = sequences
-        iteration_int[iteration, IT_TOKENS] = tokens
-        iteration_int[iteration, IT_PREFILL_TOKENS] = prefill_tokens
-        iteration_int[iteration, IT_DECODE_TOKENS] = 0
-        iteration_int[iteration, IT_ITL_TOKENS] = 0
-        iteration_int[iteration, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
-        iteration_int[iteration, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
-        iteration_int[iteration, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
-        iteration_int[iteration, IT_PREEMPTIONS] = preemptions
-        replica_state[replica, RP_ITERATION] = iteration
-        replica_state[replica, RP_BUSY] = 1
-        replica_end_s[replica] = time_s + duration_s
-
-    def complete_iteration(replica, time_s):
-        if replica_state[replica, RP_STEADY] == 1:
-            complete_steady(replica, time_s)
-            return
-        iteration = replica_state[replica, RP_ITERATION]
+    def complete_scheduled(replica, time_s, iteration):
+        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps,
+        emissions, any finished)."""
         previous_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
         decode_tokens = 0
         regular_gaps = 0
@@ -891,6 +660,320 @@ def simulate_kernel(
             if emitted == output_tokens[request]:
                 any_finished = True
                 finish(replica, request, time_s)
+        return decode_tokens, regular_gaps, emitted_now, any_finished
+
+    # -- steady windows (fast-forward) ---------------------------------------------------------
+
+    def scheduled_sums(replica, tokens, prefill_tokens, prefill_positions, decode_positions, kv_read_positions):
+        """The sums ``iteration_cost`` takes, with the scheduled steps' added to those given."""
+        for index in range(replica_state[replica, RP_SCHEDULED_LENGTH]):
+            request = scheduled[replica, index, SCHED_REQUEST]
+            new_tokens = scheduled[replica, index, SCHED_TOKENS]
+            kind = scheduled[replica, index, SCHED_KIND]
+            prefill, decode, kv_read = request_positions(
+                cost, request_state[request, RS_COMPUTED], new_tokens, kind != STEP_PREFILL
+            )
+            prefill_positions += prefill
+            decode_positions += decode
+            kv_read_positions += kv_read
+            tokens += new_tokens
+            if kind == STEP_PREFILL:
+                prefill_tokens += new_tokens
+        return tokens, prefill_tokens, prefill_positions, decode_positions, kv_read_positions
+
+    def record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions):
+        """Write the record of an iteration starting now; the replica is busy until it ends."""
+        iteration = loop_state[LOOP_ITERATIONS]
+        loop_state[LOOP_ITERATIONS] = iteration + 1
+        iteration_float[iteration, IT_START_S] = time_s
+        iteration_float[iteration, IT_DURATION_S] = duration_s
+        iteration_float[iteration, IT_ENERGY_J] = energy_j
+        iteration_int[iteration, IT_REPLICA] = replica
+        iteration_int[iteration, IT_SEQUENCES] = sequences
+        iteration_int[iteration, IT_TOKENS] = tokens
+        iteration_int[iteration, IT_PREFILL_TOKENS] = prefill_tokens
+        iteration_int[iteration, IT_DECODE_TOKENS] = 0
+        iteration_int[iteration, IT_ITL_TOKENS] = 0
+        iteration_int[iteration, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
+        iteration_int[iteration, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
+        iteration_int[iteration, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
+        iteration_int[iteration, IT_PREEMPTIONS] = preemptions
+        replica_state[replica, RP_ITERATION] = iteration
+        replica_state[replica, RP_BUSY] = 1
+        replica_end_s[replica] = time_s + duration_s
+
+    # -- steady windows (fast-forward) ---------------------------------------------------------
+    # A window's requests (its members) are the head of the running list; their state is kept
+    # as at the window's start (computed and emitted less the steps completed since), so that
+    # the window's step count brings all of them up to date at once. Under vLLM, requests
+    # routed to the replica are admitted behind them and scheduled one by one, and join the
+    # window once they decode.
+
+    def block_phase(request):
+        """The window step, modulo the block size, at which a member next needs a block."""
+        return (request_state[request, RS_BLOCKS_HELD] * block_size - request_state[request, RS_COMPUTED]) % block_size
+
+    def join_window(replica, request, completed, positions, increment, hold, remaining):
+        """A running request that decodes next, with a regular gap, becomes a member; the
+        window's sums with it."""
+        computed = request_state[request, RS_COMPUTED]
+        request_state[request, RS_COMPUTED] = computed - completed
+        request_state[request, RS_NUM_TOKENS] = computed - completed + 1
+        request_state[request, RS_EMITTED] -= completed
+        block_phases[replica, block_phase(request)] += 1
+        request_positions_now, request_increment, steps = decode_positions(cost, computed)
+        left = output_tokens[request] - request_state[request, RS_EMITTED] - completed
+        return (positions + request_positions_now, increment + request_increment, min(hold, completed + steps),
+                min(remaining, completed + left - 1))
+
+    def can_join(replica, request, iteration):
+        """It emitted in the iteration just completed and its KV ends in its last block."""
+        first_block_step = request_state[request, RS_BLOCKS_HELD] * block_size - request_state[request, RS_COMPUTED]
+        return (
+            request_state[request, RS_LAST_EMIT_ITERATION] == iteration
+            and is_generation_step(request)
+            and 0 <= first_block_step < block_size
+        )
+
+    def refresh_positions(replica, step):
+        """Decode positions of the window's step ``step``, their increment and how long it holds."""
+        positions = 0.0
+        increment = 0.0
+        hold = UNBOUNDED_STEPS
+        for index in range(replica_state[replica, RP_STEADY_MEMBERS]):
+            request = running[replica, index]
+            request_positions_now, request_increment, steps = decode_positions(
+                cost, request_state[request, RS_COMPUTED] + step
+            )
+            positions += request_positions_now
+            increment += request_increment
+            hold = min(hold, steps)
+        steady_float[replica, SF_POSITIONS] = positions
+        steady_float[replica, SF_INCREMENT] = increment
+        replica_state[replica, RP_STEADY_HOLD] = step + hold
+
+    def enter_steady(replica):
+        """Open a window if the replica's next iterations repeat its last: every running request
+        emitted in it (so each decodes next, after a regular gap), none waits, all within the
+        token budget; True if opened."""
+        length = replica_state[replica, RP_RUNNING_LENGTH]
+        if (
+            replica_state[replica, RP_ALL_EMITTED] == 0
+            or replica_state[replica, RP_WAITING_LENGTH] > 0
+            or length == 0
+            or length > max_batched_tokens
+        ):
+            return False
+        for index in range(length):
+            if not can_join(replica, running[replica, index], replica_state[replica, RP_PREVIOUS_ITERATION]):
+                return False
+        positions = 0.0
+        increment = 0.0
+        hold = UNBOUNDED_STEPS
+        remaining = UNBOUNDED_STEPS
+        for index in range(length):
+            positions, increment, hold, remaining = join_window(
+                replica, running[replica, index], 0, positions, increment, hold, remaining
+            )
+        steady_float[replica, SF_POSITIONS] = positions
+        steady_float[replica, SF_INCREMENT] = increment
+        decode_iteration_terms(cost, length, steady_terms, replica)
+        replica_state[replica, RP_STEADY_HOLD] = hold
+        replica_state[replica, RP_STEADY] = 1
+        replica_state[replica, RP_STEADY_MEMBERS] = length
+        replica_state[replica, RP_STEADY_STEPS] = 0
+        replica_state[replica, RP_STEADY_LIMIT] = remaining  # the step of the first last token
+        replica_state[replica, RP_STEADY_PHASE] = 0
+        return True
+
+    def others_fit(replica, index, budget, free):
+        """Whether vLLM's first pass takes the running requests from ``index`` on with
+        ``budget`` tokens and ``free`` blocks left without preempting one."""
+        while index < replica_state[replica, RP_RUNNING_LENGTH] and budget > 0:
+            request = running[replica, index]
+            computed = request_state[request, RS_COMPUTED]
+            new_tokens = min(request_state[request, RS_NUM_TOKENS] - computed, budget, max_model_len - 1 - computed)
+            if long_prefill_threshold > 0:
+                new_tokens = min(new_tokens, long_prefill_threshold)
+            index += 1
+            if new_tokens <= 0:
+                continue
+            needed = blocks_needed(request, new_tokens)
+            if needed > free:
+                return False
+            free -= needed
+            budget -= new_tokens
+        return True
+
+    def start_steady(replica, time_s):
+        """Start the window's next iteration: its members' steps in O(1); under vLLM the other
+        running requests and the admissions as the scheduler takes them after the members.
+        False if the window ends before it: the members' new blocks are not free, the others'
+        steps would preempt, or (other policies) a request waits."""
+        step = replica_state[replica, RP_STEADY_STEPS]
+        phase = replica_state[replica, RP_STEADY_PHASE]
+        members = replica_state[replica, RP_STEADY_MEMBERS]
+        new_blocks = block_phases[replica, phase]
+        blocks_used = replica_state[replica, RP_BLOCKS_USED]
+        free = kv_blocks_total - blocks_used - new_blocks
+        mixed = replica_state[replica, RP_WAITING_LENGTH] > 0 or replica_state[replica, RP_RUNNING_LENGTH] > members
+        if free < 0 or members == 0 or members > max_batched_tokens:
+            return False
+        if mixed and (policy != POLICY_VLLM or not others_fit(replica, members, max_batched_tokens - members, free)):
+            return False
+        if step > replica_state[replica, RP_STEADY_HOLD]:
+            refresh_positions(replica, step)
+        positions = steady_float[replica, SF_POSITIONS]
+        replica_state[replica, RP_BLOCKS_USED] = blocks_used + new_blocks
+        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
+        if not mixed:
+            # iteration_cost(cost, members, members, 0.0, positions, positions), to the bit.
+            duration_s, energy_j = decode_iteration_cost(steady_terms, replica, positions)
+            record_iteration(replica, time_s, duration_s, energy_j, members, members, 0, 0)
+        else:
+            schedule_vllm(replica, members, max_batched_tokens - members)  # preempts none
+            tokens, prefill_tokens, prefill_positions, decode_positions_sum, kv_read_positions = scheduled_sums(
+                replica, members, 0, 0.0, positions, positions
+            )
+            sequences = members + replica_state[replica, RP_SCHEDULED_LENGTH]
+            duration_s, energy_j = iteration_cost(
+                cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions
+            )
+            record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, 0)
+        replica_state[replica, RP_STEADY_STEPS] = step + 1
+        loop_state[LOOP_FAST_FORWARDED] += 1
+        phase += 1
+        if phase == block_size:
+            phase = 0
+        replica_state[replica, RP_STEADY_PHASE] = phase
+        steady_float[replica, SF_POSITIONS] = positions + steady_float[replica, SF_INCREMENT]
+        return True
+
+    def complete_steady(replica, time_s):
+        """Every member decoded one token, each a regular gap; the other scheduled steps as
+        ever, after them. At the window's limit some members emitted their last: they are
+        brought up to date and finish; the window goes on with the others, and with the
+        requests behind them that now decode."""
+        iteration = replica_state[replica, RP_ITERATION]
+        members = replica_state[replica, RP_STEADY_MEMBERS]
+        completed = replica_state[replica, RP_STEADY_STEPS]
+        changed = False
+        any_finished = False
+        positions = steady_float[replica, SF_POSITIONS]
+        increment = steady_float[replica, SF_INCREMENT]
+        hold = replica_state[replica, RP_STEADY_HOLD]
+        remaining = replica_state[replica, RP_STEADY_LIMIT]
+        if completed > remaining:
+            changed = True
+            kept = 0
+            remaining = UNBOUNDED_STEPS
+            positions = 0.0
+            increment = 0.0
+            hold = UNBOUNDED_STEPS
+            for index in range(members):
+                request = running[replica, index]
+                computed = request_state[request, RS_COMPUTED]  # as at the window's start
+                left = output_tokens[request] - request_state[request, RS_EMITTED] - completed
+                if left == 0:
+                    block_phases[replica, block_phase(request)] -= 1
+                    request_state[request, RS_BLOCKS_HELD] = max(
+                        request_state[request, RS_BLOCKS_HELD], _ceil_div(computed + completed, block_size)
+                    )
+                    request_state[request, RS_COMPUTED] = computed + completed
+                    request_state[request, RS_NUM_TOKENS] = computed + completed + 1
+                    request_state[request, RS_EMITTED] += completed
+                    request_state[request, RS_LAST_EMIT_ITERATION] = iteration
+                    finish(replica, request, time_s)
+                    any_finished = True
+                else:
+                    kept += 1
+                    remaining = min(remaining, completed + left - 1)
+                    request_positions_now, request_increment, steps = decode_positions(cost, computed + completed)
+                    positions += request_positions_now
+                    increment += request_increment
+                    hold = min(hold, completed + steps)
+            members = kept
+        decode_tokens = replica_state[replica, RP_STEADY_MEMBERS]
+        regular_gaps = decode_tokens
+        if replica_state[replica, RP_SCHEDULED_LENGTH] > 0:
+            others_decoded, others_regular, _, others_finished = complete_scheduled(replica, time_s, iteration)
+            decode_tokens += others_decoded
+            regular_gaps += others_regular
+            any_finished = any_finished or others_finished
+        iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
+        iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        if any_finished:
+            drop_finished(replica)
+        # The requests behind the members join once they decode, in order.
+        while members < replica_state[replica, RP_RUNNING_LENGTH] and can_join(replica, running[replica, members], iteration):
+            positions, increment, hold, remaining = join_window(
+                replica, running[replica, members], completed, positions, increment, hold, remaining
+            )
+            members += 1
+            changed = True
+        if changed:
+            replica_state[replica, RP_STEADY_MEMBERS] = members
+            if members > 0:
+                decode_iteration_terms(cost, members, steady_terms, replica)
+            steady_float[replica, SF_POSITIONS] = positions
+            steady_float[replica, SF_INCREMENT] = increment
+            replica_state[replica, RP_STEADY_HOLD] = hold
+            replica_state[replica, RP_STEADY_LIMIT] = remaining
+        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
+        replica_state[replica, RP_BUSY] = 0
+        replica_end_s[replica] = np.inf
+        replica_state[replica, RP_PREVIOUS_ITERATION] = iteration
+
+    def exit_steady(replica):
+        """Close the window: each member takes the steps the window completed (and the blocks
+        of those it started); its block_phases slot is cleared for the next window."""
+        started = replica_state[replica, RP_STEADY_STEPS]
+        completed = started - replica_state[replica, RP_BUSY]
+        last_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
+        for index in range(replica_state[replica, RP_STEADY_MEMBERS]):
+            request = running[replica, index]
+            block_phases[replica, block_phase(request)] = 0
+            computed = request_state[request, RS_COMPUTED]
+            request_state[request, RS_BLOCKS_HELD] = max(
+                request_state[request, RS_BLOCKS_HELD], _ceil_div(computed + started, block_size)
+            )
+            request_state[request, RS_COMPUTED] = computed + completed
+            request_state[request, RS_NUM_TOKENS] = computed + completed + 1
+            request_state[request, RS_EMITTED] += completed
+            if completed > 0:
+                request_state[request, RS_LAST_EMIT_ITERATION] = last_iteration
+        replica_state[replica, RP_STEADY] = 0
+
+    def start_iteration(replica, time_s):
+        if fast_forward and (replica_state[replica, RP_STEADY] == 1 or enter_steady(replica)):
+            if start_steady(replica, time_s):
+                return
+            exit_steady(replica)
+        replica_state[replica, RP_ALL_EMITTED] = 0
+        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
+        if policy == POLICY_VLLM:
+            preemptions = schedule_vllm(replica, 0, max_batched_tokens)
+        elif policy == POLICY_STATIC:
+            preemptions = schedule_static(replica)
+        else:
+            preemptions = schedule_trtllm(replica)
+        sequences = replica_state[replica, RP_SCHEDULED_LENGTH]
+        if sequences == 0:
+            return
+        tokens, prefill_tokens, prefill_positions, decode_positions_sum, kv_read_positions = scheduled_sums(
+            replica, 0, 0, 0.0, 0.0, 0.0
+        )
+        duration_s, energy_j = iteration_cost(
+            cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions
+        )
+        record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions)
+
+    def complete_iteration(replica, time_s):
+        if replica_state[replica, RP_STEADY] == 1:
+            complete_steady(replica, time_s)
+            return
+        iteration = replica_state[replica, RP_ITERATION]
+        decode_tokens, regular_gaps, emitted_now, any_finished = complete_scheduled(replica, time_s, iteration)
         iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
         iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
         length = replica_state[replica, RP_RUNNING_LENGTH]
@@ -906,13 +989,7 @@ def simulate_kernel(
             if batch_done:
                 replica_state[replica, RP_RUNNING_LENGTH] = 0
         elif any_finished:
-            kept = 0
-            for index in range(length):
-                request = running[replica, index]
-                if request_state[request, RS_EMITTED] != output_tokens[request]:
-                    running[replica, kept] = request
-                    kept += 1
-            replica_state[replica, RP_RUNNING_LENGTH] = kept
+            drop_finished(replica)
         replica_state[replica, RP_SCHEDULED_LENGTH] = 0
         replica_state[replica, RP_BUSY] = 0
         replica_end_s[replica] = np.inf

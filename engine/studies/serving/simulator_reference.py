@@ -139,19 +139,23 @@ class Replica:
 
 
 class SteadyWindow:
-    """A replica's iterations that repeat its last one: every running request decodes one token
-    in each, none waits, none is preempted; those that emit their last token leave. While it is
-    open the running requests' own state lags by the ``completed`` steps
-    (``ReferenceEngine.close_window``)."""
+    """A replica's iterations that repeat its last one: its members, the head of its running
+    list, decode one token each in every one; those that emit their last token leave. While it
+    is open the members' own state lags: computed and emitted are as at the window's start (a
+    request that joined later is set back by the steps before it joined), and ``completed``
+    brings them all up to date (``ReferenceEngine.bring_up_to_date``). Under vLLM the requests
+    routed to the replica are admitted behind the members and scheduled one by one as ever,
+    and join once they decode."""
 
-    def __init__(self, limit, block_phases):
+    def __init__(self, block_size):
+        self.members = 0
         self.started = 0  # iterations started in the window
         self.completed = 0
-        self.limit = limit  # the next step at which a request emits its last token
-        # block_phases[step % block size]: requests whose KV fills their last block at that step
+        self.limit = math.inf  # the step at which a member next emits its last token
+        # block_phases[step % block size]: members whose KV fills their last block at that step
         # of the window, so that they take a new block then (and every block-size steps after).
-        self.block_phases = block_phases
-        self.positions = 0.0  # decode positions of the next step
+        self.block_phases = [0] * block_size
+        self.positions = 0.0  # the members' decode positions at the next step
         self.increment = 0.0  # their change per step, up to step `hold`
         self.hold = 0
         self.last_token_s = math.nan  # when the window's last completed step emitted
@@ -333,12 +337,13 @@ class ReferenceEngine:
             return STEP_DECODE
         return STEP_PREFILL
 
-    def schedule_vllm(self, replica):
+    def schedule_vllm(self, replica, index=0, budget=None):
+        """From the running request at ``index`` on, with ``budget`` tokens left (a steady
+        window has taken the ones before)."""
         scheduled = []
-        budget = self.max_batched_tokens
+        budget = self.max_batched_tokens if budget is None else budget
         preemptions = 0
         # Pass 1: running requests in admission order.
-        index = 0
         while index < len(replica.running) and budget > 0:
             request = replica.running[index]
             new_tokens = min(request.num_tokens - request.computed, budget, self.max_model_len - 1 - request.computed)
@@ -462,100 +467,162 @@ class ReferenceEngine:
 
     # -- steady windows (fast-forward) -------------------------------------------------------
 
+    def can_join(self, request, iteration):
+        """It emitted in ``iteration`` (so it decodes next, after a regular gap) and its KV ends
+        in its last block."""
+        first_block_step = request.blocks_held * self.block_size - request.computed
+        return (request.last_emit_iteration == iteration and request.is_generation_step()
+                and 0 <= first_block_step < self.block_size)
+
+    def block_phase(self, request):
+        """The window step, modulo the block size, at which a member next needs a block."""
+        return (request.blocks_held * self.block_size - request.computed) % self.block_size
+
+    def join(self, window, request):
+        """The request becomes the window's last member, its state set back to the window's start."""
+        request.computed -= window.completed
+        request.num_tokens = request.computed + 1
+        request.emitted -= window.completed
+        window.block_phases[self.block_phase(request)] += 1
+        window.members += 1
+
     def open_window(self, replica):
         """A window if the replica's next iterations repeat its last: every running request
-        emitted in it (so each decodes next, after a regular gap), none waits, and all fit the
-        token budget; else None."""
+        emitted in it, none waits, and all fit the token budget; else None."""
         running = replica.running
-        if not replica.all_emitted or replica.waiting or not running or len(running) > self.max_batched_tokens:
+        if (not replica.all_emitted or replica.waiting or not running or len(running) > self.max_batched_tokens
+                or not all(self.can_join(request, replica.previous_iteration) for request in running)):
             return None
-        block_phases = [0] * self.block_size
+        window = SteadyWindow(self.block_size)
         for request in running:
-            first_block_step = request.blocks_held * self.block_size - request.computed
-            if not request.is_generation_step() or not 0 <= first_block_step < self.block_size:
-                return None
-            block_phases[first_block_step] += 1
-        remaining = min(request.output_tokens - request.emitted for request in running)
-        window = SteadyWindow(remaining - 1, block_phases)
-        self.refresh_positions(window, replica, 0)
+            self.join(window, request)
+        self.window_changed(window, replica)
         return window
 
+    def window_changed(self, window, replica):
+        """After members joined or left: the step of the next last token, and the positions."""
+        members = replica.running[: window.members]
+        window.limit = min((request.output_tokens - request.emitted - 1 for request in members), default=math.inf)
+        self.refresh_positions(window, replica, window.completed)
+
     def refresh_positions(self, window, replica, step):
-        """The decode positions at the window's step ``step``, their increment and how long it holds."""
+        """The members' decode positions at the window's step ``step``, their increment and how
+        long it holds."""
         window.positions = 0.0
         window.increment = 0.0
         hold = math.inf
-        for request in replica.running:
+        for request in replica.running[: window.members]:
             positions, increment, steps = self.decode_positions(self.cost, request.computed + step)
             window.positions += positions
             window.increment += increment
             hold = min(hold, steps)
         window.hold = step + hold
 
+    def others_fit(self, replica, index, budget, free):
+        """Whether vLLM's first pass takes the running requests from ``index`` on with
+        ``budget`` tokens and ``free`` blocks left without preempting one."""
+        for request in replica.running[index:]:
+            if budget <= 0:
+                break
+            new_tokens = min(request.num_tokens - request.computed, budget, self.max_model_len - 1 - request.computed)
+            if self.long_prefill_threshold > 0:
+                new_tokens = min(new_tokens, self.long_prefill_threshold)
+            if new_tokens <= 0:
+                continue
+            needed = ceil_div(request.computed + new_tokens, self.block_size) - request.blocks_held
+            if needed > free:
+                return False
+            free -= max(needed, 0)
+            budget -= new_tokens
+        return True
+
     def start_window_step(self, replica, time_s):
-        """Start the window's next iteration from its sums; False if the window ends first: a
-        request waits, or the step's new blocks are not free (the scheduler would preempt)."""
+        """Start the window's next iteration: the members' steps from the window's sums; under
+        vLLM the other running requests and the admissions as the scheduler takes them after
+        the members. False if the window ends first: the members' new blocks are not free, the
+        others' steps would preempt, or (other policies) a request waits."""
         window = replica.window
         step = window.started
+        members = window.members
         new_blocks = window.block_phases[step % self.block_size]
-        if replica.waiting or new_blocks > self.kv_blocks_total - replica.blocks_used:
+        free = self.kv_blocks_total - replica.blocks_used - new_blocks
+        mixed = bool(replica.waiting) or len(replica.running) > members
+        if free < 0 or members == 0 or members > self.max_batched_tokens:
+            return False
+        if mixed and (self.policy != POLICY_VLLM
+                      or not self.others_fit(replica, members, self.max_batched_tokens - members, free)):
             return False
         if step > window.hold:
             self.refresh_positions(window, replica, step)
         replica.blocks_used += new_blocks
-        sequences = len(replica.running)
-        duration_s, energy_j = self.iteration_cost(
-            self.cost, sequences, sequences, 0.0, window.positions, window.positions
+        scheduled = []
+        if mixed:
+            scheduled, _ = self.schedule_vllm(replica, members, self.max_batched_tokens - members)
+        tokens, prefill_tokens, *positions = self.iteration_sums(
+            scheduled, members, 0, 0.0, window.positions, window.positions
         )
-        self.record_iteration(replica, time_s, duration_s, energy_j, sequences, sequences, 0, 0)
+        duration_s, energy_j = self.iteration_cost(self.cost, tokens, members + len(scheduled), *positions)
+        self.record_iteration(replica, time_s, duration_s, energy_j, members + len(scheduled), tokens,
+                              prefill_tokens, 0)
+        replica.scheduled = scheduled
         window.positions += window.increment
         window.started += 1
         self.fast_forwarded += 1
         return True
 
     def complete_window_step(self, replica, time_s):
-        """Every running request emitted a token, each after a regular gap. Those whose last it
-        was are brought up to date and finish; the window goes on with the others."""
+        """Every member emitted a token, each after a regular gap; the other scheduled steps
+        complete as ever, after them. Members whose last token it was are brought up to date
+        and finish; the requests behind the members that now decode join."""
         window = replica.window
-        self.iteration_int[replica.iteration, IT_DECODE_TOKENS] = len(replica.running)
-        self.iteration_int[replica.iteration, IT_ITL_TOKENS] = len(replica.running)
+        iteration = replica.iteration
         window.completed += 1
         window.last_token_s = time_s
-        window.last_iteration = replica.iteration
+        window.last_iteration = iteration
+        decode_tokens = regular_gaps = window.members
+        changed = False
+        any_finished = False
+        if window.completed > window.limit:
+            for request in replica.running[: window.members]:
+                if request.output_tokens - request.emitted == window.completed:
+                    window.block_phases[self.block_phase(request)] -= 1
+                    self.bring_up_to_date(request, window)
+                    self.finish(request, replica, time_s)
+                    any_finished = changed = True
+                    window.members -= 1
+        if replica.scheduled:
+            others_decoded, others_regular, _, others_finished = self.complete_scheduled(replica, time_s)
+            decode_tokens += others_decoded
+            regular_gaps += others_regular
+            any_finished = any_finished or others_finished
+        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
+        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        if any_finished:
+            replica.running = [request for request in replica.running if not request.finished]
+        while window.members < len(replica.running) and self.can_join(replica.running[window.members], iteration):
+            self.join(window, replica.running[window.members])
+            changed = True
+        if changed:
+            self.window_changed(window, replica)
+        replica.scheduled = []
         replica.busy = False
         replica.end_s = math.inf
-        replica.previous_iteration = replica.iteration
-        if window.completed <= window.limit:
-            return
-        staying = []
-        for request in replica.running:
-            if request.output_tokens - request.emitted == window.completed:
-                window.block_phases[request.blocks_held * self.block_size - request.computed] -= 1
-                self.bring_up_to_date(request, window)
-                self.finish(request, replica, time_s)
-            else:
-                staying.append(request)
-        replica.running = staying
-        window.limit = window.completed + min(
-            (request.output_tokens - request.emitted - window.completed for request in staying), default=math.inf
-        ) - 1
-        self.refresh_positions(window, replica, window.completed)
+        replica.previous_iteration = iteration
 
     def bring_up_to_date(self, request, window):
-        """A request of the window takes the steps the window completed (and the blocks of
-        those it started)."""
+        """A member takes the steps the window completed (and the blocks of those it started)."""
         request.blocks_held = max(request.blocks_held, ceil_div(request.computed + window.started, self.block_size))
+        request.computed += window.completed
+        request.num_tokens = request.computed + 1
+        request.emitted += window.completed
         if window.completed:
-            request.computed += window.completed
-            request.num_tokens += window.completed
-            request.emitted += window.completed
             request.last_token_s = window.last_token_s
             request.last_emit_iteration = window.last_iteration
             self.request_int[request.index, REQ_TOKENS_EMITTED] = request.emitted
 
     def close_window(self, replica):
-        """Bring the running requests up to date; the replica steps again."""
-        for request in replica.running:
+        """Bring the members up to date; the replica steps again."""
+        for request in replica.running[: replica.window.members]:
             self.bring_up_to_date(request, replica.window)
         replica.window = None
 
@@ -601,11 +668,16 @@ class ReferenceEngine:
             scheduled, preemptions = self.schedule_trtllm(replica)
         if not scheduled:
             return
-        tokens = 0
-        prefill_tokens = 0
-        prefill_positions = 0.0
-        decode_positions = 0.0
-        kv_read_positions = 0.0
+        tokens, prefill_tokens, *positions = self.iteration_sums(scheduled, 0, 0, 0.0, 0.0, 0.0)
+        duration_s, energy_j = self.iteration_cost(self.cost, tokens, len(scheduled), *positions)
+        self.record_iteration(replica, time_s, duration_s, energy_j, len(scheduled), tokens, prefill_tokens,
+                              preemptions)
+        replica.scheduled = scheduled
+
+    def iteration_sums(self, scheduled, tokens, prefill_tokens, prefill_positions, decode_positions,
+                       kv_read_positions):
+        """(tokens, prefill tokens, and the three position sums) of the scheduled steps, added
+        to those given."""
         for request, new_tokens, kind in scheduled:
             prefill, decode, kv_read = self.request_positions(
                 self.cost, request.computed, new_tokens, kind != STEP_PREFILL
@@ -616,17 +688,32 @@ class ReferenceEngine:
             tokens += new_tokens
             if kind == STEP_PREFILL:
                 prefill_tokens += new_tokens
-        duration_s, energy_j = self.iteration_cost(
-            self.cost, tokens, len(scheduled), prefill_positions, decode_positions, kv_read_positions
-        )
-        self.record_iteration(replica, time_s, duration_s, energy_j, len(scheduled), tokens, prefill_tokens,
-                              preemptions)
-        replica.scheduled = scheduled
+        return tokens, prefill_tokens, prefill_positions, decode_positions, kv_read_positions
 
     def complete_iteration(self, replica, time_s):
         if replica.window is not None:
             self.complete_window_step(replica, time_s)
             return
+        iteration = replica.iteration
+        decode_tokens, regular_gaps, emitted_now, any_finished = self.complete_scheduled(replica, time_s)
+        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
+        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        # Every running request emitted (those that finished leave): each decodes next, and the
+        # next iterations may repeat one another.
+        replica.all_emitted = emitted_now == len(replica.running)
+        if self.policy == POLICY_STATIC:
+            if all(request.finished for request in replica.running):
+                replica.running = []
+        elif any_finished:
+            replica.running = [request for request in replica.running if not request.finished]
+        replica.scheduled = []
+        replica.busy = False
+        replica.end_s = math.inf
+        replica.previous_iteration = iteration
+
+    def complete_scheduled(self, replica, time_s):
+        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps,
+        emissions, any finished)."""
         iteration = replica.iteration
         decode_tokens = 0
         regular_gaps = 0
@@ -657,20 +744,7 @@ class ReferenceEngine:
             if request.finished:
                 any_finished = True
                 self.finish(request, replica, time_s)
-        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
-        # Every running request emitted (those that finished leave): each decodes next, and the
-        # next iterations may repeat one another.
-        replica.all_emitted = emitted_now == len(replica.running)
-        if self.policy == POLICY_STATIC:
-            if all(request.finished for request in replica.running):
-                replica.running = []
-        elif any_finished:
-            replica.running = [request for request in replica.running if not request.finished]
-        replica.scheduled = []
-        replica.busy = False
-        replica.end_s = math.inf
-        replica.previous_iteration = iteration
+        return decode_tokens, regular_gaps, emitted_now, any_finished
 
     def maybe_cache_prefix(self, request, replica):
         """The first request to compute the whole shared prefix pins its full blocks for everyone."""
