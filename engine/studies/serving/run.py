@@ -27,9 +27,9 @@ class Server:
     the kernel; ``cost_model`` its reference twin (``Engine.iteration_cost_model``), read by the
     reference simulator; ``idle_power_w`` the power of one replica between iterations (W).
 
-    ``fast_forward`` lets a replica whose iterations repeat (every running request decoding,
-    none waiting) cost each further one from running sums instead of revisiting every request;
-    every output is the same with it off, which the tests check.
+    ``fast_forward`` lets a replica whose running requests decode iteration after iteration
+    cost their part of each from running sums instead of revisiting every request (see
+    ``simulator_reference``); every output is the same with it off, which the tests check.
     """
 
     policy: str = "vllm"

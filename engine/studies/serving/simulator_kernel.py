@@ -10,15 +10,18 @@ the outputs and a workspace from ``allocate_workspace``.
 
 The iteration's time and energy are the engine's (``physics.kernels.iteration``, inlined).
 
-Fast-forward (``SET_FAST_FORWARD``), as in the reference: a replica whose last iteration
-decoded every running request, with none waiting, enters a steady window in which each
-iteration repeats the last one's composition. Its iterations are then started and completed in
-O(1): the decode positions follow by an increment (``decode_positions``), the new KV blocks of
-a step come from a count of the requests by the step at which each next needs a block (the
-position of its KV within its last block), and the requests' own state is brought up to date
-once, when the window ends; a request that emits its last token leaves it in one pass over the
-others. The event loop is unchanged, so arrivals, the other replicas and
-the caps interleave with a window's iterations exactly as with stepping.
+Fast-forward (``SET_FAST_FORWARD``), as in the reference: a replica whose running requests
+all emitted in its last iteration, with none waiting, opens a steady window whose members (the
+head of the running list) decode one token in each of its iterations. Their part of an
+iteration costs O(1): the decode positions follow by an increment (``decode_positions``), the
+iteration's cost by ``decode_iteration_cost`` over terms worked out once per batch size, the
+new KV blocks of a step come from a count of the members by the step at which each next needs
+a block (the position of its KV within its last block), and the members' own state is kept as
+at the window's start and brought up to date when they leave or the window closes. Members
+that emit their last token leave in one pass over the others; under vLLM, requests routed to
+the replica are scheduled behind the members one by one and join them once they decode. The
+event loop is unchanged, so arrivals, the other replicas and the caps interleave with a
+window's iterations exactly as with stepping.
 """
 
 from __future__ import annotations

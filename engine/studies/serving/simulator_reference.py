@@ -15,13 +15,15 @@ and TensorRT-LLM described in the package notes.
 
 Fast-forward (setting ``SET_FAST_FORWARD``) changes no output, only the work: once every
 running request of a replica has emitted in its last iteration and none waits, its next
-iterations repeat that one's composition (the same requests, one token each) until a request
-is routed to it or a step's new KV blocks are not free; a request that emits its last token
-leaves and the others go on. Such iterations form a steady window (:class:`SteadyWindow`):
-each is costed from running sums (the decode positions change by an increment,
-``decode_positions``; the requests needing a new block at a step are counted ahead by the step
-at which each fills its last block), and the requests' own state is brought up to date when
-they leave or the window closes. The event loop is the same, so
+iterations repeat that one's composition (the same requests, one token each). Such iterations
+form a steady window (:class:`SteadyWindow`): the members' part of each is costed from running
+sums (the decode positions change by an increment, ``decode_positions``; the members needing a
+new block at a step are counted ahead by the step at which each fills its last block), and
+their own state is brought up to date when they leave or the window closes. A member that
+emits its last token leaves and the others go on; under vLLM, requests routed to the replica
+are scheduled behind the members one by one, as ever, and join once they decode. The window
+closes when the members' new KV blocks are not free or the others' steps would preempt one
+(and, under TensorRT-LLM's policies, when a request waits). The event loop is the same, so
 arrivals, the other replicas and the caps interleave with a window's iterations as they do
 with the iterations stepped one request at a time.
 """
