@@ -116,14 +116,13 @@ RP_RESERVED_BLOCKS = 8
 RP_PREFIX_CACHED = 9
 RP_OUTSTANDING = 10
 RP_SCHEDULED_LENGTH = 11
-RP_ALL_EMITTED = 12  # 1: every running request emitted a token in the iteration it last completed
-RP_STEADY = 13  # 1: in a steady window (its running requests' state lags, see exit_steady)
-RP_STEADY_STEPS = 14  # iterations started in the window
-RP_STEADY_LIMIT = 15  # the window's next step at which a request emits its last token
-RP_STEADY_HOLD = 16  # last window step whose positions follow by increment from the last refresh
-RP_STEADY_PHASE = 17  # window steps modulo the block size: the block_phases slot of the next step
-RP_STEADY_MEMBERS = 18  # the window's requests: the head of the running list
-RP_SIZE = 19
+RP_STEADY = 12  # 1: in a steady window (its members' state lags, see exit_steady)
+RP_STEADY_STEPS = 13  # iterations started in the window
+RP_STEADY_LIMIT = 14  # the window's next step at which a request emits its last token
+RP_STEADY_HOLD = 15  # last window step whose positions follow by increment from the last refresh
+RP_STEADY_PHASE = 16  # window steps modulo the block size: the block_phases slot of the next step
+RP_STEADY_MEMBERS = 17  # the window's requests: the head of the running list
+RP_SIZE = 18
 
 # Steady window sums, float64[replicas, SF_SIZE].
 SF_POSITIONS = 0  # decode positions of the window's next step
@@ -604,12 +603,11 @@ def simulate_kernel(
         replica_state[replica, RP_RUNNING_LENGTH] = kept
 
     def complete_scheduled(replica, time_s, iteration):
-        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps,
-        emissions, any finished)."""
+        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps, any
+        finished)."""
         previous_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
         decode_tokens = 0
         regular_gaps = 0
-        emitted_now = 0
         any_finished = False
         for index in range(replica_state[replica, RP_SCHEDULED_LENGTH]):
             request = scheduled[replica, index, SCHED_REQUEST]
@@ -632,7 +630,6 @@ def simulate_kernel(
             if computed != request_state[request, RS_NUM_TOKENS]:
                 continue
             request_state[request, RS_NUM_TOKENS] = computed + 1
-            emitted_now += 1
             emitted = request_state[request, RS_EMITTED] + 1
             request_state[request, RS_EMITTED] = emitted
             if kind == STEP_DECODE:
@@ -663,7 +660,7 @@ def simulate_kernel(
             if emitted == output_tokens[request]:
                 any_finished = True
                 finish(replica, request, time_s)
-        return decode_tokens, regular_gaps, emitted_now, any_finished
+        return decode_tokens, regular_gaps, any_finished
 
     # -- steady windows (fast-forward) ---------------------------------------------------------
 
@@ -734,6 +731,7 @@ def simulate_kernel(
         first_block_step = request_state[request, RS_BLOCKS_HELD] * block_size - request_state[request, RS_COMPUTED]
         return (
             request_state[request, RS_LAST_EMIT_ITERATION] == iteration
+            and iteration >= 0
             and is_generation_step(request)
             and 0 <= first_block_step < block_size
         )
@@ -756,34 +754,33 @@ def simulate_kernel(
         replica_state[replica, RP_STEADY_HOLD] = step + hold
 
     def enter_steady(replica):
-        """Open a window if the replica's next iterations repeat its last: every running request
-        emitted in it (so each decodes next, after a regular gap), none waits, all within the
-        token budget; True if opened."""
+        """Open a window over the longest head of the running list whose requests all emitted
+        in the replica's last iteration (so each decodes next, after a regular gap); under vLLM
+        the requests behind them and those waiting are scheduled after them, under the other
+        policies the window needs every running request and none waiting. True if opened."""
         length = replica_state[replica, RP_RUNNING_LENGTH]
-        if (
-            replica_state[replica, RP_ALL_EMITTED] == 0
-            or replica_state[replica, RP_WAITING_LENGTH] > 0
-            or length == 0
-            or length > max_batched_tokens
-        ):
+        previous_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
+        members = 0
+        while members < length and can_join(replica, running[replica, members], previous_iteration):
+            members += 1
+        if members == 0 or members > max_batched_tokens:
             return False
-        for index in range(length):
-            if not can_join(replica, running[replica, index], replica_state[replica, RP_PREVIOUS_ITERATION]):
-                return False
+        if policy != POLICY_VLLM and (members < length or replica_state[replica, RP_WAITING_LENGTH] > 0):
+            return False
         positions = 0.0
         increment = 0.0
         hold = UNBOUNDED_STEPS
         remaining = UNBOUNDED_STEPS
-        for index in range(length):
+        for index in range(members):
             positions, increment, hold, remaining = join_window(
                 replica, running[replica, index], 0, positions, increment, hold, remaining
             )
         steady_float[replica, SF_POSITIONS] = positions
         steady_float[replica, SF_INCREMENT] = increment
-        decode_iteration_terms(cost, length, steady_terms, replica)
+        decode_iteration_terms(cost, members, steady_terms, replica)
         replica_state[replica, RP_STEADY_HOLD] = hold
         replica_state[replica, RP_STEADY] = 1
-        replica_state[replica, RP_STEADY_MEMBERS] = length
+        replica_state[replica, RP_STEADY_MEMBERS] = members
         replica_state[replica, RP_STEADY_STEPS] = 0
         replica_state[replica, RP_STEADY_LIMIT] = remaining  # the step of the first last token
         replica_state[replica, RP_STEADY_PHASE] = 0
@@ -899,7 +896,7 @@ def simulate_kernel(
         decode_tokens = replica_state[replica, RP_STEADY_MEMBERS]
         regular_gaps = decode_tokens
         if replica_state[replica, RP_SCHEDULED_LENGTH] > 0:
-            others_decoded, others_regular, _, others_finished = complete_scheduled(replica, time_s, iteration)
+            others_decoded, others_regular, others_finished = complete_scheduled(replica, time_s, iteration)
             decode_tokens += others_decoded
             regular_gaps += others_regular
             any_finished = any_finished or others_finished
@@ -952,7 +949,6 @@ def simulate_kernel(
             if start_steady(replica, time_s):
                 return
             exit_steady(replica)
-        replica_state[replica, RP_ALL_EMITTED] = 0
         replica_state[replica, RP_SCHEDULED_LENGTH] = 0
         if policy == POLICY_VLLM:
             preemptions = schedule_vllm(replica, 0, max_batched_tokens)
@@ -976,12 +972,10 @@ def simulate_kernel(
             complete_steady(replica, time_s)
             return
         iteration = replica_state[replica, RP_ITERATION]
-        decode_tokens, regular_gaps, emitted_now, any_finished = complete_scheduled(replica, time_s, iteration)
+        decode_tokens, regular_gaps, any_finished = complete_scheduled(replica, time_s, iteration)
         iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
         iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
         length = replica_state[replica, RP_RUNNING_LENGTH]
-        # Every running request emitted (those that finished leave): each decodes next.
-        replica_state[replica, RP_ALL_EMITTED] = 1 if emitted_now == length else 0
         if policy == POLICY_STATIC:
             batch_done = True
             for index in range(length):

@@ -136,7 +136,6 @@ class Replica:
         self.prefix_cached = False
         self.outstanding = 0  # routed and not finished
         self.scheduled = []  # (request, new tokens, step kind) of the iteration in flight
-        self.all_emitted = False  # every running request emitted in the iteration it last completed
         self.window = None  # a SteadyWindow while its iterations repeat
 
 
@@ -473,7 +472,7 @@ class ReferenceEngine:
         """It emitted in ``iteration`` (so it decodes next, after a regular gap) and its KV ends
         in its last block."""
         first_block_step = request.blocks_held * self.block_size - request.computed
-        return (request.last_emit_iteration == iteration and request.is_generation_step()
+        return (request.last_emit_iteration == iteration >= 0 and request.is_generation_step()
                 and 0 <= first_block_step < self.block_size)
 
     def block_phase(self, request):
@@ -489,14 +488,19 @@ class ReferenceEngine:
         window.members += 1
 
     def open_window(self, replica):
-        """A window if the replica's next iterations repeat its last: every running request
-        emitted in it, none waits, and all fit the token budget; else None."""
-        running = replica.running
-        if (not replica.all_emitted or replica.waiting or not running or len(running) > self.max_batched_tokens
-                or not all(self.can_join(request, replica.previous_iteration) for request in running)):
+        """A window over the longest head of the running list whose requests all emitted in the
+        replica's last iteration; under vLLM the requests behind them and those waiting are
+        scheduled after them, under the other policies it needs every running request and none
+        waiting. None if there is none."""
+        members = 0
+        while members < len(replica.running) and self.can_join(replica.running[members], replica.previous_iteration):
+            members += 1
+        if members == 0 or members > self.max_batched_tokens:
+            return None
+        if self.policy != POLICY_VLLM and (members < len(replica.running) or replica.waiting):
             return None
         window = SteadyWindow(self.block_size)
-        for request in running:
+        for request in replica.running[:members]:
             self.join(window, request)
         self.window_changed(window, replica)
         return window
@@ -593,7 +597,7 @@ class ReferenceEngine:
                     any_finished = changed = True
                     window.members -= 1
         if replica.scheduled:
-            others_decoded, others_regular, _, others_finished = self.complete_scheduled(replica, time_s)
+            others_decoded, others_regular, others_finished = self.complete_scheduled(replica, time_s)
             decode_tokens += others_decoded
             regular_gaps += others_regular
             any_finished = any_finished or others_finished
@@ -661,7 +665,6 @@ class ReferenceEngine:
                 if self.start_window_step(replica, time_s):
                     return
                 self.close_window(replica)
-        replica.all_emitted = False
         if self.policy == POLICY_VLLM:
             scheduled, preemptions = self.schedule_vllm(replica)
         elif self.policy == POLICY_STATIC:
@@ -697,12 +700,9 @@ class ReferenceEngine:
             self.complete_window_step(replica, time_s)
             return
         iteration = replica.iteration
-        decode_tokens, regular_gaps, emitted_now, any_finished = self.complete_scheduled(replica, time_s)
+        decode_tokens, regular_gaps, any_finished = self.complete_scheduled(replica, time_s)
         self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
         self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
-        # Every running request emitted (those that finished leave): each decodes next, and the
-        # next iterations may repeat one another.
-        replica.all_emitted = emitted_now == len(replica.running)
         if self.policy == POLICY_STATIC:
             if all(request.finished for request in replica.running):
                 replica.running = []
@@ -714,13 +714,12 @@ class ReferenceEngine:
         replica.previous_iteration = iteration
 
     def complete_scheduled(self, replica, time_s):
-        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps,
-        emissions, any finished)."""
+        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps, any
+        finished)."""
         iteration = replica.iteration
         decode_tokens = 0
         regular_gaps = 0
         any_finished = False
-        emitted_now = 0
         for request, new_tokens, kind in replica.scheduled:
             request.computed += new_tokens
             if kind == STEP_PADDING:
@@ -730,7 +729,6 @@ class ReferenceEngine:
                 continue
             request.num_tokens += 1
             request.emitted += 1
-            emitted_now += 1
             if kind == STEP_DECODE:
                 decode_tokens += 1
             if request.emitted == 1:
@@ -746,7 +744,7 @@ class ReferenceEngine:
             if request.finished:
                 any_finished = True
                 self.finish(request, replica, time_s)
-        return decode_tokens, regular_gaps, emitted_now, any_finished
+        return decode_tokens, regular_gaps, any_finished
 
     def maybe_cache_prefix(self, request, replica):
         """The first request to compute the whole shared prefix pins its full blocks for everyone."""
