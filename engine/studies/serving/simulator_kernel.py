@@ -1039,6 +1039,49 @@ def simulate_kernel(
 
     # -- the event loop ------------------------------------------------------------------------
 
+    def next_issue():
+        """When the next request is issued (s; inf when none is pending)."""
+        if users > 0:
+            if loop_state[LOOP_PENDING] > 0:
+                return heap_s[0]
+        elif loop_state[LOOP_NEXT_OPEN_ARRIVAL] < requests:
+            return arrival_s[loop_state[LOOP_NEXT_OPEN_ARRIVAL]]
+        return np.inf
+
+    def run_lone_window():
+        """The event loop's rounds while the next event is, alone, the end of a steady window's
+        step that ends no request: the round at that time would complete it, route nothing and
+        start that replica's next iteration only (every other replica busy until later, or
+        without work). Here those rounds skip the loop's scans; at anything else, the loop."""
+        lone = -1
+        lone_end_s = np.inf
+        others_end_s = np.inf
+        for replica in range(replicas):
+            if replica_state[replica, RP_BUSY] == 1:
+                if replica_end_s[replica] < lone_end_s:
+                    others_end_s = lone_end_s
+                    lone_end_s = replica_end_s[replica]
+                    lone = replica
+                else:
+                    others_end_s = min(others_end_s, replica_end_s[replica])
+            elif replica_state[replica, RP_WAITING_LENGTH] > 0 or replica_state[replica, RP_RUNNING_LENGTH] > 0:
+                return  # idle with work: the loop tries it again at every round
+        if lone < 0:
+            return
+        bound_s = min(next_issue(), others_end_s)
+        while (
+            replica_state[lone, RP_STEADY] == 1
+            and replica_state[lone, RP_BUSY] == 1
+            and replica_state[lone, RP_SCHEDULED_LENGTH] == 0  # the members' steps alone
+            and replica_state[lone, RP_STEADY_STEPS] <= replica_state[lone, RP_STEADY_LIMIT]  # none ends
+            and replica_end_s[lone] < bound_s
+            and replica_end_s[lone] <= max_time_s
+            and loop_state[LOOP_ITERATIONS] < max_iterations
+        ):
+            end_s = replica_end_s[lone]
+            complete_steady(lone, end_s)
+            start_iteration(lone, end_s)
+
     stopped = False
     while not stopped:
         next_issue_s = np.inf
@@ -1085,6 +1128,8 @@ def simulate_kernel(
                     stopped = True
                     break
                 start_iteration(replica, time_s)
+        if fast_forward and not stopped:
+            run_lone_window()
     counters[CNT_ITERATIONS] = loop_state[LOOP_ITERATIONS]
     for replica in range(replicas):
         if replica_state[replica, RP_STEADY] == 1:
