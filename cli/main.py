@@ -5,6 +5,7 @@
     accelscope predict ...          one static-batch scenario (or many with --jsonl)
     accelscope serve ...            the scenario served under traffic, simulated iteration by iteration
     accelscope presets [--json]     bundled and user presets, with what each one shows
+    accelscope report ...           a preset's plots (PNG, SVG) and tables (CSV); --tables-only: no Qt
     accelscope validate [--json]    the model against every number the source papers publish
 
 Bad arguments give one line on stderr naming the problem and exit status 2.
@@ -56,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--scale", type=scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
     report.add_argument("--theme", choices=("light", "dark"), default="light",
                         help="plot canvases light (the default, for paper) or dark (for dark slides)")
+    report.add_argument("--tables-only", action="store_true",
+                        help="only the CSVs, the explanation and the preset, without Qt (no plots; --scale and "
+                             "--theme do not apply)")
 
     validate = commands.add_parser(
         "validate",
@@ -191,14 +195,14 @@ def _validate(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0 whatever the errors are: the targets are reported, not enforced (yet)."""
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.physics.engine import Engine
-    from accelscope.engine.validation.validate import format_report, validate
+    from accelscope.engine.validation import format_report, to_dict, validate
 
     try:
         report = validate(Engine())
     except AccelscopeError as error:
         raise UsageError(f"accelscope validate: {error}") from None
     if args.json:
-        json.dump(report.to_dict(), out, indent=2, allow_nan=False, ensure_ascii=False)
+        json.dump(to_dict(report), out, indent=2, allow_nan=False, ensure_ascii=False)
         out.write("\n")
     else:
         out.write(format_report(report))
@@ -235,10 +239,18 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
         preset = find_preset(args.preset, engine.catalog)
     except AccelscopeError as error:
         raise UsageError(f"accelscope report: {error}") from None
-    from accelscope.gui.export.report import write_report
-
     try:
-        written = write_report(preset, Path(args.out), engine, scale=args.scale, theme_name=args.theme)
+        if args.tables_only:
+            from .tables import write_tables
+
+            written = write_tables(preset, Path(args.out), engine)
+        else:
+            from accelscope.gui.export.report import write_report
+
+            written = write_report(preset, Path(args.out), engine, scale=args.scale, theme_name=args.theme)
+    except ImportError as error:  # Qt or its system libraries are missing
+        raise UsageError(f"accelscope report: the plots need Qt, which cannot be loaded ({error}); "
+                         "--tables-only writes the tables without it") from None
     except (OSError, AccelscopeError) as error:
         raise UsageError(f"accelscope report: cannot write {args.out}: {error}") from None
     out.writelines(f"{path}\n" for path in written)

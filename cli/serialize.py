@@ -3,8 +3,8 @@ number comes from the engine; here it is only scaled to the unit its key names."
 
 from __future__ import annotations
 
-from accelscope.engine.catalog.constants import Constants
 from accelscope.engine.core.accelerator import Accelerator
+from accelscope.engine.core.constants import Constants
 from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.sourced import Sourced
 from accelscope.engine.physics.results import PhaseResult, Result

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from accelscope.engine.catalog import Catalog, user_data_dir
 from accelscope.engine.catalog.constants import load_constants
 from accelscope.engine.core.errors import CatalogError, ScenarioError
-from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.scenario import WORKLOAD_FIELDS, Scenario, Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,3 +132,13 @@ def test_implausible_accelerator_values_are_refused(tmp_path, old, new, field):
     bad.write_text(text.replace(old, new, 1))
     with pytest.raises(CatalogError, match=rf"implausible.toml: .*{field}.*must be between"):
         load_accelerator_file(bad)
+
+
+def test_a_workload_is_the_scenarios_served_part_with_the_same_defaults():
+    assert Scenario.from_workload("llama-3.1-8b", "h100-sxm", Workload()) == Scenario("llama-3.1-8b", "h100-sxm")
+    scenario = Scenario("qwen3-32b", "b200", batch=48, input_len=350, output_len=190, weight_precision="fp8",
+                        kv_precision="fp8", tp=4, pp=2, ep=1, dp=3, offload=0.25, kv_offload=0.5)
+    layout = {name: getattr(scenario, name) for name in ("tp", "pp", "ep", "dp", "offload", "kv_offload")}
+    assert Scenario.from_workload(scenario.model, scenario.accelerator, scenario.workload, **layout) == scenario
+    # Every Scenario field is the workload's, the model's, the device's or the layout's: none is missed.
+    assert {f.name for f in fields(Scenario)} == {*WORKLOAD_FIELDS, "model", "accelerator", *layout}

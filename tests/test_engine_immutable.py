@@ -8,8 +8,8 @@ import pytest
 
 from accelscope.engine.catalog.synthetic import moe_1t
 from accelscope.engine.core.errors import ScenarioError
-from accelscope.engine.core.scenario import Scenario
-from accelscope.engine.studies.scaling import Workload, compare_strategies
+from accelscope.engine.core.scenario import Scenario, Workload
+from accelscope.engine.studies.scaling import compare_strategies
 
 
 def test_with_models_gives_a_new_engine_and_leaves_this_one(engine):

@@ -7,25 +7,34 @@ The last tests show the window offscreen, update it and click a link.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import random
 import re
 import subprocess
 import sys
 
 import pytest
 
+from accelscope.engine.catalog.presets import bundled_preset_files, load_preset
+from accelscope.engine.core.precision import PRECISIONS
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.text.context import Context
 from accelscope.engine.text.formulas import (
+    CONTROL_LABELS,
     CONTROLS,
     Formula,
     FormulaSheet,
     Term,
+    evaluate,
     formula_html,
     formula_sheet,
     formulas_html,
+    sheet_for_result,
 )
+from accelscope.engine.text.formulas.build import SectionKind, build, build_order, shown_order
 
 H100_BANDWIDTH = 3.35e12  # B/s, NVIDIA H100 SXM5 datasheet (HBM3)
 H100_BF16_PEAK = 989.4e12  # FLOP/s dense BF16, NVIDIA H100 architecture white paper (2022)
@@ -86,6 +95,160 @@ def test_the_same_holds_against_the_reference_model(engine, name):
     sheet = sheet_for_result(result, engine.model(scenario.model), engine.catalog.accelerator(scenario.accelerator),
                              engine.constants)
     assert [f.plain() for f in sheet.formulas() if not f.agrees] == []
+
+
+# ---- each formula is its template, evaluated ------------------------------------------------
+
+
+def preset_sheets(engine):
+    """(name, sheet) of every bundled preset on every accelerator it shows, as the app makes
+    them: through a Frame, with the kernels' numbers."""
+    for path in bundled_preset_files():
+        preset = load_preset(path, engine.catalog, bundled=True)
+        with_model = engine.with_models(preset.model) if preset.model is not None else engine
+        workspace = preset.workspace
+        frame = compute_frame(with_model, workspace.with_changes(scenario=with_model.resolve(workspace.scenario)))
+        for accelerator in frame.accelerators:
+            yield f"{preset.name} on {accelerator}", formula_sheet(with_model, frame, accelerator)
+
+
+def random_scenarios(engine, count: int, seed: int):
+    """Scenarios over the catalog's models and accelerators, layouts, formats, offloads and
+    lengths, fitting or not."""
+    rng = random.Random(seed)
+    models, accelerators = sorted(engine.catalog.models), sorted(engine.catalog.accelerators)
+    for _ in range(count):
+        tp = rng.choice([1, 1, 2, 3, 4, 8, 16])
+        scenario = Scenario(
+            rng.choice(models), rng.choice(accelerators), batch=int(math.exp(rng.uniform(0, math.log(4096)))),
+            input_len=int(math.exp(rng.uniform(0, math.log(200_000)))),
+            output_len=int(math.exp(rng.uniform(0, math.log(8192)))),
+            weight_precision=rng.choice(PRECISIONS), activation_precision=rng.choice(PRECISIONS),
+            kv_precision=rng.choice(PRECISIONS), tp=tp, pp=rng.choice([1, 1, 2, 3, 4]),
+            ep=rng.choice([1, tp]) if tp % 2 == 0 else 1, dp=rng.choice([1, 2]),
+            offload=rng.choice([0.0, 0.0, round(rng.random(), 3)]),
+            kv_offload=rng.choice([0.0, 0.0, round(rng.random(), 3)]))
+        yield engine.resolve(scenario)
+
+
+def assert_templates_are_the_values(name: str, sheet: FormulaSheet) -> int:
+    """Every formula's value is its template evaluated over its terms, and equals (1e-9) the
+    engine's number it is compared with; returns how many were compared with the engine."""
+    compared = 0
+    for formula in sheet.formulas():
+        if formula.quoted:
+            continue
+        value = evaluate(formula.template, formula.terms)
+        if formula.at_least is not None:
+            value = max(value, formula.at_least)
+        assert value == formula.value == formula.evaluated(), f"{name}: {formula.plain()}"
+        if formula.engine_value is not None:
+            assert value == pytest.approx(formula.engine_value, rel=1e-9, abs=1e-30), f"{name}: {formula.plain()}"
+            compared += 1
+    return compared
+
+
+# Formulas whose result the engine has no number for: the prefill's attention FLOPs before they
+# are shared among chunks, the roofline's attainable rate, one wave's time.
+UNCOMPARED = {"F_att_pre_all", "P_roof", "t_wave"}
+
+
+def test_every_presets_formulas_are_their_templates_and_the_engines_numbers(engine):
+    sheets = 0
+    for name, sheet in preset_sheets(engine):
+        compared = assert_templates_are_the_values(name, sheet)
+        uncompared = {f.result.key for f in sheet.formulas() if f.engine_value is None}
+        assert uncompared <= UNCOMPARED, name
+        assert compared >= 45, name
+        sheets += 1
+    assert sheets >= 30
+
+
+def test_random_scenarios_formulas_are_their_templates_and_the_engines_numbers(engine):
+    for scenario in random_scenarios(engine, 400, seed=20261125):
+        result = engine.predict(scenario)
+        sheet = sheet_for_result(result, engine.model(scenario.model), engine.catalog.accelerator(scenario.accelerator),
+                                 engine.constants)
+        assert_templates_are_the_values(str(scenario), sheet)
+        assert {f.result.key for f in sheet.formulas() if f.engine_value is None} <= UNCOMPARED, scenario
+
+
+def test_the_notation_evaluates_as_written():
+    values = {"a": 3.0, "b": 2.0, "c": 10.0}
+    assert evaluate("{a}·{b} + {c}/{b} − 1", values) == 3 * 2 + 10 / 2 - 1
+    assert evaluate("{a} × ({b} − {c})", values) == 3 * (2 - 10)
+    assert evaluate("⌈{c}/{a}⌉ + ⌊{c}/{a}⌋", values) == 4 + 3
+    assert evaluate("(1 − 1/{a})<sup>{b}</sup>", values) == (1 - 1 / 3) ** 2
+    assert evaluate("{b}^{a}", values) == 8
+    assert evaluate("√({a}·{a}) + log₂({b}) + 2·log₂({c})", values) == 3 + 1 + 2 * math.log2(10)
+    assert evaluate("min({a}, max({b}, {c}))", values) == 3
+    assert evaluate("−{a}", values) == -3
+    assert evaluate("{a}·{b}", [Term("a", "a", "", 3.0, "3", ()), Term("b", "b", "", 2.0, "2", ())]) == 6
+
+
+@pytest.mark.parametrize("template", ["__import__('os')", "{a}.real", "abs({a})", "[{a}]", "{a} if {a} else 0",
+                                      "'text'"])
+def test_a_template_evaluates_nothing_but_arithmetic(template):
+    with pytest.raises(ValueError, match="not a formula"):
+        evaluate(template, {"a": 1.0})
+
+
+# ---- sections: needs and order ----------------------------------------------------------------
+
+
+def test_sections_are_built_after_what_they_need_and_shown_in_design_order(sheets):
+    shown = shown_order()
+    order = [kind.key for kind in build_order(shown)]
+    for kind in shown:
+        assert all(order.index(need) < order.index(kind.key) for need in kind.needs), kind.key
+    assert [s.key for s in sheets["moe-ep"].sections] == [
+        "memory", "decode", "moe", "step", "prefill", "roofline", "communication", "energy", "throughput"]
+
+
+def _needed(kinds: dict[str, SectionKind], key: str) -> set[str]:
+    found = {key}
+    for need in kinds[key].needs:
+        found |= _needed(kinds, need)
+    return found
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_a_section_uses_only_terms_of_the_sections_it_needs(engine, name):
+    """``needs`` is honest: every term a formula uses was built by its own section or by one it
+    needs (directly or through another)."""
+    scenario = engine.resolve(SCENARIOS[name])
+    ctx = Context.of(engine.predict(scenario), engine.model(scenario.model),
+                     engine.catalog.accelerator(scenario.accelerator), engine.constants)
+    sheet, _ = build(ctx)
+    kinds = {kind.key: kind for kind in shown_order()}
+    for formula in (f for formulas in sheet.formulas.values() for f in formulas):
+        built_in = sheet.origin(formula.result)
+        for term in formula.terms:
+            assert sheet.origin(term) in _needed(kinds, built_in), (formula.result.key, term.key)
+
+
+def test_sections_that_need_each_other_are_refused():
+    def nothing(sheet, ctx):
+        return ()
+
+    kinds = [SectionKind("a", "A", ("b",), nothing), SectionKind("b", "B", ("a",), nothing)]
+    with pytest.raises(ValueError, match="need each other"):
+        build_order(kinds)
+    with pytest.raises(ValueError, match="unknown"):
+        build_order([SectionKind("a", "A", ("c",), nothing)])
+
+
+# ---- the controls ------------------------------------------------------------------------------
+
+
+def test_every_scenario_field_is_a_control_with_a_label():
+    """A field added to Scenario is a control a term can depend on, and needs its label here."""
+    fields = [field.name for field in dataclasses.fields(Scenario)]
+    assert list(CONTROLS) == fields
+    assert "accelerator" in CONTROLS  # the selected accelerator
+    missing = set(CONTROLS) - set(CONTROL_LABELS)
+    assert not missing, f"Scenario fields without a label in CONTROL_LABELS: {sorted(missing)}"
+    assert set(CONTROL_LABELS) <= set(CONTROLS)
 
 
 def test_decode_memory_time_is_bytes_over_sustained_bandwidth(engine, sheets):

@@ -156,7 +156,7 @@ def test_selecting_an_accelerator_updates_the_explain_text(window):
 
 
 def test_import_config_json(window):
-    assert window.import_model_file(str(FIXTURES / "qwen3-8b" / "config.json"))
+    assert window.models.import_file(str(FIXTURES / "qwen3-8b" / "config.json"))
     settle(window)
     scenario = window.controller.workspace.scenario
     assert window.controls.model_combo.currentData() == scenario.model
@@ -171,7 +171,7 @@ def test_bad_config_is_refused_with_the_file_named(window, monkeypatch, tmp_path
     broken = tmp_path / "broken-config.json"
     broken.write_text('{"architectures": ["LlamaForCausalLM"], "hidden_size": "wide"}')
     before = window.controller.workspace
-    assert not window.import_model_file(str(broken))
+    assert not window.models.import_file(str(broken))
     assert len(messages) == 1 and "broken-config.json" in messages[0]
     assert window.controller.workspace == before
 

@@ -20,13 +20,15 @@ from PySide6.QtGui import QImage
 
 from accelscope.engine.core import codes
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import compact
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.gui.look.style import configure_pyqtgraph
-from accelscope.gui.panels import bars
 from accelscope.gui.panels.energy import EnergyPanel
 from accelscope.gui.panels.latency import LatencyPanel
 from accelscope.gui.panels.memory import MemoryPanel, short_reason
+from accelscope.gui.plotkit import axes, bars
+from accelscope.gui.plotkit.text import _Texts
 
 SHOTS = Path("/tmp/accelscope-shots")
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
@@ -106,7 +108,7 @@ def test_memory_clips_long_bars_and_writes_the_multiple(qtbot, engine, catalog):
     total = (memory.weights_bytes - memory.weights_far_bytes + memory.kv_cache_bytes + memory.activation_bytes
              + memory.overhead_bytes)
     assert drawn["total_pct"][j] == pytest.approx(200.0)
-    assert drawn["multiple"][j] == f"×{bars.compact(total / memory.usable_bytes)}"
+    assert drawn["multiple"][j] == f"×{compact(total / memory.usable_bytes)}"
     assert drawn["multiple"][SHOWN.index("h100-sxm")] == ""
 
 
@@ -193,7 +195,7 @@ def test_latency_hover_says_does_not_fit(qtbot, engine, catalog):
     panel.picker.hover(row_scene_pos(panel, row))
     assert "does not fit" in panel.picker.hover_text
     itl_ms = predictions(engine, frame)["groq-lpu"].itl_s * 1e3
-    assert f"ITL: {bars.compact(itl_ms)} ms" in panel.picker.hover_text
+    assert f"ITL: {compact(itl_ms)} ms" in panel.picker.hover_text
 
 
 def test_log_axis_keeps_a_500x_range_readable(qtbot, engine, catalog):
@@ -205,7 +207,7 @@ def test_log_axis_keeps_a_500x_range_readable(qtbot, engine, catalog):
     # Room for a 60 px text beside a bar in a 300 px plot: the longest bar ends 60 px short.
     right = bars.right_end_for_texts(base, base + widths, np.full(3, 60.0), 300.0)
     assert (top - base) / (right - base) * 300.0 == pytest.approx(240.0)
-    axis = bars.LogValueAxis()
+    axis = axes.LogValueAxis()
     decades = axis.tickValues(base, top, 400)[0][1]
     assert [axis.tickStrings([d], 1.0, 1.0)[0] for d in decades] == ["0.1", "1", "10", "100"]
 
@@ -322,7 +324,7 @@ def test_value_texts_sit_beside_their_bars(qtbot, engine, catalog, cls):
             assert box.center().y() == pytest.approx(end.y(), abs=1.0)
     first = panel.ttft if cls is LatencyPanel else panel.power
     value = frame.output(SHOWN[0]).ttft_s * 1e3 if cls is LatencyPanel else frame.output(SHOWN[0]).power_W
-    expected = bars.compact(value) if cls is LatencyPanel else f"{value / 1e3:.3g} kW" if value >= 1e3 else f"{value:.3g} W"
+    expected = compact(value) if cls is LatencyPanel else f"{value / 1e3:.3g} kW" if value >= 1e3 else f"{value:.3g} W"
     assert first.texts.texts()[0] == expected
 
 
@@ -372,7 +374,7 @@ def test_a_frame_with_the_same_numbers_touches_nothing(qtbot, engine, catalog, m
     panel.set_selected("mi300x")
     before = panel.plotted()
     touched = []
-    for item_cls, name in ((pg.BarGraphItem, "setOpts"), (bars._Texts, "set"), (pg.TextItem, "setText"),
+    for item_cls, name in ((pg.BarGraphItem, "setOpts"), (_Texts, "set"), (pg.TextItem, "setText"),
                            (pg.AxisItem, "setTicks"), (pg.ViewBox, "setRange"), (pg.ScatterPlotItem, "setData")):
         touched += count_calls(monkeypatch, item_cls, name)
     panel.update_frame(frame_of(engine, shown=tuple(catalog.accelerators)))  # a new frame, same numbers
@@ -410,7 +412,7 @@ def test_grid_is_opaque_and_beneath_the_data(qtbot):
     data: where the red line crosses a grid line, the pixel is red."""
     from PySide6.QtGui import QColor
 
-    widget, plot = grid_plot(bars.GridAxis)
+    widget, plot = grid_plot(axes.GridAxis)
     qtbot.addWidget(widget)
     widget.show()
     qtbot.waitExposed(widget)
@@ -425,5 +427,5 @@ def test_grid_is_opaque_and_beneath_the_data(qtbot):
     # Every pixel along the line is red: the vertical grid lines it crosses lie beneath it.
     assert all(image.pixelColor(x, y).rgb() == red for x in inside)
     # Away from the line, grid pixels are opaque greys, never translucent blends of the data.
-    assert bars.opaque_over(QColor(0, 0, 0, 64)).alpha() == 255
-    assert bars.opaque_over(QColor(0, 0, 0, 64)).red() == round(255 * (1 - 64 / 255))
+    assert axes.opaque_over(QColor(0, 0, 0, 64)).alpha() == 255
+    assert axes.opaque_over(QColor(0, 0, 0, 64)).red() == round(255 * (1 - 64 / 255))

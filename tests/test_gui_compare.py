@@ -299,8 +299,8 @@ def test_window_compare_draws_a_decode_points_on_the_roofline(qtbot, engine, tmp
     window.start(synchronous=True)
     window.controller.set_field("batch", 1)
     window.controller.throttle.flush()
-    window.set_compare(True)
-    a_frame = window.compare_frame
+    window.comparison.pin(True)
+    a_frame = window.comparison.frame
     window.controller.set_field("batch", 64)
     window.controller.throttle.flush()
     panel = window.refresh_panel("roofline")
@@ -314,6 +314,6 @@ def test_window_compare_draws_a_decode_points_on_the_roofline(qtbot, engine, tmp
         assert drawn["reference_decode_y"][i] == pytest.approx(result.decode.achieved_flops_per_s / 1e12, rel=1e-12)
         b_result = engine.predict(b_frame.workspace.scenario_on(accelerator))
         assert drawn["decode_x"][i] == pytest.approx(b_result.decode.operational_intensity, rel=1e-12)
-    window.set_compare(False)
+    window.comparison.pin(False)
     assert np.isnan(panel.plotted()["reference_decode_x"]).all()
     window.close()

@@ -138,7 +138,7 @@ def test_a_wrapped_label_answers_heights_as_qlabel_does_and_forgets_them_on_chan
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QLabel
 
-    from accelscope.gui.panels.base import WrappedLabel
+    from accelscope.gui.plotkit.text import WrappedLabel
 
     text = ("<b>ghost: A (pinned)</b> — faint hollow markers are the pinned scenario's operating "
             "points, with a dotted line from each to the current scenario's.")

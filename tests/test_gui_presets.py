@@ -68,7 +68,7 @@ def test_loading_a_preset_applies_every_field_at_once(window):
 
 def test_every_bundled_preset_loads_in_the_window(window):
     for entry in window.presets_panel.entries():
-        assert window.open_preset_file(entry.path, bundled=True), entry.name
+        assert window.presets.open_file(entry.path, bundled=True), entry.name
         window.controller.throttle.flush()
         frame = window.controller.last_frame
         assert frame.workspace.scenario.model == load_preset(entry.path, window.engine.catalog).workspace.scenario.model
@@ -79,23 +79,23 @@ def test_save_as_and_reload_round_trip(window):
     window.controls.parallel_spins["tp"].setValue(2)
     window.controller.throttle.flush()
     path = user_presets_dir() / "my-scenario.json"
-    assert window.save_preset_to(path, "My scenario", "Batch 48 at TP 2.")
+    assert window.presets.save_to(path, "My scenario", "Batch 48 at TP 2.")
     saved = window.controller.workspace
     assert "My scenario" in [entry.name for entry in window.presets_panel.entries()]
-    window.new_scenario()
+    window.presets.new()
     window.controller.throttle.flush()
     assert window.controller.workspace != saved
-    assert window.open_preset_file(path)
+    assert window.presets.open_file(path)
     assert window.controller.workspace == saved
-    assert window.recent_presets()[0] == path.resolve()
+    assert window.presets.recent()[0] == path.resolve()
 
 
 def test_an_imported_model_is_embedded_in_the_preset(window):
     config = Path(__file__).parent / "fixtures" / "hf" / "qwen3-8b" / "config.json"
-    assert window.import_model_file(str(config))
+    assert window.models.import_file(str(config))
     window.controller.throttle.flush()
     path = user_presets_dir() / "imported.json"
-    assert window.save_preset_to(path, "Imported", "")
+    assert window.presets.save_to(path, "Imported", "")
     data = json.loads(path.read_text())
     assert isinstance(data["model"], dict)  # the architecture travels with the preset
     fresh = Engine()
@@ -115,7 +115,7 @@ def test_a_bad_preset_changes_nothing(window, warnings, tmp_path, content, fragm
     bad = tmp_path / "broken-preset.json"
     bad.write_text(content)
     before = window.controller.workspace
-    assert not window.open_preset_file(bad)
+    assert not window.presets.open_file(bad)
     assert len(warnings) == 1 and "broken-preset.json" in warnings[0] and fragment in warnings[0]
     assert window.controller.workspace == before
 
@@ -127,20 +127,20 @@ def test_export_this_plot_with_its_scenario(window, qtbot, tmp_path):
     qtbot.waitExposed(window)
     window.tabs.setCurrentIndex(1)  # memory
     panel_size = window.tabs.currentWidget().size()
-    written = window.export_plot(tmp_path / "memory.png", scale=2.0)
+    written = window.exports.export_plot(tmp_path / "memory.png", scale=2.0)
     png, sidecar = written
     assert png.name == "memory.png" and sidecar.name == "memory.preset.json"
     image = QImage(str(png))
     assert (image.width(), image.height()) == (2 * panel_size.width(), 2 * panel_size.height())
     assert load_preset(sidecar, window.engine.catalog).workspace == window.controller.workspace
-    csv_file = window.export_plot(tmp_path / "memory.csv")[0]
+    csv_file = window.exports.export_plot(tmp_path / "memory.csv")[0]
     assert csv_file.read_text().startswith("# Memory fit")
-    svg = window.export_plot(tmp_path / "memory.svg")[0]
+    svg = window.exports.export_plot(tmp_path / "memory.svg")[0]
     assert "<svg" in svg.read_text()
 
 
 def test_export_all(window, tmp_path):
-    written = window.export_all_to(tmp_path / "all", scale=1.0)
+    written = window.exports.export_all_to(tmp_path / "all", scale=1.0)
     names = {path.name for path in written}
     assert {"1-roofline.png", "4-sweep.svg", "5-energy.csv", "explain.txt", "scenario.preset.json"} <= names
     assert all(path.stat().st_size > 0 for path in written)

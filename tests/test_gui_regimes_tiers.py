@@ -14,14 +14,23 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
+from accelscope.engine.catalog.far_tiers import load_far_tiers
+from accelscope.engine.catalog.regimes import load_regimes
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import grid_value
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
-from accelscope.engine.studies.regimes import load_regimes, regime_scores, regimes_table
-from accelscope.engine.studies.tiering import heterogeneous_claim_check, load_far_tiers, sweep_offload
+from accelscope.engine.studies.claims import heterogeneous_claim_check
+from accelscope.engine.studies.regimes import regime_scores, regimes_table
+from accelscope.engine.studies.tiering import (
+    FALLBACK_TIER,
+    OWN_TIER,
+    own_far_tier,
+    sweep_offload,
+)
 from accelscope.gui.look.style import configure_pyqtgraph
-from accelscope.gui.panels.regimes import RegimesPanel, score_text, value_text, zero_word
-from accelscope.gui.panels.tiers import FALLBACK_TIER, OWN_TIER, TiersPanel, own_far_tier
+from accelscope.gui.panels.regimes import RegimesPanel, score_text, zero_word
+from accelscope.gui.panels.tiers import TiersPanel
 
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
 
@@ -119,7 +128,7 @@ def test_hover_gives_the_metric_raw_value_unit_and_layout(qtbot, regimes_panel, 
     grid = regimes_panel.study
     cell = grid.cell("h100-sxm", "single_stream")
     text = hover_cell(qtbot, regimes_panel, "cell", "h100-sxm", "single_stream")
-    assert f"{value_text(cell.value)} ms" in text
+    assert f"{grid_value(cell.value)} ms" in text
     assert cell.metric_text in text
     assert f"TP {cell.tp} × PP {cell.pp}" in text
     assert f"{cell.score:.3f}" in text
@@ -200,7 +209,7 @@ def test_the_regimes_table_is_the_engines_with_units(regimes_panel):
 
 
 def panel_fractions(scenario):
-    from accelscope.gui.panels.tiers import SWEEP_FRACTIONS
+    from accelscope.engine.studies.analysis import SWEEP_FRACTIONS
 
     return tuple(sorted({*SWEEP_FRACTIONS, float(scenario.offload), float(scenario.kv_offload)}))
 
@@ -343,3 +352,10 @@ def test_hidden_panels_wait_until_shown(qtbot, engine):
     panel.show()
     qtbot.waitUntil(lambda: panel.study is not None, timeout=2000)
     assert panel.study.tier_id == "cxl2-expander-x16"
+
+
+def test_the_tabs_curves_are_the_studys_curves():
+    from accelscope.engine.studies.tiering import OFFLOAD_CURVES
+    from accelscope.gui.panels.tiers import CURVES
+
+    assert tuple(key for key, *_ in CURVES) == OFFLOAD_CURVES

@@ -507,7 +507,7 @@ def count_calls(monkeypatch, cls, name: str) -> list:
 def test_roofline_a_batch_drag_moves_only_the_points(engine, roofline_panel, monkeypatch):
     import pyqtgraph as pg
 
-    from accelscope.gui.panels.roofline import LineSet
+    from accelscope.gui.plotkit.points import LineSet
 
     roofline_panel.update_frame(make_frame(engine, EIGHT, batch=8))
     roofline_panel.set_selected("h100-sxm")
@@ -549,7 +549,7 @@ def assert_spot_is_at_its_data(item, accelerator: str) -> None:
 def test_sweep_a_batch_drag_leaves_the_curves_alone(engine, sweep_panel, monkeypatch):
     import pyqtgraph as pg
 
-    from accelscope.gui.panels.roofline import LineSet, SpotRef
+    from accelscope.gui.plotkit.points import LineSet, SpotRef
 
     sweep_panel.update_frame(make_frame(engine, EIGHT, batch=8))
     curves = count_calls(monkeypatch, LineSet, "set_line")

@@ -17,21 +17,20 @@ from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.studies.claims import moe_like_dense_check
 from accelscope.engine.studies.moe_routing import RoutingSetup, simulate_routing
-from accelscope.engine.studies.scaling import (
-    DEFAULT_MAX_DEVICES,
-    STRATEGIES,
-    Workload,
-    compare_strategies,
+from accelscope.engine.studies.parallelism import (
+    DEFAULT_MOE,
+    EP_TP_BATCHES,
+    FIG4_MODELS,
     ep_tp_table,
     ep_vs_tp,
-    moe_like_dense_check,
-    scaling_table,
     tp_dp_grid,
     tp_dp_table,
 )
+from accelscope.engine.studies.scaling import DEFAULT_MAX_DEVICES, STRATEGIES, compare_strategies, scaling_table
 from accelscope.gui.look.style import configure_pyqtgraph
-from accelscope.gui.panels.parallelism import DEFAULT_MOE, EP_TP_BATCHES, FIG4_MODELS, ParallelismPanel
+from accelscope.gui.panels.parallelism import ParallelismPanel
 from accelscope.gui.panels.scaling import ScalingPanel
 
 # A 200T-parameter dense model: 400 TB of BF16 weights, beyond 1,024 A100-40GB (about 37 TB usable).
@@ -56,10 +55,7 @@ def frame_of(engine, model, accelerator="h100-sxm", batch=64, options=None, **fi
 
 
 def workload_of(frame):
-    s = frame.workspace.scenario
-    return Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                    weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                    kv_precision=s.kv_precision)
+    return frame.workspace.scenario.workload
 
 
 def make(qtbot, cls, engine, frame=None):
@@ -176,10 +172,10 @@ def test_claims_show_paper_and_computed_values(qtbot, private_engine):
     frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
     panel = make(qtbot, ScalingPanel, private_engine, frame)
     text = panel.claims_text.text()
-    for claim in panel.study.claims:
+    for claim in panel.claims.expert_parallel:
         assert f"paper {claim.paper_value:g}x" in text
         assert f"computed <b>{claim.computed_value:.3g}x</b>" in text
-    assert {claim.claim_id for claim in panel.study.claims} == {
+    assert {claim.claim_id for claim in panel.claims.expert_parallel} == {
         "s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"}
 
 
@@ -187,7 +183,7 @@ def test_claims_show_the_700b_moe_against_the_70b_dense_model(qtbot, private_eng
     frame = frame_of(private_engine, "mixtral-8x7b", batch=16)
     panel = make(qtbot, ScalingPanel, private_engine, frame)
     expected = moe_like_dense_check(private_engine)
-    claim = panel.study.moe_like_dense
+    claim = panel.claims.moe_like_dense
     assert claim == expected
     text = panel.claims_text.text()
     assert "700B MoE" in text and "70B dense model" in text
@@ -199,7 +195,7 @@ def test_claims_show_the_700b_moe_against_the_70b_dense_model(qtbot, private_eng
     first = panel.study
     panel.update_frame(frame_of(private_engine, "mixtral-8x7b", batch=32))
     panel.refresh_now()
-    assert panel.study is not first and panel.study.moe_like_dense is claim
+    assert panel.study is not first and panel.claims.moe_like_dense is claim
 
 
 def test_skew_recomputes_with_skewed_routing_and_is_offered_to_the_workspace(qtbot, private_engine):

@@ -104,10 +104,10 @@ def test_select_next_accelerator_by_keyboard(qtbot, data_dir):
     window = _window(qtbot)
     shown = window.controller.workspace.shown
     start = shown.index(window.controller.workspace.selected)
-    window.select_neighbour(+1)
+    window.controller.select_neighbour(+1)
     assert window.controller.workspace.selected == shown[(start + 1) % len(shown)]
-    window.select_neighbour(-1)
-    window.select_neighbour(-1)
+    window.controller.select_neighbour(-1)
+    window.controller.select_neighbour(-1)
     assert window.controller.workspace.selected == shown[(start - 1) % len(shown)]
 
 
@@ -141,7 +141,7 @@ def test_f1_opens_the_formulas_and_a_term_link_focuses_its_control(qtbot, data_d
     qtbot.waitExposed(window)
     keys = dict(window.shortcut_list())
     assert keys["F1"] == "Help → Formulas…"
-    formulas = window.show_formulas()
+    formulas = window.side.show_formulas()
     assert formulas.isVisible()
     assert "control:batch" in formulas.browser.toHtml()
     window.focus_control("tp")
@@ -194,7 +194,7 @@ def test_presentation_and_theme_are_remembered_and_given_back_on_close(qtbot, da
     second = _window(qtbot, remember_session=True)
     second.show()
     assert second.display.presentation and second.display.theme == "dark"
-    assert second.presentation_action.isChecked() and second.theme_actions["dark"].isChecked()
+    assert second.qactions["view.presentation"].isChecked() and second.qactions["view.theme.dark"].isChecked()
     second.close()
 
 
@@ -202,9 +202,9 @@ def test_compare_pins_a_and_the_explain_panel_opens_with_the_deltas(qtbot, data_
     window = _window(qtbot)
     window.controller.set_field("batch", 1)
     window.controller.throttle.flush()
-    window.set_compare(True)
-    a_frame = window.compare_frame
-    assert a_frame is window.controller.last_frame and window.compare_action.isChecked()
+    window.comparison.pin(True)
+    a_frame = window.comparison.frame
+    assert a_frame is window.controller.last_frame and window.qactions["view.compare"].isChecked()
     window.controller.set_field("batch", 64)
     window.controller.throttle.flush()
     window.update_explanation()
@@ -214,8 +214,8 @@ def test_compare_pins_a_and_the_explain_panel_opens_with_the_deltas(qtbot, data_
     a_itl = a_frame.result(selected).itl_s
     b_itl = window.controller.last_frame.result(selected).itl_s
     assert f"{b_itl / a_itl - 1:+.1%}" in text
-    window.toggle_compare()
-    assert window.compare_frame is None and not window.compare_action.isChecked()
+    window.comparison.toggle()
+    assert window.comparison.frame is None and not window.qactions["view.compare"].isChecked()
     text = window.explain_panel.text()
     assert "B against A" not in text
 

@@ -141,12 +141,12 @@ def test_presentation_in_the_dark_theme_is_white_on_black(window):
 
 
 def test_a_theme_switch_keeps_the_pinned_scenario_drawn(window):
-    window.set_compare(True)
+    window.comparison.pin(True)
     window.controls.batch_slider.setValue(window.controls.batch_slider.maximum() // 2)
     window.controller.throttle.flush()
     window.set_theme("dark")
     panel = window.refresh_panel("sweep")
-    assert panel.reference is window.compare_frame
+    assert panel.reference is window.comparison.frame
     assert np.isfinite(panel.plotted()["reference_x"]).any()
 
 
@@ -161,7 +161,7 @@ def test_an_exported_plot_is_drawn_in_the_theme_shown(window, tmp_path):
 
     window.tabs.setCurrentIndex(VIEWS.index("roofline"))
     window.set_theme("dark")
-    written = window.export_plot(tmp_path / "roofline.png", scale=1.0)
+    written = window.exports.export_plot(tmp_path / "roofline.png", scale=1.0)
     image = QImage(str(written[0]))
     corner = QColor(image.pixel(image.width() // 2, 8))  # above the plot: the panel's background
     assert corner.lightness() < 80

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.validation.validate import RowReport, validate
+from accelscope.engine.validation.report import RowReport, validate
 from accelscope.gui.main_window import MainWindow
 from accelscope.gui.windows.validation import COLUMNS, row_workspace
 
@@ -26,7 +26,7 @@ def _window(qtbot) -> MainWindow:
 
 def test_table_lists_every_measurement_and_claim_with_the_engines_numbers(qtbot, report):
     window = _window(qtbot)
-    validation = window.show_validation()
+    validation = window.side.show_validation()
     qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
     table = validation.table
     assert table.rowCount() == len(report.rows) + len(report.claims)
@@ -49,7 +49,7 @@ def test_the_summary_shows_every_target_with_its_limit_and_verdict(qtbot, report
     from PySide6.QtGui import QTextDocument
 
     window = _window(qtbot)
-    validation = window.show_validation()
+    validation = window.side.show_validation()
     qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
     document = QTextDocument()
     document.setHtml(validation.summary.text())
@@ -66,10 +66,10 @@ def test_the_summary_shows_every_target_with_its_limit_and_verdict(qtbot, report
 
 
 def test_a_models_tooltip_gives_the_setup_the_engine_computed(qtbot, report):
-    from accelscope.engine.validation.validate import setup_text
+    from accelscope.engine.validation.text import setup_text
 
     window = _window(qtbot)
-    validation = window.show_validation()
+    validation = window.side.show_validation()
     qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
     rows = [i for i, entry in enumerate(validation._entries)
             if getattr(entry, "row", None) is not None and entry.row.id == "b25-sn40l-llama8b-peak-throughput"]
@@ -83,7 +83,7 @@ def test_a_models_tooltip_gives_the_setup_the_engine_computed(qtbot, report):
 
 def test_filter_by_accelerator_keeps_only_its_rows(qtbot, report):
     window = _window(qtbot)
-    validation = window.show_validation()
+    validation = window.side.show_validation()
     qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
     index = validation.filter.findData("h100-sxm")
     assert index > 0
@@ -99,7 +99,7 @@ def test_filter_by_accelerator_keeps_only_its_rows(qtbot, report):
 
 def test_selecting_a_row_loads_its_configuration(qtbot, report):
     window = _window(qtbot)
-    validation = window.show_validation()
+    validation = window.side.show_validation()
     qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
     validation.kind.setCurrentIndex(1)
     row = next(i for i, r in enumerate(report.rows) if r.row.spec is not None and r.row.not_computed is None
@@ -130,7 +130,7 @@ def test_row_workspace_is_the_rows_first_configuration(report):
 
 def test_the_accelerator_filter_is_wide_enough_for_every_name(qtbot, report):
     window = _window(qtbot)
-    validation = window.show_validation()
+    validation = window.side.show_validation()
     qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
     validation.show()
     qtbot.waitExposed(validation)

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from accelscope.engine.catalog.regimes import METRICS, load_regimes
 from accelscope.engine.core.errors import CatalogError, ScenarioError
 from accelscope.engine.core.scenario import Scenario
-from accelscope.engine.studies.regimes import METRICS, load_regimes, regime_scores, regimes_table, split_devices
+from accelscope.engine.studies.regimes import regime_scores, regimes_table, split_devices
 
 PAPER_ACCELERATORS = ("b200", "tpu-v7", "mi300x", "gaudi3", "inferentia2", "wse-3", "groq-lpu")
 
@@ -178,7 +179,7 @@ def test_regimes_table_has_units_in_headers_and_blank_values_where_it_does_not_f
 
 
 def test_a_bad_regimes_file_names_the_field(tmp_path, definitions):
-    from accelscope.engine.studies.regimes import default_regimes_path
+    from accelscope.engine.catalog.regimes import default_regimes_path
 
     text = Path(default_regimes_path()).read_text(encoding="utf-8")
     bad = tmp_path / "regimes.toml"

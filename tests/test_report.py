@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import csv
 import io
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,6 +96,14 @@ def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_fi
     sidecar = load_preset(tmp_path / "scenario.preset.json", report_engine.catalog)
     assert sidecar.workspace == workspace
 
+    # Without Qt, the same tables, explanation and preset: the same files, byte for byte.
+    from accelscope.cli.tables import write_tables
+
+    headless = write_tables(preset, tmp_path / "tables-only", report_engine)
+    assert {path.name for path in headless} == {path.name for path in written if path.suffix not in (".png", ".svg")}
+    for path in headless:
+        assert path.read_bytes() == (tmp_path / path.name).read_bytes(), path.name
+
 
 def test_report_command_and_a_bad_preset(capsys, tmp_path):
     bad = tmp_path / "bad.json"
@@ -110,6 +120,41 @@ def test_report_command_and_a_bad_preset(capsys, tmp_path):
     printed = capsys.readouterr().out.splitlines()
     assert sorted(printed) == sorted(str(path) for path in (tmp_path / "ok").iterdir())
     assert len(printed) == 3 * len(VIEWS) + 2 * len(ANALYSIS_VIEWS) + sum(map(len, ANALYSIS_TABLES.values())) + 2
+
+
+def test_tables_only_imports_no_qt(tmp_path):
+    """``report --tables-only`` runs where Qt's libraries are missing: it loads no Qt module."""
+    code = (
+        "import sys\n"
+        "from accelscope.cli.main import main\n"
+        f"status = main(['report', '--preset', 'sharma-heterogeneous-memory', '--out', {str(tmp_path)!r}, "
+        "'--tables-only'])\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6', 'PyQt5', "
+        "'PyQt6') or m.startswith('accelscope.gui')]\n"
+        "assert status == 0 and not loaded, (status, loaded)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    names = {path.name for path in tmp_path.iterdir()}
+    assert names == {*(f"{index}-{view}.csv" for index, view in enumerate(VIEWS, start=1)),
+                     *(name for tables in ANALYSIS_TABLES.values() for name in tables),
+                     "explain.txt", "scenario.preset.json"}
+
+
+def test_the_headless_tables_carry_each_tabs_title():
+    from accelscope.cli.tables import TITLES
+    from accelscope.gui.panels.energy import EnergyPanel
+    from accelscope.gui.panels.latency import LatencyPanel
+    from accelscope.gui.panels.memory import MemoryPanel
+    from accelscope.gui.panels.parallelism import ParallelismPanel
+    from accelscope.gui.panels.regimes import RegimesPanel
+    from accelscope.gui.panels.roofline import RooflinePanel
+    from accelscope.gui.panels.scaling import ScalingPanel
+    from accelscope.gui.panels.sweep import SweepPanel
+    from accelscope.gui.panels.tiers import TiersPanel
+
+    panels = (RooflinePanel, MemoryPanel, LatencyPanel, SweepPanel, EnergyPanel, ScalingPanel, ParallelismPanel,
+              RegimesPanel, TiersPanel)
+    assert dict(zip(VIEWS + ANALYSIS_VIEWS, (panel.title for panel in panels), strict=True)) == TITLES
 
 
 def test_report_analysis_tables_hold_the_engines_numbers(qapp, report_engine, tmp_path):
@@ -190,3 +235,15 @@ def test_phase_breakdown_adds_up_to_the_phase_time(report_engine):
         assert passes * one_pass + reported["host_ms"] == pytest.approx(reported["time_ms"], rel=1e-12)
     assert data["assumptions"]["step_overhead_s"] == 1.0e-3
     assert data["assumptions"]["operator_overlap"] == 0.0
+
+
+def test_without_qt_the_report_says_to_ask_for_the_tables_only(capsys, monkeypatch, tmp_path):
+    from accelscope.gui.export import report
+
+    def write_report(*args, **kwargs):
+        raise ImportError("libEGL.so.1: cannot open shared object file: No such file or directory")
+
+    monkeypatch.setattr(report, "write_report", write_report)
+    assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "libEGL" in err and "--tables-only" in err

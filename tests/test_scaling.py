@@ -7,17 +7,11 @@ import math
 import pytest
 
 from accelscope.engine.catalog.synthetic import dense_1t, moe_1t
+from accelscope.engine.core.scenario import Workload
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.studies.scaling import (
-    Workload,
-    claims_check,
-    compare_strategies,
-    ep_tp_table,
-    ep_vs_tp,
-    scaling_table,
-    tp_dp_grid,
-    tp_dp_table,
-)
+from accelscope.engine.studies.claims import claims_check
+from accelscope.engine.studies.parallelism import ep_tp_table, ep_vs_tp, tp_dp_grid, tp_dp_table
+from accelscope.engine.studies.scaling import compare_strategies, scaling_table
 
 
 @pytest.fixture(scope="module")

@@ -121,9 +121,9 @@ class SoakResult:
 def soak_window(qtbot, monkeypatch, tmp_path):
     from PySide6.QtWidgets import QMessageBox
 
+    from accelscope.gui.app import freeze_start_up_objects, pin_allocator_threshold
     from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.main_window import MainWindow
-    from accelscope.gui.state.controller import freeze_start_up_objects, pin_allocator_threshold
 
     pin_allocator_threshold()  # as the app does when it starts
     monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder
@@ -152,7 +152,7 @@ def soak_window(qtbot, monkeypatch, tmp_path):
 def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
     from PySide6.QtWidgets import QApplication
 
-    from accelscope.gui.dev.headless import quiet_offscreen
+    from accelscope.gui.export.headless import quiet_offscreen
 
     app = QApplication.instance()
     every_accelerator = tuple(window.engine.catalog.accelerators)
@@ -226,7 +226,7 @@ def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
 
             if number % LOAD_EVERY == 0:
                 started = time.perf_counter()
-                assert window.open_preset_file(Path(str(rng.choice(bundled))), bundled=True)
+                assert window.presets.open_file(Path(str(rng.choice(bundled))), bundled=True)
                 settle()
                 result.load_ms.append((time.perf_counter() - started) * 1e3)
                 result.loads += 1
@@ -235,14 +235,14 @@ def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
                 name = f"Soak {seed} scenario {number}"
                 path = user_preset_path(name)
                 started = time.perf_counter()
-                assert window.save_preset_to(path, name, f"Saved after change {number}.")
+                assert window.presets.save_to(path, name, f"Saved after change {number}.")
                 settle()
                 result.save_ms.append((time.perf_counter() - started) * 1e3)
                 result.saves += 1
                 assert load_preset(path, window.engine.catalog).workspace == window.controller.workspace
                 saved.append(path)
             if saved and number % REOPEN_EVERY == 0:
-                assert window.open_preset_file(rng.choice(saved))
+                assert window.presets.open_file(rng.choice(saved))
                 settle()
                 result.reopens += 1
                 show_every_accelerator()

@@ -67,7 +67,7 @@ def replay(window, start) -> None:
         lambda: window.controller.select(rng.choice(every_accelerator)),
         lambda: window.tabs.setCurrentIndex(rng.randrange(window.tabs.count())),
     ]
-    window.set_workspace(start)
+    window.controller.set_workspace(start)
     settle()
     for _ in range(CHANGES_PER_PASS):
         rng.choice(moves)()
@@ -132,13 +132,13 @@ def test_the_app_start_freezes_start_up_objects_once_drawn(qtbot, monkeypatch):
     reports, several windows in one process) leaves the collector alone."""
     import gc
 
-    from accelscope.gui.main_window import default_workspace
-    from accelscope.gui.state import controller as controller_module
+    from accelscope.gui import app as app_module
     from accelscope.gui.state.controller import Controller
+    from accelscope.gui.state.session import default_workspace
 
-    real_freeze = controller_module.freeze_start_up_objects
+    real_freeze = app_module.freeze_start_up_objects
     frozen: list[int] = []
-    monkeypatch.setattr(controller_module, "freeze_start_up_objects", lambda: frozen.append(1))
+    monkeypatch.setattr(app_module, "freeze_start_up_objects", lambda: frozen.append(1))
     engine = Engine()
 
     synchronous = Controller(engine, default_workspace(engine.catalog))
@@ -148,6 +148,7 @@ def test_the_app_start_freezes_start_up_objects_once_drawn(qtbot, monkeypatch):
     assert frozen == []
 
     in_the_app = Controller(engine, default_workspace(engine.catalog))
+    app_module.freeze_when_drawn(in_the_app)  # as the app's start does
     with qtbot.waitSignal(in_the_app.frame_ready, timeout=120_000):
         in_the_app.start()
     qtbot.waitUntil(lambda: frozen == [1], timeout=5_000)
@@ -161,6 +162,6 @@ def test_the_app_start_freezes_start_up_objects_once_drawn(qtbot, monkeypatch):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator switch")
 def test_the_allocator_threshold_can_be_pinned():
-    from accelscope.gui.state.controller import pin_allocator_threshold
+    from accelscope.gui.app import pin_allocator_threshold
 
     assert pin_allocator_threshold() is True

@@ -219,8 +219,8 @@ def test_the_window_refuses_a_pipe_as_preset_or_model(window, warnings, pipe):
     models = dict(window.engine.catalog.models)
     preset, config = pipe("preset.json"), pipe("config.json")
     with released_if_opened(preset) as preset_opened, released_if_opened(config) as config_opened:
-        assert not window.open_preset_file(preset)
-        assert not window.import_model_file(str(config))
+        assert not window.presets.open_file(preset)
+        assert not window.models.import_file(str(config))
     assert not preset_opened and not config_opened
     assert warnings == [f"{path}: not a regular file (a named pipe); give the path of a file" for path in (preset, config)]
     assert window.controller.workspace == before and window.engine.catalog.models == models
@@ -230,7 +230,7 @@ def test_the_window_refuses_a_pipe_as_preset_or_model(window, warnings, pipe):
 def test_export_onto_a_pipe_is_refused(window, warnings, pipe, suffix):
     target = pipe("plot" + suffix)
     with released_if_opened(target) as opened:
-        assert window.export_plot(target, scale=1.0) == []
+        assert window.exports.export_plot(target, scale=1.0) == []
     assert not opened
     assert warnings == [f"{target}: {target.name} is not a regular file (a named pipe)"]
     assert stat.S_ISFIFO(target.stat().st_mode)  # left as it was
@@ -241,6 +241,6 @@ def test_export_all_beside_a_pipe_is_refused(window, warnings, tmp_path):
     folder.mkdir()
     os.mkfifo(folder / "explain.txt")
     with released_if_opened(folder / "explain.txt") as opened:
-        assert window.export_all_to(folder, scale=1.0) == []
+        assert window.exports.export_all_to(folder, scale=1.0) == []
     assert not opened
     assert warnings == [f"{folder}: explain.txt is not a regular file (a named pipe)"]

@@ -15,17 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from accelscope.engine.catalog.far_tiers import default_far_tiers_path, load_far_tiers
 from accelscope.engine.core import codes
 from accelscope.engine.core.errors import CatalogError
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.sourced import Sourced
+from accelscope.engine.studies.claims import heterogeneous_claim_check
 from accelscope.engine.studies.tiering import (
-    default_far_tiers_path,
     engine_with_far_tier,
     far_bandwidth_share_needed,
-    heterogeneous_claim_check,
     largest_fraction_within,
-    load_far_tiers,
     slowdown_closed_form,
     sweep_offload,
 )

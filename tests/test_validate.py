@@ -10,25 +10,18 @@ import json
 import math
 import re
 
-import numpy as np
 import pytest
 
 from accelscope.cli.main import main
+from accelscope.engine.catalog.measurements import KINDS, METRICS, load_measurements
 from accelscope.engine.core.errors import CatalogError
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.physics.results import N_OUTPUT_ROWS, Outputs
-from accelscope.engine.validation.validate import (
-    KINDS,
-    METRICS,
-    ideal_catalog,
-    ideal_constants,
-    load_measurements,
-    served_runs,
-    setup_text,
-    stats,
-    validate,
-)
+from accelscope.engine.studies.serving.study import simulate_served
+from accelscope.engine.validation.ideal import ideal_catalog, ideal_constants
+from accelscope.engine.validation.report import METRIC_VALUES, stats, validate
+from accelscope.engine.validation.served import served_runs, served_spec
+from accelscope.engine.validation.text import setup_text
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +130,15 @@ denominator = { accelerator = "wse-3" }
 
 # What makes VALID's workload a served run, which a batching policy needs.
 SERVED = 'requests = 10\nrequests_basis = "r"'
+
+
+def test_every_metric_the_table_may_state_is_read_from_the_engines_result(engine):
+    # The table's vocabulary (catalog) and how a result gives each metric (validation) are
+    # kept apart by layer; they must name the same metrics.
+    assert set(METRIC_VALUES) == set(METRICS)
+    result = engine.predict(Scenario("llama-3.1-8b", "h100-sxm"))
+    assert METRIC_VALUES["itl_ms"](result) == result.itl_s * 1e3
+    assert all(math.isfinite(get(result)) and get(result) > 0 for get in METRIC_VALUES.values())
 
 
 def test_a_small_valid_file_loads(tmp_path, catalog):
@@ -251,19 +253,32 @@ def test_derived_and_restated_rows_are_shown_but_not_counted(report):
     assert all(r.calibrated is not None and r.calibrated.value is not None for r in derived)
 
 
-def test_a100_batch_one_row_equals_engine_predict(report, engine, table):
+def test_a100_batch_one_row_is_served_requests_one_at_a_time(report, engine, table):
+    """At batch 1 the served run serves its requests one at a time: with every reply of the
+    mean length it would be 1,000 static batches of one; the replies' spread (exponential about
+    the mean, the mean over the draws) moves the total by a few percent only."""
     row_report = next(r for r in report.rows if r.row.id == "b25-a100-llama8b-b1-throughput")
     chat = table.workloads["chat"]
     scenario = Scenario(
         "llama-3.1-8b", "a100-80gb", batch=1, input_len=chat.input_len, output_len=chat.output_len,
     )
-    # A served run of 1,000 requests one at a time is 1,000 static batches of one (the drain
-    # of one request is the request itself), so the row equals the engine's figure.
-    assert row_report.calibrated.value == pytest.approx(engine.predict(scenario).throughput_total_tok_s, rel=1e-12)
+    static = engine.predict(scenario).throughput_total_tok_s
+    assert row_report.calibrated.value == pytest.approx(static, rel=0.05)
     assert row_report.ratio("calibrated") == pytest.approx(row_report.calibrated.value / 215)
     ideal = Engine(ideal_catalog(engine.catalog), ideal_constants(engine.constants))
-    assert row_report.ideal.value == pytest.approx(ideal.predict(scenario).throughput_total_tok_s, rel=1e-12)
+    assert row_report.ideal.value == pytest.approx(ideal.predict(scenario).throughput_total_tok_s, rel=0.05)
     assert row_report.ideal.value > row_report.calibrated.value
+
+
+def test_requests_served_one_at_a_time_are_static_batches_of_one(engine):
+    """The served run's mechanics against the engine: N requests of one length, one at a time,
+    take N static batches of one, to 1e-9."""
+    scenario = engine.resolve(Scenario("llama-3.1-8b", "a100-80gb", batch=1, input_len=350, output_len=190))
+    spec = served_spec(10, 1, fixed=False).with_changes(output_distribution="fixed")
+    run = simulate_served(engine, scenario, spec)
+    static = engine.predict(scenario)
+    assert run.metrics.span_s == pytest.approx(10 * static.e2e_latency_s, rel=1e-9)
+    assert run.metrics.energy_j == pytest.approx(10 * static.energy_J, rel=1e-9)
 
 
 def test_a_ratio_row_is_two_engine_runs(report, engine, table):
@@ -307,7 +322,7 @@ def test_computed_claims_have_values_and_the_others_a_reason(report):
     by_id = {c.claim.id: c for c in report.claims}
     # The scaling study's numbers, as the Scaling tab shows them.
     from accelscope.engine.physics.engine import Engine
-    from accelscope.engine.studies.scaling import claims_check
+    from accelscope.engine.studies.claims import claims_check
 
     checks = {check.claim_id: check.computed_value for check in claims_check(Engine())}
     for claim_id in ("s25-ep-parameter-to-compute-8.4x", "s25-ep-latency-variance-2.1x"):
@@ -319,7 +334,8 @@ def test_the_architecture_spread_claim_is_the_regime_studys_largest_best_over_wo
     """Sharma's "up to 3.7x between architectures": per regime, the best of Fig. 8's seven graded
     accelerators over the worst in the regime's metric (among those that run it), the largest
     over the regimes, worked out here from the regime grid itself."""
-    from accelscope.engine.studies.regimes import load_regimes, regime_scores
+    from accelscope.engine.catalog.regimes import load_regimes
+    from accelscope.engine.studies.regimes import regime_scores
 
     graded = tuple(load_regimes().paper_ratings)
     assert len(graded) == 7
@@ -343,7 +359,7 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     model's bytes (its fixed parts plus 10% of the experts), at batch 64 the batch touches
     1 − 0.9^64 = 99.9% of the experts, nearly all 700B parameters. The reported value is the
     batch-64 ITL ratio, both models on the devices that hold the MoE."""
-    from accelscope.engine.studies.scaling import CLAIM_WORKLOAD, moe_like_dense_models
+    from accelscope.engine.studies.claims import CLAIM_WORKLOAD, moe_like_dense_models
 
     dense, moe = moe_like_dense_models()
     assert moe.total_params == pytest.approx(700e9, rel=1e-3) and dense.total_params == pytest.approx(70e9, rel=1e-3)
@@ -356,7 +372,8 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     engine = engine.with_models(dense, moe)  # the study made its own engine; the caller's is unchanged
 
     def itl(model, batch):
-        return engine.predict(CLAIM_WORKLOAD.scenario(model.id, "b200", tp=tp).with_changes(batch=batch)).itl_s
+        scenario = Scenario.from_workload(model.id, "b200", CLAIM_WORKLOAD, tp=tp).with_changes(batch=batch)
+        return engine.predict(scenario).itl_s
 
     assert claim.calibrated.value == pytest.approx(itl(moe, 64) / itl(dense, 64), rel=1e-12)
     assert itl(moe, 1) / itl(dense, 1) < 1.2 < claim.calibrated.value  # similar only while few experts are read
@@ -389,55 +406,24 @@ def test_validate_text_lists_rows_summaries_targets_and_claims(capsys, table):
 # ---- served runs ---------------------------------------------------------------------------
 
 
-class _LinearSteps:
-    """Stands in for the engine in served_runs: step time 10 ms + 1 ms per sequence, decode power
-    100 W + 10 W per sequence, prefill of the batch 0.2 s at 300 W."""
-
-    def evaluate(self, scenarios):
-        table = np.zeros((N_OUTPUT_ROWS, len(scenarios)))
-        for j, scenario in enumerate(scenarios):
-            Outputs(table).itl_s[j] = 0.010 + 0.001 * scenario.batch
-            Outputs(table).decode.power_per_device_W[j] = 100.0 + 10.0 * scenario.batch
-            Outputs(table).prefill.time_s[j] = 0.2
-            Outputs(table).prefill.power_per_device_W[j] = 300.0
-        return table
-
-
-def test_a_served_run_adds_the_drain_of_its_last_requests(engine):
+def test_a_served_run_replaces_the_run_totals_and_keeps_the_static_latencies(engine):
     scenario = Scenario("llama-3.1-8b", "h100-sxm", batch=4, input_len=10, output_len=4)
     static = engine.predict(scenario)
-    assert static.memory.resident_batch == 4 and static.devices == 1
-    run = served_runs(_LinearSteps(), {scenario: static}, {scenario: 10})[scenario]
-    # By hand: N = 10 requests, C = 4 in flight, m = 4 - 1 = 3 decode steps on average.
-    #   prefills      10/4 x 0.2 s                                        = 0.5 s
-    #   full batch    (10 - 4) x 3 / 4 = 4.5 steps x 14 ms                = 0.063 s
-    #   drain         3 x (11/1 + 12/2 + 13/3 + 14/4) ms = 3 x 24.8333 ms = 0.0745 s
-    assert run.e2e_latency_s == pytest.approx(0.6375, rel=1e-12)
-    # Energy: 0.5 s x 300 W = 150 J; 0.063 s x 140 W = 8.82 J;
-    #   drain 3 x (11 x 110/1 + 12 x 120/2 + 13 x 130/3 + 14 x 140/4) mJ = 3 x 2.98333 J = 8.95 J.
-    assert run.energy_J == pytest.approx(167.77, rel=1e-12)
-    assert run.throughput_total_tok_s == pytest.approx(10 * 14 / 0.6375, rel=1e-12)
-    assert run.throughput_output_tok_s == pytest.approx(10 * 4 / 0.6375, rel=1e-12)
-    assert run.tokens_per_joule == pytest.approx(140 / 167.77, rel=1e-12)
-    assert run.power_W == pytest.approx(167.77 / 0.6375, rel=1e-12)
+    run = served_runs(engine, {scenario: static}, {scenario: 10})[scenario]
     assert (run.ttft_s, run.itl_s) == (static.ttft_s, static.itl_s)  # latencies stay the static batch's
+    assert run.e2e_latency_s > static.e2e_latency_s  # ten requests, four at a time, then the drain
+    assert run.power_W == pytest.approx(run.energy_J / run.e2e_latency_s, rel=1e-12)
+    assert run.tokens_per_joule == pytest.approx(run.throughput_total_tok_s / run.power_W, rel=1e-12)
 
 
-def test_a_fixed_batch_run_decodes_each_batch_for_its_longest_reply(engine):
-    scenario = Scenario("llama-3.1-8b", "h100-sxm", batch=4, input_len=10, output_len=4)
+def test_a_fixed_batch_run_is_slower_than_continuous_batching(engine):
+    """A fixed-batch image decodes each batch for its longest reply before the next starts;
+    continuous batching refills the finished slots."""
+    scenario = Scenario("llama-3.1-8b", "h100-sxm", batch=8, input_len=350, output_len=190)
     static = engine.predict(scenario)
-    run = served_runs(_LinearSteps(), {scenario: static}, {scenario: 10}, {scenario})[scenario]
-    # By hand: N = 10 requests in batches of C = 4, m = 3 decode steps on average; the longest
-    # of 4 exponential replies takes m x H_4 = 3 x 25/12 = 6.25 steps.
-    #   prefills      10/4 x 0.2 s                                 = 0.5 s
-    #   decode        10/4 x 6.25 = 15.625 steps x 14 ms, batch 4  = 0.21875 s
-    assert run.e2e_latency_s == pytest.approx(0.71875, rel=1e-12)
-    # Energy: 0.5 s x 300 W = 150 J; 0.21875 s x 140 W = 30.625 J.
-    assert run.energy_J == pytest.approx(180.625, rel=1e-12)
-    assert run.throughput_total_tok_s == pytest.approx(10 * 14 / 0.71875, rel=1e-12)
-    # Continuous batching of the same requests is faster: it refills the finished slots.
-    continuous = served_runs(_LinearSteps(), {scenario: static}, {scenario: 10})[scenario]
-    assert continuous.e2e_latency_s < run.e2e_latency_s
+    fixed = served_runs(engine, {scenario: static}, {scenario: 200}, {scenario})[scenario]
+    continuous = served_runs(engine, {scenario: static}, {scenario: 200})[scenario]
+    assert continuous.e2e_latency_s < fixed.e2e_latency_s
 
 
 def test_at_batch_one_fixed_and_continuous_runs_are_the_same(engine):
@@ -450,8 +436,10 @@ def test_at_batch_one_fixed_and_continuous_runs_are_the_same(engine):
 
 
 def test_the_dataflow_machines_batch_eight_rows_are_fixed_batch_runs(report, engine, table):
-    """The CS-3 and SN40L ran pre-compiled fixed-batch images (Sec. IV-C): at batch 8 each batch
-    decodes for H_8 = 2.718 mean replies at the batch-8 step time."""
+    """The CS-3 and SN40L ran pre-compiled fixed-batch images (Sec. IV-C): each batch of 8
+    decodes until its longest reply ends. The expected longest of 8 exponential replies is H_8 =
+    2.718 mean replies, so the run lies near 1,000/8 prefills plus H_8 x the mean decode per batch
+    at the batch-8 step."""
     chat = table.workloads["chat"]
     assert chat.fixed_batch == ("wse-3", "sn40l") and "fixed batch size" in chat.fixed_batch_basis
     harmonic = sum(1.0 / k for k in range(1, 9))
@@ -463,7 +451,7 @@ def test_the_dataflow_machines_batch_eight_rows_are_fixed_batch_runs(report, eng
         run_time = 1000 / 8 * (step.prefill.time_s + (chat.output_len - 1) * harmonic * step.itl_s)
         expected = 1000 * (chat.input_len + chat.output_len) / run_time
         row_report = next(r for r in report.rows if r.row.id == row_id)
-        assert row_report.calibrated.value == pytest.approx(expected, rel=1e-9)
+        assert row_report.calibrated.value == pytest.approx(expected, rel=0.1)
 
 
 def test_the_chat_workload_is_a_served_run_of_the_papers_thousand_requests(table):
@@ -535,7 +523,7 @@ def test_a_rows_setup_reads_as_the_engine_runs_it(table):
     rows = {row.id: row for row in table.measurements}
     b8 = setup_text(rows["b25-cs3-llama8b-b8-throughput"].spec)
     assert b8.startswith("batch 8, 350 input / 190 output tokens, weights/activations/KV BF16/BF16/BF16")
-    assert "a served run of 1,000 requests (wse-3 from fixed-batch images" in b8
+    assert "a served run of 1,000 requests queued at the start" in b8 and "(wse-3 from fixed-batch images" in b8
     gain = setup_text(rows["b25-tp4-throughput-gain"].spec)
     assert "ratio of (tp 4, batch 512) over (tp 1, batch 128); median over 15 configurations" in gain
     assert "finished requests replaced at once" in gain

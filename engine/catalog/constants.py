@@ -1,34 +1,23 @@
-"""Efficiency, overhead and energy constants, per architecture class, with their bases.
-
-Loaded from ``resources/efficiency.toml``; see that file for what each constant means and
-why it has the value it has.
+"""The efficiency constants file (``resources/efficiency.toml``) read into
+:class:`~accelscope.engine.core.constants.Constants`, under the catalog's hostile-input policy
+(``reading.py``: size limit, regular files only, errors that name the file and the field).
 """
 
 from __future__ import annotations
 
 import math
-import tomllib
-from dataclasses import dataclass
+from dataclasses import fields
 from importlib import resources
 from pathlib import Path
 
 from ..core.accelerator import ARCHITECTURE_CLASSES, MEMORY_KINDS
+from ..core.constants import ClassConstants, Constants
 from ..core.errors import CatalogError
+from .reading import read_toml_file
 
-CLASS_FIELDS: tuple[str, ...] = (
-    "compute_efficiency",
-    "memory_efficiency",
-    "link_efficiency",
-    "interconnect_efficiency",
-    "per_layer_overhead_s",
-    "usable_memory_fraction",
-    "runtime_overhead_bytes",
-    "busy_power_fraction",
-    "step_overhead_s",
-    "sequence_overhead_s",
-    "operator_overlap",
-    "collective_overhead_s",
-    "activation_quantization_overhead_s",
+# Every number of a class, in the order of ClassConstants.
+CLASS_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in fields(ClassConstants) if f.name not in ("architecture_class", "basis")
 )
 _FRACTIONS = {
     "compute_efficiency",
@@ -41,51 +30,6 @@ _FRACTIONS = {
 }
 # 0 is meaningful: no floor above idle; operators run one after another.
 _MAY_BE_ZERO = {"busy_power_fraction", "operator_overlap"}
-
-
-@dataclass(frozen=True)
-class ClassConstants:
-    """The constants of one architecture class, each with the sentence that justifies it."""
-
-    architecture_class: str
-    compute_efficiency: float
-    memory_efficiency: float
-    link_efficiency: float
-    interconnect_efficiency: float
-    per_layer_overhead_s: float
-    usable_memory_fraction: float
-    runtime_overhead_bytes: float
-    # While executing (any phase) the device draws at least this fraction of its TDP: clocks
-    # up, memory PHYs and cores powered whatever the arithmetic. 0 = idle plus work only.
-    busy_power_fraction: float
-    # The serving stack's host work per forward step (scheduling, input preparation, sampling,
-    # output processing) during which the devices wait: a fixed part and a part per sequence.
-    step_overhead_s: float
-    sequence_overhead_s: float
-    # 1: a pass's operators overlap (spatial dataflow), so it takes max(compute, memory) of the
-    # whole pass; 0: they run one after another and each takes its own roofline.
-    operator_overlap: float
-    # Each communication operation (all-reduce, all-to-all, stage-to-stage transfer) costs this
-    # once, on top of its steps: launching it and synchronising the devices.
-    collective_overhead_s: float
-    # Extra time per layer per pass when activations are narrower than 16 bits (W8A8, W4A4):
-    # the kernels that quantise each linear product's input.
-    activation_quantization_overhead_s: float
-    basis: dict[str, str]
-
-
-@dataclass(frozen=True)
-class Constants:
-    classes: dict[str, ClassConstants]
-    prefill_chunk_tokens: int
-    logits_bytes_per_element: float
-    kv_starvation_weight_fraction: float
-    memory_energy_J_per_byte: dict[str, float]
-    interconnect_energy_J_per_byte: float
-    basis: dict[str, str]
-
-    def for_class(self, architecture_class: str) -> ClassConstants:
-        return self.classes[architecture_class]
 
 
 def _number(path: Path, field: str, entry: object, low: float, high: float) -> tuple[float, str]:
@@ -101,17 +45,23 @@ def _number(path: Path, field: str, entry: object, low: float, high: float) -> t
     return float(value), basis
 
 
+def _section(path: Path, data: dict, key: str) -> dict:
+    """A top-level table of the file ({} where absent, so each missing value is named)."""
+    table = data.get(key, {})
+    if not isinstance(table, dict):
+        raise CatalogError(path, key, "expected a table")
+    return table
+
+
 def load_constants(path: Path | None = None) -> Constants:
-    path = path or Path(str(resources.files("accelscope.resources") / "efficiency.toml"))
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise CatalogError(path, None, f"cannot read constants: {error}") from None
+    """The constants; a bad or missing value raises CatalogError naming the file and the field."""
+    path = Path(path or str(resources.files("accelscope.resources") / "efficiency.toml"))
+    data = read_toml_file(path)
 
     basis: dict[str, str] = {}
     classes: dict[str, ClassConstants] = {}
     for architecture_class in ARCHITECTURE_CLASSES:
-        table = data.get("classes", {}).get(architecture_class)
+        table = _section(path, data, "classes").get(architecture_class)
         if not isinstance(table, dict):
             raise CatalogError(path, f"classes.{architecture_class}", "missing")
         values: dict[str, float] = {}
@@ -124,7 +74,7 @@ def load_constants(path: Path | None = None) -> Constants:
             )
         classes[architecture_class] = ClassConstants(architecture_class, **values, basis=class_basis)
 
-    workload = data.get("workload", {})
+    workload = _section(path, data, "workload")
     chunk, basis["prefill_chunk_tokens"] = _number(
         path, "workload.prefill_chunk_tokens", workload.get("prefill_chunk_tokens"), 1, 1e9
     )
@@ -143,14 +93,14 @@ def load_constants(path: Path | None = None) -> Constants:
         memory_energy[kind], basis[f"memory_energy.{kind}"] = _number(
             path,
             f"memory_energy_J_per_byte.{kind}",
-            data.get("memory_energy_J_per_byte", {}).get(kind),
+            _section(path, data, "memory_energy_J_per_byte").get(kind),
             0,
             1e-6,
         )
     link, basis["interconnect_energy"] = _number(
         path,
         "link_energy.interconnect_J_per_byte",
-        data.get("link_energy", {}).get("interconnect_J_per_byte"),
+        _section(path, data, "link_energy").get("interconnect_J_per_byte"),
         0,
         1e-6,
     )

@@ -35,6 +35,7 @@ from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
 from ..core.serving import SERVING_FIELDS, ServingSpec
 from ..core.workspace import DEVICE_BUDGETS, MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, VIEWS, Workspace
 from .catalog import Catalog, user_data_dir
+from .far_tiers import load_far_tiers
 from .models import load_bundled_models, model_from_table, model_to_table
 from .reading import TableReader, decode_text, describe, read_limited
 
@@ -263,9 +264,7 @@ def _view_options(root: TableReader) -> dict[str, object]:
     options: dict[str, object] = {}
     if "far_tier" in table.table:
         tier = table.string("far_tier")
-        from ..studies.tiering import load_far_tiers  # the far-tier table is only read when a preset names one
-
-        known = ("own", *load_far_tiers())
+        known = ("own", *load_far_tiers())  # the far-tier table is read only when a preset names one
         if tier not in known:
             raise table.error("far_tier", f"must be one of {', '.join(known)}, got {tier[:40]!r}")
         options["far_tier"] = tier

@@ -15,6 +15,9 @@ BYTES_PER_ELEMENT: dict[str, float] = {
 
 PRECISIONS: tuple[str, ...] = tuple(BYTES_PER_ELEMENT)
 
+# How each format is written for people (controls, summaries): FP32, BF16, ... FP4.
+PRECISION_LABELS: dict[str, str] = {precision: precision.upper() for precision in PRECISIONS}
+
 # Catalog keys for dense peak compute. BF16 and FP16 share tensor-core rates on every device
 # in the catalog, so the catalog stores one "bf16" figure and FP16 uses it.
 PEAK_KEY: dict[str, str] = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from .errors import ScenarioError
 from .precision import PRECISIONS
@@ -12,6 +12,24 @@ from .precision import PRECISIONS
 MAX_BATCH = 10_000_000
 MAX_TOKENS = 100_000_000
 MAX_PARALLEL = 1_000_000
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What is served, whatever the model, the device and the layout: ``batch`` prompts of
+    ``input_len`` tokens arrive together and ``output_len`` tokens are generated for each, with
+    weights, activations and KV cache in the given precisions (the Scenario fields of the same
+    names, with the same defaults)."""
+
+    batch: int = 1
+    input_len: int = 1024
+    output_len: int = 256
+    weight_precision: str = "bf16"
+    activation_precision: str = "bf16"
+    kv_precision: str = "bf16"
+
+
+WORKLOAD_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Workload))
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,16 @@ class Scenario:
     dp: int = 1
     offload: float = 0.0
     kv_offload: float = 0.0
+
+    @classmethod
+    def from_workload(cls, model: str, accelerator: str, workload: Workload, **layout: object) -> Scenario:
+        """The workload served by ``model`` on ``accelerator``, laid out by ``layout`` (tp, pp,
+        ep, dp, offload, kv_offload; the defaults where not given)."""
+        return cls(model, accelerator, **{name: getattr(workload, name) for name in WORKLOAD_FIELDS}, **layout)
+
+    @property
+    def workload(self) -> Workload:
+        return Workload(**{name: getattr(self, name) for name in WORKLOAD_FIELDS})
 
     @property
     def devices(self) -> int:

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..catalog.catalog import Catalog
-from ..catalog.constants import Constants, load_constants
+from ..catalog.constants import load_constants
+from ..core.constants import Constants
 from ..core.errors import ScenarioError
 from ..core.model import ModelArch
 from ..core.scenario import Scenario

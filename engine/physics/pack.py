@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..catalog.constants import Constants
 from ..core.accelerator import Accelerator
+from ..core.constants import Constants
 from ..core.model import ModelArch
 from ..core.precision import FALLBACK, PEAK_KEY, PRECISIONS
 from ..core.scenario import Scenario

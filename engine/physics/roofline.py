@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..catalog.constants import Constants
 from ..core.accelerator import Accelerator
+from ..core.constants import Constants
 from ..core.precision import compute_precision, requested_compute_format
 
 

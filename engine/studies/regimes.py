@@ -2,10 +2,11 @@
 
 Sharma 2025 (Sec. IV-A/B, Fig. 8) grades seven accelerators on eight regimes in words
 (Excellent ... Limited). Here each regime is a concrete model, workload, layout rule and metric
-(``resources/regimes.toml``, which says why each was chosen), computed by the engine's kernels
-for every accelerator of the catalog and normalised per regime to the best one (1.0 = best,
-direction aware). Where an accelerator cannot run a regime under its layout rule, the cell says
-so (``fits`` false, score 0, value 0, and the reason) rather than holding NaN.
+(``resources/regimes.toml``, which says why each was chosen; read by ``catalog/regimes.py``),
+computed by the engine's kernels for every accelerator of the catalog and normalised per
+regime to the best one (1.0 = best, direction aware). Where an accelerator cannot run a regime
+under its layout rule, the cell says so (``fits`` false, score 0, value 0, and the reason)
+rather than holding NaN.
 
 Use::
 
@@ -23,90 +24,15 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
-from ..catalog.reading import read_toml_file
+from ..catalog.regimes import LayoutRule, Regime, RegimeDefinitions, load_regimes
 from ..core import codes
-from ..core.errors import CatalogError
-from ..core.precision import PRECISIONS
-from ..core.scenario import MAX_BATCH, MAX_TOKENS, Scenario
+from ..core.scenario import Scenario
 from ..core.table import Table
 from ..physics.engine import Engine
 from ..physics.results import N_OUTPUT_ROWS, Outputs
-
-# The metric kinds a regime can name, and what each computes from the kernel outputs.
-METRICS: dict[str, str] = {
-    "ttft": "time to first token of the regime's batch, in ms",
-    "requests_within_itl": "output throughput / output length / devices, at the best batch whose ITL meets the "
-    "target and which runs in one wave",
-    "peak_output_tokens": "highest output tokens/s per device over the batch sweep",
-    "long_context_tokens": "output tokens/s per device at the long prompt (the share kept of the short-prompt rate "
-    "is given beside)",
-    "models_resident": "floor((usable memory - runtime) / (weights + KV cache + workspace of one copy)) on one "
-    "device",
-    "peak_prefill_tokens": "highest prompt tokens/s per device over the batch sweep, prefill only",
-    "decode_tokens": "1 / inter-token latency",
-}
-LAYOUTS: tuple[str, ...] = ("smallest", "one-device")
-DIRECTIONS: tuple[str, ...] = ("lower", "higher")
-
-
-@dataclass(frozen=True)
-class Regime:
-    id: str
-    name: str
-    paper_column: str
-    model: str
-    weight_precision: str
-    activation_precision: str
-    kv_precision: str
-    input_len: int
-    output_len: int
-    batches: tuple[int, ...]
-    layout: str  # one of LAYOUTS
-    metric: str  # one of METRICS
-    metric_text: str
-    unit: str
-    direction: str  # "lower" or "higher" is better
-    reason: str
-    itl_target_s: float | None = None  # requests_within_itl only
-    short_input_len: int | None = None  # long_context_tokens only
-
-    def scenario(self, accelerator: str, batch: int, tp: int = 1, pp: int = 1, input_len: int | None = None) -> Scenario:
-        return Scenario(
-            model=self.model,
-            accelerator=accelerator,
-            batch=batch,
-            input_len=self.input_len if input_len is None else input_len,
-            output_len=self.output_len,
-            weight_precision=self.weight_precision,
-            activation_precision=self.activation_precision,
-            kv_precision=self.kv_precision,
-            tp=tp,
-            pp=pp,
-        )
-
-
-@dataclass(frozen=True)
-class LayoutRule:
-    """How the "smallest" layout splits n devices: TP up to ``max_tp``, pipeline stages for
-    the rest; at most ``max_devices`` in all."""
-
-    max_tp: int
-    max_devices: int
-    basis: dict[str, str]
-
-
-@dataclass(frozen=True)
-class RegimeDefinitions:
-    regimes: tuple[Regime, ...]
-    layout: LayoutRule
-    paper_source: str
-    paper_grades: tuple[str, ...]  # best first
-    paper_ratings: dict[str, dict[str, str]]  # accelerator id -> regime id -> grade
 
 
 @dataclass(frozen=True)
@@ -162,123 +88,6 @@ class RegimeGrid:
         return self.accelerators[int(np.argmax(column))]
 
 
-# ---- loading ---------------------------------------------------------------------------------
-
-
-def default_regimes_path() -> Path:
-    return Path(str(resources.files("accelscope.resources") / "regimes.toml"))
-
-
-def load_regimes(path: Path | None = None) -> RegimeDefinitions:
-    """Read and check ``regimes.toml``; a bad field raises CatalogError naming it."""
-    path = path or default_regimes_path()
-    data = read_toml_file(Path(path))  # size-limited, special files refused, errors name the file
-
-    layout_table = data.get("layout")
-    if not isinstance(layout_table, dict):
-        raise CatalogError(path, "layout", "missing table")
-    layout_values: dict[str, int] = {}
-    layout_basis: dict[str, str] = {}
-    for name in ("max_tp", "max_devices"):
-        entry = layout_table.get(name)
-        if not isinstance(entry, dict) or not isinstance(entry.get("basis"), str) or not entry["basis"].strip():
-            raise CatalogError(path, f"layout.{name}", "expected a table with 'value' and a non-empty 'basis'")
-        value = entry.get("value")
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65536:
-            raise CatalogError(path, f"layout.{name}.value", f"must be a whole number from 1 to 65,536, got {value!r}")
-        layout_values[name], layout_basis[name] = value, entry["basis"]
-    layout = LayoutRule(layout_values["max_tp"], layout_values["max_devices"], layout_basis)
-
-    entries = data.get("regime")
-    if not isinstance(entries, list) or not entries:
-        raise CatalogError(path, "regime", "expected at least one [[regime]] table")
-    regimes = tuple(_regime(path, index, entry) for index, entry in enumerate(entries))
-    ids = [r.id for r in regimes]
-    for index, regime_id in enumerate(ids):
-        if regime_id in ids[:index]:
-            raise CatalogError(path, f"regime[{index}].id", f"{regime_id!r} appears twice")
-
-    paper = data.get("paper", {})
-    if not isinstance(paper, dict) or not isinstance(paper.get("source"), str):
-        raise CatalogError(path, "paper.source", "the paper's grades need a source")
-    grades = paper.get("grades")
-    if not isinstance(grades, list) or not all(isinstance(g, str) for g in grades) or not grades:
-        raise CatalogError(path, "paper.grades", "expected a list of grade names, best first")
-    ratings: dict[str, dict[str, str]] = {}
-    for accelerator, table in paper.get("ratings", {}).items():
-        if not isinstance(table, dict):
-            raise CatalogError(path, f"paper.ratings.{accelerator}", "expected a table of regime = grade")
-        for regime_id, grade in table.items():
-            if regime_id not in ids:
-                raise CatalogError(path, f"paper.ratings.{accelerator}.{regime_id}", "not a regime id")
-            if grade not in grades:
-                raise CatalogError(
-                    path, f"paper.ratings.{accelerator}.{regime_id}", f"{grade!r} is not one of {', '.join(grades)}"
-                )
-        ratings[accelerator] = dict(table)
-    return RegimeDefinitions(regimes, layout, paper["source"], tuple(grades), ratings)
-
-
-def _regime(path: Path, index: int, entry: object) -> Regime:
-    where = f"regime[{index}]"
-    if not isinstance(entry, dict):
-        raise CatalogError(path, where, "expected a table")
-
-    def text(key: str) -> str:
-        value = entry.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise CatalogError(path, f"{where}.{key}", "must be a non-empty string")
-        return value
-
-    def whole(key: str, value: object, high: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-            raise CatalogError(path, f"{where}.{key}", f"must be a whole number from 1 to {high:,}, got {value!r}")
-        return value
-
-    for key in ("weights", "activations", "kv_cache"):
-        if entry.get(key) not in PRECISIONS:
-            raise CatalogError(path, f"{where}.{key}", f"must be one of {', '.join(PRECISIONS)}")
-    batches = entry.get("batches")
-    if not isinstance(batches, list) or not batches:
-        raise CatalogError(path, f"{where}.batches", "expected a list of batch sizes")
-    metric, layout, direction = text("metric"), text("layout"), text("direction")
-    if metric not in METRICS:
-        raise CatalogError(path, f"{where}.metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
-    if layout not in LAYOUTS:
-        raise CatalogError(path, f"{where}.layout", f"must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-    if direction not in DIRECTIONS:
-        raise CatalogError(path, f"{where}.direction", f"must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
-    itl_target_s = None
-    if metric == "requests_within_itl":
-        target = entry.get("itl_target_ms")
-        if isinstance(target, bool) or not isinstance(target, int | float) or not 0.0 < target < 1e6:
-            raise CatalogError(path, f"{where}.itl_target_ms", "a positive time in ms is needed for this metric")
-        itl_target_s = float(target) / 1e3
-    short_input_len = None
-    if metric == "long_context_tokens":
-        short_input_len = whole("short_input_len", entry.get("short_input_len"), MAX_TOKENS)
-    return Regime(
-        id=text("id"),
-        name=text("name"),
-        paper_column=text("paper_column"),
-        model=text("model"),
-        weight_precision=entry["weights"],
-        activation_precision=entry["activations"],
-        kv_precision=entry["kv_cache"],
-        input_len=whole("input_len", entry.get("input_len"), MAX_TOKENS),
-        output_len=whole("output_len", entry.get("output_len"), MAX_TOKENS),
-        batches=tuple(whole(f"batches[{i}]", b, MAX_BATCH) for i, b in enumerate(batches)),
-        layout=layout,
-        metric=metric,
-        metric_text=text("metric_text"),
-        unit=text("unit"),
-        direction=direction,
-        reason=text("reason"),
-        itl_target_s=itl_target_s,
-        short_input_len=short_input_len,
-    )
-
-
 # ---- scoring ---------------------------------------------------------------------------------
 
 
@@ -305,6 +114,14 @@ def split_devices(devices: int, layers: int, max_tp: int) -> tuple[int, int]:
     return tp, pp
 
 
+def row_order(engine: Engine, definitions: RegimeDefinitions) -> tuple[str, ...]:
+    """The engine's accelerators, the paper's graded ones first in its order, then the rest of
+    the catalog in its own."""
+    catalog_ids = tuple(engine.catalog.accelerators)
+    graded = tuple(a for a in definitions.paper_ratings if a in catalog_ids)
+    return graded + tuple(a for a in catalog_ids if a not in graded)
+
+
 def regime_scores(
     engine: Engine, accelerator_ids: Sequence[str] | None = None, definitions: RegimeDefinitions | None = None
 ) -> RegimeGrid:
@@ -319,8 +136,36 @@ def regime_scores(
         engine.model(regime.model)  # a clear error for a model id the catalog lacks
 
     layouts = _layouts(engine, regimes, accelerators, definitions.layout)
+    raw = _measure_all(engine, regimes, accelerators, layouts)
+    shape = (len(accelerators), len(regimes))
+    values = np.array([[cell.value for cell in row] for row in raw], dtype=float).reshape(shape)
+    fits = np.array([[cell.fits for cell in row] for row in raw], dtype=bool).reshape(values.shape)
+    scores = _scores(regimes, values, fits)
+    cells = tuple(
+        tuple(
+            _cell(accelerator, regime, raw[a][r], layouts[a][r], float(scores[a, r]), definitions)
+            for r, regime in enumerate(regimes)
+        )
+        for a, accelerator in enumerate(accelerators)
+    )
+    return RegimeGrid(
+        regimes=regimes,
+        accelerators=accelerators,
+        scores=scores,
+        values=values,
+        fits=fits,
+        cells=cells,
+        paper_source=definitions.paper_source,
+        layout=definitions.layout,
+        elapsed_s=time.perf_counter() - started,
+    )
 
-    # Every scenario of every (accelerator, regime) cell, evaluated in one kernel call.
+
+def _measure_all(
+    engine: Engine, regimes: Sequence[Regime], accelerators: Sequence[str], layouts: list[list[_Layout]]
+) -> list[list[_Raw]]:
+    """Every cell's raw metric, [accelerator][regime], from one kernel call over every scenario
+    of every cell that has a layout."""
     scenarios: list[Scenario] = []
     columns: dict[tuple[int, int], list[int]] = {}
     short_columns: dict[tuple[int, int], list[int]] = {}
@@ -355,12 +200,13 @@ def regime_scores(
                 )
             )
         raw.append(row)
+    return raw
 
-    values = np.array([[cell.value for cell in row] for row in raw], dtype=float).reshape(len(accelerators), len(regimes))
-    usable = np.array([[cell.fits and cell.value > 0.0 for cell in row] for row in raw], dtype=bool).reshape(
-        values.shape
-    )
-    fits = np.array([[cell.fits for cell in row] for row in raw], dtype=bool).reshape(values.shape)
+
+def _scores(regimes: Sequence[Regime], values: np.ndarray, fits: np.ndarray) -> np.ndarray:
+    """Each value over the best of its regime (best over it where lower is better), among the
+    accelerators that run the regime with a value above 0; 0 elsewhere."""
+    usable = fits & (values > 0.0)
     scores = np.zeros(values.shape)
     for r_index, regime in enumerate(regimes):
         column = values[:, r_index]
@@ -371,40 +217,28 @@ def regime_scores(
             scores[ok, r_index] = column[ok] / column[ok].max()
         else:
             scores[ok, r_index] = column[ok].min() / column[ok]
+    return scores
 
-    cells = tuple(
-        tuple(
-            RegimeCell(
-                accelerator=accelerator,
-                regime=regime.id,
-                value=float(values[a_index, r_index]),
-                unit=regime.unit,
-                metric_text=regime.metric_text,
-                score=float(scores[a_index, r_index]),
-                fits=bool(fits[a_index, r_index]),
-                reason=raw[a_index][r_index].reason,
-                paper_rating=definitions.paper_ratings.get(accelerator, {}).get(regime.id),
-                devices=layouts[a_index][r_index].devices if not layouts[a_index][r_index].reason else 0,
-                tp=layouts[a_index][r_index].tp,
-                pp=layouts[a_index][r_index].pp,
-                batch=raw[a_index][r_index].batch,
-                detail=raw[a_index][r_index].detail,
-                switch_time_s=raw[a_index][r_index].switch_time_s,
-            )
-            for r_index, regime in enumerate(regimes)
-        )
-        for a_index, accelerator in enumerate(accelerators)
-    )
-    return RegimeGrid(
-        regimes=regimes,
-        accelerators=accelerators,
-        scores=scores,
-        values=values,
-        fits=fits,
-        cells=cells,
-        paper_source=definitions.paper_source,
-        layout=definitions.layout,
-        elapsed_s=time.perf_counter() - started,
+
+def _cell(
+    accelerator: str, regime: Regime, raw: _Raw, layout: _Layout, score: float, definitions: RegimeDefinitions
+) -> RegimeCell:
+    return RegimeCell(
+        accelerator=accelerator,
+        regime=regime.id,
+        value=float(raw.value),
+        unit=regime.unit,
+        metric_text=regime.metric_text,
+        score=score,
+        fits=bool(raw.fits),
+        reason=raw.reason,
+        paper_rating=definitions.paper_ratings.get(accelerator, {}).get(regime.id),
+        devices=layout.devices if not layout.reason else 0,
+        tp=layout.tp,
+        pp=layout.pp,
+        batch=raw.batch,
+        detail=raw.detail,
+        switch_time_s=raw.switch_time_s,
     )
 
 
@@ -443,7 +277,8 @@ def _layouts(
                 needed = Outputs(out).memory.weights_bytes[first] + Outputs(out).memory.overhead_bytes[first]
                 row.append(_Layout(1, 1, (
                     f"does not fit on one device: {codes.FIT_REASONS[int(Outputs(out).fit_code[first])]} "
-                    f"({needed / 1e9:.1f} GB of weights and runtime, {Outputs(out).memory.usable_bytes[first] / 1e9:.1f} GB usable)"
+                    f"({needed / 1e9:.1f} GB of weights and runtime, "
+                    f"{Outputs(out).memory.usable_bytes[first] / 1e9:.1f} GB usable)"
                 )))
                 continue
             layers = engine.model(regime.model).n_layers
@@ -477,6 +312,21 @@ def _layout_text(layout: _Layout) -> str:
     return f"{layout.devices:,} devices (TP {layout.tp} x PP {layout.pp})"
 
 
+@dataclass(frozen=True)
+class _CellRun:
+    """One cell's scenarios, evaluated: what its metric is taken from."""
+
+    engine: Engine
+    regime: Regime
+    accelerator: str
+    devices: int
+    where: str  # the layout, in words
+    out: Outputs
+    columns: list[int]  # the regime's batches, in order
+    short_columns: list[int]  # the same at the short prompt (long_context_tokens only)
+    fitting: list[tuple[int, int]]  # (batch, column) of the batches that fit
+
+
 def _measure(
     engine: Engine,
     regime: Regime,
@@ -486,88 +336,111 @@ def _measure(
     columns: list[int],
     short_columns: list[int],
 ) -> _Raw:
-    devices = layout.devices
+    outputs = Outputs(out)
     where = _layout_text(layout)
-    fitting = [(b, j) for b, j in zip(regime.batches, columns, strict=True) if Outputs(out).fits[j]]
+    fitting = [(b, j) for b, j in zip(regime.batches, columns, strict=True) if outputs.fits[j]]
     if not fitting:
-        code = int(Outputs(out).fit_code[columns[0]])
+        code = int(outputs.fit_code[columns[0]])
         return _Raw(0.0, False, f"does not fit on {where}: {codes.FIT_REASONS[code]}", 0, "")
+    if regime.metric not in _MEASURES:
+        raise ValueError(f"unknown metric {regime.metric!r}")  # load_regimes admits only METRICS
+    run = _CellRun(engine, regime, accelerator, layout.devices, where, outputs, columns, short_columns, fitting)
+    return _MEASURES[regime.metric](run)
 
-    metric = regime.metric
-    if metric == "ttft":
-        batch, j = fitting[0]
-        ttft_ms = Outputs(out).ttft_s[j] * 1e3
-        return _Raw(ttft_ms, True, "", batch, f"TTFT {ttft_ms:.4g} ms on {where}")
 
-    if metric == "decode_tokens":
-        batch, j = fitting[0]
-        rate = 1.0 / Outputs(out).itl_s[j]
-        return _Raw(rate, True, "", batch, f"ITL {Outputs(out).itl_s[j] * 1e3:.4g} ms on {where}")
+def _ttft(run: _CellRun) -> _Raw:
+    batch, j = run.fitting[0]
+    ttft_ms = run.out.ttft_s[j] * 1e3
+    return _Raw(ttft_ms, True, "", batch, f"TTFT {ttft_ms:.4g} ms on {run.where}")
 
-    if metric == "requests_within_itl":
-        target = regime.itl_target_s
-        best = (0.0, 0)
-        for batch, j in fitting:
-            if Outputs(out).waves[j] == 1 and Outputs(out).itl_s[j] <= target:
-                rate = Outputs(out).throughput_output_tok_s[j] / regime.output_len / devices
-                if rate > best[0]:
-                    best = (rate, batch)
-        if best[1] == 0:
-            first_itl = Outputs(out).itl_s[fitting[0][1]] * 1e3
-            return _Raw(0.0, True, (
-                f"no batch keeps the inter-token latency within {target * 1e3:g} ms on {where} "
-                f"(batch {fitting[0][0]}: {first_itl:.4g} ms)"
-            ), 0, "")
-        j = columns[regime.batches.index(best[1])]
-        return _Raw(best[0], True, "", best[1], (
-            f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {Outputs(out).itl_s[j] * 1e3:.3g} ms) on {where}"
-        ))
 
-    if metric in ("peak_output_tokens", "peak_prefill_tokens"):
-        best = (0.0, 0)
-        for batch, j in fitting:
-            if metric == "peak_output_tokens":
-                rate = Outputs(out).throughput_output_tok_s[j] / devices
-            else:
-                rate = batch * regime.input_len / Outputs(out).e2e_latency_s[j] / devices
+def _decode_tokens(run: _CellRun) -> _Raw:
+    batch, j = run.fitting[0]
+    rate = 1.0 / run.out.itl_s[j]
+    return _Raw(rate, True, "", batch, f"ITL {run.out.itl_s[j] * 1e3:.4g} ms on {run.where}")
+
+
+def _requests_within_itl(run: _CellRun) -> _Raw:
+    out, regime = run.out, run.regime
+    target = regime.itl_target_s
+    best = (0.0, 0)
+    for batch, j in run.fitting:
+        if out.waves[j] == 1 and out.itl_s[j] <= target:
+            rate = out.throughput_output_tok_s[j] / regime.output_len / run.devices
             if rate > best[0]:
                 best = (rate, batch)
-        j = columns[regime.batches.index(best[1])]
-        waves = int(Outputs(out).waves[j])
-        in_waves = f", in {waves} waves" if waves > 1 else ""
-        return _Raw(best[0], True, "", best[1], (
-            f"{best[0]:.4g} tokens/s per device at batch {best[1]}{in_waves} on {where}"
-        ))
+    if best[1] == 0:
+        first_itl = out.itl_s[run.fitting[0][1]] * 1e3
+        return _Raw(0.0, True, (
+            f"no batch keeps the inter-token latency within {target * 1e3:g} ms on {run.where} "
+            f"(batch {run.fitting[0][0]}: {first_itl:.4g} ms)"
+        ), 0, "")
+    j = run.columns[regime.batches.index(best[1])]
+    return _Raw(best[0], True, "", best[1], (
+        f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {out.itl_s[j] * 1e3:.3g} ms) on {run.where}"
+    ))
 
-    if metric == "long_context_tokens":
-        batch, j = fitting[0]
-        short_j = short_columns[regime.batches.index(batch)]
-        long_rate = Outputs(out).throughput_output_tok_s[j] / devices
-        waves = int(Outputs(out).waves[j])
-        in_waves = f" (in {waves} waves)" if waves > 1 else ""
-        detail = f"{long_rate:.4g} tokens/s per device at {regime.input_len:,}-token prompts{in_waves}, batch {batch}, on {where}"
-        if Outputs(out).fits[short_j]:
-            short_rate = Outputs(out).throughput_output_tok_s[short_j] / devices
-            detail += f": {long_rate / short_rate:.1%} of its {short_rate:.4g} at {regime.short_input_len:,}-token prompts"
-        return _Raw(long_rate, True, "", batch, detail)
 
-    if metric == "models_resident":
-        batch, j = fitting[0]
-        per_copy = Outputs(out).memory.weights_bytes[j] + Outputs(out).memory.kv_cache_bytes[j] + Outputs(out).memory.activation_bytes[j]
-        room = Outputs(out).memory.usable_bytes[j] - Outputs(out).memory.overhead_bytes[j]
-        copies = math.floor(room / per_copy)
-        switch = _switch_time(engine, accelerator, Outputs(out).memory.weights_bytes[j])
-        switch_text = (
-            f"; loading one from {engine.catalog.accelerator(accelerator).tier('far').name} takes {switch:.3g} s"
-            if switch is not None else "; no far tier in the catalog to load a model from"
-        )
-        detail = f"{per_copy / 1e9:.3g} GB per copy in {room / 1e9:.3g} GB usable{switch_text}"
-        if copies < 1:
-            return _Raw(0.0, True, f"one copy runs, but not with the KV cache of {batch} sequences", batch, detail,
-                        switch)
-        return _Raw(float(copies), True, "", batch, detail, switch)
+def _peak_tokens(run: _CellRun) -> _Raw:
+    """peak_output_tokens and peak_prefill_tokens: the best rate per device over the batches."""
+    out, regime = run.out, run.regime
+    best = (0.0, 0)
+    for batch, j in run.fitting:
+        if regime.metric == "peak_output_tokens":
+            rate = out.throughput_output_tok_s[j] / run.devices
+        else:
+            rate = batch * regime.input_len / out.e2e_latency_s[j] / run.devices
+        if rate > best[0]:
+            best = (rate, batch)
+    j = run.columns[regime.batches.index(best[1])]
+    waves = int(out.waves[j])
+    in_waves = f", in {waves} waves" if waves > 1 else ""
+    detail = f"{best[0]:.4g} tokens/s per device at batch {best[1]}{in_waves} on {run.where}"
+    return _Raw(best[0], True, "", best[1], detail)
 
-    raise ValueError(f"unknown metric {metric!r}")  # load_regimes admits only METRICS
+
+def _long_context_tokens(run: _CellRun) -> _Raw:
+    out, regime = run.out, run.regime
+    batch, j = run.fitting[0]
+    short_j = run.short_columns[regime.batches.index(batch)]
+    long_rate = out.throughput_output_tok_s[j] / run.devices
+    waves = int(out.waves[j])
+    in_waves = f" (in {waves} waves)" if waves > 1 else ""
+    detail = (f"{long_rate:.4g} tokens/s per device at {regime.input_len:,}-token prompts{in_waves}, batch {batch}, "
+              f"on {run.where}")
+    if out.fits[short_j]:
+        short_rate = out.throughput_output_tok_s[short_j] / run.devices
+        detail += f": {long_rate / short_rate:.1%} of its {short_rate:.4g} at {regime.short_input_len:,}-token prompts"
+    return _Raw(long_rate, True, "", batch, detail)
+
+
+def _models_resident(run: _CellRun) -> _Raw:
+    memory = run.out.memory
+    batch, j = run.fitting[0]
+    per_copy = memory.weights_bytes[j] + memory.kv_cache_bytes[j] + memory.activation_bytes[j]
+    room = memory.usable_bytes[j] - memory.overhead_bytes[j]
+    copies = math.floor(room / per_copy)
+    switch = _switch_time(run.engine, run.accelerator, memory.weights_bytes[j])
+    switch_text = (
+        f"; loading one from {run.engine.catalog.accelerator(run.accelerator).tier('far').name} takes {switch:.3g} s"
+        if switch is not None else "; no far tier in the catalog to load a model from"
+    )
+    detail = f"{per_copy / 1e9:.3g} GB per copy in {room / 1e9:.3g} GB usable{switch_text}"
+    if copies < 1:
+        return _Raw(0.0, True, f"one copy runs, but not with the KV cache of {batch} sequences", batch, detail, switch)
+    return _Raw(float(copies), True, "", batch, detail, switch)
+
+
+# How each metric of catalog/regimes.py's METRICS is taken from a cell's evaluated scenarios.
+_MEASURES = {
+    "ttft": _ttft,
+    "requests_within_itl": _requests_within_itl,
+    "peak_output_tokens": _peak_tokens,
+    "long_context_tokens": _long_context_tokens,
+    "models_resident": _models_resident,
+    "peak_prefill_tokens": _peak_tokens,
+    "decode_tokens": _decode_tokens,
+}
 
 
 def _switch_time(engine: Engine, accelerator_id: str, weights_bytes: float) -> float | None:
@@ -648,47 +521,3 @@ def architecture_spreads(grid: RegimeGrid, accelerators: Sequence[str]) -> tuple
         best, worst = (low, high) if regime.direction == "lower" else (high, low)
         spreads.append(RegimeSpread(regime.id, high[0] / low[0], best[1], worst[1], len(running)))
     return tuple(spreads)
-
-
-def architecture_spread_check(engine: Engine, grid: RegimeGrid | None = None):
-    """Sharma 2025's "performance variations of up to 3.7x between architectures depending on
-    workload characteristics" (Abstract, Sec. VIII-A), computed on its Fig. 8: the seven
-    accelerators it grades, on the regimes of ``resources/regimes.toml``. The paper defines
-    neither the measure nor the workloads; here the measure is, per regime, the best
-    accelerator's value over the worst's, and the claim's "up to" the largest over the regimes.
-    Returns a :class:`~accelscope.engine.studies.scaling.ClaimCheck`."""
-    from .scaling import ClaimCheck  # the record the other study claims use
-
-    definitions = load_regimes()
-    graded = tuple(definitions.paper_ratings)
-    if grid is None or not set(graded) <= set(grid.accelerators):
-        grid = regime_scores(engine, graded, definitions)
-    spreads = architecture_spreads(grid, graded)
-    largest = max(spreads, key=lambda spread: spread.ratio)
-    smallest = min(spreads, key=lambda spread: spread.ratio)
-    names = {regime.id: regime.name for regime in grid.regimes}
-    listed = "; ".join(f"{names[s.regime]} {times_text(s.ratio)} ({s.best} over {s.worst})" for s in spreads)
-    median = float(np.median([s.ratio for s in spreads]))
-    return ClaimCheck(
-        claim_id="s25-architecture-spread-3.7x",
-        statement="Performance varies by up to 3.7x between architectures across the operational regimes.",
-        paper_value=3.7,
-        computed_value=largest.ratio,
-        unit="x",
-        setup=(
-            f"Fig. 8's {len(graded)} graded accelerators ({', '.join(graded)}) on the {len(spreads)} regimes "
-            "of resources/regimes.toml that at least two of them run, each regime's model, workload, layout "
-            "and metric as stated there"
-        ),
-        definition=(
-            "per regime, the best accelerator's value over the worst's in the regime's own metric (per device "
-            "where the metric is per device), among those that run it; the largest over the regimes"
-        ),
-        note=(
-            f"Per regime: {listed}. Median over the regimes {times_text(median)}, smallest "
-            f"{times_text(smallest.ratio)} ({names[smallest.regime]}). Per-device metrics set one chip (a 230 MB Groq LPU) against a whole "
-            "wafer-scale system, so the spreads they give run to hundreds and thousands; the per-system, "
-            "latency-bound regime comes nearest the paper's 3.7x, which names neither its measure nor its "
-            "workloads."
-        ),
-    )

@@ -2,17 +2,17 @@
 
 The engine already charges offloaded weights (``Scenario.offload``) and offloaded KV cache
 (``Scenario.kv_offload``) at the far tier's effective bandwidth x link efficiency. This module
-lets that far tier be any of ``resources/far_tiers.toml`` (host DDR5 over PCIe Gen5, Grace
-LPDDR5X over NVLink-C2C, CXL 2.0/3.0 memory, NVMe SSDs) in place of the device's own, and
-answers three questions for a model, an accelerator and a workload:
+lets that far tier be the device's own (:func:`own_far_tier`) or any of
+``resources/far_tiers.toml`` (``catalog/far_tiers.py``) in its place, and answers two
+questions for a model, an accelerator and a workload:
 
 - how much slower decode and the whole run get as weight and KV fractions move to the tier
   (:func:`sweep_offload`, slowdowns against everything in device memory);
 - how large a model fits with the tier, and the capacity multiple over device memory alone
-  (:func:`largest_model`);
-- under which near/far bandwidth ratios and offloaded fractions the first paper's "5-10x
-  larger models at 15-30% slowdown" (Sharma 2025, Sec. VII-A) holds
-  (:func:`heterogeneous_claim_check`).
+  (:func:`largest_model`).
+
+The closed forms at the end (:func:`slowdown_closed_form` and its inverses) are what the first
+paper's "5-10x larger models at 15-30% slowdown" is checked against (``claims.py``).
 
 Slowdowns are ratios of times: 1.25 means 25% slower (ITL / ITL all-in-HBM; throughput
 all-in-HBM / throughput).
@@ -20,115 +20,56 @@ all-in-HBM / throughput).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from importlib import resources
-from pathlib import Path
 
 import numpy as np
 
 from ..catalog.catalog import Catalog
-from ..catalog.reading import TableReader, read_toml_file
+from ..catalog.far_tiers import FarTierOption, load_far_tiers
 from ..core import codes
-from ..core.accelerator import MemoryTier
 from ..core.errors import CatalogError
 from ..core.scenario import Scenario
-from ..core.sourced import Sourced
 from ..physics.engine import Engine
 from ..physics.results import Outputs
 
-# The first paper's claim (resources/measurements.toml, s25-heterogeneous-memory-5-10x-at-15-30pct).
-CLAIM_CAPACITY_MULTIPLES: tuple[float, float] = (5.0, 10.0)
-CLAIM_SLOWDOWNS: tuple[float, float] = (1.15, 1.30)
+OWN_TIER = "own"  # the device's own far tier (the workspace's "far_tier" default)
+FALLBACK_TIER = "host-ddr5-pcie5"  # for a device without a far tier of its own
 
 
-# ---- the far tiers -----------------------------------------------------------------------------
+# ---- the far tier to use ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FarTierOption:
-    """A far memory tier with sourced capacity and bandwidths (SI units, per direction)."""
-
-    id: str
-    name: str
-    kind: str  # a memory kind: its energy per byte comes from efficiency.toml unless given here
-    capacity_bytes: Sourced
-    bandwidth_Bps: Sourced
-    link_bandwidth_Bps: Sourced
-    energy_J_per_byte: float | None = None
-    energy_basis: str = ""
-
-    @property
-    def effective_bandwidth_Bps(self) -> float:
-        """What a device can stream from the tier: the memory or its link, whichever is slower."""
-        return min(float(self.bandwidth_Bps), float(self.link_bandwidth_Bps))
-
-    def memory_tier(self) -> MemoryTier:
-        return MemoryTier(
-            kind=self.kind,
-            level="far",
-            capacity_bytes=self.capacity_bytes,
-            bandwidth_Bps=self.bandwidth_Bps,
-            placement=True,
-            link_bandwidth_Bps=self.link_bandwidth_Bps,
-            name=self.name,
-        )
+def own_far_tier(engine: Engine, accelerator_id: str) -> FarTierOption | None:
+    """The accelerator's own far tier as a far-tier option (same numbers and sources), or
+    None where it has none. A tier without a separate link is read at its own bandwidth."""
+    accelerator = engine.catalog.accelerator(accelerator_id)
+    tier = next((t for t in accelerator.memory if t.level == "far" and t.placement), None)
+    if tier is None or tier.bandwidth_Bps is None:
+        return None
+    return FarTierOption(
+        id=OWN_TIER,
+        name=tier.name or f"{accelerator.name} far memory",
+        kind=tier.kind,
+        capacity_bytes=tier.capacity_bytes,
+        bandwidth_Bps=tier.bandwidth_Bps,
+        link_bandwidth_Bps=tier.link_bandwidth_Bps or tier.bandwidth_Bps,
+    )
 
 
-def default_far_tiers_path() -> Path:
-    return Path(str(resources.files("accelscope.resources") / "far_tiers.toml"))
-
-
-def load_far_tiers(path: Path | None = None) -> dict[str, FarTierOption]:
-    """The far-tier table by id; a bad field raises CatalogError naming it."""
-    path = path or default_far_tiers_path()
-    data = read_toml_file(Path(path))  # size-limited, special files refused, errors name the file
-    entries = data.get("tier")
-    if not isinstance(entries, list) or not entries:
-        raise CatalogError(path, "tier", "expected at least one [[tier]] table")
-    tiers: dict[str, FarTierOption] = {}
-    for index, entry in enumerate(entries):
-        where = f"tier[{index}]"
-        if not isinstance(entry, dict):
-            raise CatalogError(path, where, "expected a table")
-        reader = TableReader(path, entry, where)
-        reader.reject_unknown(
-            ("id", "name", "kind", "capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps", "energy_J_per_byte")
-        )
-        texts = {}
-        for key in ("id", "name", "kind"):
-            value = entry.get(key)
-            if not isinstance(value, str) or not value.strip():
-                raise CatalogError(path, f"{where}.{key}", "must be a non-empty string")
-            texts[key] = value
-        if texts["id"] in tiers:
-            raise CatalogError(path, f"{where}.id", f"{texts['id']!r} appears twice")
-        numbers = {key: _positive_sourced(path, f"{where}.{key}", entry.get(key))
-                   for key in ("capacity_bytes", "bandwidth_Bps", "link_bandwidth_Bps")}
-        energy, basis = None, ""
-        if "energy_J_per_byte" in entry:
-            raw = entry["energy_J_per_byte"]
-            if not isinstance(raw, dict) or not isinstance(raw.get("basis"), str) or not raw["basis"].strip():
-                raise CatalogError(path, f"{where}.energy_J_per_byte", "expected a table with 'value' and 'basis'")
-            value = raw.get("value")
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value < 1e-6:
-                raise CatalogError(path, f"{where}.energy_J_per_byte.value", f"must be in (0, 1e-6) J, got {value!r}")
-            energy, basis = float(value), raw["basis"]
-        tiers[texts["id"]] = FarTierOption(**texts, **numbers, energy_J_per_byte=energy, energy_basis=basis)
-    return tiers
-
-
-def _positive_sourced(path: Path, field: str, raw: object) -> Sourced:
-    if not isinstance(raw, dict):
-        raise CatalogError(path, field, 'must be a table like { value = ..., source = "..." }')
-    value, source = raw.get("value"), raw.get("source")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 < value < 1e18:
-        raise CatalogError(path, f"{field}.value", f"must be a positive number, got {value!r}")
-    if not isinstance(source, str) or not source.strip():
-        raise CatalogError(path, f"{field}.source", "missing: every value needs its source (datasheet or spec)")
-    note = raw.get("note", "")
-    return Sourced(value=float(value), source=source, note=note if isinstance(note, str) else "")
+def resolve_far_tier(
+    engine: Engine, accelerator_id: str, choice: str, far_tiers: Mapping[str, FarTierOption]
+) -> tuple[str, FarTierOption]:
+    """(id, tier) to use on an accelerator for a choice of :data:`OWN_TIER` or a far-tier id:
+    the chosen one, or :data:`FALLBACK_TIER` where the choice is the device's own and it has none."""
+    if choice == OWN_TIER:
+        own = own_far_tier(engine, accelerator_id)
+        if own is not None:
+            return OWN_TIER, own
+        return FALLBACK_TIER, far_tiers[FALLBACK_TIER]
+    if choice not in far_tiers:
+        raise CatalogError("far_tiers.toml", None, f"unknown far tier {choice!r}; known: {', '.join(far_tiers)}")
+    return choice, far_tiers[choice]
 
 
 def engine_with_far_tier(engine: Engine, accelerator_id: str, tier: FarTierOption) -> tuple[Engine, str]:
@@ -260,6 +201,11 @@ def sweep_offload(
     )
 
 
+def nearest_index(fractions: np.ndarray, value: float) -> int:
+    """The index of the sweep fraction nearest ``value`` (a scenario's own share)."""
+    return int(np.argmin(np.abs(fractions - value)))
+
+
 def largest_model(column: np.ndarray, total_params: float) -> LargestModel:
     """From one kernel output column (the workload, nothing offloaded): the weights one device
     can hold beside the workload's full-context KV cache, workspace and runtime, with and
@@ -280,7 +226,7 @@ def largest_model(column: np.ndarray, total_params: float) -> LargestModel:
     )
 
 
-# ---- the paper's claim ------------------------------------------------------------------------
+# ---- the closed forms -------------------------------------------------------------------------
 
 
 def slowdown_closed_form(fraction: float, bandwidth_ratio: float) -> float:
@@ -303,128 +249,21 @@ def largest_fraction_within(slowdown: float, bandwidth_ratio: float) -> float:
     return min(1.0, (slowdown - 1.0) / (bandwidth_ratio - 1.0))
 
 
-@dataclass(frozen=True)
-class ClaimTier:
-    """One far tier against the claim."""
+# ---- the three curves of a sweep ---------------------------------------------------------------
 
-    tier: FarTierOption
-    bandwidth_ratio: float  # sustained near / far
-    far_bandwidth_Bps: float  # sustained
-    engine_slowdown: np.ndarray  # ITL slowdown [claim fraction, batch], from the engine
-    closed_form_slowdown: np.ndarray  # [claim fraction]
-    largest_fraction: float  # offloaded share within the claim's upper slowdown (closed form)
-    capacity_multiple_within: float  # 1 / (1 − largest_fraction): model size the slowdown allows
-    capacity_multiple_with_tier: float  # what the tier's capacity allows, slowdown aside
-    holds: bool  # the engine's slowdown stays within the claim at a claimed fraction
+# Weights offloaded (KV cache kept in device memory), KV cache offloaded (weights kept) and both
+# at the same share: a sweep's first column, its first row and its diagonal.
+OFFLOAD_CURVES: tuple[str, ...] = ("weights", "kv", "both")
 
 
-@dataclass(frozen=True)
-class ClaimCheck:
-    model: str
-    accelerator: str
-    batches: tuple[int, ...]
-    capacity_multiples: tuple[float, ...]  # the claim's 5x and 10x
-    fractions: tuple[float, ...]  # 1 − 1/multiple: 0.8 and 0.9
-    slowdowns: tuple[float, ...]  # the claim's 1.15 and 1.30
-    near_bandwidth_Bps: float  # sustained
-    far_share_needed: np.ndarray  # B_far / B_near needed [fraction, slowdown]
-    tiers: tuple[ClaimTier, ...]
-    sentence: str
-
-
-def heterogeneous_claim_check(
-    engine: Engine,
-    model: str = "llama-3.1-8b",
-    accelerator: str = "h100-sxm",
-    tiers: Sequence[FarTierOption] | None = None,
-    batches: Sequence[int] = (1, 64),
-    capacity_multiples: Sequence[float] = CLAIM_CAPACITY_MULTIPLES,
-    slowdowns: Sequence[float] = CLAIM_SLOWDOWNS,
-    input_len: int = 1024,
-    output_len: int = 256,
-) -> ClaimCheck:
-    """Sharma 2025, Sec. VII-A: "5-10x larger models ... with only 15-30% performance
-    degradation". A model m times larger than device memory holds keeps f = 1 − 1/m of its
-    weights in the far tier (80% at 5x, 90% at 10x). For every far tier, the decode slowdown
-    at those fractions (engine, BF16 by default as in measurements.toml's setup) against the same
-    model all in device memory, the closed form (1 − f) + f·r, the far/near bandwidth share the
-    claim needs, and the largest fraction (and model-size multiple) each tier allows within it."""
-    tiers = tuple(tiers) if tiers is not None else tuple(load_far_tiers().values())
-    multiples = tuple(float(m) for m in capacity_multiples)
-    if not multiples or any(m <= 1.0 for m in multiples):
-        raise ValueError("capacity_multiples must be larger than 1 (a model larger than device memory holds)")
-    fractions = tuple(1.0 - 1.0 / m for m in multiples)
-    slowdowns = tuple(float(s) for s in slowdowns)
-    if not slowdowns or any(s <= 1.0 for s in slowdowns):
-        raise ValueError("slowdowns must be larger than 1 (1.3 = 30% slower)")
-    high = max(slowdowns)
-    rows: list[ClaimTier] = []
-    near = 0.0
-    for tier in tiers:
-        per_batch = []
-        sweep = None
-        for batch in batches:
-            sweep = sweep_offload(
-                engine, Scenario(model, accelerator, batch=batch, input_len=input_len, output_len=output_len),
-                tier, weight_fractions=fractions, kv_fractions=(0.0,),
-            )
-            per_batch.append(sweep.itl_slowdown[:, 0])
-        assert sweep is not None
-        near = sweep.near_bandwidth_Bps
-        ratio = sweep.bandwidth_ratio
-        engine_slowdown = np.stack(per_batch, axis=1)
-        largest = largest_fraction_within(high, ratio)
-        rows.append(ClaimTier(
-            tier=tier,
-            bandwidth_ratio=ratio,
-            far_bandwidth_Bps=sweep.far_bandwidth_Bps,
-            engine_slowdown=engine_slowdown,
-            closed_form_slowdown=np.array([slowdown_closed_form(f, ratio) for f in fractions]),
-            largest_fraction=largest,
-            capacity_multiple_within=1.0 / (1.0 - largest) if largest < 1.0 else math.inf,
-            capacity_multiple_with_tier=sweep.largest.capacity_multiple,
-            holds=bool(np.any(engine_slowdown <= high)),
-        ))
-    needed = np.array([[far_bandwidth_share_needed(f, s) for s in slowdowns] for f in fractions])
-    check = ClaimCheck(
-        model=model,
-        accelerator=accelerator,
-        batches=tuple(batches),
-        capacity_multiples=multiples,
-        fractions=fractions,
-        slowdowns=slowdowns,
-        near_bandwidth_Bps=near,
-        far_share_needed=needed,
-        tiers=tuple(rows),
-        sentence="",
-    )
-    return replace(check, sentence=_claim_sentence(check))
-
-
-def _claim_sentence(check: ClaimCheck) -> str:
-    low_f, high_f = min(check.fractions), max(check.fractions)
-    high_s = max(check.slowdowns)
-    share_low = far_bandwidth_share_needed(low_f, high_s)
-    share_high = far_bandwidth_share_needed(high_f, high_s)
-    best = max(check.tiers, key=lambda row: row.far_bandwidth_Bps)
-    worst_engine = [float(row.engine_slowdown.min()) for row in check.tiers]
-    multiples = "-".join(f"{m:g}" for m in check.capacity_multiples)
-    holding = [row.tier.name for row in check.tiers if row.holds]
-    if holding:
-        verdict = f"The claim holds with {', '.join(holding)}."
-    else:
-        verdict = (
-            "The claim does not hold for any listed tier; it can hold only where the offloaded bytes are rarely "
-            "read (cold experts of a mixture-of-experts model, prefetch hidden behind compute at large batch)."
-        )
-    return (
-        f"A model {multiples}x larger than {check.accelerator}'s memory holds keeps {low_f:.0%}-{high_f:.0%} of its "
-        f"weights in the far tier; dense decode reads them all every token, so the step is (1 - f) + f x "
-        f"(near/far bandwidth) times longer. Within {high_s - 1:.0%} that needs a far tier sustaining "
-        f"{share_low:.0%}-{share_high:.0%} of device-memory bandwidth "
-        f"({share_low * check.near_bandwidth_Bps / 1e12:.2f}-{share_high * check.near_bandwidth_Bps / 1e12:.2f} TB/s "
-        f"here). The fastest listed tier, {best.tier.name}, sustains {best.far_bandwidth_Bps / 1e9:.0f} GB/s "
-        f"(1/{best.bandwidth_ratio:.1f} of it): the engine computes at least a {min(worst_engine):.2f}x slowdown "
-        f"at {low_f:.0%}-{high_f:.0%}, and {high_s - 1:.0%} allows {best.largest_fraction:.1%} of the weights offloaded "
-        f"({best.capacity_multiple_within:.2f}x the model size). {verdict}"
-    )
+def offload_curves(sweep: OffloadSweep) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """(shares, {curve: (ITL s, slowdown, fits)}) along the sweep's rows, columns and diagonal;
+    the sweep's weight and KV fractions must be the same list."""
+    shares = sweep.weight_fractions
+    slowdown = sweep.itl_slowdown
+    diagonal = np.arange(len(shares))
+    return shares, {
+        "weights": (sweep.itl_s[:, 0], slowdown[:, 0], sweep.fits[:, 0]),
+        "kv": (sweep.itl_s[0, :], slowdown[0, :], sweep.fits[0, :]),
+        "both": (sweep.itl_s[diagonal, diagonal], slowdown[diagonal, diagonal], sweep.fits[diagonal, diagonal]),
+    }

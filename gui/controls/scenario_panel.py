@@ -1,8 +1,8 @@
 """The controls panel: model, accelerators shown, workload, precisions and parallel layout.
 
-The panel mirrors a :class:`Workspace`. It emits ``scenario_changed(field, value)`` and
-``shown_changed(ids)`` for changes the user makes, and :meth:`set_workspace` shows a new
-workspace without emitting anything.
+The panel mirrors a :class:`Workspace`. :meth:`bind_to` joins every control to the app's
+controller both ways (see :func:`bindings.bind`): the user's changes set the controller's
+workspace, and every workspace the controller emits is shown, without emitting anything.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QTreeWidget,
@@ -28,12 +29,12 @@ from PySide6.QtWidgets import (
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.accelerator import ARCHITECTURE_CLASSES
 from accelscope.engine.core.model import ModelArch
-from accelscope.engine.core.precision import PRECISIONS
+from accelscope.engine.core.precision import PRECISION_LABELS, PRECISIONS
 from accelscope.engine.core.workspace import Workspace
 
 from ..look.palette import CLASS_LABELS, colour_for
 from ..look.style import plot_colour
-from .bindings import ComboBinding, LinearScale, LogScale, SliderSpinBinding, SpinBinding
+from .bindings import ComboBinding, LinearScale, LogScale, SliderSpinBinding, SpinBinding, WorkspaceSource, bind
 
 # Slider ranges cover what is usually explored; typed entry accepts more (the slider then pins to its end).
 BATCH_SLIDER = (1, 1024)
@@ -43,16 +44,6 @@ INPUT_TYPED_MAX = 10_000_000
 OUTPUT_SLIDER = (1, 32_768)
 OUTPUT_TYPED_MAX = 1_000_000
 PARALLEL_MAX = 4096
-
-PRECISION_LABELS = {
-    "fp32": "FP32",
-    "bf16": "BF16",
-    "fp16": "FP16",
-    "fp8": "FP8",
-    "int8": "INT8",
-    "int4": "INT4",
-    "fp4": "FP4",
-}
 
 TOOLTIPS = {
     "model": "The model whose architecture is evaluated (weights are never loaded). "
@@ -100,7 +91,6 @@ def _log_slider() -> QSlider:
 
 
 class ControlsPanel(QWidget):
-    scenario_changed = Signal(str, object)  # Scenario field, new value
     shown_changed = Signal(tuple)  # accelerator ids in catalog order
     import_requested = Signal()
 
@@ -130,6 +120,7 @@ class ControlsPanel(QWidget):
         workload_box = QGroupBox("Workload")
         form = QFormLayout(workload_box)
         self.bindings: dict[str, object] = {}
+        self._convert: dict[str, type] = {}  # what a field's value is made into for the scenario
         self.batch_slider, self.batch_spin = _log_slider(), QSpinBox()
         self.batch_spin.setRange(1, BATCH_TYPED_MAX)
         self.input_slider, self.input_spin = _log_slider(), QSpinBox()
@@ -144,9 +135,8 @@ class ControlsPanel(QWidget):
             spin.setGroupSeparatorShown(True)
             spin.setAccessibleName(label.replace("&", ""))
             slider.setAccessibleName(f"{label.replace('&', '')} slider")
-            binding = SliderSpinBinding(slider, spin, LogScale(low, high), parent=self)
-            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, int(value)))
-            self.bindings[field] = binding
+            self.bindings[field] = SliderSpinBinding(slider, spin, LogScale(low, high), parent=self)
+            self._convert[field] = int
             for widget in (slider, spin):
                 widget.setToolTip(TOOLTIPS[field])
             form.addRow(self._label(label, spin), _row(slider, spin))
@@ -166,9 +156,8 @@ class ControlsPanel(QWidget):
                 combo.addItem(PRECISION_LABELS[precision], precision)
             combo.setToolTip(TOOLTIPS[field])
             combo.setAccessibleName(f"{label.replace('&', '')} precision")
-            binding = ComboBinding(combo, parent=self)
-            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, value))
-            self.bindings[field] = binding
+            self.bindings[field] = ComboBinding(combo, parent=self)
+            self._convert[field] = str
             self.precision_combos[field] = combo
             form.addRow(self._label(label, combo), combo)
         layout.addWidget(precision_box)
@@ -182,9 +171,8 @@ class ControlsPanel(QWidget):
             spin.setRange(1, PARALLEL_MAX)
             spin.setToolTip(TOOLTIPS[field])
             spin.setAccessibleName(label.replace("&", ""))
-            binding = SpinBinding(spin, parent=self)
-            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, int(value)))
-            self.bindings[field] = binding
+            self.bindings[field] = SpinBinding(spin, parent=self)
+            self._convert[field] = int
             self.parallel_spins[field] = spin
             form.addRow(self._label(label, spin), spin)
         for field, label, accessible in (("offload", "Off&load", "Offload"),
@@ -195,9 +183,8 @@ class ControlsPanel(QWidget):
             spin.setDecimals(0)
             spin.setSuffix(" %")
             spin.setAccessibleName(accessible)
-            binding = SliderSpinBinding(slider, spin, LinearScale(0.0, 1.0), percent=True, parent=self)
-            binding.changed.connect(lambda value, field=field: self.scenario_changed.emit(field, float(value)))
-            self.bindings[field] = binding
+            self.bindings[field] = SliderSpinBinding(slider, spin, LinearScale(0.0, 1.0), percent=True, parent=self)
+            self._convert[field] = float
             for widget in (slider, spin):
                 widget.setToolTip(TOOLTIPS[field])
             form.addRow(self._label(label, spin), _row(slider, spin))
@@ -232,8 +219,8 @@ class ControlsPanel(QWidget):
         self.accelerator_tree.itemChanged.connect(self._accelerators_changed)
         accelerator_layout.addWidget(self.accelerator_tree)
         layout.addWidget(accelerator_box, stretch=1)
-
-        self.model_combo.currentIndexChanged.connect(self._model_changed)
+        self._model_shown: str | None = None  # the model whose controls set_model_info last set up
+        self._shown_followed: tuple[str, ...] | None = None  # the workspace's shown accelerators, last followed
 
     def restyle_swatches(self) -> None:
         """Paint the accelerators' colour swatches again, in the current plot theme (a new icon
@@ -254,27 +241,52 @@ class ControlsPanel(QWidget):
     def keyboard_shortcuts(self) -> list[tuple[str, str]]:
         return list(self._shortcuts)
 
-    # -- state → widgets -----------------------------------------------------------------
+    def widget_for(self, control: str) -> QWidget | None:
+        """The widget that takes the keyboard for a control a formula term links to (a scenario
+        field, "model" or "accelerator"); None for a control the panel does not have."""
+        if control == "model":
+            return self.model_combo
+        if control == "accelerator":
+            return self.accelerator_tree
+        binding = self.bindings.get(control)
+        return getattr(binding, "spin", None) or getattr(binding, "combo", None)
 
-    def set_workspace(self, workspace: Workspace, model: ModelArch) -> None:
-        s = workspace.scenario
-        with QSignalBlocker(self.model_combo):
-            index = self.model_combo.findData(s.model)
-            if index < 0:
-                self.model_combo.addItem(model.name, model.id)
-                index = self.model_combo.count() - 1
-            self.model_combo.setCurrentIndex(index)
-        for field in ("batch", "input_len", "output_len", "weight_precision", "activation_precision",
-                      "kv_precision", "tp", "pp", "ep", "dp", "offload", "kv_offload"):
-            self.bindings[field].set_value(getattr(s, field))
-        self.set_model_info(model)
+    # -- the controller ⇄ the widgets -----------------------------------------------------
+
+    def bind_to(self, controller: WorkspaceSource) -> None:
+        """Show ``controller``'s workspace in every control, now and whenever it changes, and
+        send the user's changes to it. A model the list lacks (imported, or a preset's own) is
+        added when a workspace shows it."""
+        self.model_binding = bind(controller, "model", ComboBinding(
+            self.model_combo, parent=self, missing=lambda model_id: controller.engine.model(model_id).name))
+        for field, binding in self.bindings.items():
+            bind(controller, field, binding, self._convert[field])
+        self.shown_changed.connect(controller.set_shown)
+
+        def follow(workspace: Workspace) -> None:
+            if workspace.scenario.model != self._model_shown:
+                self.set_model_info(controller.engine.model(workspace.scenario.model))
+            self._show_accelerators(workspace.shown)
+
+        controller.workspace_changed.connect(follow)
+        follow(controller.workspace)
+
+    def _show_accelerators(self, shown: tuple[str, ...]) -> None:
+        # Most changes leave the shown accelerators alone: reading the tree back costs more than
+        # the rest of following a workspace, so an unchanged tuple is not looked at again.
+        if shown == self._shown_followed:
+            return
+        self._shown_followed = shown
+        if set(shown) == set(self.shown()):
+            return
         with QSignalBlocker(self.accelerator_tree):
             for accelerator_id, item in self._accelerator_items.items():
-                state = Qt.CheckState.Checked if accelerator_id in workspace.shown else Qt.CheckState.Unchecked
+                state = Qt.CheckState.Checked if accelerator_id in shown else Qt.CheckState.Unchecked
                 item.setCheckState(0, state)
 
     def set_model_info(self, model: ModelArch) -> None:
         """Enable the controls that make sense for ``model``; say why the others are off."""
+        self._model_shown = model.id
         spin = self.parallel_spins["ep"]
         if model.moe is None:
             spin.setEnabled(False)
@@ -285,16 +297,7 @@ class ControlsPanel(QWidget):
             spin.setToolTip(f"{TOOLTIPS['ep']}\n\n{model.name}: {model.moe.n_routed_experts} routed experts, "
                             f"{model.moe.experts_per_token} per token.")
 
-    def add_model(self, model: ModelArch) -> None:
-        if self.model_combo.findData(model.id) < 0:
-            with QSignalBlocker(self.model_combo):
-                self.model_combo.addItem(model.name, model.id)
-
-    # -- widgets → signals ---------------------------------------------------------------
-
-    def _model_changed(self, index: int) -> None:
-        if index >= 0:
-            self.scenario_changed.emit("model", self.model_combo.itemData(index))
+    # -- widgets → the controller --------------------------------------------------------
 
     def _accelerators_changed(self, item: QTreeWidgetItem, column: int) -> None:
         if item.data(0, Qt.ItemDataRole.UserRole) is None and item.childCount() == 0:
@@ -311,6 +314,23 @@ class ControlsPanel(QWidget):
 
     def accelerator_item(self, accelerator_id: str) -> QTreeWidgetItem:
         return self._accelerator_items[accelerator_id]
+
+
+class ControlsScroll(QScrollArea):
+    """The controls in a vertical scroll area (the Scenario dock's widget), as wide as they need."""
+
+    def __init__(self, controls: ControlsPanel) -> None:
+        super().__init__()
+        self.controls = controls
+        self.setWidget(controls)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.fit_width()
+
+    def fit_width(self) -> None:
+        """Wide enough for every control and its typed entry, beside a vertical scroll bar."""
+        self.controls.adjustSize()
+        self.setMinimumWidth(self.controls.sizeHint().width() + self.verticalScrollBar().sizeHint().width() + 4)
 
 
 def _row(*widgets: QWidget) -> QWidget:

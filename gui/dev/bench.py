@@ -166,9 +166,9 @@ def measure_updates(changes: int, seed: int = 2) -> UpdateTimings:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(["accelscope-bench"])
+    from ..export.headless import quiet_offscreen
     from ..look.style import configure_pyqtgraph
     from ..main_window import MainWindow
-    from .headless import quiet_offscreen
 
     configure_pyqtgraph()
     with quiet_offscreen():
@@ -180,8 +180,8 @@ def _timed_changes(app, window, changes: int, seed: int, first_view: str | None 
     ``first_view`` (the window's own first tab when None); closes the window."""
     from accelscope.engine.core.precision import PRECISIONS
 
+    from ..app import freeze_start_up_objects, pin_allocator_threshold
     from ..panels.analysis import AnalysisPanel
-    from ..state.controller import freeze_start_up_objects, pin_allocator_threshold
 
     pin_allocator_threshold()  # as the app does when it starts
     window.resize(1600, 1000)

@@ -29,6 +29,7 @@ from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import Explanation
 from accelscope.engine.text.tables import frame_tables, scenario_comments
 
+from ..panels import PANELS
 from ..panels.analysis import AnalysisPanel
 
 PNG_SCALES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)  # × the panel's size on screen
@@ -117,7 +118,7 @@ def export_view(
     """Write ``base``.png/.svg/.csv for one view (those in ``formats``)."""
     written: list[Path] = []
     title = getattr(panel, "title", view)
-    if isinstance(panel, AnalysisPanel):
+    if PANELS[view].analysis:
         bring_up_to_date(panel, frame)
     if "png" in formats:
         written.append(render_png(panel, base.with_suffix(".png"), scale))
@@ -150,7 +151,7 @@ def bring_up_to_date(panel: AnalysisPanel, frame: Frame) -> None:
 def view_tables(view: str, panel: QWidget, frame: Frame, catalog: Catalog) -> dict[str, Table]:
     """The data behind a tab, by table name: a plot tab's table from the frame; an analysis
     tab's study tables, brought up to date with the frame first."""
-    if not isinstance(panel, AnalysisPanel):
+    if not PANELS[view].analysis:
         return {view: frame_tables(frame, catalog)[view]}
     bring_up_to_date(panel, frame)
     if hasattr(panel, "tables"):
@@ -174,7 +175,7 @@ def export_all(
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for index, (view, panel) in enumerate(panels.items(), start=1):
-        if isinstance(panel, AnalysisPanel):
+        if PANELS[view].analysis:
             # The analysis tables go by their own names (regimes.csv, tp_dp.csv, ...).
             written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", formats=("png", "svg"),
                                    scale=scale, preset=preset)

@@ -12,6 +12,8 @@ from accelscope.engine.physics.frame import compute_frame
 from accelscope.engine.text.explain import explain
 
 REPORT_SIZE = (1400, 900)  # pixels of each panel before scaling
+
+
 def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale: float = 2.0,
                  theme_name: str = "light") -> list[Path]:
     """Render ``preset`` into ``out`` in the light or dark theme; returns the files written."""
@@ -20,21 +22,12 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     from PySide6.QtWidgets import QApplication, QStyleFactory
 
     app = QApplication.instance() or QApplication(["accelscope-report"])
-    from ..dev.headless import quiet_offscreen
     from ..look import theme
     from ..look.display import THEMES, dark_palette
     from ..look.style import configure_pyqtgraph
-    from ..panels.analysis import AnalysisPanel
-    from ..panels.energy import EnergyPanel
-    from ..panels.latency import LatencyPanel
-    from ..panels.memory import MemoryPanel
-    from ..panels.parallelism import ParallelismPanel
-    from ..panels.regimes import RegimesPanel
-    from ..panels.roofline import RooflinePanel
-    from ..panels.scaling import ScalingPanel
-    from ..panels.sweep import SweepPanel
-    from ..panels.tiers import TiersPanel
+    from ..panels import PANELS, make_panels
     from .files import export_all
+    from .headless import quiet_offscreen
 
     if theme_name not in THEMES:
         raise ValueError(f"theme must be one of {', '.join(THEMES)}, got {theme_name!r}")
@@ -51,27 +44,17 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
     engine.warm_up()
     frame = compute_frame(engine, workspace)
     catalog = engine.catalog
-    panels = {
-        "roofline": RooflinePanel(catalog),
-        "memory": MemoryPanel(catalog),
-        "latency": LatencyPanel(catalog),
-        "sweep": SweepPanel(catalog),
-        "energy": EnergyPanel(catalog),
-        "scaling": ScalingPanel(catalog, engine),
-        "parallelism": ParallelismPanel(catalog, engine),
-        "regimes": RegimesPanel(catalog, engine),
-        "tiers": TiersPanel(catalog, engine),
-    }
+    panels = make_panels(catalog, engine)
     with quiet_offscreen():
         try:
-            for panel in panels.values():
+            for view, panel in panels.items():
                 # Laid out and painted like a shown window, but without one.
                 panel.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
                 panel.resize(*REPORT_SIZE)
                 panel.show()
                 panel.update_frame(frame)
                 panel.set_selected(workspace.selected)
-                if isinstance(panel, AnalysisPanel):
+                if PANELS[view].analysis:
                     panel.refresh_now()  # its study now, so the layout settles with the events below
             for _ in range(3):  # layout requests post further layout requests (axes sized to labels)
                 app.processEvents()

@@ -52,6 +52,12 @@ CLASS_LABELS: dict[str, str] = {
     "dataflow-rdu": "Dataflow (RDU)",
 }
 
+# Whether a scenario fits, wherever a status is written: it fits; its KV cache overflows and it
+# runs in waves; it does not fit.
+FITS_COLOUR = "#1B6E2E"
+WAVES_COLOUR = "#A14800"
+NO_FIT_COLOUR = "#B2182B"
+
 # Phase markers on the roofline.
 PREFILL_SYMBOL = "t1"  # triangle up
 DECODE_SYMBOL = "o"

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QFont, QPixmapCache
 from . import theme
 
 PLOT_FONT_POINTS = 11
-# Plots keep some items as device pictures (see roofline.LineSet); Qt's default 10 MB cache
+# Plots keep some items as device pictures (see plotkit.points.LineSet); Qt's default 10 MB cache
 # holds one full-screen plot picture at most on a 4K screen, and one that does not fit is drawn
 # anew at every paint.
 PIXMAP_CACHE_KB = 64 * 1024

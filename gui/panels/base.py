@@ -8,52 +8,22 @@ from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
+from ..look import palette
 from ..look.style import plot_font
+from ..plotkit.text import WrappedLabel
 
 
-class WrappedLabel(QLabel):
-    """A word-wrapped label that remembers its height for each width it was asked about.
-
-    Qt lays a wrapped label's text out anew each time a layout asks its height for a width,
-    and a window's layout asks many times per pass: switching tabs (which shows a page and
-    re-lays out the whole window) spent three quarters of its ~5 ms of layout laying out the
-    panels' notes again. The heights are forgotten when the text, font or style changes."""
-
-    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
-        super().__init__(text, parent)
-        self.setWordWrap(True)
-        self._heights: dict[int, int] = {}
-
-    REMEMBERED_WIDTHS = 256  # a long session of window resizes asks about many widths
-
-    def heightForWidth(self, width: int) -> int:
-        height = self._heights.get(width)
-        if height is None:
-            if len(self._heights) >= self.REMEMBERED_WIDTHS:
-                self._heights.clear()
-            height = self._heights[width] = super().heightForWidth(width)
-        return height
-
-    def setText(self, text: str) -> None:
-        if text != self.text():
-            self._heights.clear()
-            super().setText(text)
-
-    def setTextFormat(self, text_format: Qt.TextFormat) -> None:
-        self._heights.clear()
-        super().setTextFormat(text_format)
-
-    def setContentsMargins(self, *margins) -> None:
-        self._heights.clear()
-        super().setContentsMargins(*margins)
-
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.ContentsRectChange):
-            self._heights.clear()
-        super().changeEvent(event)
+def accelerator_label(accelerator: Accelerator) -> str:
+    """A short name for legends: the catalog name without the vendor and parentheses."""
+    name = accelerator.name
+    if name.startswith(accelerator.vendor + " "):
+        name = name[len(accelerator.vendor) + 1 :]
+    name = name.split(" (")[0].strip()
+    return name or accelerator.id
 
 
 def reference_note_label(html: str) -> QLabel:
@@ -117,6 +87,20 @@ class Panel(QWidget):
 
     def update_frame(self, frame: Frame) -> None:
         raise NotImplementedError
+
+    def describe_accelerator(self, accelerator_id: str) -> tuple[str, str]:
+        """(legend label, marker symbol) of an accelerator, for :class:`plotkit.legend.AcceleratorLegend`."""
+        accelerator = self.catalog.accelerators[accelerator_id]
+        return accelerator_label(accelerator), palette.symbol_for(accelerator.architecture_class)
+
+    def retire(self) -> None:
+        """The panel is about to go (the window closes, or new tabs replace it): stop work it
+        runs in the background; none by default."""
+
+    def explanation_sections(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Sections this tab adds to the explain panel while it is shown (e.g. the Serving tab's
+        run); none by default."""
+        return ()
 
     def set_selected(self, accelerator_id: str | None) -> None:
         self.selected = accelerator_id

@@ -8,11 +8,15 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import compact, joules, watts
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
 from ..look.palette import colour_for
-from . import bars
+from ..plotkit.axes import REFERENCE_NOTE_COLOUR
+from ..plotkit.bars import LogBarPlot, canvas, panel_layout, reference_bars_note
+from ..plotkit.picking import RowPicker
+from ..plotkit.text import subtitle_label, swatch, tooltip_html
 from .base import Panel, reference_note_label
 
 SCOPE_WORDS = {
@@ -21,45 +25,27 @@ SCOPE_WORDS = {
 }
 
 
-def watts(value: float) -> str:
-    if not np.isfinite(value):
-        return "—"
-    return f"{value / 1e3:.3g} kW" if abs(value) >= 1e3 else f"{value:.3g} W"
-
-
-def joules(value: float) -> str:
-    if not np.isfinite(value):
-        return "—"
-    if abs(value) >= 1e6:
-        return f"{value / 1e6:.3g} MJ"
-    if abs(value) >= 1e3:
-        return f"{value / 1e3:.3g} kJ"
-    if abs(value) >= 1.0:
-        return f"{value:.3g} J"
-    return f"{value * 1e3:.3g} mJ"
-
-
 class EnergyPanel(Panel):
     title = "Energy"
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
-        self.header = bars.subtitle_label(
+        self.header = subtitle_label(
             "Log scales. Device-level figures are accelerator board power (as GPU sensors report it); "
             "accelerators marked <b>(system)</b> are system-level and include the chassis (power delivery, "
             "cooling, I/O), as the papers measured them differently — compare those with care. "
-            + bars.swatch("#777777", "hatched: does not fit in memory", hatch=True)
+            + swatch("#777777", "hatched: does not fit in memory", hatch=True)
         )
-        self.canvas = bars.canvas()
-        bars.panel_layout(self, self.header, self.canvas)
-        self.reference_note = reference_note_label(bars.reference_bars_note())
+        self.canvas = canvas()
+        panel_layout(self, self.header, self.canvas)
+        self.reference_note = reference_note_label(reference_bars_note())
         self.layout().addWidget(self.reference_note)
-        self.power = bars.LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
+        self.power = LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
                                      x_label="power, log scale", x_unit="W", row_labels=True)
-        self.efficiency = bars.LogBarPlot(self.canvas, 1, title="Tokens per joule (input + output)",
+        self.efficiency = LogBarPlot(self.canvas, 1, title="Tokens per joule (input + output)",
                                           x_label="tokens/J, log scale", x_unit=None, row_labels=False)
         self.plots = (self.power, self.efficiency)
-        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
+        self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
                                      self._clicked, self)
 
     # ---- Panel ---------------------------------------------------------------------------
@@ -78,7 +64,7 @@ class EnergyPanel(Panel):
         self.power.update({"value": power}, colours, fits, [watts(v) for v in power],
                           None if reference_power is None else {"value": reference_power})
         self.efficiency.update({"value": tokens_per_joule}, colours, fits,
-                               [bars.compact(v) for v in tokens_per_joule],
+                               [compact(v) for v in tokens_per_joule],
                                None if reference_efficiency is None else {"value": reference_efficiency})
         self._apply_selection()
 
@@ -128,8 +114,8 @@ class EnergyPanel(Panel):
         lines += [
             f"power, all {int(Outputs(c).devices)} device(s), mean over the run: {watts(Outputs(c).power_W)}",
             f"per device: prefill {watts(Outputs(c).prefill.power_per_device_W)}, decode {watts(Outputs(c).decode.power_per_device_W)}",
-            f"tokens per joule (input + output): {bars.compact(Outputs(c).tokens_per_joule)}",
-            f"output tokens per joule: {bars.compact(output_per_joule)}",
+            f"tokens per joule (input + output): {compact(Outputs(c).tokens_per_joule)}",
+            f"output tokens per joule: {compact(output_per_joule)}",
             f"energy per output token: {joules(energy_per_token)}",
             f"energy of the run: {joules(Outputs(c).energy_J)}",
         ]
@@ -138,9 +124,9 @@ class EnergyPanel(Panel):
         reference = self.reference
         if reference is not None and accelerator_id in reference.accelerators:
             a = reference.current[:, reference.index(accelerator_id)]
-            lines += [f"<span style='color:{bars.REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in (
+            lines += [f"<span style='color:{REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in (
                 "<b>pinned scenario A</b> (the ghosts)",
                 f"power, all {int(Outputs(a).devices)} device(s) — A: {watts(Outputs(a).power_W)}",
-                f"tokens per joule (input + output) — A: {bars.compact(Outputs(a).tokens_per_joule)}",
+                f"tokens per joule (input + output) — A: {compact(Outputs(a).tokens_per_joule)}",
             )]
-        return bars.tooltip_html(f"{name} ({accelerator_id})", lines)
+        return tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -8,11 +8,15 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import compact, count, milliseconds
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
 from ..look.palette import colour_for
-from . import bars
+from ..plotkit.axes import REFERENCE_NOTE_COLOUR, ROW_LABEL_MAX_PX
+from ..plotkit.bars import LogBarPlot, canvas, panel_layout, reference_bars_note
+from ..plotkit.picking import RowPicker
+from ..plotkit.text import subtitle_label, swatch, tooltip_html
 from .base import Panel, reference_note_label
 
 SYSTEM_ALPHA = 255
@@ -24,37 +28,33 @@ THROUGHPUT_SERIES = (
 )
 
 
-def _ms(seconds: float) -> str:
-    return f"{bars.compact(seconds * 1e3)} ms"
-
-
 class LatencyPanel(Panel):
     title = "Latency & throughput"
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
-        self.header = bars.subtitle_label(
+        self.header = subtitle_label(
             "Log scales; bars in each accelerator's colour. "
-            + bars.swatch("#777777", "hatched: does not fit in memory (shown for comparison; hover for why)",
+            + swatch("#777777", "hatched: does not fit in memory (shown for comparison; hover for why)",
                           hatch=True)
             + " &nbsp; Throughput: "
-            + bars.swatch("#555555", "whole system (all devices and replicas)")
+            + swatch("#555555", "whole system (all devices and replicas)")
             + " &nbsp; "
-            + bars.swatch(DEVICE_SWATCH, "per device")
+            + swatch(DEVICE_SWATCH, "per device")
         )
-        self.canvas = bars.canvas()
-        bars.panel_layout(self, self.header, self.canvas)
-        self.reference_note = reference_note_label(bars.reference_bars_note())
+        self.canvas = canvas()
+        panel_layout(self, self.header, self.canvas)
+        self.reference_note = reference_note_label(reference_bars_note())
         self.layout().addWidget(self.reference_note)
-        self.ttft = bars.LogBarPlot(self.canvas, 0, title="Time to first token", x_label="TTFT, log scale",
+        self.ttft = LogBarPlot(self.canvas, 0, title="Time to first token", x_label="TTFT, log scale",
                                     x_unit="ms", row_labels=True)
-        self.itl = bars.LogBarPlot(self.canvas, 1, title="Inter-token latency", x_label="ITL, log scale",
+        self.itl = LogBarPlot(self.canvas, 1, title="Inter-token latency", x_label="ITL, log scale",
                                    x_unit="ms", row_labels=False)
-        self.throughput = bars.LogBarPlot(self.canvas, 2, title="Output throughput",
+        self.throughput = LogBarPlot(self.canvas, 2, title="Output throughput",
                                           x_label="output tokens/s, log scale", x_unit=None, row_labels=False,
                                           series=THROUGHPUT_SERIES)
         self.plots = (self.ttft, self.itl, self.throughput)
-        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
+        self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
                                      self._clicked, self)
 
     # ---- Panel ---------------------------------------------------------------------------
@@ -62,7 +62,7 @@ class LatencyPanel(Panel):
     def update_frame(self, frame: Frame) -> None:
         self.frame = frame
         ids = frame.accelerators
-        self.ttft.row_axis.set_rows(list(ids), max_width=bars.ROW_LABEL_MAX_PX)
+        self.ttft.row_axis.set_rows(list(ids), max_width=ROW_LABEL_MAX_PX)
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
         colours = [colour_for(a) for a in ids]
         fits = frame.outputs.fits != 0
@@ -73,11 +73,11 @@ class LatencyPanel(Panel):
         with np.errstate(divide="ignore", invalid="ignore"):
             per_device = np.where(devices > 0, system / devices, np.nan)
         reference = self._reference_outputs()
-        self.ttft.update({"value": ttft_ms}, colours, fits, [bars.compact(v) for v in ttft_ms],
+        self.ttft.update({"value": ttft_ms}, colours, fits, [compact(v) for v in ttft_ms],
                          None if reference is None else {"value": reference["ttft_ms"]})
-        self.itl.update({"value": itl_ms}, colours, fits, [bars.compact(v) for v in itl_ms],
+        self.itl.update({"value": itl_ms}, colours, fits, [compact(v) for v in itl_ms],
                         None if reference is None else {"value": reference["itl_ms"]})
-        texts = [bars.compact(s) + (f" · {bars.compact(d)}/dev" if n > 1 else "")
+        texts = [compact(s) + (f" · {compact(d)}/dev" if n > 1 else "")
                  for s, d, n in zip(system, per_device, devices, strict=True)]
         self.throughput.update({"system": system, "device": per_device}, colours, fits, texts,
                                None if reference is None else {"system": reference["system"], "device": reference["device"]})
@@ -126,13 +126,13 @@ class LatencyPanel(Panel):
         if reference is None or accelerator_id not in reference.accelerators:
             return []
         a = reference.current[:, reference.index(accelerator_id)]
-        grey = bars.REFERENCE_NOTE_COLOUR
+        grey = REFERENCE_NOTE_COLOUR
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
-            f"TTFT — A: {_ms(Outputs(a).ttft_s)}",
-            f"ITL — A: {_ms(Outputs(a).itl_s)}",
-            f"output throughput, whole system — A: {bars.compact(Outputs(a).throughput_output_tok_s)} tokens/s",
-            f"per device — A: {bars.compact(Outputs(a).throughput_output_tok_s / max(int(Outputs(a).devices), 1))} tokens/s",
+            f"TTFT — A: {milliseconds(Outputs(a).ttft_s)}",
+            f"ITL — A: {milliseconds(Outputs(a).itl_s)}",
+            f"output throughput, whole system — A: {compact(Outputs(a).throughput_output_tok_s)} tokens/s",
+            f"per device — A: {compact(Outputs(a).throughput_output_tok_s / max(int(Outputs(a).devices), 1))} tokens/s",
         ]
         return [f"<span style='color:{grey}'>{text}</span>" for text in texts]
 
@@ -152,15 +152,15 @@ class LatencyPanel(Panel):
         if not Outputs(c).fits:
             lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(c).fit_code)]}")
         lines += [
-            f"TTFT: {_ms(Outputs(c).ttft_s)} (prefill {codes.BOUNDS[int(Outputs(c).prefill.bound)]}-bound)",
-            f"ITL: {_ms(Outputs(c).itl_s)} (decode {codes.BOUNDS[int(Outputs(c).decode.bound)]}-bound)",
-            f"end-to-end latency: {_ms(Outputs(c).e2e_latency_s)}",
-            f"output throughput, whole system: {bars.compact(Outputs(c).throughput_output_tok_s)} tokens/s",
-            f"output throughput per device: {bars.compact(Outputs(c).throughput_output_tok_s / max(devices, 1))} tokens/s",
-            f"input + output throughput: {bars.compact(Outputs(c).throughput_total_tok_s)} tokens/s",
+            f"TTFT: {milliseconds(Outputs(c).ttft_s)} (prefill {codes.BOUNDS[int(Outputs(c).prefill.bound)]}-bound)",
+            f"ITL: {milliseconds(Outputs(c).itl_s)} (decode {codes.BOUNDS[int(Outputs(c).decode.bound)]}-bound)",
+            f"end-to-end latency: {milliseconds(Outputs(c).e2e_latency_s)}",
+            f"output throughput, whole system: {compact(Outputs(c).throughput_output_tok_s)} tokens/s",
+            f"output throughput per device: {compact(Outputs(c).throughput_output_tok_s / max(devices, 1))} tokens/s",
+            f"input + output throughput: {compact(Outputs(c).throughput_total_tok_s)} tokens/s",
             f"devices: {devices}",
         ]
         if int(Outputs(c).waves) > 1:
-            lines.append(f"⚠ KV cache overflows: runs in {int(Outputs(c).waves)} waves of {bars.count(Outputs(c).memory.resident_batch)}")
+            lines.append(f"⚠ KV cache overflows: runs in {int(Outputs(c).waves)} waves of {count(Outputs(c).memory.resident_batch)}")
         lines += self._reference_lines(accelerator_id)
-        return bars.tooltip_html(f"{name} ({accelerator_id})", lines)
+        return tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -11,12 +11,32 @@ from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import compact, count, gigabytes
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
-from ..look.palette import colour_for
-from ..look.style import plot_brush, plot_pen, plot_text_colour
-from . import bars
+from ..look.palette import FITS_COLOUR, NO_FIT_COLOUR, WAVES_COLOUR, colour_for
+from ..look.style import plot_brush, plot_font, plot_pen, plot_text_colour
+from ..plotkit.axes import REFERENCE_NOTE_COLOUR, ROW_LABEL_MAX_PX
+from ..plotkit.bars import (
+    BAR_HEIGHT,
+    FALLBACK_VIEW_PX,
+    TEXT_GAP_PX,
+    SelectionBand,
+    bar_ends,
+    bar_widths,
+    canvas,
+    outline,
+    panel_layout,
+    right_end_for_texts,
+    row_plot,
+    set_bars,
+    set_pens,
+    set_range,
+    set_row_range,
+)
+from ..plotkit.picking import RowPicker
+from ..plotkit.text import TextPool, subtitle_label, swatch, tooltip_html
 from .base import Panel, reference_note_label
 
 # The four parts of a device's memory: fixed colours, distinct from one another, so the
@@ -32,15 +52,12 @@ X_END_PERCENT = 232.0  # at least; more when the "×N" texts need it
 CLIP_MARK_PX = 14  # the "▶" at the cut, and a gap before its "×N"
 X_START_MARGIN = 3.0  # so the "0" tick label is not cut at the edge
 HEAD_ROOM_ROWS = 0.9  # free space above the first row for the "usable" label
-FITS_COLOUR = "#1B6E2E"
-WAVES_COLOUR = "#A14800"
-NO_FIT_COLOUR = "#B2182B"
 USABLE_LINE_COLOUR = "#333333"
 PHYSICAL_COLOUR = "#555555"
 PHYSICAL_MARK_WIDTH = 1.2  # percent
 STATUS_SHARE = 0.36  # of the panel's width, at most, for the text beside the bars
 # The pinned scenario A's total: a thin grey bar in the gap beneath each row's bar.
-REFERENCE_TOTAL_OFFSET = bars.BAR_HEIGHT / 2 + 0.075  # row centre to the thin bar's centre
+REFERENCE_TOTAL_OFFSET = BAR_HEIGHT / 2 + 0.075  # row centre to the thin bar's centre
 REFERENCE_TOTAL_HEIGHT = 0.11
 REFERENCE_TOTAL_COLOUR = "#8C8C8C"
 LAYOUT_CODES = frozenset({
@@ -79,12 +96,8 @@ def fit_status(column: np.ndarray) -> tuple[str, str]:
         return f"does not fit — not with TP up to {MAX_TP_SEARCHED} or offload", NO_FIT_COLOUR
     waves = int(Outputs(column).waves)
     if waves > 1:
-        return f"KV cache overflows: runs in {waves} waves of {bars.count(Outputs(column).memory.resident_batch)}", WAVES_COLOUR
-    return f"fits · max batch {bars.count(Outputs(column).memory.max_batch)}", FITS_COLOUR
-
-
-def _gb(bytes_: float) -> str:
-    return f"{bytes_ / 1e9:.2f} GB"
+        return f"KV cache overflows: runs in {waves} waves of {count(Outputs(column).memory.resident_batch)}", WAVES_COLOUR
+    return f"fits · max batch {count(Outputs(column).memory.max_batch)}", FITS_COLOUR
 
 
 class MemoryPanel(Panel):
@@ -92,37 +105,37 @@ class MemoryPanel(Panel):
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
-        legend = " &nbsp; ".join(bars.swatch(colour, text) for _, text, colour in PARTS)
-        self.header = bars.subtitle_label(
+        legend = " &nbsp; ".join(swatch(colour, text) for _, text, colour in PARTS)
+        self.header = subtitle_label(
             "Per device, at the scenario's batch and full context, as a share of usable memory; outlines in"
             f" the accelerator's colour. {legend} &nbsp; "
-            + bars.swatch(PHYSICAL_COLOUR, "physical memory", glyph="┃")
+            + swatch(PHYSICAL_COLOUR, "physical memory", glyph="┃")
             + " &nbsp; "
-            + bars.swatch("#000000", f"×N&nbsp;cut at {CLIP_PERCENT:.0f}%: N times the usable memory", glyph="▶")
+            + swatch("#000000", f"×N&nbsp;cut at {CLIP_PERCENT:.0f}%: N times the usable memory", glyph="▶")
         )
-        self.canvas = bars.canvas()
-        bars.panel_layout(self, self.header, self.canvas)
+        self.canvas = canvas()
+        panel_layout(self, self.header, self.canvas)
         self.reference_note = reference_note_label(
             "<b>ghost: A (pinned)</b> — "
-            + bars.swatch(REFERENCE_TOTAL_COLOUR, "thin grey bar beneath each row: A's total (cut at "
+            + swatch(REFERENCE_TOTAL_COLOUR, "thin grey bar beneath each row: A's total (cut at "
                           f"{CLIP_PERCENT:.0f}%)")
             + " &nbsp; grey second line of a status: A's, where it differs (hover a row for A's values)"
         )
         self.layout().addWidget(self.reference_note)
 
-        self.plot = bars.row_plot(self.canvas.ci, 0, 0, title=None, x_label="share of usable memory per device",
+        self.plot = row_plot(self.canvas.ci, 0, 0, title=None, x_label="share of usable memory per device",
                                   x_unit="%", log_x=False, row_labels=True, status_axis=True)
         self.canvas.resized.connect(self._fit_to_width)
         self.plot.getAxis("bottom").setTicks([[(p, f"{p:.0f}") for p in (0, 50, 100, 150, 200)],
                                               [(p, "") for p in (25, 75, 125, 175)]])
-        self.band = bars.SelectionBand(self.plot)
+        self.band = SelectionBand(self.plot)
         self.parts: list[pg.BarGraphItem] = []
         for _, _, colour in PARTS:
-            item = pg.BarGraphItem(x0=[], width=[], y=[], height=bars.BAR_HEIGHT, brush=plot_brush(colour),
+            item = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT, brush=plot_brush(colour),
                                    pen=plot_pen("w", width=1))
             self.plot.addItem(item)
             self.parts.append(item)
-        self.outline = pg.BarGraphItem(x0=[], width=[], y=[], height=bars.BAR_HEIGHT, brush=None,
+        self.outline = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT, brush=None,
                                        pen=plot_pen("k"))
         self.outline.setZValue(5)
         self.plot.addItem(self.outline)
@@ -133,12 +146,12 @@ class MemoryPanel(Panel):
         self.plot.addItem(self.usable_line, ignoreBounds=True)
         self.usable_text = pg.TextItem("usable memory", color=plot_text_colour(USABLE_LINE_COLOUR), anchor=(0.5, 1.0),
                                        fill=plot_brush("w"))  # the canvas behind, so the line does not cross it
-        self.usable_text.setFont(bars.plot_font())
+        self.usable_text.setFont(plot_font())
         self.usable_text.setPos(100.0, -0.55)
         self.usable_text.setZValue(8)
         self.plot.addItem(self.usable_text, ignoreBounds=True)
         # A thin bar per row (not a fixed-size symbol), so it keeps to its row at any height.
-        self.physical = pg.BarGraphItem(x=[], width=PHYSICAL_MARK_WIDTH, y=[], height=bars.BAR_HEIGHT + 0.15,
+        self.physical = pg.BarGraphItem(x=[], width=PHYSICAL_MARK_WIDTH, y=[], height=BAR_HEIGHT + 0.15,
                                         brush=plot_brush(PHYSICAL_COLOUR), pen=pg.mkPen(None))
         self.physical.setZValue(7)
         self.plot.addItem(self.physical)
@@ -150,8 +163,8 @@ class MemoryPanel(Panel):
         self.clip_marks = pg.ScatterPlotItem(symbol="t2", size=CLIP_MARK_PX, pen=None, brush=plot_brush("k"))
         self.clip_marks.setZValue(7)
         self.plot.addItem(self.clip_marks)
-        self.multiples = bars.TextPool(self.plot, anchor=(0.0, 0.5))
-        self.picker = bars.RowPicker(self.canvas, [self.plot], self._rows, self._tooltip, self._clicked, self)
+        self.multiples = TextPool(self.plot, anchor=(0.0, 0.5))
+        self.picker = RowPicker(self.canvas, [self.plot], self._rows, self._tooltip, self._clicked, self)
         self._status: list[str] = []
         self._status_colours: list[str] = []
         self._reference_status: list[str] = []  # per row: A's status where it differs from B's, else ""
@@ -179,31 +192,31 @@ class MemoryPanel(Panel):
         for item, percent in zip(self.parts, percents, strict=True):
             end = start + percent
             x0 = np.minimum(start, CLIP_PERCENT)
-            bars.set_bars(item, x0, np.minimum(end, CLIP_PERCENT) - x0, rows)
+            set_bars(item, x0, np.minimum(end, CLIP_PERCENT) - x0, rows)
             start = end
         total = start
         self._draw_reference_total(rows)
-        bars.set_bars(self.outline, np.zeros(n), np.minimum(total, CLIP_PERCENT), rows,
+        set_bars(self.outline, np.zeros(n), np.minimum(total, CLIP_PERCENT), rows,
                       pens=self._outline_pens(ids))
         physical = np.nan_to_num(physical, nan=0.0)
-        bars.set_bars(self.physical, physical - PHYSICAL_MARK_WIDTH / 2, np.full(n, PHYSICAL_MARK_WIDTH), rows,
-                      height=bars.BAR_HEIGHT + 0.15)
+        set_bars(self.physical, physical - PHYSICAL_MARK_WIDTH / 2, np.full(n, PHYSICAL_MARK_WIDTH), rows,
+                      height=BAR_HEIGHT + 0.15)
         clipped = total > CLIP_PERCENT
         if not np.array_equal(self._clipped_rows, rows[clipped]):
             self._clipped_rows = rows[clipped]
             self.clip_marks.setData(x=np.full(len(self._clipped_rows), CLIP_PERCENT), y=self._clipped_rows)
-        self._multiples = [f"×{bars.compact(t / 100.0)}" if c else "" for t, c in zip(total, clipped, strict=True)]
+        self._multiples = [f"×{compact(t / 100.0)}" if c else "" for t, c in zip(total, clipped, strict=True)]
 
         statuses = [fit_status(frame.current[:, j]) for j in range(n)]
         self._status = [self._status_text(frame.current[:, j], text, ids[j]) for j, (text, _) in enumerate(statuses)]
         self._reference_status = self._reference_statuses()
-        self.plot.getAxis("left").set_rows(list(ids), colours=None, max_width=bars.ROW_LABEL_MAX_PX)
+        self.plot.getAxis("left").set_rows(list(ids), colours=None, max_width=ROW_LABEL_MAX_PX)
         self._status_colours = [c for _, c in statuses]
         self._fit_to_width()
         usable_words = self._usable_words(frame)
         if usable_words != self.usable_text.toPlainText():
             self.usable_text.setText(usable_words)
-        bars.set_row_range(self.plot, n, HEAD_ROOM_ROWS)
+        set_row_range(self.plot, n, HEAD_ROOM_ROWS)
         self._apply_selection()
 
     def _status_text(self, column: np.ndarray, fit_text: str, accelerator_id: str) -> str:
@@ -236,7 +249,7 @@ class MemoryPanel(Panel):
         if not shown:
             return
         drawn = ~np.isnan(percent)
-        bars.set_bars(self.reference_total, np.zeros(len(rows)),
+        set_bars(self.reference_total, np.zeros(len(rows)),
                       np.where(drawn, np.minimum(np.nan_to_num(percent, posinf=CLIP_PERCENT), CLIP_PERCENT), 0.0),
                       rows + REFERENCE_TOTAL_OFFSET, height=REFERENCE_TOTAL_HEIGHT)
 
@@ -257,16 +270,16 @@ class MemoryPanel(Panel):
         return statuses
 
     def plotted(self) -> dict[str, np.ndarray]:
-        drawn = {f"{name}_pct": bars.bar_widths(item) for (name, _, _), item in zip(PARTS, self.parts, strict=True)}
-        drawn["total_pct"] = bars.bar_widths(self.outline)
-        drawn["physical_pct"] = bars.bar_ends(self.physical) - PHYSICAL_MARK_WIDTH / 2
+        drawn = {f"{name}_pct": bar_widths(item) for (name, _, _), item in zip(PARTS, self.parts, strict=True)}
+        drawn["total_pct"] = bar_widths(self.outline)
+        drawn["physical_pct"] = bar_ends(self.physical) - PHYSICAL_MARK_WIDTH / 2
         drawn["status"] = np.array(self.plot.getAxis("right").labels, dtype=object)
         drawn["multiple"] = np.array(self.multiples.texts(), dtype=object)
         drawn["accelerators"] = np.array(self.plot.getAxis("left").ids, dtype=object)
         drawn["rows"] = np.array(self.plot.getAxis("left").labels, dtype=object)
         # The pinned scenario A: its total (cut at CLIP_PERCENT; NaN where no ghost is drawn) and
         # its status where it differs from B's ("" elsewhere); empty when nothing is pinned.
-        widths = bars.bar_widths(self.reference_total)
+        widths = bar_widths(self.reference_total)
         drawn["reference_total_pct"] = (np.where(self._reference_percent() >= 0, widths, np.nan)
                                         if self.reference_total.isVisible() and self.reference is not None
                                         else np.empty(0))
@@ -281,17 +294,17 @@ class MemoryPanel(Panel):
 
     def _fit_x_range(self) -> None:
         """Leave room beyond the cut for the widest "×N" text, in pixels."""
-        view_px = self.plot.vb.width() or bars.FALLBACK_VIEW_PX
+        view_px = self.plot.vb.width() or FALLBACK_VIEW_PX
         n = len(self._multiples)
         rows = np.arange(n, dtype=float)
         self.multiples.set_texts(self._multiples)
         text_px = float(np.max(self.multiples.widths_px(), initial=0.0))
-        right = bars.right_end_for_texts(-X_START_MARGIN, np.array([CLIP_PERCENT]),
-                                         np.array([text_px + CLIP_MARK_PX + bars.TEXT_GAP_PX]), view_px)
+        right = right_end_for_texts(-X_START_MARGIN, np.array([CLIP_PERCENT]),
+                                         np.array([text_px + CLIP_MARK_PX + TEXT_GAP_PX]), view_px)
         right = max(right, X_END_PERCENT)
         offset = CLIP_MARK_PX * (right + X_START_MARGIN) / view_px
         self.multiples.place(np.full(n, CLIP_PERCENT + offset), rows)
-        bars.set_range(self.plot, 0, -X_START_MARGIN, right)
+        set_range(self.plot, 0, -X_START_MARGIN, right)
 
     def _fit_status_column(self) -> None:
         self.plot.getAxis("right").set_rows(self._status, colours=self._status_colours,
@@ -300,7 +313,7 @@ class MemoryPanel(Panel):
         self.canvas.settle()
 
     def _outline_pens(self, ids: tuple[str, ...]) -> list:
-        return [bars.outline(colour_for(a), a == self.selected) for a in ids]
+        return [outline(colour_for(a), a == self.selected) for a in ids]
 
     def _apply_selection(self) -> None:
         row = self._selected_row()
@@ -308,7 +321,7 @@ class MemoryPanel(Panel):
         self.plot.getAxis("left").set_bold_row(row)
         self.plot.getAxis("right").set_bold_row(row)
         if self.frame is not None and len(self.frame.accelerators):
-            bars.set_pens(self.outline, self._outline_pens(self.frame.accelerators))
+            set_pens(self.outline, self._outline_pens(self.frame.accelerators))
 
     def _reference_lines(self, accelerator_id: str) -> list[str]:
         """The pinned scenario A's total and status, for the tool tip of a row with a ghost."""
@@ -320,10 +333,10 @@ class MemoryPanel(Panel):
         share = f" ({100 * total / Outputs(a).memory.usable_bytes:.0f}% of usable)" if Outputs(a).memory.usable_bytes > 0 else ""
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
-            f"total in device memory — A: {_gb(total)}{share}",
+            f"total in device memory — A: {gigabytes(total)}{share}",
             f"status — A: {self._status_text(a, fit_status(a)[0], accelerator_id)}",
         ]
-        return [f"<span style='color:{bars.REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in texts]
+        return [f"<span style='color:{REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in texts]
 
     def _far_words(self, accelerator_id: str) -> str:
         accelerator = self.catalog.accelerators.get(accelerator_id)
@@ -361,20 +374,20 @@ class MemoryPanel(Panel):
 
         lines = [f"per device · batch {scenario.batch} · context {scenario.input_len + scenario.output_len} tokens"]
         for (_, label, colour), size in zip(PARTS, parts, strict=True):
-            lines.append(f"<span style='color:{colour}'>■</span> {label}: {_gb(size)}{share(size)}")
+            lines.append(f"<span style='color:{colour}'>■</span> {label}: {gigabytes(size)}{share(size)}")
         if Outputs(column).memory.weights_far_bytes > 0:
             accelerator = self.catalog.accelerators.get(accelerator_id)
             tier = accelerator.tier("far") if accelerator is not None else None
             where = tier.name if tier is not None and tier.name else "far memory"
-            lines.append(f"+ {_gb(Outputs(column).memory.weights_far_bytes)} of weights offloaded to {where}")
-        lines.append(f"total in device memory: {_gb(total)}{share(total)}")
+            lines.append(f"+ {gigabytes(Outputs(column).memory.weights_far_bytes)} of weights offloaded to {where}")
+        lines.append(f"total in device memory: {gigabytes(total)}{share(total)}")
         capacity = Outputs(column).memory.capacity_bytes
         fraction = f"{100 * usable / capacity:.0f}% of " if capacity > 0 else ""
-        lines.append(f"usable: {_gb(usable)} ({fraction}{_gb(capacity)} physical)")
-        lines.append(f"largest batch that fits: {bars.count(Outputs(column).memory.max_batch)}")
+        lines.append(f"usable: {gigabytes(usable)} ({fraction}{gigabytes(capacity)} physical)")
+        lines.append(f"largest batch that fits: {count(Outputs(column).memory.max_batch)}")
         if not Outputs(column).fits:
             lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(column).fit_code)]}")
         lines.append(self._status[row] if row < len(self._status) else "")
         lines.extend(f"⚠ {text}" for text in codes.warning_texts(int(Outputs(column).warning_bits)))
         lines.extend(self._reference_lines(accelerator_id))
-        return bars.tooltip_html(f"{name} ({accelerator_id})", lines)
+        return tooltip_html(f"{name} ({accelerator_id})", lines)

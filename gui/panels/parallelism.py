@@ -1,6 +1,6 @@
 """Tensor vs data parallelism on a node, and expert vs tensor parallelism for MoE models — the
-second paper's Figs. 4 and 6, computed by the engine (``scaling.tp_dp_grid``,
-``scaling.ep_vs_tp``).
+second paper's Figs. 4 and 6, computed by the engine (``parallelism.tp_dp_grid``,
+``parallelism.ep_vs_tp``).
 
 Left: for a device budget, each model's throughput per device under every TP × DP split of it,
 coloured relative to that model's best split, with a star where TP beats the split with twice
@@ -11,7 +11,6 @@ under EP and under TP across batch sizes, with the ratio, and the bytes behind t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -20,20 +19,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.core.errors import AccelscopeError
-from accelscope.engine.core.table import Table
-from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS
+from accelscope.engine.core.units import compact, short_bytes
+from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.scaling import (
-    EpTpComparison,
-    TpDpGrid,
-    Workload,
-    ep_tp_table,
-    ep_vs_tp,
-    tp_dp_grid,
-    tp_dp_table,
-)
+from accelscope.engine.studies.analysis import ParallelismStudy
+from accelscope.engine.studies.parallelism import EP_TP_BATCHES
 
 from ..look.style import (
     PLOT_FONT_POINTS,
@@ -47,15 +38,10 @@ from ..look.style import (
     style_plot,
 )
 from ..look.theme import contrast_ratio
-from . import bars
+from ..plotkit.axes import LogValueAxis, RowAxis
+from ..plotkit.bars import canvas, drawn_solid, hatched, set_bars
+from ..plotkit.text import TextPool, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
-
-# Brunetta et al. 2025, Fig. 4 compares these (small, medium and large dense models); the
-# current model is added as the first row when it is not one of them.
-FIG4_MODELS: tuple[str, ...] = ("llama-3.1-8b", "qwen3-32b", "llama-3.3-70b")
-# Fig. 6 uses a MoE; when the current model is dense the tab shows this one, and says so.
-DEFAULT_MOE = "mixtral-8x22b"
-EP_TP_BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 # A sequential scale (canvas to blue: white to blue on a light canvas) for "share of the model's
 # best split": values are written in the cells, so the colour only has to rank them.
@@ -76,23 +62,12 @@ LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated ti
 
 def legend_html() -> str:
     """The heatmap's legend, in the current plot theme."""
-    return (bars.swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
-            + bars.swatch("#C9DBEE", "lower share") + " &nbsp; "
-            + bars.swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
-            + bars.swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
+    return (swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
+            + swatch("#C9DBEE", "lower share") + " &nbsp; "
+            + swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
+            + swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
                           glyph="★")
-            + " &nbsp; " + bars.swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
-
-
-@dataclass(frozen=True)
-class ParallelismStudy:
-    key: tuple
-    grid: TpDpGrid | None
-    grid_problem: str
-    ep_tp: EpTpComparison | None
-    ep_tp_problem: str
-    ep_tp_note: str  # which model and devices the EP/TP side shows, and why
-    model_names: dict[str, str]
+            + " &nbsp; " + swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
 
 
 def _heat_colour(share: float) -> QColor:
@@ -112,11 +87,6 @@ def _text_on(fill: QColor) -> QColor:
     return BLACK if contrast_ratio(fill, BLACK) >= contrast_ratio(fill, WHITE) else WHITE
 
 
-def _bytes(size: float) -> str:
-    """Decimal units: "720 MB", "1.03 GB"."""
-    return f"{size / 1e9:.3g} GB" if size >= 1e9 else f"{size / 1e6:.3g} MB"
-
-
 def _split_label(tp: int, dp: int) -> str:
     return f"TP {tp} × DP {dp}"
 
@@ -128,18 +98,18 @@ def _split_tick(tp: int, dp: int) -> str:
 
 class ParallelismPanel(AnalysisPanel):
     title = "TP/DP · EP/TP"
+    study_view = "parallelism"
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
-        self._study_key: tuple | None = None
         self._heat_values = np.zeros((0, 0))  # [model, split] input + output tokens/s per device
         self._heat_shares = np.zeros((0, 0))
         self._heat_models: list[str] = []
         self._heat_splits: list[tuple[int, int]] = []
 
-        self.header = bars.subtitle_label("")
+        self.header = subtitle_label("")
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(legend_html())
+        self.legend = subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         budget_row = QHBoxLayout()
@@ -158,10 +128,10 @@ class ParallelismPanel(AnalysisPanel):
         budget_row.addWidget(self.budget)
         budget_row.addStretch(1)
 
-        self.canvas = bars.canvas()
+        self.canvas = canvas()
         layout_ci = self.canvas.ci
         self.heat_plot = layout_ci.addPlot(row=0, col=0, rowspan=2,
-                                           axisItems={"left": bars.RowAxis("left"), "bottom": pg.AxisItem("bottom")})
+                                           axisItems={"left": RowAxis("left"), "bottom": pg.AxisItem("bottom")})
         style_plot(self.heat_plot, title="TP vs DP: tokens/s per device", x_label="TP × DP split of the node",
                    x_unit=None, y_label="", y_unit=None)
         self.heat_plot.getAxis("left").showLabel(False)
@@ -175,8 +145,8 @@ class ParallelismPanel(AnalysisPanel):
         self.cells = pg.BarGraphItem(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush=plot_brush("w"), pen=None)
         self.heat_plot.addItem(self.cells)
         # Two single-line texts per cell (value, share): a one-line text centres on its anchor.
-        self.cell_texts = bars.TextPool(self.heat_plot, anchor=(0.5, 1.0))
-        self.cell_shares = bars.TextPool(self.heat_plot, anchor=(0.5, 0.0))
+        self.cell_texts = TextPool(self.heat_plot, anchor=(0.5, 1.0))
+        self.cell_shares = TextPool(self.heat_plot, anchor=(0.5, 0.0))
         self.stars = pg.ScatterPlotItem(symbol="star", size=STAR_PX, pen=plot_pen("#6B4A00", width=1),
                                         brush=plot_brush(STAR_COLOUR))
         self.stars.setZValue(10)
@@ -184,8 +154,8 @@ class ParallelismPanel(AnalysisPanel):
 
         # Curves are drawn at log10 of their values on axes that label the values (1, 2, 5 × 10^k):
         # pyqtgraph's own log mode labels minor ticks as powers and crowds them.
-        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": bars.LogValueAxis("bottom"),
-                                                                  "left": bars.LogValueAxis("left")})
+        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": LogValueAxis("bottom"),
+                                                                  "left": LogValueAxis("left")})
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
                    y_label="output tokens/s, log scale", y_unit=None)
         self.ep_plot.addLegend(offset=(10, 10), labelTextSize=f"{PLOT_FONT_POINTS}pt")
@@ -197,7 +167,7 @@ class ParallelismPanel(AnalysisPanel):
         self.ep_curve = self.ep_plot.plot([], [], pen=pen(EP_COLOUR), symbol="s", symbolSize=SYMBOL_PX,
                                           symbolBrush=self.ep_brush, symbolPen=plot_pen(EP_COLOUR),
                                           name="EP (experts whole)")
-        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": bars.LogValueAxis("bottom")})
+        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
         style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
                    y_label="TP / EP throughput", y_unit="×")
         self.ratio_plot.getAxis("left").enableAutoSIPrefix(False)
@@ -239,7 +209,7 @@ class ParallelismPanel(AnalysisPanel):
         layout_ci.layout.setRowStretchFactor(0, 3)
         layout_ci.layout.setRowStretchFactor(1, 2)
 
-        self.notes = bars.subtitle_label("")
+        self.notes = subtitle_label("")
         self.hover_text = ""
         self.canvas.scene().sigMouseMoved.connect(self._hover)
 
@@ -285,53 +255,8 @@ class ParallelismPanel(AnalysisPanel):
         super().update_frame(frame)
         self._mark_batch(frame.workspace.scenario.batch)
 
-    def _key(self, frame: Frame) -> tuple:
-        # Not the batch: the grid sets its own (128 sequences per device) and EP/TP sweeps it.
-        s = frame.workspace.scenario
-        return (s.model, s.accelerator, s.input_len, s.output_len, s.weight_precision, s.activation_precision,
-                s.kv_precision, self.device_budget())
-
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        return self._study_key is None or self._key(new) != self._study_key
-
-    def compute(self, frame: Frame) -> ParallelismStudy:
-        s = frame.workspace.scenario
-        key = self._key(frame)
-        self._study_key = key
-        budget = self.device_budget()
-        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                            kv_precision=s.kv_precision)
-        models = [s.model, *(m for m in FIG4_MODELS if m != s.model)]
-        names = {}
-        for model_id in models:
-            try:
-                names[model_id] = self.engine.model(model_id).name
-            except AccelscopeError:
-                names[model_id] = model_id
-        grid, grid_problem = None, ""
-        try:
-            grid = tp_dp_grid(self.engine, models, s.accelerator, budget, workload)
-        except (ValueError, AccelscopeError) as error:
-            grid_problem = str(error)
-
-        current = self.engine.model(s.model)
-        moe_id = s.model if current.is_moe else DEFAULT_MOE
-        moe = current if current.is_moe else self.engine.model(DEFAULT_MOE)
-        names.setdefault(moe_id, moe.name)
-        # EP places whole experts: no more devices than experts (a power of two, as the budget).
-        devices = min(budget, 1 << math.floor(math.log2(moe.moe.n_routed_experts)))
-        note = f"{moe.name} on {devices} devices"
-        if not current.is_moe:
-            note += f" ({names[s.model]} is dense: expert parallelism needs a mixture-of-experts model)"
-        if devices < budget:
-            note += f"; {devices}, not {budget}: the model has {moe.moe.n_routed_experts} routed experts"
-        comparison, ep_problem = None, ""
-        try:
-            comparison = ep_vs_tp(self.engine, moe_id, s.accelerator, devices, EP_TP_BATCHES, workload)
-        except (ValueError, AccelscopeError) as error:
-            ep_problem = str(error)
-        return ParallelismStudy(key, grid, grid_problem, comparison, ep_problem, note, names)
+    def study_workspace(self, frame: Frame) -> Workspace:
+        return frame.workspace.with_options(device_budget=self.device_budget())
 
     def show_study(self, study: ParallelismStudy) -> None:
         self._show_header(study)
@@ -340,23 +265,6 @@ class ParallelismPanel(AnalysisPanel):
         self._show_notes(study)
         if self.frame is not None:
             self._mark_batch(self.frame.workspace.scenario.batch)
-
-    def table(self) -> Table | None:
-        study = self.study
-        if not isinstance(study, ParallelismStudy) or study.grid is None:
-            return None
-        return tp_dp_table(study.grid)
-
-    def tables(self) -> dict[str, Table]:
-        """``tp_dp`` and ``ep_tp`` (each present once computed)."""
-        study = self.study
-        found: dict[str, Table] = {}
-        if isinstance(study, ParallelismStudy):
-            if study.grid is not None:
-                found["tp_dp"] = tp_dp_table(study.grid)
-            if study.ep_tp is not None:
-                found["ep_tp"] = ep_tp_table(study.ep_tp)
-        return found
 
     # ---- drawing ---------------------------------------------------------------------------
 
@@ -376,7 +284,7 @@ class ParallelismPanel(AnalysisPanel):
         if grid is None:
             self._heat_models, self._heat_splits = [], []
             self._heat_values = self._heat_shares = np.zeros((0, 0))
-            bars.set_bars(self.cells, np.zeros(0), np.zeros(0), np.zeros(0))
+            set_bars(self.cells, np.zeros(0), np.zeros(0), np.zeros(0))
             self.cell_texts.set_texts([])
             self.cell_shares.set_texts([])
             self.stars.setData(x=[], y=[])
@@ -404,12 +312,12 @@ class ParallelismPanel(AnalysisPanel):
             share = shares[i, j]
             if fits[i, j]:
                 fill = _heat_colour(share)
-                brushes.append(bars.drawn_solid(fill.name()))
-                texts.append(bars.compact(values[i, j]))
+                brushes.append(drawn_solid(fill.name()))
+                texts.append(compact(values[i, j]))
                 shares_text.append(f"{share:.0%}")
                 text_colours.append(_text_on(fill))
             else:
-                brushes.append(bars.hatched(NO_FIT_CELL))
+                brushes.append(hatched(NO_FIT_CELL))
                 texts.append("no fit")
                 shares_text.append("")
                 text_colours.append("#444444")
@@ -480,11 +388,11 @@ class ParallelismPanel(AnalysisPanel):
                              "could not run.</span>")
             lines.append(
                 f"EP/TP at batch {first.batch}: the busiest EP device reads "
-                f"{_bytes(first.expert_weight_bytes_read_ep)} of expert weights per step against TP's "
-                f"{_bytes(first.expert_weight_bytes_read_tp)} (whole experts vs 1/{comparison.devices} slices); "
-                f"at batch {last.batch}: EP sends {_bytes(last.all_reduce_bytes_ep + last.all_to_all_bytes_ep)} "
-                f"per device per step (all-to-all {_bytes(last.all_to_all_bytes_ep)}) against TP's all-reduces of "
-                f"{_bytes(last.all_reduce_bytes_tp)}. Hollow markers: the layout does not fit."
+                f"{short_bytes(first.expert_weight_bytes_read_ep)} of expert weights per step against TP's "
+                f"{short_bytes(first.expert_weight_bytes_read_tp)} (whole experts vs 1/{comparison.devices} slices); "
+                f"at batch {last.batch}: EP sends {short_bytes(last.all_reduce_bytes_ep + last.all_to_all_bytes_ep)} "
+                f"per device per step (all-to-all {short_bytes(last.all_to_all_bytes_ep)}) against TP's all-reduces of "
+                f"{short_bytes(last.all_reduce_bytes_tp)}. Hollow markers: the layout does not fit."
             )
         self.notes.setText("<br>".join(lines))
 
@@ -534,10 +442,10 @@ class ParallelismPanel(AnalysisPanel):
                  "per replica")]
         if r.fits:
             lines += [
-                (f"input + output: {bars.compact(cell.total_tok_s_per_device)} tokens/s per device "
+                (f"input + output: {compact(cell.total_tok_s_per_device)} tokens/s per device "
                 f"({self._heat_shares[row, column]:.0%} of the model's best split)"),
-                f"output: {bars.compact(cell.output_tok_s_per_device)} tokens/s per device",
-                f"ITL: {bars.compact(r.itl_s * 1e3)} ms; TTFT: {bars.compact(r.ttft_s * 1e3)} ms",
+                f"output: {compact(cell.output_tok_s_per_device)} tokens/s per device",
+                f"ITL: {compact(r.itl_s * 1e3)} ms; TTFT: {compact(r.ttft_s * 1e3)} ms",
             ]
         lines.append(f"weights: {r.memory.weights_bytes / 1e9:.3g} GB per device, "
                      f"{r.memory.weights_bytes / r.memory.usable_bytes:.0%} of usable memory")
@@ -545,7 +453,7 @@ class ParallelismPanel(AnalysisPanel):
             lines.append(f"memory: {cell.memory_limit}")
         if cell.tp_beats_dp:
             lines.append(f"<b>TP beats DP</b>{' because of memory' if cell.because_of_memory else ''}: {cell.why}")
-        return bars.tooltip_html(study.model_names.get(model_id, model_id), lines)
+        return tooltip_html(study.model_names.get(model_id, model_id), lines)
 
     def batch_tooltip(self, log_batch: float) -> str:
         study = self.study
@@ -555,17 +463,17 @@ class ParallelismPanel(AnalysisPanel):
         nearest = min(points, key=lambda p: abs(math.log10(p.batch) - log_batch))
         p, n = nearest, study.ep_tp.devices
         lines = [
-            (f"output throughput: TP {bars.compact(p.tp.throughput_output_tok_s)} tokens/s, "
-            f"EP {bars.compact(p.ep.throughput_output_tok_s)} tokens/s (TP/EP {p.tp_over_ep_throughput:.3g}×)"),
-            (f"ITL: TP {bars.compact(p.tp.itl_s * 1e3)} ms, EP {bars.compact(p.ep.itl_s * 1e3)} ms "
-            f"(p99 {bars.compact(p.tp_spread.p99_s * 1e3)} ms, {bars.compact(p.ep_spread.p99_s * 1e3)} ms)"),
+            (f"output throughput: TP {compact(p.tp.throughput_output_tok_s)} tokens/s, "
+            f"EP {compact(p.ep.throughput_output_tok_s)} tokens/s (TP/EP {p.tp_over_ep_throughput:.3g}×)"),
+            (f"ITL: TP {compact(p.tp.itl_s * 1e3)} ms, EP {compact(p.ep.itl_s * 1e3)} ms "
+            f"(p99 {compact(p.tp_spread.p99_s * 1e3)} ms, {compact(p.ep_spread.p99_s * 1e3)} ms)"),
             f"experts per device: TP all {p.experts_per_device_tp} as 1/{n} slices, EP {p.experts_per_device_ep} whole",
-            (f"expert weights read per device per step: TP {_bytes(p.expert_weight_bytes_read_tp)}, "
-            f"EP {_bytes(p.expert_weight_bytes_read_ep)}"),
-            (f"sent per device per step: TP all-reduce {_bytes(p.all_reduce_bytes_tp)}; EP all-reduce "
-            f"{_bytes(p.all_reduce_bytes_ep)} + all-to-all {_bytes(p.all_to_all_bytes_ep)}"),
-            (f"communication per stage pass: TP {bars.compact(p.tp.decode.communication_time_s * 1e3)} ms, "
-            f"EP {bars.compact(p.ep.decode.communication_time_s * 1e3)} ms"),
+            (f"expert weights read per device per step: TP {short_bytes(p.expert_weight_bytes_read_tp)}, "
+            f"EP {short_bytes(p.expert_weight_bytes_read_ep)}"),
+            (f"sent per device per step: TP all-reduce {short_bytes(p.all_reduce_bytes_tp)}; EP all-reduce "
+            f"{short_bytes(p.all_reduce_bytes_ep)} + all-to-all {short_bytes(p.all_to_all_bytes_ep)}"),
+            (f"communication per stage pass: TP {compact(p.tp.decode.communication_time_s * 1e3)} ms, "
+            f"EP {compact(p.ep.decode.communication_time_s * 1e3)} ms"),
             (f"EP load imbalance (busiest / mean): engine {p.imbalance_engine:.3g}×, "
             f"simulated {p.imbalance_simulated:.3g}×"),
         ]
@@ -573,7 +481,7 @@ class ParallelismPanel(AnalysisPanel):
             lines.append(f"⚠ TP does not fit: {p.tp.fit_reason}")
         if not p.ep.fits:
             lines.append(f"⚠ EP does not fit: {p.ep.fit_reason}")
-        return bars.tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
+        return tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
 
     # ---- what is drawn ---------------------------------------------------------------------
 

@@ -23,22 +23,16 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient,
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.core.table import Table
+from accelscope.engine.catalog.regimes import RegimeDefinitions, load_regimes
+from accelscope.engine.core.units import grid_value, times_text
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.regimes import (
-    RegimeDefinitions,
-    RegimeGrid,
-    architecture_spreads,
-    load_regimes,
-    regime_scores,
-    regimes_table,
-    times_text,
-)
+from accelscope.engine.studies.regimes import RegimeGrid, architecture_spreads
 
 from ..look.palette import colour_for
 from ..look.style import PLOT_FONT_POINTS, plot_colour, plot_text_colour
-from . import bars
+from ..plotkit.bars import SELECTION_BAND
+from ..plotkit.text import subtitle_label, tooltip_html
 from .analysis import AnalysisPanel
 
 COLOUR_MAP = "cividis"  # sequential, readable by the colour-blind and in greyscale
@@ -92,12 +86,6 @@ def score_text(score: float, fits: bool, value: float, metric: str) -> str:
     if score < 0.01:
         return "<0.01"
     return f"{score:.2f}"
-
-
-def value_text(value: float) -> str:
-    if value >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
 
 
 @dataclass(frozen=True)
@@ -191,7 +179,7 @@ class RegimeHeatmap(QWidget):
         self._muted = plot_text_colour(MUTED_TEXT)
         self._no_fit_fill = plot_colour(NO_FIT_FILL)
         self._no_fit_hatch = plot_colour(NO_FIT_HATCH)
-        self._selected_band = plot_colour(bars.SELECTION_BAND)
+        self._selected_band = plot_colour(SELECTION_BAND)
         self._selected_outline = plot_colour("k")
         self._shown_dot = plot_colour(SHOWN_DOT)
 
@@ -524,13 +512,14 @@ class RegimeHeatmap(QWidget):
 
 class RegimesPanel(AnalysisPanel):
     title = "Regimes"
+    study_view = "regimes"
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
         self.definitions: RegimeDefinitions = load_regimes()
         self.row_ids: tuple[str, ...] = ()
         self.heatmap = RegimeHeatmap(self._tooltip, self._clicked_row, self)
-        self.note = bars.subtitle_label("")
+        self.note = subtitle_label("")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -539,19 +528,6 @@ class RegimesPanel(AnalysisPanel):
         self._set_note()
 
     # ---- AnalysisPanel -------------------------------------------------------------------
-
-    def row_order(self) -> tuple[str, ...]:
-        """The paper's graded accelerators first, in its order, then the rest of the catalog."""
-        catalog_ids = tuple(self.engine.catalog.accelerators)
-        graded = tuple(a for a in self.definitions.paper_ratings if a in catalog_ids)
-        return graded + tuple(a for a in catalog_ids if a not in graded)
-
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        # The grid depends only on the catalog's accelerators (not on the controls).
-        return old is None or self.study is None or self.row_order() != self.study.accelerators
-
-    def compute(self, frame: Frame) -> RegimeGrid:
-        return regime_scores(self.engine, self.row_order(), definitions=self.definitions)
 
     def update_frame(self, frame: Frame) -> None:
         super().update_frame(frame)
@@ -595,9 +571,6 @@ class RegimesPanel(AnalysisPanel):
         self._set_note()
         self._apply_selection()
 
-    def table(self) -> Table | None:
-        return regimes_table(self.study) if self.study is not None else None
-
     def plotted(self) -> dict[str, np.ndarray]:
         content = self.heatmap.content
         if content is None:
@@ -633,11 +606,11 @@ class RegimesPanel(AnalysisPanel):
         title = f"{self._name(accelerator)} ({accelerator})"
         if kind == "label":
             graded = "graded by the paper" if accelerator in self.definitions.paper_ratings else "not graded by the paper"
-            return bars.tooltip_html(title, [f"{graded}; click to select it"])
+            return tooltip_html(title, [f"{graded}; click to select it"])
         regime = grid.regimes[column]
         cell = grid.cells[row][column]
         best = grid.best(regime.id)
-        best_text = (f" (best: {best}, {value_text(grid.cell(best, regime.id).value)} {regime.unit})"
+        best_text = (f" (best: {best}, {grid_value(grid.cell(best, regime.id).value)} {regime.unit})"
                      if best is not None else "")
         if kind == "paper":
             if cell.fits and cell.value > 0.0:
@@ -646,11 +619,11 @@ class RegimesPanel(AnalysisPanel):
                 computed = f"computed: {zero_word(regime.metric)[0]}, score 0 — {cell.reason}"
             else:
                 computed = f"computed: cannot run — {cell.reason}"
-            return bars.tooltip_html(f"{title} — {column + 1}. {regime.name}", [
+            return tooltip_html(f"{title} — {column + 1}. {regime.name}", [
                 f"paper's grade: <b>{cell.paper_rating}</b> ({grid.paper_source})", computed])
         lines = [f"metric: {regime.metric_text}"]
         if cell.fits and cell.value > 0.0:
-            lines.append(f"value: <b>{value_text(cell.value)} {regime.unit}</b> ({regime.direction} is better)")
+            lines.append(f"value: <b>{grid_value(cell.value)} {regime.unit}</b> ({regime.direction} is better)")
             lines.append(f"score: {cell.score:.3f} of the best{best_text}")
         elif cell.fits:
             lines.append(f"<b>{zero_word(regime.metric)[0]}</b>: value 0 {regime.unit}, score 0 — {cell.reason}")

@@ -7,14 +7,12 @@ the model (expert parallelism on a dense model) keep their row, labelled. Beside
 form that builds a synthetic model (a 1T dense or a 1T MoE in one click) and asks the main
 window to show it, and, for MoE models, the routing Monte Carlo under expert parallelism with
 the first paper's claims next to the computed numbers. Every number is the engine's
-(``scaling.compare_strategies``, ``scaling.claims_check``, ``scaling.moe_like_dense_check``,
-``moe_routing.simulate_routing``).
+(``scaling.compare_strategies``, ``scaling.ep_routing``, ``claims.scaling_claims``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from html import escape
 
 import numpy as np
@@ -39,27 +37,16 @@ from PySide6.QtWidgets import (
 )
 
 from accelscope.engine.catalog import Catalog, synthetic
-from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.model import ModelArch
-from accelscope.engine.core.table import Table
-from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS
+from accelscope.engine.core.units import compact, short_time
+from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
-from accelscope.engine.studies.moe_routing import RoutingResult, RoutingSetup, simulate_routing
-from accelscope.engine.studies.scaling import (
-    DEFAULT_MAX_DEVICES,
-    STRATEGIES,
-    STRATEGY_LABELS,
-    ClaimCheck,
-    ScalingComparison,
-    StrategyResult,
-    Workload,
-    claims_check,
-    compare_strategies,
-    moe_like_dense_check,
-    scaling_table,
-)
+from accelscope.engine.studies.analysis import ScalingStudy
+from accelscope.engine.studies.claims import ScalingClaims, scaling_claims
+from accelscope.engine.studies.scaling import DEFAULT_MAX_DEVICES, STRATEGIES, STRATEGY_LABELS, StrategyResult
 
+from ..look.palette import FITS_COLOUR, NO_FIT_COLOUR
 from ..look.style import (
     PLOT_FONT_POINTS,
     html_colour,
@@ -70,9 +57,10 @@ from ..look.style import (
     plot_text_colour,
     style_plot,
 )
-from . import bars
+from ..plotkit.bars import BAR_HEIGHT, LogBarPlot, canvas
+from ..plotkit.picking import RowPicker
+from ..plotkit.text import WrappedLabel, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
-from .base import WrappedLabel
 from .memory import short_reason
 
 STRATEGY_NAMES: dict[str, str] = {
@@ -96,14 +84,12 @@ STRATEGY_COLOURS: dict[str, str] = {
     "pp-offload": "#999933",
 }
 NOT_APPLICABLE_COLOUR = "#888888"
-NO_FIT_COLOUR = "#B2182B"
-GOOD_COLOUR = "#1B6E2E"
 SYSTEM_ALPHA = 255
 DEVICE_ALPHA = 95
 DEVICE_SWATCH = "#C8C8C8"
 P99_ALPHA = 80  # the light extension of an ITL bar, from the expected ITL to its p99
 THROUGHPUT_SERIES = (("system", -0.19, 0.36, SYSTEM_ALPHA), ("device", 0.19, 0.36, DEVICE_ALPHA))
-ITL_SERIES = (("p99", 0.0, bars.BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, bars.BAR_HEIGHT, 255))
+ITL_SERIES = (("p99", 0.0, BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, BAR_HEIGHT, 255))
 P50_MARK_PX = 20
 SIDE_WIDTH_PX = 340  # the synthetic-model form and the routing box, at first
 SIDE_MIN_WIDTH_PX = 260
@@ -125,11 +111,11 @@ SKEW_STEP = 0.1
 
 def legend_html() -> str:
     """The bars' legend, in the current plot theme."""
-    return (bars.swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
-            + " &nbsp; " + bars.swatch("#555555", "whole system") + " &nbsp; "
-            + bars.swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
-            + bars.swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
-            + bars.swatch("#BBBBBB", "light: up to ITL p99"))
+    return (swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
+            + " &nbsp; " + swatch("#555555", "whole system") + " &nbsp; "
+            + swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
+            + swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
+            + swatch("#BBBBBB", "light: up to ITL p99"))
 
 # The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
 FORM_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -152,15 +138,6 @@ MOE_1T_FORM = {
 MAX_FORM_TEXT = 40  # characters kept from a stored form value (presets are untrusted)
 
 
-def _ms(seconds: float) -> str:
-    return f"{bars.compact(seconds * 1e3)} ms"
-
-
-def _time(seconds: float) -> str:
-    """Milliseconds below a second, seconds above: "27.8 ms", "14.2 s"."""
-    return _ms(seconds) if seconds < 1.0 else f"{bars.compact(seconds)} s"
-
-
 def _layout_words(entry: StrategyResult) -> str:
     s = entry.scenario
     parts = [f"tp {s.tp}"] if s.tp > 1 else []
@@ -171,18 +148,6 @@ def _layout_words(entry: StrategyResult) -> str:
     if s.offload > 0:
         parts.append(f"{s.offload:.0%} offloaded")
     return " · ".join(parts) or "one device"
-
-
-@dataclass(frozen=True)
-class ScalingStudy:
-    key: tuple
-    comparison: ScalingComparison | None  # None when the engine refused the inputs
-    problem: str  # why there is no comparison
-    routing: RoutingResult | None  # the expert-parallel layout's routing simulation (MoE, EP fits)
-    claims: tuple[ClaimCheck, ...]  # the 1T MoE's (claims_check); () when it failed
-    moe_like_dense: ClaimCheck | None  # the 700B MoE against the 70B dense model; None when it failed
-    is_moe: bool
-    model_name: str
 
 
 # ---- the numbers table ---------------------------------------------------------------------------
@@ -345,7 +310,7 @@ class SyntheticModelForm(QGroupBox):
             self._say(str(error), NO_FIT_COLOUR)
             return
         active = f", {model.active_params / 1e9:.4g} B active per token" if model.is_moe else ""
-        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", GOOD_COLOUR)
+        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", FITS_COLOUR)
         self.model_requested.emit(model)
 
     def _fill(self, values: dict[str, str], name: str | None) -> None:
@@ -390,35 +355,34 @@ def _parse_whole(what: str, text: str, *, default: int | None) -> int:
 
 class ScalingPanel(AnalysisPanel):
     title = "Scaling"
+    study_view = "scaling"
     model_requested = Signal(object)  # a synthetic ModelArch for the main window to register and select
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
-        self._claims: tuple[ClaimCheck, ...] | None = None
-        self._claims_problem = ""
-        self._moe_like_dense: ClaimCheck | None = None
-        self._moe_like_dense_problem = ""
-        self._study_key: tuple | None = None
+        # The claims beside the study have fixed setups (a 1T MoE on B200s; a 700B MoE against a
+        # 70B dense model on B200s): computed with the first study, once per panel.
+        self.claims: ScalingClaims | None = None
         self._strategies: list[str] = list(STRATEGIES)
         self._entries: list[StrategyResult | None] = []
 
-        self.header = bars.subtitle_label("")
-        self.canvas = bars.canvas()
+        self.header = subtitle_label("")
+        self.canvas = canvas()
         # What each plot shows is said by its axis label, not a title: a title's text sets its
         # plot's least width, and the three plots must fit beside the side column even in a
         # window with both docks open.
-        self.devices_plot = bars.LogBarPlot(self.canvas, 0, title="", x_label="devices to fit, log scale",
+        self.devices_plot = LogBarPlot(self.canvas, 0, title="", x_label="devices to fit, log scale",
                                             x_unit=None, row_labels=True)
-        self.throughput_plot = bars.LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
+        self.throughput_plot = LogBarPlot(self.canvas, 1, title="", x_label="output tokens/s, log scale",
                                                x_unit=None, row_labels=False, series=THROUGHPUT_SERIES)
-        self.itl_plot = bars.LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
+        self.itl_plot = LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
                                         x_unit="ms", row_labels=False, series=ITL_SERIES)
         self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
         self.itl_plot.plot.addItem(self.p50_marks)
-        self.picker = bars.RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
+        self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._strategy_rows,
                                      self._tooltip, self._row_clicked, self)
         self.notes = StrategyTable(self._strategies)
 
@@ -436,7 +400,7 @@ class ScalingPanel(AnalysisPanel):
         notes_scroll.setWidgetResizable(True)
         notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
         # The legend never changes: a label of its own is laid out once, not with every header.
-        self.legend = bars.subtitle_label(legend_html())
+        self.legend = subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
         self.legend.setContentsMargins(8, 0, 8, 2)
         words = QVBoxLayout()
@@ -596,66 +560,13 @@ class ScalingPanel(AnalysisPanel):
             self.skew.blockSignals(False)
         super().update_frame(frame)
 
-    def _key(self, frame: Frame) -> tuple:
-        s = frame.workspace.scenario
-        return (s.model, s.accelerator, s.batch, s.input_len, s.output_len, s.weight_precision,
-                s.activation_precision, s.kv_precision, self.routing_skew())
-
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        return self._study_key is None or self._key(new) != self._study_key
+    def study_workspace(self, frame: Frame) -> Workspace:
+        return frame.workspace.with_options(routing_skew=self.routing_skew())
 
     def compute(self, frame: Frame) -> ScalingStudy:
-        s = frame.workspace.scenario
-        key = self._key(frame)
-        self._study_key = key
-        skew = self.routing_skew()
-        routing = "skewed" if skew > 0 else "uniform"
-        workload = Workload(batch=s.batch, input_len=s.input_len, output_len=s.output_len,
-                            weight_precision=s.weight_precision, activation_precision=s.activation_precision,
-                            kv_precision=s.kv_precision)
-        claims, moe_like_dense = self._claims_once()
-        try:
-            model = self.engine.model(s.model)
-            comparison = compare_strategies(self.engine, s.model, s.accelerator, workload, routing=routing, skew=skew)
-        except (ValueError, AccelscopeError) as error:
-            return ScalingStudy(key, None, str(error), None, claims, moe_like_dense, False, s.model)
-        return ScalingStudy(key, comparison, "", self._ep_routing(model, comparison), claims, moe_like_dense,
-                            model.is_moe, model.name)
-
-    def _claims_once(self) -> tuple[tuple[ClaimCheck, ...], ClaimCheck | None]:
-        """The claims checks have fixed setups (a 1T MoE on B200s; a 700B MoE against a 70B
-        dense model on B200s): computed once per panel, each on its own so that one failing
-        does not hide the other."""
-        if self._claims is None:
-            try:
-                self._claims = claims_check(self.engine)
-            except (ValueError, AccelscopeError) as error:
-                self._claims, self._claims_problem = (), str(error)
-            try:
-                self._moe_like_dense = moe_like_dense_check(self.engine)
-            except (ValueError, AccelscopeError) as error:
-                self._moe_like_dense, self._moe_like_dense_problem = None, str(error)
-        return self._claims, self._moe_like_dense
-
-    @staticmethod
-    def _ep_routing(model: ModelArch, comparison: ScalingComparison) -> RoutingResult | None:
-        """The simulation behind the expert-parallel row's spread. Expert parallelism runs one
-        pipeline stage, so a decode step routes the resident batch at once (the engine's
-        micro-batch); the same setup returns the engine's cached simulation."""
-        if not model.is_moe or "ep" not in comparison.names:
-            return None
-        ep = comparison.strategy("ep")
-        if not (ep.found and ep.fits):
-            return None
-        return simulate_routing(RoutingSetup(
-            n_experts=model.moe.n_routed_experts,
-            experts_per_token=model.moe.experts_per_token,
-            tokens=max(1, ep.result.memory.resident_batch),
-            ep=ep.scenario.ep,
-            routing=comparison.routing,
-            skew=comparison.skew,
-            moe_layers=model.n_moe_layers,
-        ))
+        if self.claims is None:
+            self.claims = scaling_claims(self.engine)
+        return super().compute(frame)
 
     def show_study(self, study: ScalingStudy) -> None:
         comparison = study.comparison
@@ -667,16 +578,6 @@ class ScalingPanel(AnalysisPanel):
         self._show_bars(study)
         self._show_notes(study)
         self._show_routing(study)
-
-    def table(self) -> Table | None:
-        study = self.study
-        if not isinstance(study, ScalingStudy) or study.comparison is None:
-            return None
-        return scaling_table(study.comparison)
-
-    def tables(self) -> dict[str, Table]:
-        table = self.table()
-        return {} if table is None else {table.view: table}
 
     # ---- drawing ---------------------------------------------------------------------------
 
@@ -731,10 +632,10 @@ class ScalingPanel(AnalysisPanel):
             itl[i] = entry.itl_s * 1e3
             p50[i] = entry.spread.p50_s * 1e3
             p99[i] = entry.spread.p99_s * 1e3
-            throughput_texts.append(bars.compact(system[i])
-                                    + (f" · {bars.compact(per_device[i])}/dev" if entry.devices > 1 else ""))
-            itl_texts.append(bars.compact(itl[i]) if p99[i] <= p50[i]
-                             else f"{bars.compact(p50[i])}–{bars.compact(p99[i])}")
+            throughput_texts.append(compact(system[i])
+                                    + (f" · {compact(per_device[i])}/dev" if entry.devices > 1 else ""))
+            itl_texts.append(compact(itl[i]) if p99[i] <= p50[i]
+                             else f"{compact(p50[i])}–{compact(p99[i])}")
         self.devices_plot.update({"value": devices}, colours, fits, device_texts)
         self.throughput_plot.update({"system": system, "device": per_device}, colours, fits, throughput_texts)
         self.itl_plot.update({"p99": np.maximum(p99, itl), "itl": itl}, colours, fits, itl_texts)
@@ -758,9 +659,9 @@ class ScalingPanel(AnalysisPanel):
                 self.notes.set_numbers(row, (
                     f"{_layout_words(entry)}{waves}",
                     f"{entry.devices:,}",
-                    f"{bars.compact(entry.output_tok_s)} · {bars.compact(entry.output_tok_s_per_device)}",
-                    _time(entry.ttft_s),
-                    f"{_time(entry.itl_s)} · {_time(spread.p50_s)} · {_time(spread.p99_s)}",
+                    f"{compact(entry.output_tok_s)} · {compact(entry.output_tok_s_per_device)}",
+                    short_time(entry.ttft_s),
+                    f"{short_time(entry.itl_s)} · {short_time(spread.p50_s)} · {short_time(spread.p99_s)}",
                     f"{spread.coefficient_of_variation:.2%}" if spread.modelled else "— (no routing)",
                 ))
         # As tall as the table, up to a limit; beyond it the table scrolls.
@@ -806,8 +707,8 @@ class ScalingPanel(AnalysisPanel):
             f"EP on {setup.ep} devices, {setup.tokens:,} tokens × {setup.experts_per_token} experts per MoE layer, "
             f"{setup.routing}{f' (s = {setup.skew:g})' if setup.routing == 'skewed' else ''}: the busiest device gets "
             f"<b>{routing.imbalance_p50:.3g}×</b> the mean load (p50), <b>{routing.imbalance_p99:.3g}×</b> (p99); the "
-            f"engine expects {routing.engine_imbalance:.3g}×. Decode step (ITL): p50 {_time(ep.spread.p50_s)}, "
-            f"p99 {_time(ep.spread.p99_s)}, CV {ep.spread.coefficient_of_variation:.2%}."
+            f"engine expects {routing.engine_imbalance:.3g}×. Decode step (ITL): p50 {short_time(ep.spread.p50_s)}, "
+            f"p99 {short_time(ep.spread.p99_s)}, CV {ep.spread.coefficient_of_variation:.2%}."
         )
 
     @staticmethod
@@ -824,15 +725,16 @@ class ScalingPanel(AnalysisPanel):
 
     def _claims_words(self, study: ScalingStudy) -> str:
         words = "<br>".join(part for part in (self._moe_1t_words(study), self._moe_like_dense_words(study)) if part)
-        if study.claims or study.moe_like_dense is not None:
+        if self.claims.expert_parallel or self.claims.moe_like_dense is not None:
             words += " Hover for each claim's setup and notes."
         return words
 
     def _moe_1t_words(self, study: ScalingStudy) -> str:
-        if not study.claims:
-            return f"Claims check unavailable: {self._claims_problem}" if self._claims_problem else ""
+        problem = self.claims.expert_parallel_problem
+        if not self.claims.expert_parallel:
+            return f"Claims check unavailable: {problem}" if problem else ""
         parts = []
-        for claim in study.claims:
+        for claim in self.claims.expert_parallel:
             what = "parameter-to-compute" if "parameter" in claim.claim_id else "EP/TP latency variance"
             parts.append(f"{what}: paper {claim.paper_value:g}{claim.unit}, computed "
                          f"<b>{claim.computed_value:.3g}{claim.unit}</b>")
@@ -847,17 +749,17 @@ class ScalingPanel(AnalysisPanel):
                 + "; ".join(parts) + "." + current)
 
     def _moe_like_dense_words(self, study: ScalingStudy) -> str:
-        claim = study.moe_like_dense
+        claim, problem = self.claims.moe_like_dense, self.claims.moe_like_dense_problem
         if claim is None:
-            return (f"700B MoE against 70B dense check unavailable: {self._moe_like_dense_problem}"
-                    if self._moe_like_dense_problem else "")
+            return f"700B MoE against 70B dense check unavailable: {problem}" if problem else ""
         return (f"<b>700B MoE, 10% of experts active, like a 70B dense model</b>: paper {claim.paper_value:g}"
                 f"{claim.unit} (“similar”), computed <b>{claim.computed_value:.3g}{claim.unit}</b>, "
                 f"{escape(claim.definition, quote=False)}.")
 
     def _claims_tooltip(self, study: ScalingStudy) -> str:
         """Each claim in full: the paper's statement, the setup, what was computed and the note."""
-        claims = (*study.claims, *((study.moe_like_dense,) if study.moe_like_dense is not None else ()))
+        moe_like_dense = self.claims.moe_like_dense
+        claims = (*self.claims.expert_parallel, *((moe_like_dense,) if moe_like_dense is not None else ()))
         paragraphs = []
         for claim in claims:
             statement, definition, setup, note = (escape(text, quote=False) for text in (
@@ -882,7 +784,7 @@ class ScalingPanel(AnalysisPanel):
         entry = self._entries[row]
         title = f"{STRATEGY_NAMES[name]}: {STRATEGY_LABELS[name]}"
         if entry is None:
-            return bars.tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
+            return tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
         r = entry.result
         spread = entry.spread
         lines = [f"layout: {_layout_words(entry)} · {entry.devices:,} devices"]
@@ -890,11 +792,11 @@ class ScalingPanel(AnalysisPanel):
             lines.append(f"<b>does not fit</b> at its largest layout: {r.fit_reason}")
         else:
             lines += [
-                (f"output throughput: {bars.compact(entry.output_tok_s)} tokens/s whole system, "
-                f"{bars.compact(entry.output_tok_s_per_device)} tokens/s per device"),
-                f"TTFT: {_time(r.ttft_s)} (prefill {r.prefill.bound}-bound)",
-                (f"ITL: {_time(r.itl_s)} expected (decode {r.decode.bound}-bound); p50 {_time(spread.p50_s)}, "
-                f"p99 {_time(spread.p99_s)}, coefficient of variation {spread.coefficient_of_variation:.3%}"),
+                (f"output throughput: {compact(entry.output_tok_s)} tokens/s whole system, "
+                f"{compact(entry.output_tok_s_per_device)} tokens/s per device"),
+                f"TTFT: {short_time(r.ttft_s)} (prefill {r.prefill.bound}-bound)",
+                (f"ITL: {short_time(r.itl_s)} expected (decode {r.decode.bound}-bound); p50 {short_time(spread.p50_s)}, "
+                f"p99 {short_time(spread.p99_s)}, coefficient of variation {spread.coefficient_of_variation:.3%}"),
                 f"spread: {spread.source}",
             ]
             if entry.scenario.pp > 1:
@@ -906,7 +808,7 @@ class ScalingPanel(AnalysisPanel):
                              f"{r.waves} waves")
         lines.append(f"parameter-to-compute (total / active parameters per token): {entry.parameter_to_compute:.3g}×")
         lines.extend(f"⚠ {text}" for text in r.warnings)
-        return bars.tooltip_html(title, lines)
+        return tooltip_html(title, lines)
 
     # ---- options --------------------------------------------------------------------------
 

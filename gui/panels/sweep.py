@@ -19,14 +19,17 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
+from accelscope.engine.core.units import duration_text, short_number
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
 from ..look import palette
 from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, plot_font, plot_pen, plot_text_colour
-from .bars import opaque_over
-from .base import Panel, WrappedLabel, reference_note_label
-from .roofline import LineSet, SpotRef, Spots, log_log_plot, number
+from ..plotkit.axes import opaque_over
+from ..plotkit.picking import SpotRefs, select_on_click, spot_tip
+from ..plotkit.points import LineSet, SpotRef, Spots, log_log_plot
+from ..plotkit.text import WrappedLabel
+from .base import Panel, reference_note_label
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
 NO_FIT_SYMBOL = "x"
@@ -37,14 +40,6 @@ SELECTED_MARKER_SIZE = 12.0
 CURRENT_MARKER_SIZE = 20.0
 SELECTED_LINE_WIDTH = 4.5
 LABELLED_BATCHES = (1, 8, 64, 512)  # written beside the selected accelerator's curve
-
-
-def duration_text(seconds: float) -> str:
-    if not np.isfinite(seconds):
-        return "n/a"
-    if seconds < 1.0:
-        return f"{number(seconds * 1e3)} ms"
-    return f"{number(seconds)} s"
 
 
 # What a sweep curve is drawn from: when these are unchanged, so is the curve.
@@ -125,8 +120,9 @@ class SweepPanel(Panel):
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
         self.graphics, self.plot, self.legend = log_log_plot(
-            self, title="Throughput against latency, batch 1 → 1024", x_label="End-to-end latency of the batch",
+            title="Throughput against latency, batch 1 → 1024", x_label="End-to-end latency of the batch",
             x_unit="s", y_label="Throughput, output tokens (whole system)", y_unit="tokens/s",
+            describe=self.describe_accelerator, on_select=self.accelerator_selected.emit,
         )
 
         self.batch_labels: dict[int, pg.TextItem] = {}
@@ -158,26 +154,27 @@ class SweepPanel(Panel):
         self.lines: dict[str, _SweepLines] = {}
         self.line_set = LineSet()  # every accelerator's solid and dashed line
         self.line_set.setZValue(LINES_Z)
-        self.line_set.sigClicked.connect(lambda key: self.accelerator_selected.emit(key[0]))
         self.plot.addItem(self.line_set)
+        self._ref = SpotRefs()  # what each spot stands for
+        tip = spot_tip(self.tip_for)
         # One item for every accelerator's sweep points, one for the current batches (see Spots).
-        self.points = Spots(tip=self._tip, size=MARKER_SIZE)
+        self.points = Spots(tip=tip, size=MARKER_SIZE)
         # Pens made once: pyqtgraph caches symbols by pen identity.
-        self.current = Spots(tip=self._tip, size=CURRENT_MARKER_SIZE, pen=plot_pen("k", width=2))
+        self.current = Spots(tip=tip, size=CURRENT_MARKER_SIZE, pen=plot_pen("k", width=2))
         # The pinned scenario A: its current batches (grey rings), and hover targets along its curves.
-        self.reference_current = Spots(tip=self._tip, size=REFERENCE_CURRENT_SIZE, symbol="o",
+        self.reference_current = Spots(tip=tip, size=REFERENCE_CURRENT_SIZE, symbol="o",
                                        pen=plot_pen(REFERENCE_CURRENT_COLOUR, width=2.5), brush=None)
-        self.reference_targets = Spots(tip=self._tip, size=MARKER_SIZE, pen=None, brush=None, hover_only=True)
+        self.reference_targets = Spots(tip=tip, size=MARKER_SIZE, pen=None, brush=None, hover_only=True)
         for z, item in ((POINTS_Z, self.points), (CURRENT_Z, self.current),
                         (REFERENCE_CURRENT_Z, self.reference_current), (REFERENCE_TARGETS_Z, self.reference_targets)):
             item.setZValue(z)
-            item.sigClicked.connect(self._points_clicked)
             self.plot.addItem(item)
+        select_on_click([self.points, self.current, self.reference_current, self.reference_targets], self.line_set,
+                        self.accelerator_selected.emit)
         # What A's ghosts were drawn for: (A's frame, the shown accelerators), None before any.
         self._reference_drawn: tuple[Frame | None, tuple[str, ...]] | None = None
         self._points_key: tuple | None = None  # (accelerator, lines version) order the points were merged for
         self._current_rows: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0), np.empty(0), np.empty(0))
-        self._refs: dict[tuple, SpotRef] = {}  # made once, so unchanged spots are told by identity
         self._label_places: list[tuple[float, float] | None] | None = None  # where the B= labels are
 
     # ---- items ---------------------------------------------------------------------------
@@ -210,12 +207,6 @@ class SweepPanel(Panel):
         reference_pen = pg.mkPen(opaque_over(faint), width=REFERENCE_LINE_WIDTH, style=Qt.PenStyle.CustomDashLine)
         reference_pen.setDashPattern(REFERENCE_DASHES)
         return reference_pen
-
-    def _ref(self, accelerator_id: str, role: str, index: int = 0) -> SpotRef:
-        key = (accelerator_id, role, index)
-        if key not in self._refs:
-            self._refs[key] = SpotRef(accelerator_id, role, index)
-        return self._refs[key]
 
     def _lines_for(self, accelerator_id: str) -> _SweepLines:
         if accelerator_id in self.lines:
@@ -414,14 +405,7 @@ class SweepPanel(Panel):
                 text.setVisible(True)
         self._label_places = places
 
-    def _points_clicked(self, _item, points, _event) -> None:
-        if len(points):
-            self.accelerator_selected.emit(points[0].data().accelerator)
-
     # ---- hover ---------------------------------------------------------------------------
-
-    def _tip(self, x: float, y: float, data: SpotRef) -> str:
-        return self.tip_for(data)
 
     def tip_for(self, ref: SpotRef) -> str:
         """The tool tip of a point, from the current frame."""
@@ -439,7 +423,7 @@ class SweepPanel(Panel):
         lines = [
             f"{name} — batch {batch}" + (" (current)" if ref.role == "current" else ""),
             f"end-to-end latency: {duration_text(Outputs(column).e2e_latency_s)}",
-            f"throughput: {number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)",
+            f"throughput: {short_number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)",
             f"ITL: {duration_text(Outputs(column).itl_s)} · TTFT: {duration_text(Outputs(column).ttft_s)}",
         ]
         if Outputs(column).fits == 0:
@@ -462,7 +446,7 @@ class SweepPanel(Panel):
         return "\n".join([
             f"{name} — pinned scenario A, batch {batch}" + (" (A's current)" if ref.role == "reference current" else ""),
             (f"A: {duration_text(Outputs(column).e2e_latency_s)} end-to-end, "
-             f"{number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)"),
+             f"{short_number(Outputs(column).throughput_output_tok_s)} output tokens/s (whole system)"),
         ])
 
     # ---- read back -------------------------------------------------------------------------

@@ -5,14 +5,13 @@ device's own, or one of ``resources/far_tiers.toml``): decode slowdown (inter-to
 against everything in device memory) over the share offloaded — weights, KV cache, and both
 — with the scenario's own shares marked; the largest model that fits with the tier and
 without; and the first paper's "5-10x larger models at 15-30% slowdown" checked against the
-tier. Every number is the engine's (``engine.tiering``); this panel only draws them.
+tier. Every number is the engine's (``studies.tiering``, ``studies.claims``); this panel only draws them.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -21,28 +20,38 @@ from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.core.table import Table
+from accelscope.engine.catalog.far_tiers import FarTierOption, load_far_tiers
+from accelscope.engine.core.units import compact
+from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
+from accelscope.engine.studies.analysis import TierStudy
+from accelscope.engine.studies.claims import CLAIM_CAPACITY_MULTIPLES, CLAIM_SLOWDOWNS
 from accelscope.engine.studies.tiering import (
-    CLAIM_CAPACITY_MULTIPLES,
-    CLAIM_SLOWDOWNS,
-    ClaimCheck,
-    FarTierOption,
+    OWN_TIER,
     OffloadSweep,
-    heterogeneous_claim_check,
-    load_far_tiers,
-    sweep_offload,
+    nearest_index,
+    offload_curves,
+    own_far_tier,
+    resolve_far_tier,
 )
 
 from ..look.style import PLOT_FONT_POINTS, plot_brush, plot_font, plot_pen, plot_text_colour, style_plot
-from . import bars
+from ..plotkit.axes import GridAxis, LogValueAxis
+from ..plotkit.bars import (
+    FALLBACK_VIEW_PX,
+    TEXT_GAP_PX,
+    canvas,
+    log_bar_widths,
+    log_base,
+    right_end_for_texts,
+    row_plot,
+    set_bars,
+    set_range,
+    set_row_range,
+)
+from ..plotkit.text import TextPool, WrappedLabel, subtitle_label, swatch
 from .analysis import AnalysisPanel
-from .base import WrappedLabel
-
-OWN_TIER = "own"  # the device's own far tier (the workspace's "far_tier" default)
-FALLBACK_TIER = "host-ddr5-pcie5"  # for a device without a far tier of its own
-SWEEP_FRACTIONS: tuple[float, ...] = tuple(i / 20 for i in range(21))  # 0, 5, ..., 100 %
 
 # (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
 CURVES: tuple[tuple[str, str, str, str], ...] = (
@@ -61,43 +70,9 @@ CAPACITY_BAR_HEIGHT = 0.5  # of a row
 MIN_DECADES = math.log10(2.0)  # the slowdown axis shows at least 1x to 2x
 
 
-def own_far_tier(engine: Engine, accelerator_id: str) -> FarTierOption | None:
-    """The accelerator's own far tier as a far-tier option (same numbers and sources), or
-    None where it has none. A tier without a separate link is read at its own bandwidth."""
-    accelerator = engine.catalog.accelerator(accelerator_id)
-    tier = next((t for t in accelerator.memory if t.level == "far" and t.placement), None)
-    if tier is None or tier.bandwidth_Bps is None:
-        return None
-    return FarTierOption(
-        id=OWN_TIER,
-        name=tier.name or f"{accelerator.name} far memory",
-        kind=tier.kind,
-        capacity_bytes=tier.capacity_bytes,
-        bandwidth_Bps=tier.bandwidth_Bps,
-        link_bandwidth_Bps=tier.link_bandwidth_Bps or tier.bandwidth_Bps,
-    )
-
-
-@dataclass(frozen=True)
-class TierStudy:
-    """The offload sweep and the claim check for one scenario and far tier."""
-
-    tier_id: str  # OWN_TIER or a far_tiers.toml id
-    sweep: OffloadSweep
-    claim: ClaimCheck
-    current_offload: float  # the scenario's own shares, marked on the curves
-    current_kv_offload: float
-    current_slowdown: float  # at both shares together, with this tier
-    current_fits: bool
-    model_params: float  # the current model's parameters, for the capacity plot
-
-
-def _index(fractions: np.ndarray, value: float) -> int:
-    return int(np.argmin(np.abs(fractions - value)))
-
-
 class TiersPanel(AnalysisPanel):
     title = "Memory tiers"
+    study_view = "tiers"
 
     def __init__(self, catalog: Catalog, engine: Engine, parent: QWidget | None = None) -> None:
         super().__init__(catalog, engine, parent)
@@ -121,7 +96,7 @@ class TiersPanel(AnalysisPanel):
         controls.addWidget(self.combo)
         controls.addWidget(self.tier_info, 1)
 
-        self.canvas = bars.canvas()
+        self.canvas = canvas()
         self.canvas.resized.connect(self._fit_capacity_texts)
         self._build_slowdown_plot()
         self._build_capacity_plot()
@@ -130,14 +105,14 @@ class TiersPanel(AnalysisPanel):
         self.canvas.ci.layout.setRowStretchFactor(0, 5)
         self.canvas.ci.layout.setRowStretchFactor(1, 2)
 
-        legend = " &nbsp; ".join(bars.swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
-        self.legend = bars.subtitle_label(
-            legend + " &nbsp; " + bars.swatch(CURVES[0][2], "hollow: does not fit", glyph="○")
-            + " &nbsp; " + bars.swatch(CURRENT_COLOUR, "the scenario's shares", glyph="★")
-            + " &nbsp; " + bars.swatch(CLAIM_LINE_COLOUR, f"the paper's claim: {_claim_range()}", glyph="▬")
+        legend = " &nbsp; ".join(swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
+        self.legend = subtitle_label(
+            legend + " &nbsp; " + swatch(CURVES[0][2], "hollow: does not fit", glyph="○")
+            + " &nbsp; " + swatch(CURRENT_COLOUR, "the scenario's shares", glyph="★")
+            + " &nbsp; " + swatch(CLAIM_LINE_COLOUR, f"the paper's claim: {_claim_range()}", glyph="▬")
         )
-        self.current_text = bars.subtitle_label("")
-        self.claim_text = bars.subtitle_label("")
+        self.current_text = subtitle_label("")
+        self.claim_text = subtitle_label("")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -150,8 +125,8 @@ class TiersPanel(AnalysisPanel):
     # ---- building ------------------------------------------------------------------------
 
     def _build_slowdown_plot(self) -> None:
-        plot = self.canvas.addPlot(row=0, col=0, axisItems={"left": bars.LogValueAxis("left"),
-                                                            "bottom": bars.GridAxis("bottom")})
+        plot = self.canvas.addPlot(row=0, col=0, axisItems={"left": LogValueAxis("left"),
+                                                            "bottom": GridAxis("bottom")})
         style_plot(plot, title="Decode slowdown against everything in device memory",
                    x_label="share kept in the far tier", x_unit="%", y_label="inter-token latency slowdown",
                    y_unit="×")
@@ -204,13 +179,13 @@ class TiersPanel(AnalysisPanel):
         self.slowdown_plot = plot
 
     def _build_capacity_plot(self) -> None:
-        plot = bars.row_plot(self.canvas.ci, 1, 0, title="Largest model that fits", x_label="parameters",
+        plot = row_plot(self.canvas.ci, 1, 0, title="Largest model that fits", x_label="parameters",
                              x_unit="billion", log_x=True, row_labels=True)
         self.capacity_bars = pg.BarGraphItem(x0=[], width=[], y=[], height=CAPACITY_BAR_HEIGHT,
                                              brush=plot_brush("k"), pen=plot_pen("k", width=1))
         self._capacity_brushes = [plot_brush(colour) for colour in CAPACITY_COLOURS]
         plot.addItem(self.capacity_bars)
-        self.capacity_texts = bars.TextPool(plot, anchor=(0.0, 0.5))
+        self.capacity_texts = TextPool(plot, anchor=(0.0, 0.5))
         self.model_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
                                           pen=plot_pen(MODEL_LINE_COLOUR, width=2, style=Qt.PenStyle.DashLine),
                                           # At the top (the rows run downwards), hanging into the head room.
@@ -242,12 +217,7 @@ class TiersPanel(AnalysisPanel):
     def resolved_tier(self, accelerator_id: str) -> tuple[str, FarTierOption]:
         """The tier to use on an accelerator: the chosen one, or the fallback where the choice
         is the device's own and it has none."""
-        if self.far_tier == OWN_TIER:
-            own = own_far_tier(self.engine, accelerator_id)
-            if own is not None:
-                return OWN_TIER, own
-            return FALLBACK_TIER, self.far_tiers[FALLBACK_TIER]
-        return self.far_tier, self.far_tiers[self.far_tier]
+        return resolve_far_tier(self.engine, accelerator_id, self.far_tier, self.far_tiers)
 
     # ---- AnalysisPanel -------------------------------------------------------------------
 
@@ -265,31 +235,8 @@ class TiersPanel(AnalysisPanel):
             self._sync_combo()
         super().update_frame(frame)
 
-    def inputs_changed(self, old: Frame | None, new: Frame) -> bool:
-        # Shown accelerators and the view do not matter; the scenario and the tier do.
-        if old is None or self.study is None or old.workspace.scenario != new.workspace.scenario:
-            return True
-        return self.resolved_tier(new.workspace.scenario.accelerator)[0] != self.study.tier_id
-
-    def compute(self, frame: Frame) -> TierStudy:
-        scenario = frame.workspace.scenario
-        tier_id, tier = self.resolved_tier(scenario.accelerator)
-        fractions = tuple(sorted({*SWEEP_FRACTIONS, float(scenario.offload), float(scenario.kv_offload)}))
-        sweep = sweep_offload(self.engine, scenario, tier, weight_fractions=fractions, kv_fractions=fractions)
-        listed = tuple(self.far_tiers.values())
-        claim = heterogeneous_claim_check(
-            self.engine, scenario.model, scenario.accelerator,
-            tiers=listed if tier_id != OWN_TIER else (tier, *listed),
-            batches=(scenario.batch,), input_len=scenario.input_len, output_len=scenario.output_len,
-        )
-        w = _index(sweep.weight_fractions, scenario.offload)
-        v = _index(sweep.kv_fractions, scenario.kv_offload)
-        return TierStudy(
-            tier_id=tier_id, sweep=sweep, claim=claim,
-            current_offload=float(scenario.offload), current_kv_offload=float(scenario.kv_offload),
-            current_slowdown=float(sweep.itl_slowdown[w, v]), current_fits=bool(sweep.fits[w, v]),
-            model_params=float(self.engine.model(scenario.model).total_params),
-        )
+    def study_workspace(self, frame: Frame) -> Workspace:
+        return frame.workspace.with_options(far_tier=self.far_tier)
 
     def show_study(self, study: TierStudy) -> None:
         sweep = study.sweep
@@ -301,24 +248,6 @@ class TiersPanel(AnalysisPanel):
         self.slowdown_plot.setTitle(
             f"Decode slowdown against everything in device memory<br>{sweep.model} on {sweep.accelerator}",
             size=f"{PLOT_FONT_POINTS + 2}pt")
-
-    def table(self) -> Table | None:
-        """memory_tiers.csv: the three curves, one row per share offloaded."""
-        if self.study is None:
-            return None
-        sweep = self.study.sweep
-        shares, series = self._series(sweep)
-        headers = ["far_tier", "share_offloaded [%]"]
-        for key, _, _, _ in CURVES:
-            headers += [f"{key}_offloaded: itl [ms]", f"{key}_offloaded: itl_slowdown [x]", f"{key}_offloaded: fits"]
-        rows = []
-        for i, share in enumerate(shares):
-            row: list[object] = [sweep.tier.name, 100.0 * share]
-            for key, _, _, _ in CURVES:
-                itl, slowdown, fits = series[key]
-                row += [1e3 * itl[i], slowdown[i], "yes" if fits[i] else "no"]
-            rows.append(tuple(row))
-        return Table("memory_tiers", tuple(headers), tuple(rows))
 
     def plotted(self) -> dict[str, np.ndarray]:
         drawn: dict[str, np.ndarray] = {}
@@ -342,14 +271,7 @@ class TiersPanel(AnalysisPanel):
     @staticmethod
     def _series(sweep: OffloadSweep) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
         """(shares, {curve: (ITL s, slowdown, fits)}) along the sweep's rows, columns and diagonal."""
-        shares = sweep.weight_fractions
-        slowdown = sweep.itl_slowdown
-        diagonal = np.arange(len(shares))
-        return shares, {
-            "weights": (sweep.itl_s[:, 0], slowdown[:, 0], sweep.fits[:, 0]),
-            "kv": (sweep.itl_s[0, :], slowdown[0, :], sweep.fits[0, :]),
-            "both": (sweep.itl_s[diagonal, diagonal], slowdown[diagonal, diagonal], sweep.fits[diagonal, diagonal]),
-        }
+        return offload_curves(sweep)
 
     def _show_curves(self, study: TierStudy) -> None:
         sweep = study.sweep
@@ -366,8 +288,8 @@ class TiersPanel(AnalysisPanel):
             self.curves[key].setData(x, y, symbolBrush=brushes)
             top = max(top, float(np.nanmax(y)))
             bottom = min(bottom, float(np.nanmin(y)))
-        w = _index(sweep.weight_fractions, study.current_offload)
-        v = _index(sweep.kv_fractions, study.current_kv_offload)
+        w = nearest_index(sweep.weight_fractions, study.current_offload)
+        v = nearest_index(sweep.kv_fractions, study.current_kv_offload)
         marks_x = [100.0 * study.current_offload, 100.0 * study.current_kv_offload]
         marks_y = [math.log10(sweep.itl_slowdown[w, 0]), math.log10(sweep.itl_slowdown[0, v])]
         self.current.setData(marks_x, marks_y)
@@ -379,36 +301,36 @@ class TiersPanel(AnalysisPanel):
         values = np.array([largest.device_only_params, largest.with_tier_params]) / 1e9
         self._capacity_values = values
         model_billions = study.model_params / 1e9
-        base, top = bars.log_base(np.append(values, model_billions))
-        widths = bars.log_bar_widths(values, base)
+        base, top = log_base(np.append(values, model_billions))
+        widths = log_bar_widths(values, base)
         rows = np.arange(2, dtype=float)
-        bars.set_bars(self.capacity_bars, np.full(2, base), widths, rows, height=CAPACITY_BAR_HEIGHT,
+        set_bars(self.capacity_bars, np.full(2, base), widths, rows, height=CAPACITY_BAR_HEIGHT,
                       brushes=self._capacity_brushes)
         tier_name = _short_tier_name(study.sweep.tier.name)
         self.capacity_plot.getAxis("left").set_rows(["device memory alone", f"+ {tier_name}"],
                                                     ids=["device_only", "with_tier"], max_width=190)
         if largest.device_only_params > 0:
-            texts = [f"{bars.compact(values[0])} B",
-                     f"{bars.compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
+            texts = [f"{compact(values[0])} B",
+                     f"{compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
         else:
             texts = ["none: KV cache and workspace fill the device", "none"]
         self.capacity_texts.set_texts(texts)
         self._capacity_axis = (base, top, base + widths, math.log10(model_billions))
         self._fit_capacity_texts()
-        bars.set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
+        set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
         self.model_line.setValue(math.log10(model_billions))
-        self.model_line.label.setFormat(f"{study.sweep.model}: {bars.compact(model_billions)} B")
+        self.model_line.label.setFormat(f"{study.sweep.model}: {compact(model_billions)} B")
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
         if self._capacity_axis is None:
             return
         base, top, ends, model_log = self._capacity_axis
-        view_px = self.capacity_plot.vb.width() or bars.FALLBACK_VIEW_PX
-        right = bars.right_end_for_texts(base, ends, self.capacity_texts.widths_px() + bars.TEXT_GAP_PX, view_px)
+        view_px = self.capacity_plot.vb.width() or FALLBACK_VIEW_PX
+        right = right_end_for_texts(base, ends, self.capacity_texts.widths_px() + TEXT_GAP_PX, view_px)
         right = max(right, top + 0.15, model_log + 0.15)
-        bars.set_range(self.capacity_plot, 0, base, right)
-        self.capacity_texts.place(ends + bars.TEXT_GAP_PX * (right - base) / view_px, np.arange(len(ends), dtype=float))
+        set_range(self.capacity_plot, 0, base, right)
+        self.capacity_texts.place(ends + TEXT_GAP_PX * (right - base) / view_px, np.arange(len(ends), dtype=float))
 
     def _show_texts(self, study: TierStudy) -> None:
         sweep = study.sweep

@@ -9,9 +9,6 @@ runs on the GUI thread; only the first compilation of the kernels runs on a work
 
 from __future__ import annotations
 
-import ctypes
-import gc
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,43 +22,6 @@ from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame, compute_frame
 
 UPDATE_INTERVAL_MS = 16  # one frame at 60 Hz
-
-
-def freeze_start_up_objects() -> None:
-    """Collect once, then keep every object alive now out of later garbage collections.
-
-    After start-up the process holds ~160,000 objects the collector tracks (numba's
-    dispatchers and type system, Qt wrappers, the catalog), nearly all of them alive until
-    exit. A full collection walks them all — 58–74 ms measured, on top of whatever update
-    it lands in; frozen, it walks only what was made since (~0 ms). Objects frozen here are
-    never freed by the collector, so this is for the app's one window, after its first frame.
-    """
-    gc.collect()
-    gc.freeze()
-
-
-# glibc's initial threshold above which a block gets its own memory mapping (returned to the
-# system when freed); M_MMAP_THRESHOLD is mallopt's parameter number for it.
-ALLOCATOR_MMAP_THRESHOLD_BYTES = 128 * 1024
-_M_MMAP_THRESHOLD = -3
-
-
-def pin_allocator_threshold() -> bool:
-    """Keep glibc's mmap threshold at its initial 128 kB; True where it was set (Linux, glibc).
-
-    glibc raises the threshold each time a large block is freed (up to 32 MB), and the app frees
-    multi-MB numpy arrays and Qt images from its first change on; from then, blocks of that size
-    come from the main heap, which fragments and cannot shrink. Over 10,000 control changes that
-    held ~27 MB of freed memory resident (malloc_trim returned it); with the threshold pinned the
-    same soak grew 17 MB, flat from change 5,000. The cost is a mapping per large array.
-    """
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, ALLOCATOR_MMAP_THRESHOLD_BYTES))
-    except (OSError, AttributeError):  # another C library (musl) has no such switch
-        return False
 
 
 class Throttle(QObject):
@@ -114,7 +74,6 @@ class Controller(QObject):
         self.engine = engine
         self._workspace = workspace
         self.ready = False
-        self._freeze_when_drawn = False  # the app's start; tests and reports make many windows
         self.last_frame: Frame | None = None
         self.throttle = Throttle(UPDATE_INTERVAL_MS, self.update_now, self)
         self._warmed.connect(self._on_warmed)
@@ -150,6 +109,31 @@ class Controller(QObject):
     def select(self, accelerator_id: str) -> None:
         self.set_field("accelerator", accelerator_id)
 
+    def select_neighbour(self, step: int) -> None:
+        """Select the next (``step`` 1) or previous (-1) shown accelerator, for the keyboard."""
+        workspace = self._workspace
+        if not workspace.shown:
+            return
+        index = 0
+        if workspace.selected in workspace.shown:
+            index = (workspace.shown.index(workspace.selected) + step) % len(workspace.shown)
+        self.select(workspace.shown[index])
+
+    def set_serving(self, name: str, value: object) -> bool:
+        """Change one serving setting (Serving tab); a value the spec refuses leaves the
+        workspace as it is and says why in the status bar. Returns whether it was taken."""
+        try:
+            serving = self._workspace.serving.with_changes(**{name: value}).validate()
+        except AccelscopeError as error:
+            self.failed.emit(str(error))
+            return False
+        self.set_workspace(self._workspace.with_changes(serving=serving))
+        return True
+
+    def set_option(self, name: str, value: object) -> None:
+        """An analysis tab's own setting (e.g. the far tier) is part of the workspace: presets keep it."""
+        self.set_workspace(self._workspace.with_options(**{name: value}))
+
     def request_update(self) -> None:
         if self.ready:
             self.throttle.request()
@@ -173,7 +157,6 @@ class Controller(QObject):
             self.engine.warm_up()
             self._on_warmed(None)
             return
-        self._freeze_when_drawn = True
         threading.Thread(target=self._warm_up, name="accelscope-warm-up", daemon=True).start()
 
     def _warm_up(self) -> None:
@@ -193,6 +176,3 @@ class Controller(QObject):
         self.ready = True
         self.engine_ready.emit()
         self.update_now()
-        if self._freeze_when_drawn:
-            # After the first frame's event-loop turn, so the window's first paint has made its objects.
-            QTimer.singleShot(0, freeze_start_up_objects)

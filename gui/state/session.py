@@ -1,4 +1,5 @@
-"""What the app remembers between runs: the last scenario (as a preset) and the window layout.
+"""What the app remembers between runs: the last scenario (as a preset) and the window layout;
+and the scenario it opens on when there is none.
 
 Both live in the user data folder. The scenario is an ordinary preset file, read back with the
 same validation as any other (a damaged or outdated file is reported and the default scenario
@@ -12,13 +13,28 @@ import base64
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from accelscope.engine.catalog import Catalog, user_data_dir
 from accelscope.engine.catalog.presets import Preset, load_preset, save_preset, write_atomically
 from accelscope.engine.core.errors import AccelscopeError
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics.engine import Engine
 
 SESSION_PRESET_NAME = "Last session"
+DEFAULT_MODEL = "llama-3.1-8b"
+DEFAULT_SELECTED = "h100-sxm"
 MAX_LAYOUT_BYTES = 64 * 1024  # a layout file is a few kB; anything larger is not ours
+
+
+def default_workspace(catalog: Catalog) -> Workspace:
+    """Llama-3.1-8B in BF16, batch 1, 1024 tokens in and 256 out, on every GPU."""
+    gpus = tuple(a.id for a in catalog.accelerators.values() if a.architecture_class == "gpu-simt")
+    model = DEFAULT_MODEL if DEFAULT_MODEL in catalog.models else next(iter(catalog.models))
+    selected = DEFAULT_SELECTED if DEFAULT_SELECTED in gpus else (gpus or tuple(catalog.accelerators))[0]
+    scenario = Scenario(model, selected, batch=1, input_len=1024, output_len=256)
+    return Workspace(scenario, shown=gpus or (selected,))
 
 
 def session_preset_path() -> Path:
@@ -100,3 +116,61 @@ def _bytes(value: object) -> bytes:
         return base64.b64decode(value.encode("ascii"), validate=True)
     except (ValueError, UnicodeEncodeError):
         return b""
+
+
+# ---- the main window's side ----------------------------------------------------------------------
+
+
+class SessionHost(Protocol):
+    """What :func:`remember` and :func:`restore` need of the main window (a QMainWindow)."""
+
+    controller: object  # gui.state.controller.Controller
+    presets: object  # gui.state.presets.PresetFiles
+    display: object  # gui.look.display.Display
+
+    def set_presentation(self, on: bool) -> None: ...
+
+    def set_theme(self, name: str) -> None: ...
+
+
+def restore(window: SessionHost, layout: WindowLayout) -> None:
+    """Put the window back as it was: geometry, docks, theme, presentation, its preset's name."""
+    if layout.geometry:
+        window.restoreGeometry(layout.geometry)
+    if layout.state:
+        window.restoreState(layout.state)
+    if layout.theme != "light":
+        window.set_theme(layout.theme)
+    if layout.presentation:
+        window.set_presentation(True)
+    if layout.preset_path:
+        window.presets.restore(layout.preset_path)
+
+
+def remember(window: SessionHost) -> list[str]:
+    """Save the window's scenario and layout for the next run; returns any problems (never raises)."""
+    window.controller.throttle.flush()
+    current, presentation = window.presets.current, window.display.presentation
+    if presentation:
+        window.set_presentation(False)  # the dock layout as it is outside presentation mode
+    state = bytes(window.saveState().data())
+    if presentation:
+        window.set_presentation(True)
+    problems = [
+        save_session(window.presets.preset_of_workspace(SESSION_PRESET_NAME, "")),
+        save_layout(WindowLayout(
+            geometry=bytes(window.saveGeometry().data()), state=state, presentation=presentation,
+            theme=window.display.theme,
+            preset_path=str(current.source) if current and current.source and not current.bundled else "",
+        )),
+    ]
+    return [problem for problem in problems if problem]
+
+
+def resume(engine: Engine) -> tuple[Engine, Workspace | None, str | None]:
+    """The last session: an engine that knows its model, its workspace (None when there is none
+    to restore), and why it could not be restored (None when it could, or there was none)."""
+    restored, problem = load_session(engine.catalog)
+    if restored is None:
+        return engine, None, problem
+    return (engine.with_models(restored.model) if restored.model is not None else engine), restored.workspace, problem

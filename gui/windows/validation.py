@@ -1,6 +1,6 @@
 """Model vs paper: every published measurement and claim beside what the model computes.
 
-The report comes from :func:`accelscope.engine.validation.validate.validate` (about a second of engine
+The report comes from :func:`accelscope.engine.validation.validate` (about a second of engine
 work, so it runs on a worker thread with its own Engine; the window says so meanwhile).
 Selecting a row asks the main window to load that row's scenario into the controls.
 """
@@ -24,17 +24,11 @@ from PySide6.QtWidgets import (
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.units import measured_number, ratio_text
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.validation.validate import (
-    OFF_FACTOR,
-    ClaimReport,
-    Report,
-    RowReport,
-    format_number,
-    setup_text,
-    validate,
-)
+from accelscope.engine.validation.report import OFF_FACTOR, ClaimReport, Report, RowReport, validate
+from accelscope.engine.validation.text import setup_text
 
 ALL = "All accelerators"
 COLUMNS = ("Source", "Accelerator", "Model", "Metric", "Published", "Model (calibrated)", "Ratio",
@@ -54,14 +48,6 @@ VIEW_OF_METRIC = {
     "power_w": "energy",
     "tokens_per_joule": "energy",
 }
-
-
-def _number(value: float | None) -> str:
-    return format_number(value, missing="—")
-
-
-def _ratio_text(ratio: float | None) -> str:
-    return "—" if ratio is None or not math.isfinite(ratio) else f"{ratio:.2f}×"
 
 
 def row_workspace(report: RowReport | ClaimReport, shown_now: tuple[str, ...]) -> Workspace | None:
@@ -260,10 +246,10 @@ class ValidationWindow(QWidget):
                 (row.model, setup),
                 (row.metric, ""),
                 (f"{row.published.text()} {row.unit}", row.kind),
-                (_number(calibrated.value if calibrated else None), ""),
-                (_ratio_text(entry.ratio("calibrated")), "model / published"),
-                (_number(ideal.value if ideal else None), "all efficiencies 1, overheads 0"),
-                (_ratio_text(entry.ratio("ideal")), ""),
+                (measured_number(calibrated.value if calibrated else None, missing="—"), ""),
+                (ratio_text(entry.ratio("calibrated")), "model / published"),
+                (measured_number(ideal.value if ideal else None, missing="—"), "all efficiencies 1, overheads 0"),
+                (ratio_text(entry.ratio("ideal")), ""),
                 (why, why),
             ]
         claim = entry.claim
@@ -274,9 +260,9 @@ class ValidationWindow(QWidget):
             ("", claim.setup),
             (claim.statement, claim.setup),
             (f"{claim.published.text()} {claim.unit}", ""),
-            (_number(calibrated.value if calibrated and calibrated.value is not None else None), ""),
+            (measured_number(calibrated.value if calibrated else None, missing="—"), ""),
             ("", ""),
-            (_number(entry.ideal.value if entry.ideal and entry.ideal.value is not None else None), ""),
+            (measured_number(entry.ideal.value if entry.ideal else None, missing="—"), ""),
             ("", ""),
             (entry.verdict(calibrated), entry.computed_as or claim.reason or claim.setup),
         ]

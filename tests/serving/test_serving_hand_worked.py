@@ -13,7 +13,6 @@ from serving_cases import assert_runs_identical
 from serving_cases import engine as shared_engine
 from stub_cost import decode_positions_reference, iteration_cost_reference, make_cost, request_positions_reference
 
-from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.studies.serving import Server, layout, summarize, trace_workload
 from accelscope.engine.studies.serving import simulate as simulate_any
 

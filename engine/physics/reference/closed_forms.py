@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
-from ...catalog.constants import ClassConstants
+from ...core.constants import ClassConstants
 from ...core.model import ModelArch
 
 _STANDARD_NORMAL = NormalDist()
@@ -172,28 +172,37 @@ def ring_all_reduce_time(message_bytes: float, group: int, bandwidth: float, lat
     return 2.0 * (group - 1) / group * message_bytes / bandwidth + 2.0 * (group - 1) * latency
 
 
-def all_reduce(message_bytes: float, group: int, bandwidth: float, latency: float) -> tuple[float, float, str]:
-    """The fastest of the all-reduce algorithms collective libraries choose between (Thakur,
-    Rabenseifner and Gropp 2005): (time, bytes each device sends, algorithm).
+def all_reduce_algorithms(message_bytes: float, group: int, bandwidth: float,
+                          latency: float) -> tuple[tuple[float, float, str, int], ...]:
+    """The all-reduce algorithms collective libraries choose between (Thakur, Rabenseifner and
+    Gropp 2005) that a group of ``group`` devices can use, each as (time, bytes each device
+    sends, algorithm, steps); none for a group of one.
 
     - ring: 2(n−1)/n of the message in 2(n−1) steps, for any n;
     - recursive halving then doubling (a power-of-two n): the ring's bytes in 2·log2(n) steps;
     - recursive doubling (a power-of-two n): the whole message log2(n) times in log2(n) steps,
-      which wins for small messages (at n = 2: one exchange and a local sum).
-    Ties go to the earlier one."""
+      which wins for small messages (at n = 2: one exchange and a local sum)."""
     if group <= 1:
-        return 0.0, 0.0, "none"
+        return ()
     ring_sent = 2.0 * (group - 1) / group * message_bytes
-    best = (ring_sent / bandwidth + 2.0 * (group - 1) * latency, ring_sent, "ring")
+    algorithms = [(ring_sent / bandwidth + 2.0 * (group - 1) * latency, ring_sent, "ring", 2 * (group - 1))]
     if group & (group - 1) == 0:
         steps = math.log2(group)
-        halving = ring_sent / bandwidth + 2.0 * steps * latency
-        if halving < best[0]:
-            best = (halving, ring_sent, "recursive halving and doubling")
+        algorithms.append((ring_sent / bandwidth + 2.0 * steps * latency, ring_sent, "recursive halving and doubling",
+                           2 * round(steps)))
         doubling_sent = steps * message_bytes
-        doubling = doubling_sent / bandwidth + steps * latency
-        if doubling < best[0]:
-            best = (doubling, doubling_sent, "recursive doubling")
+        algorithms.append((doubling_sent / bandwidth + steps * latency, doubling_sent, "recursive doubling",
+                           round(steps)))
+    return tuple(algorithms)
+
+
+def all_reduce(message_bytes: float, group: int, bandwidth: float, latency: float) -> tuple[float, float, str]:
+    """The fastest of :func:`all_reduce_algorithms`: (time, bytes each device sends,
+    algorithm); ties go to the earlier one."""
+    best = (0.0, 0.0, "none")
+    for index, (time, sent, algorithm, _) in enumerate(all_reduce_algorithms(message_bytes, group, bandwidth, latency)):
+        if index == 0 or time < best[0]:
+            best = (time, sent, algorithm)
     return best
 
 

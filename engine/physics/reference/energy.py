@@ -7,8 +7,8 @@ Units: W, J, J/FLOP, J/byte, seconds.
 
 from __future__ import annotations
 
-from ...catalog.constants import ClassConstants, Constants
 from ...core.accelerator import Accelerator
+from ...core.constants import ClassConstants, Constants
 from ..layout import POWER_CAP_WARNING_RATIO
 from .memory import TierReads
 from .stage import StagePass

@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants, Constants
 from ...core import codes
 from ...core.accelerator import Accelerator, MemoryTier
+from ...core.constants import ClassConstants, Constants
 from ...core.model import ModelArch
 from ...core.precision import UNQUANTISED_BYTES, bytes_per_element
 from ...core.scenario import Scenario
@@ -117,6 +117,17 @@ def sizes(model: ModelArch, constants: Constants, memory: DeviceMemory, scenario
 # ---- the fit ----------------------------------------------------------------------------------
 
 
+def _batch_sides(available: float, per_sequence: float, input_len: int, chunk: int,
+                 activation_per_token: float) -> tuple[float, int, int]:
+    """The kink of memory against the batch and the largest batch on each side of it:
+    (batch above which the workspace stops growing, largest batch with every prompt token in
+    the workspace, largest batch with one chunk's)."""
+    switch = chunk / input_len
+    unchunked = math.floor(available / (per_sequence + input_len * activation_per_token))
+    chunked = math.floor((available - chunk * activation_per_token) / per_sequence)
+    return switch, unchunked, chunked
+
+
 def largest_batch(available: float, per_sequence: float, input_len: int, chunk: int,
                   activation_per_token: float) -> int:
     """Largest batch whose full-context KV cache and workspace fit in ``available`` bytes.
@@ -124,13 +135,23 @@ def largest_batch(available: float, per_sequence: float, input_len: int, chunk: 
     chunk (the workspace stops growing there)."""
     if available <= 0.0:
         return 0
-    switch = chunk / input_len  # batch above which the workspace stops growing
-    unchunked = math.floor(available / (per_sequence + input_len * activation_per_token))
+    switch, unchunked, chunked = _batch_sides(available, per_sequence, input_len, chunk, activation_per_token)
     max_batch = min(unchunked, math.floor(switch))
-    chunked = math.floor((available - chunk * activation_per_token) / per_sequence)
     if chunked >= switch:
         max_batch = max(max_batch, chunked)
     return int(min(max(max_batch, 0), MAX_BATCH_REPORTED))
+
+
+def largest_batch_term(available: float, per_sequence: float, input_len: int, chunk: int,
+                       activation_per_token: float) -> str:
+    """Which side of the kink sets :func:`largest_batch`: "chunked" where the batch's prompt
+    tokens fill more than one prefill chunk (the workspace stays one chunk's), else "prompts"
+    (the workspace holds every prompt token), or "chunk" where that batch would overflow one
+    chunk and the largest batch is the ⌊chunk/input_len⌋ prompts that fill it."""
+    switch, unchunked, chunked = _batch_sides(available, per_sequence, input_len, chunk, activation_per_token)
+    if chunked >= switch:
+        return "chunked"
+    return "chunk" if unchunked > math.floor(switch) else "prompts"
 
 
 def far_largest_batch(far_room: float, kv_sequence_far: float) -> float:
@@ -185,7 +206,9 @@ class MemoryFit:
     kv_sequence: float  # one sequence's KV cache at full context
     kv_sequence_near: float
     kv_sequence_far: float
+    kv_room: float  # usable memory the near weights and the runtime leave for KV cache and workspace
     max_batch: int
+    max_batch_term: str  # of largest_batch_term: the side of the kink the near largest batch is on
     fit_code: int
     waves: int
     resident: int  # sequences in memory at once (the wave size)
@@ -225,9 +248,9 @@ def fit_memory(model: ModelArch, constants: Constants, memory: DeviceMemory, sce
 
     # Only the near part of the KV cache counts against device memory; the far part is bounded
     # by what the offloaded weights leave of the far tier.
-    near_max_batch = largest_batch(memory.usable - weights_near - memory.runtime_overhead,
-                                   kv_sequence_near + size.logits_per_sequence, s.input_len, chunk,
-                                   size.activation_per_token)
+    kv_room = memory.usable - weights_near - memory.runtime_overhead
+    per_sequence = kv_sequence_near + size.logits_per_sequence
+    near_max_batch = largest_batch(kv_room, per_sequence, s.input_len, chunk, size.activation_per_token)
     max_batch = near_max_batch
     if kv_sequence_far > 0.0:
         max_batch = int(min(max_batch, far_largest_batch(memory.far_usable - weights_far, kv_sequence_far)))
@@ -256,7 +279,9 @@ def fit_memory(model: ModelArch, constants: Constants, memory: DeviceMemory, sce
         kv_sequence=kv_sequence,
         kv_sequence_near=kv_sequence_near,
         kv_sequence_far=kv_sequence_far,
+        kv_room=kv_room,
         max_batch=max_batch,
+        max_batch_term=largest_batch_term(kv_room, per_sequence, s.input_len, chunk, size.activation_per_token),
         fit_code=fit_code,
         waves=wave_count,
         resident=resident,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...catalog.constants import Constants
 from ...core import codes
 from ...core.accelerator import Accelerator
+from ...core.constants import Constants
 from ...core.model import ModelArch
 from ...core.precision import bytes_per_element
 from ...core.scenario import Scenario
@@ -67,7 +67,7 @@ class ReferenceModel:
         """The result, and the facts the steps found on the way (see ``trace.py``)."""
         setup = self.setup(scenario)
         prefill, decode = phases.prefill(setup), phases.decode(setup)
-        return self._result(setup, prefill, decode), trace_of(self.cls, setup, prefill, decode)
+        return self._result(setup, prefill, decode), trace_of(self.accelerator, self.cls, setup, prefill, decode)
 
     def iteration_cost_model(self, scenario: Scenario) -> IterationCostModel:
         """The cost of one serving iteration of this scenario's replica, by the same steps as

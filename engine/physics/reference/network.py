@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants, Constants
 from ...core import codes
-from ...core.accelerator import Accelerator
-from .closed_forms import all_reduce, all_to_all_time, token_imbalance
+from ...core.accelerator import Accelerator, Interconnect
+from ...core.constants import ClassConstants, Constants
+from .closed_forms import all_reduce, all_reduce_algorithms, all_to_all_time, token_imbalance
 from .parallel import Layout
 
 
@@ -27,6 +27,7 @@ class Network:
     crosses_domain: bool  # the group is larger than the scale-up domain
     name: str = ""  # of the interconnect used
     link_bandwidth: float = 0.0  # B/s per direction each device sends at, before efficiency
+    interconnect: Interconnect | None = None  # the catalog's record of it
 
 
 def network(accelerator: Accelerator, group: int, efficiency: float, peers: int | None = None) -> Network:
@@ -36,10 +37,11 @@ def network(accelerator: Accelerator, group: int, efficiency: float, peers: int 
     if group <= float(scale_up.domain_size) or accelerator.scale_out is None:
         crosses = group > float(scale_up.domain_size)
         bandwidth = scale_up.group_bandwidth_Bps(group - 1 if peers is None else peers)
-        return Network(bandwidth * efficiency, float(scale_up.latency_s), crosses, scale_up.name, bandwidth)
+        return Network(bandwidth * efficiency, float(scale_up.latency_s), crosses, scale_up.name, bandwidth,
+                       scale_up)
     scale_out = accelerator.scale_out
     bandwidth = float(scale_out.bandwidth_per_direction_Bps)
-    return Network(bandwidth * efficiency, float(scale_out.latency_s), True, scale_out.name, bandwidth)
+    return Network(bandwidth * efficiency, float(scale_out.latency_s), True, scale_out.name, bandwidth, scale_out)
 
 
 def tensor_parallel_all_reduce(
@@ -63,6 +65,8 @@ class AllReduce:
     algorithm: str  # of closed_forms.all_reduce; "none" without TP
     time_s: float  # with the fixed cost of the operation
     sent_bytes: float  # by each device
+    steps: int  # of the algorithm
+    options: tuple[tuple[str, float], ...]  # every algorithm the group can use and its time, without the fixed cost
 
 
 @dataclass(frozen=True)
@@ -95,10 +99,13 @@ class Communication:
     def all_reduce(self, tokens: float) -> AllReduce:
         message = tokens * self.hidden_size * self.activation_bytes
         tp = self.layout.tp
-        time, sent, algorithm = all_reduce(message, tp, self.tp_network.bandwidth, self.tp_network.latency)
+        bandwidth, latency = self.tp_network.bandwidth, self.tp_network.latency
+        time, sent, algorithm = all_reduce(message, tp, bandwidth, latency)
         if tp > 1:
             time += self.collective
-        return AllReduce(message, algorithm, time, sent)
+        options = all_reduce_algorithms(message, tp, bandwidth, latency)
+        steps = next((count for _, _, name, count in options if name == algorithm), 0)
+        return AllReduce(message, algorithm, time, sent, steps, tuple((name, each) for each, _, name, _ in options))
 
     def all_to_all(self, tokens: float) -> AllToAll:
         ep = self.layout.effective_ep

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...core import codes
 from ...core.model import ModelArch
 from ...core.scenario import Scenario
 from .closed_forms import AttentionLayers
@@ -23,7 +24,7 @@ from .energy import Power
 from .memory import DeviceMemory, MemoryFit
 from .network import Communication
 from .parallel import Layout
-from .stage import Stage, StagePass
+from .stage import Stage, StagePass, bound_of
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,14 @@ class Step:
     dynamic_J: float  # per device, above idle
     demand_W: float  # idle + dynamic / time, before the floor and the cap
     power_W: float  # per device
+
+    @property
+    def bound(self) -> str:
+        """What bounds the step (codes.BOUNDS), its host time shared over the passes in a row
+        as a phase's is."""
+        stage = self.stage_pass
+        overhead = stage.overhead_time + self.host_s / self.pipeline_passes
+        return codes.BOUNDS[bound_of(stage.compute_time, stage.memory_time, stage.communication_time, overhead)]
 
 
 def forward_step(setup: Setup, passes: int, pipeline_passes: int, tokens: float, sequences: float,

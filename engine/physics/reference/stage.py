@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants
 from ...core import codes
 from ...core.accelerator import Accelerator
+from ...core.constants import ClassConstants
 from ...core.model import ModelArch
 from ...core.precision import PEAK_KEY, bytes_per_element, compute_precision, requested_compute_format
 from ...core.scenario import Scenario
@@ -34,6 +34,30 @@ def compute_format(accelerator: Accelerator, scenario: Scenario) -> tuple[str, i
     return key, (codes.WARN_COMPUTE_FALLBACK if key != PEAK_KEY[requested] else 0)
 
 
+@dataclass(frozen=True)
+class OperatorTimes:
+    """A stage pass's compute and memory time seen by operator: the whole pass's roofline, and
+    the linear layers' (weights and activations) and attention's (KV cache) each."""
+
+    whole: float  # max(compute, memory)
+    linear_compute: float  # compute outside attention
+    linear_memory: float  # memory time outside the KV cache: weight and activation reads
+    linear: float  # the linear layers' own roofline
+    attention_compute: float  # attention's scores and values
+    attention_memory: float  # its KV-cache reads and writes
+    attention: float  # attention's own roofline
+    by_operator: float  # the two one after another
+
+
+def operator_times(compute: float, memory: float, attention_compute: float, attention_memory: float) -> OperatorTimes:
+    linear_compute = compute - attention_compute
+    linear_memory = memory - attention_memory
+    linear = max(linear_compute, linear_memory)
+    attention = max(attention_compute, attention_memory)
+    return OperatorTimes(max(compute, memory), linear_compute, linear_memory, linear, attention_compute,
+                         attention_memory, attention, linear + attention)
+
+
 def execution_time(
     compute: float, memory: float, attention_compute: float, attention_memory: float, overlap: float
 ) -> float:
@@ -42,9 +66,8 @@ def execution_time(
     max(compute, memory); operators that run one after another (GPU kernels) each take their
     own: the linear layers max(compute, memory) of the weights plus attention max(compute,
     memory) of the KV cache. ``overlap`` (0 to 1) weighs the two."""
-    whole = max(compute, memory)
-    by_operator = max(compute - attention_compute, memory - attention_memory) + max(attention_compute, attention_memory)
-    return overlap * whole + (1.0 - overlap) * by_operator
+    times = operator_times(compute, memory, attention_compute, attention_memory)
+    return overlap * times.whole + (1.0 - overlap) * times.by_operator
 
 
 def bound_of(compute: float, memory: float, communication: float, overhead: float) -> int:

@@ -12,9 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...catalog.constants import ClassConstants
+from ...core.accelerator import Accelerator, Interconnect, MemoryTier
+from ...core.constants import ClassConstants
+from ...core.precision import UNQUANTISED_BYTES, bytes_per_element
+from .closed_forms import expected_max_standard_normal
 from .network import AllReduce, AllToAll, Network
 from .phases import Setup, Step, mean_decode_context
+from .stage import OperatorTimes, operator_times
 
 
 @dataclass(frozen=True)
@@ -27,11 +31,13 @@ class NetworkTrace:
     bandwidth_Bps: float  # the same times the class's interconnect efficiency: what the engine charges
     latency_s: float  # per step
     crosses_domain: bool  # the group is larger than the scale-up domain
+    peers: int  # devices each one exchanges with at once: the rest of the group, or 1 for a hand-over
+    interconnect: Interconnect  # the catalog's record of the network
 
     @classmethod
-    def of(cls, network: Network, group: int) -> NetworkTrace:
+    def of(cls, network: Network, group: int, peers: int) -> NetworkTrace:
         return cls(network.name, group, network.link_bandwidth, network.bandwidth, network.latency,
-                   network.crosses_domain)
+                   network.crosses_domain, peers, network.interconnect)
 
 
 @dataclass(frozen=True)
@@ -42,12 +48,22 @@ class PhaseTrace:
     tokens_per_pass: float
     sequences_per_pass: float
     pipeline_passes: int  # in a row: chunks + pp − 1, or pp
+    flops_per_pass: float
     attention_flops_per_pass: float
+    bytes_per_pass: float  # moved: weights, KV cache and activation traffic
+    weight_bytes_per_pass: float  # dense part and routed experts
     kv_read_bytes_per_pass: float  # the KV cache attention reads (prefill: earlier chunks re-read)
     kv_bytes_per_pass: float  # read and written
+    kv_bytes_per_sequence: float  # of a pass's KV cache bytes, one sequence's
     activation_traffic_bytes_per_pass: float
     bytes_by_tier_per_pass: tuple[float, ...]  # near tiers in order, then the far tier
+    near_bytes_per_pass: float  # from the near tiers
+    far_weight_bytes_per_pass: float  # offloaded weights streamed from the far tier
+    far_kv_bytes_per_pass: float  # offloaded KV cache read from and written to the far tier
+    near_time_s: float  # of the memory time: the near tiers' bytes, each at its own rate
     far_time_s: float  # of the memory time: the far tier's bytes over its link (0 without one)
+    operators: OperatorTimes  # compute and memory time by operator: the whole pass, linear layers, attention
+    pass_time_s: float  # one stage pass: execution + communication + per-layer overhead
     expert_touch_probability: float  # that one routed expert gets a token of the pass (0 if dense)
     mean_experts_touched: float  # distinct experts per MoE layer the pass touches, E·q (uniform routing)
     experts_touched: float  # of them, on the busiest device
@@ -60,6 +76,7 @@ class PhaseTrace:
     transfer_s: float  # one hand-over to the next pipeline stage (0 without PP)
     host_steps: int  # forward steps whose fixed host time the phase pays: chunks, or 1
     host_s: float  # the serving stack's host time over the phase
+    host_per_pipeline_pass_s: float  # spread over the passes in a row, as the phase's bound counts it
     dynamic_energy_J: float  # over the phase, above idle
     power_demand_W: float  # idle + dynamic energy / time, before the busy floor and the TDP cap
 
@@ -77,11 +94,23 @@ class Trace:
     kv_heads_per_device: int  # ⌈KV shards/tp⌉ (an MLA latent is one shard, on every device)
     experts_per_device: int  # ⌈E/ep⌉ routed experts per MoE layer (0 if dense)
     # memory
+    near_tiers: tuple[MemoryTier, ...]  # where weights and KV cache are placed, fastest first
+    far_tier: MemoryTier | None  # where offloaded weights and KV cache are kept
+    ridge_tier: MemoryTier  # the tier the ridge point is taken at: device memory, else the slowest near tier
+    wide_bytes_per_element: float  # embeddings, LM head, norms and routers: 16 bits unless the weights are wider
     offload: float  # share of the weights in the far tier (0 without one)
     kv_offload: float  # share of the KV cache in the far tier (0 without one)
+    weights_near_bytes: float  # the weights left in the near tiers
+    full_context: int  # tokens of context at the last step: input + output
     kv_layers: int  # layers that keep a KV cache
     kv_bytes_per_token_layer: float
     kv_sequence_bytes: float  # one sequence's KV cache at full context
+    kv_sequence_near_bytes: float  # of which in the near tiers
+    kv_sequence_far_bytes: float  # of which offloaded
+    kv_cache_near_bytes: float  # the whole batch's KV cache at full context left in the near tiers
+    kv_room_bytes: float  # usable memory the near weights and the runtime leave for KV cache and workspace
+    device_bytes: float  # what the near tiers hold at the whole batch: weights, KV cache, workspace, runtime
+    max_batch_term: str  # of memory.largest_batch_term: which side of the workspace's kink sets the largest batch
     activation_bytes_per_token: float
     logits_bytes_per_sequence: float
     dense_read_bytes: float  # weights every pass reads besides routed experts
@@ -95,6 +124,9 @@ class Trace:
     decode_attended_positions: float  # a decode token reads at the mean context
     prompt_positions: float  # Σ over a prompt's tokens of those each attends to
     prompt_reread_positions: float  # a prompt's later chunks re-read from its earlier ones
+    prompt_tokens: int  # of the wave's prompts, all prefilled together
+    # experts
+    ep_spread_z: float  # expected maximum of EP standard normal draws (Blom): the busiest device's spread
     # networks
     tp_network: NetworkTrace
     ep_network: NetworkTrace
@@ -119,22 +151,35 @@ class Trace:
 
 
 def _phase(setup: Setup, step: Step, host_steps: int) -> PhaseTrace:
-    stage, communication = setup.stage, setup.communication
+    stage, communication, tiers = setup.stage, setup.communication, setup.stage.tiers
     moe = setup.model.moe
     experts = stage.experts(step.tokens)
-    by_tier = step.stage_pass.bytes_by_tier
+    stage_pass = step.stage_pass
+    by_tier = stage_pass.bytes_by_tier
     far_tier = setup.memory.far_tier
+    far_time = by_tier[-1] / tiers.far_bandwidth if far_tier is not None else 0.0
     return PhaseTrace(
         passes=step.passes,
         tokens_per_pass=step.tokens,
         sequences_per_pass=step.sequences,
         pipeline_passes=step.pipeline_passes,
+        flops_per_pass=stage_pass.flops,
         attention_flops_per_pass=step.attention_flops,
+        bytes_per_pass=stage_pass.bytes,
+        weight_bytes_per_pass=stage_pass.weight_bytes,
         kv_read_bytes_per_pass=step.kv_read,
-        kv_bytes_per_pass=step.stage_pass.kv_bytes,
+        kv_bytes_per_pass=stage_pass.kv_bytes,
+        kv_bytes_per_sequence=stage_pass.kv_bytes / step.sequences,
         activation_traffic_bytes_per_pass=stage.activation_traffic(step.tokens),
         bytes_by_tier_per_pass=by_tier,
-        far_time_s=by_tier[-1] / stage.tiers.far_bandwidth if far_tier is not None else 0.0,
+        near_bytes_per_pass=sum(by_tier[:-1]),
+        far_weight_bytes_per_pass=stage_pass.weight_bytes * tiers.offload,
+        far_kv_bytes_per_pass=stage_pass.kv_bytes * tiers.kv_offload,
+        near_time_s=tiers.time((*by_tier[:-1], 0.0)),
+        far_time_s=far_time,
+        operators=operator_times(stage_pass.compute_time, stage_pass.memory_time, stage_pass.attention_compute_time,
+                                 stage_pass.attention_memory_time),
+        pass_time_s=stage_pass.time,
         expert_touch_probability=experts.touch_probability,
         mean_experts_touched=moe.n_routed_experts * experts.touch_probability if moe else 0.0,
         experts_touched=experts.touched,
@@ -147,13 +192,14 @@ def _phase(setup: Setup, step: Step, host_steps: int) -> PhaseTrace:
         transfer_s=step.transfer_s,
         host_steps=host_steps,
         host_s=step.host_s,
+        host_per_pipeline_pass_s=step.host_s / step.pipeline_passes,
         dynamic_energy_J=step.dynamic_J,
         power_demand_W=step.demand_W,
     )
 
 
-def trace_of(cls: ClassConstants, setup: Setup, prefill: Step, decode: Step) -> Trace:
-    s, m, layout, fit = setup.scenario, setup.model, setup.layout, setup.fit
+def trace_of(accelerator: Accelerator, cls: ClassConstants, setup: Setup, prefill: Step, decode: Step) -> Trace:
+    s, m, layout, fit, memory = setup.scenario, setup.model, setup.layout, setup.fit, setup.memory
     stage, tiers, power, communication = setup.stage, setup.stage.tiers, setup.power, setup.communication
     kv_layers = setup.attention.count
     return Trace(
@@ -165,11 +211,24 @@ def trace_of(cls: ClassConstants, setup: Setup, prefill: Step, decode: Step) -> 
         heads_per_device=math.ceil(m.n_heads / layout.tp),
         kv_heads_per_device=math.ceil(m.kv_shards / layout.tp),
         experts_per_device=fit.sizes.experts_per_device,
+        near_tiers=tuple(memory.near_tiers),
+        far_tier=memory.far_tier,
+        ridge_tier=accelerator.tier("device") or memory.near_tiers[-1],
+        wide_bytes_per_element=max(bytes_per_element(s.weight_precision), UNQUANTISED_BYTES),
         offload=fit.offload,
         kv_offload=fit.kv_offload,
+        weights_near_bytes=fit.weights_near,
+        full_context=s.input_len + s.output_len,
         kv_layers=kv_layers,
         kv_bytes_per_token_layer=fit.sizes.kv_per_token_layer,
         kv_sequence_bytes=fit.kv_sequence,
+        kv_sequence_near_bytes=fit.kv_sequence_near,
+        kv_sequence_far_bytes=fit.kv_sequence_far,
+        kv_cache_near_bytes=s.batch * fit.kv_sequence_near,
+        kv_room_bytes=fit.kv_room,
+        device_bytes=fit.weights_near + s.batch * fit.kv_sequence_near + fit.activation_bytes(s.batch)
+        + memory.runtime_overhead,
+        max_batch_term=fit.max_batch_term,
         activation_bytes_per_token=fit.sizes.activation_per_token,
         logits_bytes_per_sequence=fit.sizes.logits_per_sequence,
         dense_read_bytes=fit.sizes.dense_read,
@@ -182,9 +241,11 @@ def trace_of(cls: ClassConstants, setup: Setup, prefill: Step, decode: Step) -> 
         decode_attended_positions=setup.attention.attended(mean_decode_context(s)),
         prompt_positions=setup.attention.prompt(s.input_len),
         prompt_reread_positions=setup.attention.reread(s.input_len, fit.chunk),
-        tp_network=NetworkTrace.of(communication.tp_network, layout.tp),
-        ep_network=NetworkTrace.of(communication.ep_network, layout.effective_ep),
-        pp_network=NetworkTrace.of(communication.pp_network, layout.tp * layout.pp),
+        prompt_tokens=fit.resident * s.input_len,
+        ep_spread_z=expected_max_standard_normal(layout.effective_ep),
+        tp_network=NetworkTrace.of(communication.tp_network, layout.tp, layout.tp - 1),
+        ep_network=NetworkTrace.of(communication.ep_network, layout.effective_ep, layout.effective_ep - 1),
+        pp_network=NetworkTrace.of(communication.pp_network, layout.tp * layout.pp, 1),
         collective_overhead_s=communication.collective,
         layer_overhead_floor_s=cls.per_layer_overhead_s,
         activation_quantization_s=stage.layer_overhead - cls.per_layer_overhead_s,

@@ -8,7 +8,7 @@ together), its running list is an ordered array with O(1) pop from the tail, and
 users waiting to issue sit in a binary heap. The kernel allocates nothing: the caller passes
 the outputs and a workspace from ``allocate_workspace``.
 
-The iteration's time and energy are the engine's (``physics.kernels.iteration``, inlined).
+The iteration's time and energy are the engine's (``physics.iteration``, inlined).
 
 Fast-forward (``SET_FAST_FORWARD``), as in the reference: a replica whose running requests
 all emitted in its last iteration, with none waiting, opens a steady window whose members (the
@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...physics.jit import jit
-from ...physics.kernels.iteration import (
+from ...physics.iteration import (
     DECODE_TERMS,
     UNBOUNDED_STEPS,
     decode_iteration_cost,
@@ -38,6 +37,7 @@ from ...physics.kernels.iteration import (
     iteration_cost,
     request_positions,
 )
+from ...physics.jit import jit
 from .layout import (
     CNT_CAPPED,
     CNT_GAPS,

@@ -79,6 +79,13 @@ class ServedRun:
     run: RunResult
     metrics: Metrics
     devices: int
+    # Disaggregated runs: ``setup`` is the decode pool's, these the prefill pool's and the link.
+    prefill_setup: ServerSetup | None = None
+    link: KvLink | None = None
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.prefill_setup is not None
 
 
 def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas: int | None = None) -> ServerSetup:
@@ -293,6 +300,15 @@ def simulate_disaggregated_served(
                                     _server(decode_setup, decode_physics, spec.router), link)
     metrics = summarize(result.combined, _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms))
     return result, metrics, prefill_setup, decode_setup, link
+
+
+def simulated_disaggregated_run(engine: Engine, scenario: Scenario, spec: ServingSpec) -> ServedRun:
+    """A disaggregated run as one served run: both pools' iterations, each request's prefill
+    issue and first token and its decode end (the decode pool's setup as ``setup``)."""
+    result, metrics, prefill_setup, decode_setup, link = simulate_disaggregated_served(engine, scenario, spec)
+    devices = (prefill_setup.replicas + decode_setup.replicas) * decode_setup.devices_per_replica
+    return ServedRun(scenario, spec, decode_setup, offered_rate(spec), result.combined, metrics, devices,
+                     prefill_setup, link)
 
 
 def kv_link(engine: Engine, scenario: Scenario, spec: ServingSpec, physics: ReplicaPhysics) -> KvLink:

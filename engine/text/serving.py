@@ -1,0 +1,115 @@
+"""Why a served run came out as it did, in sentences with its numbers: queueing against
+prefill in the TTFT, the decode step against chunked-prefill stalls in the ITL, the KV cache
+and preemption, what bounds a typical iteration, and stability.
+
+Every number is the simulator's or the engine's: the run's metrics, the static engine's batch
+of one for a prompt alone, and the iteration cost's own step for a typical decode iteration.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.scenario import Scenario
+from ..core.serving import POLICY_LABELS
+from ..core.units import format_time, significant
+from ..physics.engine import Engine
+from ..studies.serving.study import ServedRun
+
+
+def _rate(run: ServedRun) -> str:
+    spec = run.spec
+    if spec.arrival == "closed":
+        return f"{spec.concurrency:,} users in a closed loop"
+    if math.isinf(run.rate_rps):
+        return "every request at once (offline)"
+    if math.isnan(run.rate_rps):
+        return "a trace's arrivals"
+    kind = "Poisson" if spec.arrival == "poisson" else f"bursty (Gamma, CV {spec.burstiness_cv:g})"
+    return f"{significant(run.rate_rps)} requests/s, {kind} arrivals"
+
+
+def typical_decode_bound(engine: Engine, run: ServedRun) -> tuple[str, float]:
+    """(bound, duration in s) of a decode-only iteration at the run's mean batch and the mean
+    context of its replies, by the engine's iteration cost."""
+    scenario: Scenario = run.scenario
+    model = engine.iteration_cost_model(scenario)
+    batch = max(1, round(run.metrics.batch_mean)) if math.isfinite(run.metrics.batch_mean) else 1
+    context = scenario.input_len + scenario.output_len // 2
+    _, positions, read = model.request_positions(context, 1, True)
+    step = model.step(batch, batch, 0.0, batch * positions, batch * read)
+    return step.bound, step.time_s
+
+
+def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
+    """The explanation of one served run, a sentence per line."""
+    m, setup, s = run.metrics, run.setup, run.scenario
+    lines = [
+        f"{m.requests:,} requests ({_rate(run)}), prompts about {s.input_len:,} and replies about "
+        f"{s.output_len:,} tokens, on {run.devices} device{'s' if run.devices != 1 else ''} "
+        f"({setup.replicas} replica{'s' if setup.replicas != 1 else ''} of TP {s.tp} x PP {s.pp}), scheduled by "
+        f"{POLICY_LABELS[setup.policy]} with up to {setup.max_num_seqs:,} sequences and {setup.max_batched_tokens:,} tokens per "
+        "iteration.",
+    ]
+    if setup.kv_blocks_total == 0:
+        lines.append(
+            f"No request can run: {setup.memory_fraction:.0%} of the device's memory "
+            f"{'' if setup.memory_of_total else '(of what the weights leave free) '}leaves no room for the KV cache "
+            "beside the weights, activations and runtime; raise the memory fraction or spread the model over more "
+            "devices."
+        )
+        return lines
+    if m.finished == 0:
+        lines.append("No request finished: the run was cut short at the simulation's bound, or every request was "
+                     "longer than the model's context or the whole KV cache.")
+        return lines
+    alone = engine.predict(s.with_changes(batch=1, dp=1))
+    queue = max(m.ttft_s.mean - alone.ttft_s, 0.0)
+    lines.append(
+        f"TTFT: median {format_time(m.ttft_s.p50)}, p99 {format_time(m.ttft_s.p99)}. A prompt alone is prefilled in "
+        f"{format_time(alone.ttft_s)}; the mean TTFT of {format_time(m.ttft_s.mean)} adds {format_time(queue)} of "
+        "waiting for a slot and sharing iterations with other requests" + (
+            f" (on average {significant(m.queue_mean)} requests were waiting)." if m.queue_mean >= 0.05 else "."
+        )
+    )
+    bound, step_s = typical_decode_bound(engine, run)
+    lines.append(
+        f"ITL: median {format_time(m.itl_s.p50)}, p99 {format_time(m.itl_s.p99)}. A decode-only iteration at the mean "
+        f"batch of {significant(m.batch_mean)} sequences takes {format_time(step_s)} and is {bound}-bound"
+        + (f"; the p99 is {significant(m.itl_s.p99 / m.itl_s.p50)}x the median: iterations that also carry a "
+           "prompt's prefill chunk stall every decoding request in them (chunked prefill)."
+           if m.itl_s.p50 > 0 and m.itl_s.p99 > 1.5 * m.itl_s.p50 else ".")
+    )
+    used = m.kv_blocks_max / setup.kv_blocks_total if setup.kv_blocks_total else math.nan
+    kv = (f"The KV cache holds {setup.kv_tokens:,} tokens per replica ({setup.kv_blocks_total:,} blocks of "
+          f"{setup.block_size}); at most {used:.0%} of it was in use" if math.isfinite(used) else "")
+    if m.preemptions:
+        kv += (f", and it ran out: {m.preemptions:,} times a running request was preempted, its blocks freed and its "
+               "tokens recomputed later, which costs both time and throughput.")
+    elif kv:
+        kv += "; no request was preempted."
+    if kv:
+        lines.append(kv)
+    slo_parts = []
+    if run.spec.slo_ttft_ms is not None:
+        slo_parts.append(f"p99 TTFT {significant(run.spec.slo_ttft_ms)} ms")
+    if run.spec.slo_tpot_ms is not None:
+        slo_parts.append(f"p99 TPOT {significant(run.spec.slo_tpot_ms)} ms")
+    throughput = (f"Throughput {significant(m.output_tokens_per_s)} output tokens/s "
+                  f"({significant(m.request_rate_per_s)} requests/s)")
+    if slo_parts:
+        throughput += (f"; {m.slo_attainment:.0%} of requests met the SLO ({' and '.join(slo_parts)}), a goodput of "
+                       f"{significant(m.goodput_per_s)} requests/s.")
+    else:
+        throughput += "."
+    lines.append(throughput)
+    if m.unstable:
+        lines.append("Unstable: the queue was still growing at the end. Requests arrive faster than this deployment "
+                     "finishes them, so TTFT grows without bound with a longer run; the percentiles above are "
+                     "those of this run's length only.")
+    if m.rejected:
+        lines.append(f"{m.rejected:,} requests were rejected: longer than the model's context ({setup.max_model_len:,} "
+                     "tokens) or than the whole KV cache.")
+    lines.append(f"Power {significant(m.average_power_w)} W on average (all devices, idle between iterations "
+                 f"included): {significant(m.tokens_per_joule)} input and output tokens per joule.")
+    return lines

@@ -1,0 +1,377 @@
+"""Points and lines on log-log plots, many per item: :class:`Spots` (markers that know what
+they stand for, through a :class:`SpotRef`) and :class:`LineSet` (many lines, each with its own
+pen, drawn by one item), and :func:`log_log_plot`, a plot with a legend beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QPainterPath, QPainterPathStroker, QPen
+
+from ..look.style import style_plot
+from .axes import log_axes
+from .legend import AcceleratorLegend
+
+
+@dataclass(frozen=True)
+class SpotRef:
+    """What a spot of a plot stands for; stored in each spot's ``data``.
+
+    ``role`` names the plot element ("roof", "tier", "ridge", "prefill", "decode" on the
+    roofline; "sweep", "current" on the batch sweep); ``index`` is the tier (position in
+    ``Roofline.slopes``) or the column of ``Frame.sweep_batches``."""
+
+    accelerator: str
+    role: str
+    index: int = 0
+
+
+def _view(values: np.ndarray, log: bool) -> np.ndarray:
+    """Data units to view coordinates: log10 on a log axis (what PlotDataItem does)."""
+    values = np.asarray(values, dtype=float)
+    if not log:
+        return values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log10(values)
+
+
+class Spots(pg.ScatterPlotItem):
+    """The markers of one role (a plot element: the decode points, the ridges, ...) for every
+    shown accelerator, in one item.
+
+    pyqtgraph pays a fixed Python cost per item at every paint (bounds, the view mask, the
+    transform), about 0.16 ms for a scatter item: one item per accelerator and role made that
+    cost grow with the accelerators shown. Here each spot has its own symbol, size, pen and
+    brush, and carries a :class:`SpotRef` as its data, which tells hover tips and clicks which
+    accelerator it stands for. Positions are in data units; on log axes the item places them
+    at log10 itself (``setLogMode``), as PlotDataItem would.
+
+    :meth:`set_spots` moves the spots in place when only their positions or data changed
+    (a few µs; setData rebuilds every spot and looks its symbol up again), and does nothing
+    when nothing did. Pens and brushes should be made once and passed again: pyqtgraph
+    renders a symbol once per (symbol, size, pen, brush) and keys it on their identity.
+    """
+
+    def __init__(self, *, tip, symbol: str = "o", size: float = 10.0, hover_only: bool = False, **style) -> None:
+        super().__init__(symbol=symbol, size=size, hoverable=True, tip=tip, **style)
+        self._log = (False, False)
+        self._x = np.empty(0)
+        self._y = np.empty(0)
+        self._refs: list = []
+        self._styled: tuple | None = None  # what the spots were last styled with
+        if hover_only:
+            # Targets to be hovered and clicked, not seen: the view need not paint them (it
+            # still finds them under the mouse). Painting them cost as much as visible ones.
+            self.setFlag(self.GraphicsItemFlag.ItemHasNoContents, True)
+
+    def setLogMode(self, x: bool, y: bool) -> None:
+        self._log = (bool(x), bool(y))
+        self._styled = None  # place every spot again
+        self.set_spots(self._x, self._y, self._refs)
+
+    def set_spots(self, x, y, refs, *, symbols=None, sizes=None, pens=None, brushes=None) -> None:
+        """Show one spot per (x, y) in data units, each carrying its ref; ``symbols``,
+        ``sizes``, ``pens`` and ``brushes`` are per spot, or None for the item's default."""
+        x, y, refs = np.asarray(x, dtype=float), np.asarray(y, dtype=float), list(refs)
+        style = (
+            len(refs),
+            None if symbols is None else tuple(symbols),
+            None if sizes is None else tuple(float(s) for s in sizes),
+            None if pens is None else tuple(map(id, pens)),
+            None if brushes is None else tuple(map(id, brushes)),
+        )
+        same_place = (
+            style == self._styled and np.array_equal(x, self._x) and np.array_equal(y, self._y)
+            and all(a is b for a, b in zip(refs, self._refs, strict=True))
+        )
+        if same_place:
+            return
+        self._x, self._y, self._refs = x, y, refs
+        view_x, view_y = _view(x, self._log[0]), _view(y, self._log[1])
+        styles = {key: value for key, value in
+                  (("symbol", symbols), ("size", sizes), ("pen", pens), ("brush", brushes)) if value is not None}
+        if self._styled is None or style[0] != self._styled[0] or any(
+                (new is None) != (old is None) for new, old in zip(style[1:], self._styled[1:], strict=True)):
+            data = np.empty(len(refs), dtype=object)
+            data[:] = refs
+            self.setData(x=view_x, y=view_y, data=data, **{key: list(value) for key, value in styles.items()})
+            self._styled = style
+            return
+        # The same number of spots: what setData does, for the spots that changed only.
+        self.prepareGeometryChange()
+        self.data["x"], self.data["y"] = view_x, view_y
+        self.data["data"][:] = refs
+        if style != self._styled:
+            restyled = np.zeros(len(refs), dtype=bool)
+            for key, values in styles.items():
+                column = self.data[key]
+                if key in ("pen", "brush"):  # made once by the panels: told apart by identity
+                    changed = np.fromiter((a is not b for a, b in zip(column, values, strict=True)),
+                                          dtype=bool, count=len(refs))
+                else:
+                    changed = np.fromiter((a != b for a, b in zip(column, values, strict=True)),
+                                          dtype=bool, count=len(refs))
+                for index in np.flatnonzero(changed):  # few, usually: no array of Qt objects built
+                    column[index] = values[index]
+                restyled |= changed
+            self.data["sourceRect"][restyled] = 0  # their symbols are looked up again
+            self._styled = style
+            self.updateSpots()
+        self.bounds = [None, None]  # the cached data bounds
+        self.informViewBoundsChanged()
+        self.invalidate()
+        self.sigPlotChanged.emit(self)
+
+    def shown_spots(self) -> tuple[np.ndarray, np.ndarray, list]:
+        """(x, y, refs) of the spots shown, in data units."""
+        return self._x, self._y, list(self._refs)
+
+    def spot_style(self, index: int, name: str):
+        """The symbol, size, pen or brush a spot is drawn with (its own, else the item's)."""
+        value = self.data[name][index]
+        if name == "size":
+            return float(self.opts["size"]) if value < 0 else float(value)
+        return self.opts[name] if value is None else value
+
+    def index_of(self, accelerator_id: str, role: str | None = None) -> int | None:
+        """The first spot of an accelerator (and role), or None."""
+        for i, ref in enumerate(self._refs):
+            if ref.accelerator == accelerator_id and (role is None or ref.role == role):
+                return i
+        return None
+
+
+@dataclass
+class _Path:
+    """One line of a :class:`LineSet`: its data (data units), how it is drawn, and its path."""
+
+    x: np.ndarray
+    y: np.ndarray
+    connect: np.ndarray | str
+    pen: QPen
+    z: float = 0.0
+    visible: bool = True
+    bounded: bool = True  # counts in the view's auto range
+    path: QPainterPath = field(default_factory=QPainterPath)
+    # View-coordinate extent of the path's points ((x low, x high), (y low, y high)), or None.
+    extent: tuple[tuple[float, float], tuple[float, float]] | None = None
+
+
+class LineSet(pg.GraphicsObject):
+    """Many lines, each with its own pen, drawn by one item, in z order.
+
+    A PlotCurveItem costs pyqtgraph's per-item Python at every paint and on every change
+    (its bounds, pixel padding and the scene's index: ~4 bounding-rect calls per paint), which
+    with forty lines on a plot was a large part of each frame. Here each line is a key
+    (e.g. ``(accelerator id, "roof")``) with its data in data units (placed at log10 on log
+    axes, as PlotDataItem would), its pen, z order and visibility; the item keeps one path per
+    line and one bounding rect for all. A click within ``CLICK_WIDTH_PX`` of a line emits
+    :attr:`sigClicked` with the key of the topmost such line.
+    """
+
+    CLICK_WIDTH_PX = 8.0
+    sigClicked = Signal(object)  # the key of the line clicked
+
+    def __init__(self, *, cached: bool = False) -> None:
+        """``cached``: keep the drawn lines as a picture, redrawn only when a line or the view's
+        scale changes. Antialiased 2-px lines are slow to stroke (~0.1 ms for a diagonal across
+        the plot: forty roofs cost 4.7 ms a paint), while the picture is copied in a fraction of
+        that; worth it where the lines stay put while other items move (the roofs under the
+        operating points), not where they change with every control."""
+        super().__init__()
+        self._cached = cached
+        if cached:
+            self.setCacheMode(self.CacheMode.DeviceCoordinateCache)
+        self._lines: dict[object, _Path] = {}
+        self._log = (False, False)
+        self._order: list[_Path] | None = None  # visible lines by z, when known
+        self._extent: list | None = None  # [all visible, bounded visible] extents, when known
+        self._rect: QRectF | None = None  # bounding rect, when known (depends on the view's scale)
+
+    # ---- lines ---------------------------------------------------------------------------
+
+    def setLogMode(self, x: bool, y: bool) -> None:
+        self._log = (bool(x), bool(y))
+        for line in self._lines.values():
+            self._build(line)
+        self._changed()
+
+    def set_line(self, key: object, x, y, connect: np.ndarray | str = "all", *, pen: QPen | None = None,
+                 bounded: bool = True) -> None:
+        """Set a line's points (data units); ``connect`` as PlotCurveItem takes it (a bool per
+        point: join it to the next). A new key needs a pen."""
+        line = self._lines.get(key)
+        if line is None:
+            if pen is None:
+                raise ValueError(f"line {key!r}: a new line needs a pen")
+            line = self._lines[key] = _Path(np.empty(0), np.empty(0), "all", pen, bounded=bounded)
+            self._order = None
+        line.x, line.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        line.connect = connect
+        self._build(line)
+        self._changed()
+
+    def set_style(self, key: object, *, pen: QPen | None = None, z: float | None = None,
+                  visible: bool | None = None) -> None:
+        """Restyle a line; what does not change costs nothing."""
+        line = self._lines[key]
+        changed = False
+        if pen is not None and pen is not line.pen:
+            line.pen, changed = pen, True
+        if z is not None and z != line.z:
+            line.z, changed, self._order = z, True, None
+        if visible is not None and visible != line.visible:
+            line.visible, changed, self._order = visible, True, None
+            self._extent = None
+        if changed:
+            self._changed()
+
+    def _build(self, line: _Path) -> None:
+        x, y = _view(line.x, self._log[0]), _view(line.y, self._log[1])
+        joined = not isinstance(line.connect, np.ndarray) or bool(line.connect[:-1].any())
+        # A line that cannot be placed is not drawn (as PlotDataItem drops it); nor is one
+        # without a segment (a dashed part where there is none).
+        if len(x) and joined and np.isfinite(x).all() and np.isfinite(y).all():
+            line.path = pg.arrayToQPath(x, y, connect=line.connect)
+            line.extent = ((float(x.min()), float(x.max())), (float(y.min()), float(y.max())))
+        else:
+            line.path, line.extent = QPainterPath(), None
+        self._extent = None
+
+    def _changed(self, geometry: bool = True) -> None:
+        if geometry:
+            self.prepareGeometryChange()
+            self._rect = None
+            self.informViewBoundsChanged()
+        self.update()
+
+    # ---- read back -------------------------------------------------------------------------
+
+    def line_keys(self) -> list:
+        return list(self._lines)
+
+    def original(self, key: object) -> tuple[np.ndarray, np.ndarray]:
+        """A line's (x, y) in data units."""
+        return self._lines[key].x, self._lines[key].y
+
+    def view_path(self, key: object) -> QPainterPath:
+        """A line's path as drawn, in view coordinates (log10 on log axes)."""
+        return self._lines[key].path
+
+    def connection(self, key: object) -> np.ndarray | str:
+        return self._lines[key].connect
+
+    def pen(self, key: object) -> QPen:
+        return self._lines[key].pen
+
+    def z(self, key: object) -> float:
+        return self._lines[key].z
+
+    def is_shown(self, key: object) -> bool:
+        return key in self._lines and self._lines[key].visible and self.isVisible()
+
+    # ---- drawing -------------------------------------------------------------------------
+
+    def _visible(self) -> list[_Path]:
+        if self._order is None:
+            self._order = sorted((line for line in self._lines.values() if line.visible), key=lambda line: line.z)
+        return self._order
+
+    def _extents(self) -> list:
+        """[(x range, y range) of every visible line, ... of those that count in the view's
+        auto range], each None when there is none."""
+        if self._extent is None:
+            self._extent = []
+            for lines in (self._visible(), [line for line in self._visible() if line.bounded]):
+                extents = [line.extent for line in lines if line.extent is not None]
+                if not extents:
+                    self._extent.append(None)
+                    continue
+                self._extent.append((
+                    (min(e[0][0] for e in extents), max(e[0][1] for e in extents)),
+                    (min(e[1][0] for e in extents), max(e[1][1] for e in extents)),
+                ))
+        return self._extent
+
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange=None):
+        extent = self._extents()[1]
+        return (None, None) if extent is None else extent[ax]
+
+    def pixelPadding(self) -> float:
+        return max((line.pen.widthF() for line in self._visible()), default=0.0) / 2 + 1
+
+    def boundingRect(self) -> QRectF:
+        if self._rect is None:
+            extent = self._extents()[0]
+            if extent is None:
+                self._rect = QRectF()
+            else:
+                (x0, x1), (y0, y1) = extent
+                px, py = self.pixelVectors()
+                pad = self.pixelPadding()
+                pad_x = 0.0 if px is None else px.length() * pad
+                pad_y = 0.0 if py is None else py.length() * pad
+                self._rect = QRectF(x0 - pad_x, y0 - pad_y, x1 - x0 + 2 * pad_x, y1 - y0 + 2 * pad_y)
+        return self._rect
+
+    def viewTransformChanged(self) -> None:
+        self.prepareGeometryChange()
+        self._rect = None  # the padding is in pixels
+
+    def setExportMode(self, export: bool, opts=None) -> bool:
+        # Exports draw the lines themselves (an SVG keeps them as vectors), not the cached picture.
+        if self._cached:
+            self.setCacheMode(self.CacheMode.NoCache if export else self.CacheMode.DeviceCoordinateCache)
+        return super().setExportMode(export, opts)
+
+    def paint(self, painter, *args) -> None:
+        antialias = self._exportOpts.get("antialias", True) if self._exportOpts is not False else (
+            pg.getConfigOption("antialias"))
+        painter.setRenderHint(painter.RenderHint.Antialiasing, antialias)
+        for line in self._visible():
+            painter.setPen(line.pen)
+            painter.drawPath(line.path)
+
+    # ---- clicks --------------------------------------------------------------------------
+
+    def key_at(self, pos: QPointF) -> object | None:
+        """The key of the topmost visible line within CLICK_WIDTH_PX of ``pos`` (item
+        coordinates), or None."""
+        view = self.getViewWidget()
+        if view is None:
+            return None
+        to_device = self.deviceTransform(view.viewportTransform())
+        stroker = QPainterPathStroker()
+        stroker.setWidth(self.CLICK_WIDTH_PX)
+        device_pos = to_device.map(pos)
+        for line in reversed(self._visible()):
+            if line.extent is not None and stroker.createStroke(to_device.map(line.path)).contains(device_pos):
+                return next(key for key, value in self._lines.items() if value is line)
+        return None
+
+    def mouseClickEvent(self, event) -> None:
+        key = self.key_at(event.pos()) if event.button() == Qt.MouseButton.LeftButton else None
+        if key is None:
+            event.ignore()
+            return
+        event.accept()
+        self.sigClicked.emit(key)
+
+
+def log_log_plot(*, title: str, x_label: str, x_unit: str, y_label: str, y_unit: str,
+                 describe: Callable[[str], tuple[str, str]], on_select: Callable[[str], None]
+                 ) -> tuple[pg.GraphicsLayoutWidget, pg.PlotItem, AcceleratorLegend]:
+    """A log-log plot with plain-number axes and, beside it, a legend whose rows select
+    (``describe`` and ``on_select`` as :class:`AcceleratorLegend` takes them)."""
+    graphics = pg.GraphicsLayoutWidget()
+    plot: pg.PlotItem = graphics.addPlot(row=0, col=0, axisItems=log_axes())
+    plot.setLogMode(True, True)
+    style_plot(plot, title=title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit)
+    plot.setMenuEnabled(False)
+    legend = AcceleratorLegend(graphics.ci, describe, on_select)
+    graphics.ci.layout.setColumnStretchFactor(0, 1)
+    return graphics, plot, legend

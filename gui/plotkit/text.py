@@ -1,0 +1,248 @@
+"""Text on and beside plots: labels that wrap cheaply, rich-text legends and tool tips, and
+:class:`TextPool`, one item drawing a text per row of a plot."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QStaticText
+from PySide6.QtWidgets import QLabel, QWidget
+
+from ..look import theme
+from ..look.style import PLOT_FONT_POINTS, html_colour, plot_font, plot_text_colour
+
+VALUE_FONT_POINTS = PLOT_FONT_POINTS
+
+
+class WrappedLabel(QLabel):
+    """A word-wrapped label that remembers its height for each width it was asked about.
+
+    Qt lays a wrapped label's text out anew each time a layout asks its height for a width,
+    and a window's layout asks many times per pass: switching tabs (which shows a page and
+    re-lays out the whole window) spent three quarters of its ~5 ms of layout laying out the
+    panels' notes again. The heights are forgotten when the text, font or style changes."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self._heights: dict[int, int] = {}
+
+    REMEMBERED_WIDTHS = 256  # a long session of window resizes asks about many widths
+
+    def heightForWidth(self, width: int) -> int:
+        height = self._heights.get(width)
+        if height is None:
+            if len(self._heights) >= self.REMEMBERED_WIDTHS:
+                self._heights.clear()
+            height = self._heights[width] = super().heightForWidth(width)
+        return height
+
+    def setText(self, text: str) -> None:
+        if text != self.text():
+            self._heights.clear()
+            super().setText(text)
+
+    def setTextFormat(self, text_format: Qt.TextFormat) -> None:
+        self._heights.clear()
+        super().setTextFormat(text_format)
+
+    def setContentsMargins(self, *margins) -> None:
+        self._heights.clear()
+        super().setContentsMargins(*margins)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.ContentsRectChange):
+            self._heights.clear()
+        super().changeEvent(event)
+
+
+def subtitle_label(html: str) -> QLabel:
+    label = WrappedLabel(html)
+    label.setTextFormat(Qt.TextFormat.RichText)
+    font = label.font()
+    font.setPointSize(PLOT_FONT_POINTS)
+    label.setFont(font)
+    label.setContentsMargins(8, 4, 8, 2)
+    return label
+
+
+def swatch(colour: str, text: str, *, hatch: bool = False, glyph: str | None = None) -> str:
+    """A legend entry as rich text: a coloured block (or ``glyph``) in the current plot theme,
+    and its meaning."""
+    glyph = glyph or ("▨" if hatch else "■")
+    return (f'<span style="white-space:nowrap"><span style="color:{html_colour(colour)}; '
+            f'font-size:{PLOT_FONT_POINTS + 5}pt">{glyph}</span>&nbsp;{text}</span>')
+
+
+def tooltip_html(title: str, lines: Sequence[str]) -> str:
+    body = "<br>".join(lines)
+    return f"<p style='white-space:pre'><b>{title}</b><br>{body}</p>"
+
+
+class _Texts(pg.GraphicsObject):
+    """The texts of a :class:`TextPool`, drawn by one item: each at a point of the plot (view
+    coordinates), in screen pixels beside it (a view's scale does not stretch them), placed by
+    its anchor as a ``TextItem`` would be (its box, margins included, has the point at
+    ``anchor`` of its width and height)."""
+
+    MARGIN_PX = 4.0  # a TextItem's document margin, so the texts sit where TextItems did
+
+    def __init__(self, font: QFont, anchor: tuple[float, float]) -> None:
+        super().__init__()
+        self.font = font
+        self.anchor = anchor
+        self.metrics = QFontMetricsF(font)
+        self.texts: list[str] = []
+        self.colours: list[QColor] = []
+        self.places = np.zeros((0, 2))
+        self._static: dict[str, QStaticText] = {}
+        self._rect: QRectF | None = None
+
+    def set(self, texts: list[str], colours: list[QColor], places: np.ndarray) -> None:
+        self.prepareGeometryChange()
+        self.texts, self.colours, self.places = texts, colours, places
+        self._rect = None
+        self.update()
+
+    def width_px(self, text: str) -> float:
+        return self.metrics.horizontalAdvance(text) + 2 * self.MARGIN_PX
+
+    def boxes(self) -> list[QRectF]:
+        """Each text's box in scene coordinates (pixels), margins included; empty where none."""
+        to_scene = self.sceneTransform()
+        height = self.metrics.height() + 2 * self.MARGIN_PX
+        boxes = []
+        for text, (x, y) in zip(self.texts, self.places, strict=True):
+            if not text:
+                boxes.append(QRectF())
+                continue
+            point = to_scene.map(QPointF(x, y))
+            width = self.width_px(text)
+            boxes.append(QRectF(point.x() - self.anchor[0] * width, point.y() - self.anchor[1] * height, width, height))
+        return boxes
+
+    def boundingRect(self) -> QRectF:
+        if self._rect is None:
+            united = QRectF()
+            for box in self.boxes():
+                if not box.isEmpty():
+                    united = united.united(box)
+            from_scene, invertible = self.sceneTransform().inverted()
+            self._rect = from_scene.mapRect(united) if invertible and not united.isEmpty() else QRectF()
+        return self._rect
+
+    def viewTransformChanged(self) -> None:
+        self.prepareGeometryChange()
+        self._rect = None  # the texts keep their size in pixels
+
+    def paint(self, painter, *args) -> None:
+        from_scene, invertible = self.sceneTransform().inverted()
+        if not invertible:
+            return
+        # Draw in scene pixels: the view's scale drops out, an export's scale stays.
+        painter.setTransform(from_scene * painter.transform())
+        painter.setFont(self.font)
+        painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
+        for text, colour, box in zip(self.texts, self.colours, self.boxes(), strict=True):
+            if not text:
+                continue
+            static = self._static.get(text)
+            if static is None:
+                if len(self._static) >= TextPool.MEASURED_TEXTS:
+                    self._static.clear()
+                static = self._static[text] = QStaticText(text)
+                static.setTextFormat(Qt.TextFormat.PlainText)
+            painter.setPen(colour)
+            painter.drawStaticText(QPointF(box.x() + self.MARGIN_PX, box.y() + self.MARGIN_PX), static)
+
+
+class TextPool:
+    """Text labels in a plot, one per row, drawn by one item (:class:`_Texts`).
+
+    One TextItem per label made every label cost pyqtgraph's per-item work at each paint
+    (its transform is redone before every paint, its text laid out again on every change);
+    the latency panel has sixty of them. Here a new frame only stores the texts and places
+    that changed, and the paint draws them all with cached layouts (QStaticText)."""
+
+    MEASURED_TEXTS = 2000  # widths and layouts remembered, at most
+
+    def __init__(self, plot: pg.PlotItem, anchor: tuple[float, float] = (0.0, 0.5),
+                 points: int = VALUE_FONT_POINTS) -> None:
+        self.plot = plot
+        self.anchor = anchor
+        self.font = plot_font()
+        self.font.setPointSize(points)
+        self.item = _Texts(self.font, anchor)
+        # The texts do not count in the view's bounds (the row plots do not autorange).
+        plot.addItem(self.item, ignoreBounds=True)
+        self._texts: list[str] = []  # per row: its text, "" for none
+        self._colours: list[QColor] = []
+        self._places = np.zeros((0, 2))
+        self._widths: dict[str, float] = {}  # pixels, by text (one font)
+
+    def set(self, texts: Sequence[str], xs: Sequence[float], ys: Sequence[float],
+            colours: Sequence[str | QColor] | str = "k") -> None:
+        self.set_texts(texts, colours)
+        self.place(xs, ys)
+
+    def set_texts(self, texts: Sequence[str], colours: Sequence[str | QColor] | str = "k") -> None:
+        """The text of each row ("" for none); :meth:`place` puts them. ``colours``: one for all
+        or one per row, each as on a white canvas, or a QColor already chosen for the theme."""
+        texts = list(texts)
+        colours = [_colour(colours if isinstance(colours, str) else colours[i]) for i in range(len(texts))]
+        if texts == self._texts and colours == self._colours:
+            return
+        self._texts, self._colours = texts, colours
+        if len(self._places) != len(texts):
+            places = np.full((len(texts), 2), np.nan)
+            shared = min(len(texts), len(self._places))
+            places[:shared] = self._places[:shared]
+            self._places = places
+        self.item.set(self._texts, self._colours, self._places)
+
+    def place(self, xs: Sequence[float], ys: Sequence[float]) -> None:
+        """Put each row's text at (x, y), in view coordinates."""
+        n = len(self._texts)
+        places = np.column_stack([np.asarray(xs, float)[:n], np.asarray(ys, float)[:n]]) if n else np.zeros((0, 2))
+        if np.array_equal(places, self._places, equal_nan=True):
+            return
+        self._places = places
+        self.item.set(self._texts, self._colours, self._places)
+
+    def widths_px(self) -> np.ndarray:
+        """Width of each row's text on screen, margins included (0 where none is shown)."""
+        return np.array([self._width(text) if text else 0.0 for text in self._texts])
+
+    def _width(self, text: str) -> float:
+        width = self._widths.get(text)
+        if width is None:
+            if len(self._widths) >= self.MEASURED_TEXTS:
+                self._widths.clear()
+            width = self._widths[text] = self.item.width_px(text)
+        return width
+
+    def texts(self) -> list[str]:
+        """The text of each row ("" where none is shown)."""
+        return list(self._texts)
+
+    def scene_boxes(self) -> list[QRectF]:
+        """Each row's text box in scene coordinates (empty where none is shown)."""
+        return self.item.boxes()
+
+
+def _colour(colour) -> QColor:
+    """A text colour in the current plot theme: a QColor is taken as it is (already chosen for
+    the theme, e.g. black or white against a cell it sits on); anything else is a colour as on
+    a white canvas."""
+    if isinstance(colour, QColor):
+        return colour
+    return _named_colour(theme.current(), colour) if isinstance(colour, str) else plot_text_colour(colour)
+
+
+@functools.cache
+def _named_colour(plot_theme: theme.PlotTheme, colour: str) -> QColor:
+    return plot_theme.text_colour(colour)

@@ -1,0 +1,207 @@
+"""Presets in the window: open, save, save as, and the recently used files.
+
+:class:`PresetFiles` keeps the preset the window shows (None for an unsaved scenario). A preset
+is applied as one new workspace on the controller, so every control follows it at once and the
+scenario is computed once. A bad file changes nothing and says why.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QWidget,
+)
+
+from accelscope.engine.catalog import user_data_dir
+from accelscope.engine.catalog.presets import (
+    Preset,
+    load_preset,
+    new_preset,
+    save_preset,
+    user_preset_path,
+    user_presets_dir,
+    write_atomically,
+)
+from accelscope.engine.core.errors import AccelscopeError
+
+from .controller import Controller
+from .session import default_workspace
+
+RECENT_LIMIT = 8
+UNSAVED_NAME = "Unsaved scenario"
+
+
+class SaveDialog(QDialog):
+    """Name and description of a preset."""
+
+    def __init__(self, parent: QWidget, name: str, description: str) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Save preset as")
+        self.name = QLineEdit(name)
+        self.name.setPlaceholderText("e.g. Qwen3-32B on two MI300X")
+        self.description = QPlainTextEdit(description)
+        self.description.setPlaceholderText("What this scenario shows and what to look at.")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        layout = QFormLayout(self)
+        layout.addRow("Name", self.name)
+        layout.addRow("Description", self.description)
+        layout.addRow(buttons)
+
+    def _accept(self) -> None:
+        if self.name.text().strip():
+            self.accept()
+
+    def values(self) -> tuple[str, str]:
+        return self.name.text().strip(), self.description.toPlainText().strip()
+
+
+class PresetFiles(QObject):
+    current_changed = Signal(object)  # the Preset now shown (its name is the window's title), or None
+    applied = Signal(object)  # a Preset whose workspace was just applied
+    saved = Signal(object)  # the Preset just written (as read back)
+    recent_changed = Signal()
+    message = Signal(str)  # for the status bar
+
+    def __init__(self, controller: Controller, window: QWidget) -> None:
+        super().__init__(window)
+        self.controller = controller
+        self.window = window  # the parent of dialogs and message boxes
+        self.current: Preset | None = None
+
+    @property
+    def name(self) -> str:
+        return self.current.name if self.current else UNSAVED_NAME
+
+    def _set_current(self, preset: Preset | None) -> None:
+        self.current = preset
+        self.current_changed.emit(preset)
+
+    # -- open ------------------------------------------------------------------------------
+
+    def new(self) -> None:
+        """An unsaved scenario: the one the app opens on without a session."""
+        self.current = None
+        self.controller.set_workspace(default_workspace(self.controller.engine.catalog))
+        self._set_current(None)
+
+    def open_dialog(self) -> None:
+        folder = user_presets_dir()
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open a preset", str(folder if folder.is_dir() else Path.home()),
+            "Presets (*.json);;All files (*)",
+        )
+        if path:
+            self.open_file(path)
+
+    def open_file(self, path: str | Path, bundled: bool = False) -> bool:
+        """Load a preset and apply every field at once; on a bad file say why and change nothing."""
+        try:
+            preset = load_preset(Path(path), self.controller.engine.catalog, bundled=bundled)
+        except AccelscopeError as error:
+            QMessageBox.warning(self.window, "Cannot open the preset", str(error))
+            return False
+        self.apply(preset)
+        if not bundled:
+            self._remember_recent(Path(path))
+        return True
+
+    def apply(self, preset: Preset) -> None:
+        if preset.model is not None:
+            self.controller.use_models(preset.model)
+        self.current = preset
+        self.controller.set_workspace(preset.workspace)
+        self._set_current(preset)
+        self.applied.emit(preset)
+
+    def restore(self, path: str) -> None:
+        """Show the last session's preset as the current one (its workspace is already shown)."""
+        try:
+            self.current = load_preset(Path(path), self.controller.engine.catalog)
+        except AccelscopeError:
+            self.current = None
+        self._set_current(self.current)
+
+    # -- save ------------------------------------------------------------------------------
+
+    def preset_of_workspace(self, name: str | None = None, description: str | None = None) -> Preset:
+        """The current workspace as a preset (embedding the model when it is not bundled)."""
+        current = self.current
+        workspace = self.controller.workspace
+        return new_preset(
+            name or self.name,
+            description if description is not None else (current.description if current else ""),
+            workspace,
+            self.controller.engine.model(workspace.scenario.model),
+        )
+
+    def save(self) -> None:
+        current = self.current
+        if current is None or current.bundled or current.source is None:
+            self.save_as_dialog()
+            return
+        self.save_to(current.source, current.name, current.description)
+
+    def save_as_dialog(self) -> None:
+        current = self.current
+        dialog = SaveDialog(self.window, current.name if current and not current.bundled else "",
+                            current.description if current else "")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        name, description = dialog.values()
+        path = user_preset_path(name)
+        if path.exists() and QMessageBox.question(
+            self.window, "Replace the preset?", f"A preset file {path.name} exists. Replace it?"
+        ) != QMessageBox.StandardButton.Yes:
+            return
+        self.save_to(path, name, description)
+
+    def save_to(self, path: Path, name: str, description: str) -> bool:
+        self.controller.throttle.flush()
+        preset = self.preset_of_workspace(name, description)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            save_preset(preset, path)
+        except (OSError, AccelscopeError, ValueError) as error:
+            QMessageBox.warning(self.window, "Cannot save the preset", f"{path}: {error}")
+            return False
+        self.current = load_preset(path, self.controller.engine.catalog)
+        self._remember_recent(path)
+        self.saved.emit(self.current)
+        self._set_current(self.current)
+        self.message.emit(f"Saved {path}")
+        return True
+
+    # -- recent presets (a small JSON list in the user data folder) ---------------------------
+
+    def recent(self) -> list[Path]:
+        try:
+            recent = user_data_dir() / "recent.json"
+            if not recent.is_file():  # missing, or a pipe or device that would block the start
+                return []
+            paths = json.loads(recent.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(paths, list):
+            return []
+        return [Path(p) for p in paths if isinstance(p, str) and Path(p).is_file()][:RECENT_LIMIT]
+
+    def _remember_recent(self, path: Path) -> None:
+        recent = [path.resolve()] + [p for p in self.recent() if p.resolve() != path.resolve()]
+        paths = [str(p) for p in recent[:RECENT_LIMIT]]
+        try:
+            write_atomically(user_data_dir() / "recent.json", lambda stream: json.dump(paths, stream))
+        except OSError:
+            return  # the list is a convenience; never fail a load or save over it
+        self.recent_changed.emit()
