@@ -32,9 +32,7 @@ from accelscope.engine.core.errors import ScenarioError
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.serving import ServingSpec
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.studies.serving import simulate, study
-
-from accelscope.engine.studies.serving import summarize
+from accelscope.engine.studies.serving import simulate, study, summarize
 
 try:
     from accelscope.engine.studies.serving import simulate_many

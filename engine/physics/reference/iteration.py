@@ -19,7 +19,6 @@ import math
 from .closed_forms import causal_positions, chunked_causal_positions
 from .phases import Setup, Step, forward_step
 
-
 # decode_positions' step count when no layer's window or attention chunk lies ahead.
 UNBOUNDED_STEPS = 1 << 62
 
