@@ -33,7 +33,7 @@ from .capacity import CapacityResult, Slo, capacity
 from .disaggregated import DisaggregatedResult, KvLink, simulate_disaggregated
 from .metrics import Metrics, summarize
 from .physics_bridge import ReplicaPhysics, replica_physics
-from .run import RunResult, Server, simulate
+from .run import RunResult, Server, simulate, simulate_many
 from .workload import Lengths, Workload, draw_closed_loop_workload, draw_workload
 
 # Capacity search: rates between these multiples of a replica's static best (requests/s).
@@ -229,6 +229,27 @@ def simulate_served(
     metrics = summarize(run, _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms))
     rate = math.nan if trace is not None else offered_rate(spec, rate_rps)
     return ServedRun(scenario, spec, setup, rate, run, metrics, setup.replicas * setup.devices_per_replica)
+
+
+def sweep_rates(
+    engine: Engine, scenario: Scenario, spec: ServingSpec, rates_rps, *, threads: int | None = None,
+) -> list[tuple[float, Metrics]]:
+    """(rate, metrics) of one served run of ``scenario`` (resolved) at each of ``rates_rps``
+    (requests/s, whole deployment; Poisson or the spec's Gamma arrivals), in order. The server
+    is set up once; the runs share ``threads`` threads (``simulate_many``), each summarized on
+    its thread and then dropped."""
+    if spec.arrival in ("offline", "closed"):
+        spec = spec.with_changes(arrival="poisson")
+    setup = server_setup(engine, scenario, spec)
+    server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
+    rates = [float(rate) for rate in rates_rps]
+    workloads = [draw_requests(scenario, spec, setup.max_model_len, rate) for rate in rates]
+    ttft_limit, tpot_limit = _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms)
+    metrics = simulate_many(
+        [(workload, server) for workload in workloads], threads=threads,
+        summary=lambda run: summarize(run, ttft_limit, tpot_limit),
+    )
+    return list(zip(rates, metrics, strict=True))
 
 
 def _seconds(milliseconds: float | None) -> float | None:
