@@ -40,7 +40,7 @@ from .parallelism import (
 )
 from .regimes import RegimeGrid, regime_scores, regimes_table, row_order
 from .scaling import ScalingComparison, compare_strategies, ep_routing, scaling_table
-from .serving.view import Capacity, RateCurve, capacities, rate_curves
+from .serving.view import Capacity, RateCurve, each_shown
 from .tiering import (
     OFFLOAD_CURVES,
     OWN_TIER,
@@ -279,7 +279,8 @@ SERVING_DEPENDS_ON: tuple[str, ...] = (*(name for name in SCENARIO_FIELDS if nam
 
 
 def serving_study(engine: Engine, workspace: Workspace) -> ServingStudy:
-    return ServingStudy(rate_curves(engine, workspace), capacities(engine, workspace))
+    pairs = tuple(each_shown(engine, workspace))
+    return ServingStudy(tuple(curve for curve, _ in pairs), tuple(capacity for _, capacity in pairs))
 
 
 def serving_tables(study: ServingStudy) -> dict[str, Table]:
