@@ -13,6 +13,25 @@ os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-dat
 import pytest  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _collect_on_the_gui_thread(request):
+    """In a test with Qt, Python's collector runs on the GUI thread only, as in the app
+    (gui.app.collect_on_gui_thread); after it, what the test dropped is collected here, on the
+    GUI thread, before automatic collection resumes. Otherwise plot items of one test were
+    deleted by a collection in whichever thread allocated next (a validation worker, a warm-up)."""
+    if "qapp" not in request.fixturenames:
+        yield
+        return
+    import gc
+
+    from accelscope.gui.app import collect_on_gui_thread, stop_collecting_on_gui_thread
+
+    collector = collect_on_gui_thread()
+    yield
+    gc.collect()
+    stop_collecting_on_gui_thread(collector)
+
+
 @pytest.fixture(scope="session")
 def engine():
     from accelscope.engine.physics.engine import Engine
