@@ -88,6 +88,19 @@ def freeze_when_drawn(controller) -> None:
     controller.engine_ready.connect(drawn)
 
 
+def show_main_window(window, *, restored: bool) -> None:
+    """Show the main window (a gui.main_window.MainWindow) where and as large as it was last time
+    (``restored``), else filling its screen; full screen if it is in presentation mode."""
+    if window.display.presentation:
+        window.showFullScreen()
+    elif restored:
+        window.show()
+    else:
+        # Fill the screen (also where no window manager honours "maximised", e.g. a virtual screen).
+        window.resize(window.screen().availableGeometry().size())
+        window.showMaximized()
+
+
 def run(argv: list[str] | None = None) -> int:
     from importlib.resources import files
 
@@ -115,12 +128,7 @@ def run(argv: list[str] | None = None) -> int:
 
     window = MainWindow(remember_session=True)
     freeze_when_drawn(window.controller)
-    if session.load_layout().geometry:
-        window.show()  # where and how large it was last time
-    else:
-        # Fill the screen (also where no window manager honours "maximised", e.g. a virtual screen).
-        window.resize(app.primaryScreen().availableGeometry().size())
-        window.showMaximized()
+    show_main_window(window, restored=bool(session.load_layout().geometry))
     window.start()  # kernels compile (or load from cache) off the GUI thread
     code = app.exec()
     # Destroy the window while Qt is alive: pyqtgraph items left to the interpreter's

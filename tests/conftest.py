@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
-# Qt must be told before it is first imported (pytest-qt imports it early).
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Qt must be told before it is first imported (pytest-qt imports it early). Headless, with a
+# desktop screen and the two projector screens the window must fit (tests/fixtures/screens.json).
+SCREENS = Path(__file__).parent / "fixtures" / "screens.json"
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={SCREENS}"
 # User catalogs and presets go to a throw-away folder for the whole run.
 os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-data-")
 
