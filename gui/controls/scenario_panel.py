@@ -90,9 +90,14 @@ def _swatch(colour: str) -> QIcon:
     return QIcon(pixmap)
 
 
+# Narrow enough that the controls fit beside the plots on a 1024 px screen; the typed entry
+# beside each slider keeps every value at hand.
+LOG_SLIDER_MIN_WIDTH_PX = 60
+
+
 def _log_slider() -> QSlider:
     slider = QSlider(Qt.Orientation.Horizontal)
-    slider.setMinimumWidth(140)
+    slider.setMinimumWidth(LOG_SLIDER_MIN_WIDTH_PX)
     return slider
 
 
@@ -385,9 +390,16 @@ class ControlsScroll(QScrollArea):
         self.fit_width()
 
     def fit_width(self) -> None:
-        """Wide enough for every control and its typed entry, beside a vertical scroll bar."""
+        """Never narrower than every control and its typed entry need, beside a vertical scroll bar."""
         self.controls.adjustSize()
-        self.setMinimumWidth(self.controls.sizeHint().width() + self.verticalScrollBar().sizeHint().width() + 4)
+        self.setMinimumWidth(self.controls.minimumSizeHint().width() + self._scroll_bar_width())
+
+    def comfortable_width(self) -> int:
+        """The width at which the controls have the room they would like."""
+        return self.controls.sizeHint().width() + self._scroll_bar_width()
+
+    def _scroll_bar_width(self) -> int:
+        return self.verticalScrollBar().sizeHint().width() + 4
 
 
 def _row(*widgets: QWidget) -> QWidget:

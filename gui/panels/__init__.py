@@ -26,6 +26,7 @@ from .regimes import RegimesPanel
 from .roofline import RooflinePanel
 from .run_here import RunHerePanel
 from .scaling import ScalingPanel
+from .serving import ServingPanel
 from .sweep import SweepPanel
 from .tiers import TiersPanel
 
@@ -53,6 +54,7 @@ _ENTRIES = {entry.view: entry for entry in (
     PanelEntry("latency", LatencyPanel, "Latency & throughput"),
     PanelEntry("sweep", SweepPanel, "Sweep"),
     PanelEntry("energy", EnergyPanel, "Energy"),
+    PanelEntry("serving", ServingPanel, "Serving"),
     PanelEntry("scaling", ScalingPanel, "Scaling"),
     PanelEntry("parallelism", ParallelismPanel, "TP/DP · EP/TP"),
     PanelEntry("regimes", RegimesPanel, "Regimes"),
