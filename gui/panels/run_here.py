@@ -229,19 +229,6 @@ class RunHerePanel(AnalysisPanel):
             self.refresh_now()
         # Hidden: showEvent sees the device differ from the study's and recomputes.
 
-    def options(self) -> dict:
-        return {"run_here_device": self.device}
-
-    def set_options(self, options: dict) -> None:
-        device = options.get("run_here_device", self.device)
-        if device != SELECTED_ENTRY and device not in self.engine.catalog.accelerators:
-            raise ValueError(f"unknown accelerator {device!r}")
-        if device != self.device:
-            self.device = device
-            self._sync_combo()
-            if self.frame is not None and self.isVisible():
-                self.refresh_now()
-
     def set_device(self, accelerator_id: str) -> None:
         """Choose a device as the combo does ("" for the selected accelerator)."""
         index = self.combo.findData(accelerator_id)
