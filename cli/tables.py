@@ -31,6 +31,7 @@ TITLES: dict[str, str] = {
     "parallelism": "TP/DP · EP/TP",
     "regimes": "Regimes",
     "tiers": "Memory tiers",
+    "run_here": "Will it run here?",
 }
 
 

@@ -38,6 +38,7 @@ from .look.style import configure_pyqtgraph
 from .panels import PANELS, make_panels
 from .panels.base import Panel
 from .panels.explain import ExplainPanel
+from .panels.run_here import RunHerePanel
 from .panels.scaling import ScalingPanel
 from .panels.serving import ServingPanel
 from .state import session
@@ -171,6 +172,8 @@ class MainWindow(QMainWindow):
                 if PANELS[view].analysis:
                     panel.view_option_changed.connect(self.controller.set_option)
                 if isinstance(panel, ScalingPanel):
+                    panel.model_requested.connect(self.models.use)
+                if isinstance(panel, RunHerePanel):
                     panel.model_requested.connect(self.models.use)
                 if isinstance(panel, ServingPanel):
                     panel.serving_changed.connect(self.set_serving)

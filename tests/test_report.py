@@ -25,6 +25,7 @@ ANALYSIS_TABLES = {
     "parallelism": ("tp_dp.csv", "ep_tp.csv"),
     "regimes": ("regimes.csv",),
     "tiers": ("memory_tiers.csv",),
+    "run_here": ("run_here.csv",),
 }
 
 
