@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from accelscope.engine.catalog.groups import accelerator_group
 from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.core.constants import Constants
 from accelscope.engine.core.model import ModelArch
@@ -189,6 +190,7 @@ def accelerator_summary(a: Accelerator) -> dict[str, object]:
         "name": a.name,
         "vendor": a.vendor,
         "architecture_class": a.architecture_class,
+        "group": accelerator_group(a),
         "year": a.year.value,
         "process_node": a.process_node.value,
         "peak_flops": {key: float(value) for key, value in a.peak_flops.items()},

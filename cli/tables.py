@@ -26,10 +26,12 @@ TITLES: dict[str, str] = {
     "latency": "Latency & throughput",
     "sweep": "Batch sweep",
     "energy": "Energy",
+    "serving": "Serving under traffic",
     "scaling": "Scaling",
     "parallelism": "TP/DP · EP/TP",
     "regimes": "Regimes",
     "tiers": "Memory tiers",
+    "run_here": "Will it run here?",
 }
 
 

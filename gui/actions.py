@@ -46,6 +46,8 @@ class DockToggle:
     """A dock's own show/hide action (Qt makes it), by the window attribute holding the dock."""
 
     dock: str
+    text: str  # the menu entry ("&" marks the mnemonic letter)
+    shortcut: Shortcut = None
 
 
 def no_mnemonic(text: str) -> str:
@@ -58,8 +60,14 @@ def plain(text: str) -> str:
     return re.sub(r"&(.)", r"\1", text)
 
 
+def _tab_key(index: int) -> str | None:
+    """Ctrl+1 ... Ctrl+9 for the first nine tabs, Ctrl+0 for the tenth (as browsers number
+    them); later tabs are reached from the View menu."""
+    return f"Ctrl+{index % 10}" if index <= 10 else None
+
+
 def _tab_actions() -> tuple[Action, ...]:
-    return tuple(Action(f"view.tab.{view}", no_mnemonic(entry.panel.title), "show_view", f"Ctrl+{index}", args=(view,))
+    return tuple(Action(f"view.tab.{view}", no_mnemonic(entry.panel.title), "show_view", _tab_key(index), args=(view,))
                  for index, (view, entry) in enumerate(PANELS.items(), start=1))
 
 
@@ -95,9 +103,11 @@ MENUS: tuple[Menu, ...] = (
         Action("view.presentation", "P&resentation mode", "toggle_presentation", "F5", checkable=True),
         Menu("view.theme", "&Theme", _theme_actions()),
         None,
-        DockToggle("controls_dock"),
-        DockToggle("presets_dock"),
-        DockToggle("explain_dock"),
+        # F6 brings the full controls back in presentation mode, where the dock makes way for the plots.
+        DockToggle("controls_dock", "&Scenario: all controls", "F6"),
+        DockToggle("presets_dock", "Pr&esets"),
+        DockToggle("explain_dock", "E&xplain"),
+        Action("view.reset_layout", "Reset &layout", "reset_layout"),
     )),
     Menu("help", "&Help", (
         Action("help.formulas", "&Formulas…", "side.show_formulas", "F1"),
@@ -129,7 +139,11 @@ def install_menus(window: QMainWindow) -> tuple[dict[str, QAction], dict[str, QM
                 menus[item.id] = submenu = menu.addMenu(item.title)
                 fill(submenu, item.items)
             elif isinstance(item, DockToggle):
-                menu.addAction(getattr(window, item.dock).toggleViewAction())
+                action = getattr(window, item.dock).toggleViewAction()
+                action.setText(item.text)
+                if item.shortcut is not None:
+                    action.setShortcut(QKeySequence(item.shortcut))
+                menu.addAction(action)
             else:
                 actions[item.id] = action = add_action(window, menu, item.text, _bound(window, item.call), item.shortcut,
                                                        item.args)
@@ -163,7 +177,7 @@ def shortcut_rows() -> list[tuple[str, str]]:
         for item in items:
             if isinstance(item, Menu):
                 walk(item.items, f"{path} → {plain(item.title)}")
-            elif isinstance(item, Action) and item.shortcut is not None:
+            elif isinstance(item, (Action, DockToggle)) and item.shortcut is not None:
                 keys = QKeySequence(item.shortcut).toString(QKeySequence.SequenceFormat.NativeText)
                 if keys:  # a standard key this platform has no keys for
                     rows.append((keys, f"{path} → {plain(item.text)}"))

@@ -1,21 +1,21 @@
-"""The main window: controls on the left, one tab per view, the explain panel on the right.
+"""The main window: controls on the left, one tab per view, the explain panel beside them.
 
 Assembly only: the tabs come from the panel registry (gui/panels), the menus from
 gui/actions.py, presets and the pinned scenario A from gui/state, exports from gui/export,
-dialogs from gui/windows. The controller owns the workspace; the controls and the tabs follow it.
+dialogs, the tab pages and the docks' layout from gui/windows. The controller owns the
+workspace; the controls and the tabs follow it.
 """
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import QCoreApplication, QEvent, QSignalBlocker, Qt
+from PySide6.QtGui import QCloseEvent, QShowEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QLabel,
     QMainWindow,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -30,6 +30,7 @@ from .actions import add_action, install_menus, no_mnemonic, shortcut_rows
 from .controls.bindings import bind_view
 from .controls.presets_dock import PresetsPanel
 from .controls.scenario_panel import ControlsPanel, ControlsScroll
+from .controls.strip import PresentationStrip
 from .export.dialogs import Exports
 from .look import theme
 from .look.display import Display
@@ -37,6 +38,7 @@ from .look.style import configure_pyqtgraph
 from .panels import PANELS, make_panels
 from .panels.base import Panel
 from .panels.explain import ExplainPanel
+from .panels.run_here import RunHerePanel
 from .panels.scaling import ScalingPanel
 from .panels.serving import ServingPanel
 from .state import session
@@ -44,11 +46,14 @@ from .state.compare import Comparison
 from .state.controller import Controller, Throttle
 from .state.models import ModelImport
 from .state.presets import PresetFiles
+from .windows.arrangement import READABLE_DOCK_PX, Arrangement, available_geometry
+from .windows.pages import PageTabs
 from .windows.problems import ProblemBanner
 from .windows.side import SideWindows
 
 TABS = tuple(PANELS)  # view ids, in tab order
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves
+FIRST_SIZE_PX = (1500, 950)  # the window's size before it is shown, where the screen has room
 
 
 class MainWindow(QMainWindow):
@@ -74,12 +79,13 @@ class MainWindow(QMainWindow):
         self.comparison = Comparison(self.controller, self)
         self.exports = Exports(self)
         self.side = SideWindows(self)
-        self.resize(1500, 950)
+        screen = available_geometry(self)
+        self.resize(min(FIRST_SIZE_PX[0], screen.width()), min(FIRST_SIZE_PX[1], screen.height()))
 
         # The plots are built in the theme they will be shown in (the last session's, or light).
         layout = session.load_layout() if remember_session else None
         configure_pyqtgraph(theme.for_display(layout.theme, layout.presentation) if layout else theme.LIGHT)
-        self.tabs = QTabWidget()
+        self.tabs = PageTabs()
         self._set_panels(make_panels(catalog, engine), TABS.index(workspace.view))
         bind_view(self.controller, self.tabs, TABS, self.refresh_panel)
         self.banner = ProblemBanner()
@@ -96,11 +102,17 @@ class MainWindow(QMainWindow):
         self.controls_dock = self._dock("Scenario", self.controls_scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.presets_panel = PresetsPanel(catalog)
         self.presets_dock = self._dock("Presets", self.presets_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self.tabifyDockWidget(self.controls_dock, self.presets_dock)
-        self.controls_dock.raise_()
         self.explain_panel = ExplainPanel()
         self.explain_dock = self._dock("Explain", self.explain_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.resizeDocks([self.explain_dock], [360], Qt.Orientation.Horizontal)
+        self.explain_dock.setMinimumWidth(READABLE_DOCK_PX)
+        self.strip = PresentationStrip(catalog)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.strip)
+        self.strip.hide()
+        self.arrangement = Arrangement(self, self.controls_dock, self.presets_dock, self.explain_dock, self.strip,
+                                       self.controls_scroll.comfortable_width)
+        self.arrangement.reset()
+        self._shown_before = False
+        self._layout_screen: tuple[int, int] | None = None  # the screen a restored layout was made on
 
         self.summary_label = QLabel()
         self.timing_label = QLabel("Preparing the engine (the first start compiles its kernels)…")
@@ -113,8 +125,13 @@ class MainWindow(QMainWindow):
 
         self.display = Display(self)
         self.qactions, self.menus = install_menus(self)
+        self.strip.add_full_controls(self.controls_dock.toggleViewAction())
+        for dock in self.arrangement.docks:
+            # A dock shown from the View menu comes to the front of the docks tabbed with it.
+            dock.toggleViewAction().triggered.connect(lambda checked, dock=dock: checked and dock.raise_())
         self._refresh_recent_menu()
         self.controls.bind_to(self.controller)
+        self.strip.bind_to(self.controller)
         self.controller.frame_ready.connect(self.show_frame)
         self.controller.failed.connect(lambda message: self.statusBar().showMessage(message, 10000))
         self.controls.import_requested.connect(self.models.import_dialog)
@@ -156,6 +173,8 @@ class MainWindow(QMainWindow):
                     panel.view_option_changed.connect(self.controller.set_option)
                 if isinstance(panel, ScalingPanel):
                     panel.model_requested.connect(self.models.use)
+                if isinstance(panel, RunHerePanel):
+                    panel.model_requested.connect(self.models.use)
                 if isinstance(panel, ServingPanel):
                     panel.serving_changed.connect(self.set_serving)
                     panel.explanation_changed.connect(self._panel_explanation_changed)
@@ -187,6 +206,7 @@ class MainWindow(QMainWindow):
             return
         configure_pyqtgraph(wanted)
         self.controls.restyle_swatches()
+        self.strip.restyle_swatches()
         old = self.panels
         self._set_panels(make_panels(self.engine.catalog, self.engine), self.tabs.currentIndex())
         for panel in old.values():
@@ -216,7 +236,7 @@ class MainWindow(QMainWindow):
         self.side.close()
         # Fonts, palette and style are the application's: give them back as they were, and let
         # plots built after this window (another window, a report) start light.
-        self.display.set_presentation(False, [self.presets_dock, self.statusBar()])
+        self.display.set_presentation(False)
         self.display.set_theme("light")
         configure_pyqtgraph(theme.LIGHT)
         super().closeEvent(event)
@@ -225,22 +245,54 @@ class MainWindow(QMainWindow):
 
     def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
-        dock.setObjectName(f"{title.lower()}-dock")
+        dock.setObjectName(f"{title.lower()}-dock")  # the name saveState and restoreState know it by
         dock.setWidget(widget)
-        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        features = QDockWidget.DockWidgetFeature
+        dock.setFeatures(features.DockWidgetClosable | features.DockWidgetMovable | features.DockWidgetFloatable)
         self.addDockWidget(area, dock)
         return dock
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._shown_before:  # laid out now: the frame and the docks have their sizes
+            self._shown_before = True
+            self.arrangement.fit_to_screen(self._layout_screen)
+
+    def fit_layout_when_shown(self, screen_size: tuple[int, int]) -> None:
+        """A layout made on a screen of ``screen_size`` ((0, 0): unknown) was restored: fit it
+        to this screen once the window is shown."""
+        self._layout_screen = screen_size
+
+    def reset_layout(self) -> None:
+        """View → Reset layout: the docks as they are by default on this screen (in presentation
+        mode, the layout it goes back to; the plots keep the screen meanwhile)."""
+        if self.arrangement.presenting:
+            self.set_presentation(False)
+            self.arrangement.reset()
+            self.set_presentation(True)
+        else:
+            self.arrangement.reset()
 
     def toggle_presentation(self) -> None:
         self.set_presentation(not self.display.presentation)
 
     def set_presentation(self, on: bool) -> None:
-        """Large type, thick lines, black on white, presets and status bar hidden (F5 again leaves)."""
-        self.display.set_presentation(on, [self.presets_dock, self.statusBar()])
+        """Large type, thick lines, black on white; the plots take the screen, with the lecture's
+        controls in a strip above them (F6 brings all the controls back, F5 again leaves and puts
+        the layout back as it was)."""
+        if on == self.display.presentation:
+            return
+        if on:
+            self.arrangement.present()
+        self.display.set_presentation(on)
         self._apply_plot_theme()
+        # The text changed size: the layouts learn their new sizes, and the controls their least
+        # width, before the docks are given back their widths (which that width bounds).
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
+        self.controls_scroll.fit_width()
+        if not on:
+            self.arrangement.leave_presentation()
         self.qactions["view.presentation"].setChecked(on)
-        # The controls' text changed size; their new size is known once the font change is delivered.
-        QTimer.singleShot(0, self.controls_scroll.fit_width)
 
     def set_theme(self, name: str) -> None:
         """The light or dark theme, for the window and the plots (exports draw what is shown)."""

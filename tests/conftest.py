@@ -4,13 +4,36 @@ from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
 
-# Qt must be told before it is first imported (pytest-qt imports it early).
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Qt must be told before it is first imported (pytest-qt imports it early). Headless, with a
+# desktop screen and the two projector screens the window must fit (tests/fixtures/screens.json).
+SCREENS = Path(__file__).parent / "fixtures" / "screens.json"
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+    os.environ["QT_QPA_PLATFORM"] = f"offscreen:configfile={SCREENS}"
 # User catalogs and presets go to a throw-away folder for the whole run.
 os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-data-")
 
 import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _collect_on_the_gui_thread(request):
+    """In a test with Qt, Python's collector runs on the GUI thread only, as in the app
+    (gui.app.collect_on_gui_thread); after it, what the test dropped is collected here, on the
+    GUI thread, before automatic collection resumes. Otherwise plot items of one test were
+    deleted by a collection in whichever thread allocated next (a validation worker, a warm-up)."""
+    if "qapp" not in request.fixturenames:
+        yield
+        return
+    import gc
+
+    from accelscope.gui.app import collect_on_gui_thread, stop_collecting_on_gui_thread
+
+    collector = collect_on_gui_thread()
+    yield
+    gc.collect()
+    stop_collecting_on_gui_thread(collector)
 
 
 @pytest.fixture(scope="session")

@@ -665,3 +665,68 @@ def test_the_catalog_summary_gives_each_values_grade(catalog):
     m4 = accelerator_summary(catalog["m4-max"])
     assert m4["memory"][0]["host_shared"] == 0.75 and m4["grades"]["memory"][0]["host_shared"] == "estimate"
     assert h100["memory"][1]["host_shared"] is None and h100["grades"]["memory"][1]["host_shared"] is None
+
+
+# ---- groups: where the app lists each accelerator ---------------------------------------------
+
+
+@pytest.mark.parametrize(("accelerator_id", "group"), [
+    ("h100-sxm", "datacenter-gpu"),  # a SIMT GPU
+    ("l40s", "datacenter-gpu"),  # a datacenter PCIe card: nothing states otherwise
+    ("rtx-4090", "desk"),  # stated in its file
+    ("rtx-pro-6000", "desk"),
+    ("m4-max", "unified"),  # host_shared device memory
+    ("dgx-spark", "unified"),  # a GPU, but unified memory comes first
+    ("tpu-v6e", "asic"),  # systolic
+    ("trainium2", "asic"),
+    ("cloud-ai-100-ultra", "asic"),  # many-core, but its model lives in LPDDR
+    ("gc200", "dataflow"),  # many-core with its model in on-chip SRAM
+    ("groq-lpu", "dataflow"),  # deterministic pipeline
+    ("wse-3", "dataflow"),  # wafer-scale
+    ("sn40l", "dataflow"),  # reconfigurable dataflow
+])
+def test_each_accelerator_is_grouped_by_its_fields(catalog, accelerator_id, group):
+    from accelscope.engine.catalog.groups import accelerator_group
+
+    assert accelerator_group(catalog[accelerator_id]) == group
+
+
+def test_the_stated_group_is_what_the_fields_cannot_tell(catalog):
+    """Without its stated group a desk card reads as a datacenter GPU: only the desk cards state one."""
+    from dataclasses import replace as changed
+
+    from accelscope.engine.catalog.groups import accelerator_group
+
+    stated = {a.id for a in catalog.values() if a.group}
+    assert stated == {"rtx-4090", "rtx-5090", "rtx-pro-6000"}
+    for accelerator_id in stated:
+        assert accelerator_group(changed(catalog[accelerator_id], group="")) == "datacenter-gpu"
+
+
+def test_groups_list_every_accelerator_once_in_catalog_order(catalog):
+    from accelscope.engine.catalog.groups import GROUP_LABELS, GROUPS, grouped
+
+    groups = grouped(catalog.values())
+    assert [group for group, _ in groups] == list(GROUPS)  # every group has members in the bundled catalog
+    listed = [a.id for _, members in groups for a in members]
+    assert sorted(listed) == sorted(catalog)
+    for _, members in groups:
+        assert [a.id for a in members] == [a for a in catalog if a in {m.id for m in members}]
+    assert set(GROUP_LABELS) == set(GROUPS)
+
+
+def test_a_file_may_state_its_group_and_a_bad_one_names_the_choices(tmp_path):
+    text = replace_once(VALID, 'power_scope = "device"\n', 'power_scope = "device"\ngroup = "desk"\n')
+    assert load_accelerator_file(write(tmp_path, text)).group == "desk"
+    assert load_accelerator_file(write(tmp_path, VALID, "plain.toml")).group == ""
+    bad = replace_once(VALID, 'power_scope = "device"\n', 'power_scope = "device"\ngroup = "gaming"\n')
+    with pytest.raises(CatalogError, match=r"test-gpu\.toml: group: must be one of datacenter-gpu, desk, unified, "
+                                           r"asic, dataflow; got 'gaming'"):
+        load_accelerator_file(write(tmp_path, bad))
+
+
+def test_the_catalog_summary_gives_the_group(catalog):
+    from accelscope.cli.serialize import accelerator_summary
+
+    assert accelerator_summary(catalog["rtx-5090"])["group"] == "desk"
+    assert accelerator_summary(catalog["tpu-v5e"])["group"] == "asic"

@@ -47,10 +47,12 @@ def decode_intensity(window, accelerator: str) -> float:
 def test_opens_on_the_default_scenario(window):
     workspace = window.controller.workspace
     assert workspace.scenario == Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=1024, output_len=256)
-    gpus = tuple(a.id for a in window.engine.catalog.accelerators.values() if a.architecture_class == "gpu-simt")
-    assert workspace.shown == gpus
+    # A few of the forty (not every GPU): datacenter GPUs of both makers, a desk card, unified memory.
+    chosen = {"a100-80gb", "h100-sxm", "b200", "mi300x", "rtx-4090", "dgx-spark", "m4-max"}
+    shown = tuple(a for a in window.engine.catalog.accelerators if a in chosen)  # in catalog order
+    assert workspace.shown == shown and len(shown) == len(chosen)
     assert window.controller.last_frame is not None
-    assert list(plotted(window, "roofline")["accelerators"]) == list(gpus)
+    assert list(plotted(window, "roofline")["accelerators"]) == list(shown)
     assert "engine" in window.timing_label.text() and "repaint" in window.timing_label.text()
     assert "Llama 3.1 8B" in window.summary_label.text()
 
@@ -114,9 +116,9 @@ def test_kv_offload_moves_kv_cache_to_the_far_tier(window):
     settle(window)
     scenario = window.controller.workspace.scenario
     assert scenario.kv_offload == 0.4
-    expected = window.engine.predict(scenario.with_changes(accelerator="gh200"))
+    expected = window.engine.predict(scenario.with_changes(accelerator="h100-sxm"))
     assert expected.memory.kv_cache_far_bytes == pytest.approx(0.4 * expected.memory.kv_cache_bytes, rel=1e-12)
-    assert window.controller.last_frame.output("gh200").memory.kv_cache_far_bytes == pytest.approx(expected.memory.kv_cache_far_bytes)
+    assert window.controller.last_frame.output("h100-sxm").memory.kv_cache_far_bytes == pytest.approx(expected.memory.kv_cache_far_bytes)
     assert "KV offload 40%" in window.summary_label.text()
 
 
@@ -128,8 +130,8 @@ def test_model_change_and_ep_enabled_only_for_moe(window):
     settle(window)
     assert window.controller.workspace.scenario.model == "mixtral-8x7b"
     assert ep.isEnabled() and "8 routed experts" in ep.toolTip()
-    expected = window.engine.predict(Scenario("mixtral-8x7b", "h200"))
-    assert decode_intensity(window, "h200") == pytest.approx(expected.decode.operational_intensity, rel=1e-9)
+    expected = window.engine.predict(Scenario("mixtral-8x7b", "b200"))
+    assert decode_intensity(window, "b200") == pytest.approx(expected.decode.operational_intensity, rel=1e-9)
 
 
 def test_accelerator_checklist_changes_what_is_plotted(window):

@@ -429,3 +429,30 @@ def test_grid_is_opaque_and_beneath_the_data(qtbot):
     # Away from the line, grid pixels are opaque greys, never translucent blends of the data.
     assert axes.opaque_over(QColor(0, 0, 0, 64)).alpha() == 255
     assert axes.opaque_over(QColor(0, 0, 0, 64)).red() == round(255 * (1 - 64 / 255))
+
+
+@pytest.mark.parametrize("cls", PANELS)
+def test_a_row_tool_tip_stays_while_the_pointer_rests(qtbot, engine, catalog, cls):
+    """The row picker shows a row's tool tip on a mouse move; about a second later the view
+    sends its own tool-tip event, which the scene answered by hiding it (no item there has a
+    tool tip). The tip must still be shown after that event."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    panel = make_panel(qtbot, catalog, cls, frame_of(engine))
+    panel.show()
+    qtbot.waitExposed(panel)
+    qtbot.wait(50)  # the first turns of the event loop (they hide any tip left from before)
+    view = panel.picker.widget
+    scene_pos = row_scene_pos(panel, 1)
+    panel.picker.hover(scene_pos)
+    assert QToolTip.isVisible() and QToolTip.text() == panel.picker.hover_text
+    local = view.mapFromScene(scene_pos)
+    event = QHelpEvent(QEvent.Type.ToolTip, local, view.viewport().mapToGlobal(local))
+    QApplication.sendEvent(view.viewport(), event)
+    qtbot.wait(600)  # Qt hides a tip 300 ms after it is told to
+    assert QToolTip.isVisible()
+    assert QToolTip.text() == panel.picker.hover_text
+    assert catalog.accelerators[SHOWN[1]].name in QToolTip.text()
+    QToolTip.hideText()

@@ -646,3 +646,30 @@ def test_legend_markers_have_their_accelerators_colours(request, panel_fixture, 
     for (sample, _label), accelerator_id in zip(legend.legend.items, legend.shown, strict=True):
         # The legend paints a line sample's marker from its scatter's options.
         assert sample.item.scatter.opts["brush"].color() == QColor(colour_for(accelerator_id))
+
+
+@shown_on_offscreen
+@pytest.mark.parametrize("selected", [None, "h100-sxm", "mi300x"])
+def test_roofline_hover_on_a_decode_point_names_its_accelerator(engine, roofline_panel, qtbot, selected):
+    """Hovering a decode point gives the point's tip, once, whatever lines or line targets lie
+    under it, and the selected accelerator's enlarged point gives its tip too."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtTest import QTest
+
+    shown = ("h100-sxm", "mi300x", "a100-80gb", "h200", "gaudi3", "b200")
+    roofline_panel.update_frame(make_frame(engine, shown, batch=64))
+    roofline_panel.set_selected(selected)
+    render(qtbot, roofline_panel)
+    decode = roofline_panel.points["decode"]
+    view = roofline_panel.graphics
+    for accelerator in shown:
+        spot = decode.points()[spot_index(decode, accelerator)]
+        roofline_panel.plot.vb.setToolTip("")
+        QTest.mouseMove(view.viewport(), view.mapFromScene(decode.mapToScene(QPointF(spot.pos()))))
+        name = engine.catalog.accelerators[accelerator].name
+        qtbot.wait(300)
+        print("ACC", accelerator, repr(roofline_panel.plot.vb.toolTip()[:80]))
+        tip = roofline_panel.plot.vb.toolTip()
+        assert tip.startswith(f"{name} — decode step"), tip  # the point, not a line
+        assert "roofline" not in tip  # a line's tip does not win over the point's
+        assert len(tip.split("\n\n")) == len(set(tip.split("\n\n")))  # nothing twice

@@ -144,6 +144,100 @@ def test_iteration_cost_twins_agree(engine, drawn):
             assert close(want[0], got[0]) and close(want[1], got[1]), (scenario, carried, want, got)
 
 
+WINDOWED_MODELS = ("gemma-3-4b", "gpt-oss-20b", "ministral-8b", "llama-4-scout-17b-16e", "llama-3.1-8b")
+
+
+def decode_contexts(layers, rng: random.Random) -> list[int]:
+    """Contexts around each window and attention chunk edge (the token sits at c + 1), and others."""
+    contexts = [0, 1, 2, rng.randint(0, 300_000)]
+    for edge in (layers.window, layers.attention_chunk):
+        if edge:
+            contexts += [max(edge + offset, 0) for offset in (-3, -2, -1, 0, 1, 2)]
+    return contexts
+
+
+def decode_faces(engine, scenarios, costs):
+    """(scenario, attention layers, and per face: request_positions(c, n, decode), decode_positions(c))."""
+    for column, scenario in enumerate(scenarios):
+        reference = cost_model(engine, scenario)
+        cost = costs[:, column]
+        yield scenario, reference.setup.attention, (
+            ("reference", reference.request_positions, reference.decode_positions),
+            ("kernel", functools.partial(iteration.request_positions, cost),
+             functools.partial(iteration.decode_positions, cost)),
+            ("kernel as Python", functools.partial(iteration.request_positions.py_func, cost),
+             functools.partial(iteration.decode_positions.py_func, cost)),
+        )
+
+
+@pytest.fixture(scope="module")
+def windowed(engine, drawn):
+    """The drawn scenarios and one replica of each model with windows or attention chunks."""
+    scenarios = list(drawn[0][:40]) + [engine.resolve(Scenario(model, "h100-sxm", batch=4, tp=8))
+                                       for model in WINDOWED_MODELS]
+    return scenarios, engine.iteration_costs(scenarios)
+
+
+def test_decode_positions_twins_agree(engine, windowed):
+    """Kernel (compiled and as Python) and reference give the same run, exactly: whole or
+    half-whole numbers, and the step count."""
+    rng = random.Random(8)
+    for scenario, layers, faces in decode_faces(engine, *windowed):
+        for context in decode_contexts(layers, rng):
+            runs = [decode(context) for _, _, decode in faces]
+            for (face, _, _), run in zip(faces, runs, strict=True):
+                assert (float(run[0]), float(run[1]), int(run[2])) == (
+                    float(runs[0][0]), float(runs[0][1]), int(runs[0][2])), (scenario, context, face, runs)
+
+
+def test_a_decode_run_adds_its_increment_for_exactly_its_steps(engine, windowed):
+    """positions + k x increment is request_positions' decode at c + k, to the bit, for every k
+    up to steps, and no longer at steps + 1 (the bound is the first window or chunk edge)."""
+    rng = random.Random(9)
+    for scenario, layers, faces in decode_faces(engine, *windowed):
+        for context in decode_contexts(layers, rng):
+            for face, positions_of, decode in faces:
+                positions, increment, steps = decode(context)
+                assert positions_of(context, 1, True) == (0.0, positions, positions), (scenario, context, face)
+                bounded = steps < iteration.UNBOUNDED_STEPS
+                checked = sorted({0, 1, 2, 7} | ({steps - 1, steps} if bounded else {1000}))
+                for k in [k for k in checked if 0 <= k <= (steps if bounded else 1000)]:
+                    _, attended, read = positions_of(context + k, 1, True)
+                    assert attended == read == positions + k * increment, (scenario, context, face, k)
+                if bounded:
+                    assert steps >= 1
+                    assert positions_of(context + steps + 1, 1, True)[1] != positions + (steps + 1) * increment, (
+                        scenario, context, face, steps)
+                else:
+                    assert not (layers.n_window and context + 1 < layers.window)
+                    assert not (layers.n_chunked and context + 1 <= layers.attention_chunk)
+
+
+def test_a_decode_iteration_from_its_terms_costs_what_iteration_cost_says_to_the_bit(drawn):
+    """decode_iteration_cost over decode_iteration_terms is iteration_cost(cost, n, n, 0, D, D)
+    exactly, compiled and as Python, on every drawn scenario (MoE and EP, pipelines, two near
+    tiers, offload) for batches of 1 to 1,000 decode steps."""
+    scenarios, costs = drawn
+    rng = random.Random(10)
+    terms = np.full((2, iteration.DECODE_TERMS), np.nan)
+    faces = (
+        (iteration.decode_iteration_terms, iteration.decode_iteration_cost, iteration.iteration_cost),
+        (iteration.decode_iteration_terms.py_func, iteration.decode_iteration_cost.py_func,
+         iteration.iteration_cost.py_func),
+    )
+    for column, scenario in enumerate(scenarios):
+        cost = costs[:, column]
+        for sequences in (1, 2, 3, rng.randint(4, 64), rng.randint(65, 1000)):
+            for terms_of, cost_of, full_cost in faces:
+                terms[:] = np.nan
+                terms_of(cost, sequences, terms, 1)
+                assert np.isfinite(terms[1]).all() and np.isnan(terms[0]).all()
+                for _ in range(3):
+                    positions = rng.randint(sequences, 200_000 * sequences) / rng.choice([1, 2])
+                    want = full_cost(cost, sequences, sequences, 0.0, positions, positions)
+                    assert cost_of(terms, 1, positions) == want, (scenario, sequences, positions)
+
+
 def stage_pass_groups(cost: np.ndarray) -> tuple[tuple[float, ...], ...]:
     """The four tuples of stage_pass's coefficients, from a cost column by the rows' names."""
     names = [name for name, _ in layout.COST_ROWS]

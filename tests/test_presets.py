@@ -194,6 +194,8 @@ def test_view_options_round_trip_and_defaults_are_not_written(catalog, tmp_path)
     ({"routing_skew": -1}, "view_options.routing_skew", "between 0 and 4"),
     ({"routing_skew": True}, "view_options.routing_skew", "between 0 and 4"),
     ({"zoom": 2}, "view_options.zoom", "unknown"),
+    ({"run_here_device": "rtx-9090"}, "view_options.run_here_device", "unknown accelerator id 'rtx-9090'"),
+    ({"run_here_device": 4090}, "view_options.run_here_device", "must be a string"),
     (None, "view_options", "must not be null"),
     ([1], "view_options", "table"),
 ])
@@ -656,3 +658,13 @@ def test_the_memory_bound_lesson_states_the_engines_ratios(catalog, engine):
     assert stated["ttft"] == pytest.approx(a100.ttft_s / h100.ttft_s, abs=0.5)
     assert stated["throughput"] == pytest.approx(h100_64.throughput_output_tok_s / h100.throughput_output_tok_s, abs=0.5)
     assert stated["itl_growth"] == pytest.approx(h100_64.itl_s / h100.itl_s, abs=0.05)
+
+
+def test_the_run_here_device_round_trips_and_the_selected_one_is_the_default(catalog, tmp_path):
+    path = tmp_path / "run-here.json"
+    preset = a_preset()
+    workspace = preset.workspace.with_options(run_here_device="m4-max")
+    save_preset(replace(preset, workspace=workspace), path)
+    assert json.loads(path.read_text(encoding="utf-8"))["view_options"] == {"run_here_device": "m4-max"}
+    assert load_preset(path, catalog).workspace == workspace
+    assert preset.workspace.with_options(run_here_device="") == preset.workspace  # "": the selected accelerator

@@ -49,6 +49,7 @@ LOAD_EVERY = 50  # a random bundled preset
 SAVE_EVERY = 75  # the current scenario under a new name
 REOPEN_EVERY = 120  # a preset saved earlier in the run
 MAX_UPDATE_MS = 100.0
+SOAK_SERVING_REQUESTS = 200
 MAX_GROWTH_MB = 30.0
 
 
@@ -77,6 +78,7 @@ class SoakResult:
     full_collections: set[int] = field(default_factory=set)  # changes during which one ran
     rss_checkpoints: dict[int, float] = field(default_factory=dict)  # changes made -> MB
     study_ms: list[float] = field(default_factory=list)  # analysis tabs, once the controls rest
+    study_views: list[str] = field(default_factory=list)  # the tab of each
     load_ms: list[float] = field(default_factory=list)
     save_ms: list[float] = field(default_factory=list)
     loads: int = 0
@@ -109,7 +111,8 @@ class SoakResult:
             f"      slowest: {slowest(self.update_ms)}\n"
             f"      most CPU: {slowest(self.update_cpu_ms)}\n"
             f"      RSS MB after N changes: {memory}\n"
-            f"      {len(self.study_ms)} analysis studies at rest ({figures(self.study_ms)})\n"
+            f"      {len(self.study_ms)} analysis studies at rest ({figures(self.study_ms)}); slowest: "
+            f"{', '.join(f'{view} {ms:.0f} ms' for ms, view in sorted(zip(self.study_ms, self.study_views))[-3:])}\n"
             f"      {self.loads} bundled loads ({figures(self.load_ms)}), {self.reopens} re-opens, "
             f"{self.saves} saves ({figures(self.save_ms)})\n"
             f"      RSS {self.rss_after_warm_up_mb:.1f} MB after {WARM_UP} changes -> {self.rss_end_mb:.1f} MB "
@@ -176,9 +179,14 @@ def soak(window, qtbot, changes: int, seed: int) -> SoakResult:
             panel.refresh_now()
             app.processEvents()
             result.study_ms.append((time.perf_counter() - started) * 1e3)
+            result.study_views.append(window.current_view())
 
     def show_every_accelerator() -> None:
         window.controller.set_shown(every_accelerator)
+        # Serving runs of SOAK_SERVING_REQUESTS requests take every path of 1,000 at a fifth of
+        # the time: forty accelerators' sweeps and capacities at a random long output would
+        # otherwise take most of the soak (a loaded preset brings its own count back).
+        assert window.controller.set_serving("requests", SOAK_SERVING_REQUESTS)
         settle()
 
     moves = [

@@ -165,3 +165,82 @@ def test_the_allocator_threshold_can_be_pinned():
     from accelscope.gui.app import pin_allocator_threshold
 
     assert pin_allocator_threshold() is True
+
+
+def test_garbage_is_collected_on_the_gui_thread_only(qtbot):
+    """A plot item in a reference cycle, dropped by the GUI thread, must be deleted there: a
+    worker that allocates past the collector's thresholds does not collect it; the GUI
+    thread's timer does. (Collected on the worker, its Qt destructor ran beside the GUI
+    thread's painting: rare aborts after a tab rebuilt its plots.)"""
+    import gc
+    import threading
+    import weakref
+
+    import pyqtgraph as pg
+
+    from accelscope.gui.app import collect_on_gui_thread, stop_collecting_on_gui_thread
+
+    stop_collecting_on_gui_thread(collect_on_gui_thread())  # the test's own is running (conftest)
+    collector = collect_on_gui_thread()
+    try:
+        assert not gc.isenabled()
+        deleted_on: list[str] = []
+        item = pg.BarGraphItem(x0=[0.0], width=[1.0], y=[0.0], height=0.7)
+        item.itself = item  # a cycle: only the collector frees it
+        weakref.finalize(item, lambda: deleted_on.append(threading.current_thread().name))
+        del item
+
+        kept: list = []
+
+        def allocate() -> None:
+            kept.extend({"n": [i]} for i in range(20_000))  # far past gc's first threshold (700)
+
+        worker = threading.Thread(target=allocate, name="worker")
+        worker.start()
+        worker.join()
+        assert deleted_on == []  # not by the worker
+        assert gc.get_count()[0] > gc.get_threshold()[0]  # though a collection was due there
+        qtbot.waitUntil(lambda: deleted_on != [], timeout=5_000)
+        assert deleted_on == [threading.main_thread().name]
+    finally:
+        stop_collecting_on_gui_thread(collector)
+        kept.clear()
+    assert gc.isenabled()
+
+
+def test_the_app_collects_on_the_gui_thread_while_it_runs(qtbot, monkeypatch):
+    """The app's start switches automatic collection off before any other thread runs, and its
+    end switches it back on."""
+    import gc
+
+    from PySide6.QtCore import QObject, Signal
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    from accelscope.gui import app as app_module
+    from accelscope.gui import main_window
+
+    seen: dict[str, bool] = {}
+
+    class Controller(QObject):
+        engine_ready = Signal()
+
+    class Window(QMainWindow):
+        def __init__(self, **_options) -> None:
+            super().__init__()
+            seen["collector off when the window is made"] = not gc.isenabled()
+            self.controller = Controller(self)
+
+        def start(self) -> None:
+            seen["collector off when the workers start"] = not gc.isenabled()
+
+    def run_the_loop(_app) -> int:
+        seen["collector off while the app runs"] = not gc.isenabled()
+        return 0
+
+    monkeypatch.setattr(main_window, "MainWindow", Window)
+    monkeypatch.setattr(QApplication, "exec", run_the_loop)
+    monkeypatch.setattr(app_module, "pin_allocator_threshold", lambda: False)
+    assert app_module.run([]) == 0
+    assert seen == dict.fromkeys(("collector off when the window is made", "collector off when the workers start",
+                                  "collector off while the app runs"), True)
+    assert gc.isenabled()

@@ -44,6 +44,7 @@ OTHER: dict[str, object] = {
     "routing_skew": 1.5,
     "device_budget": 8,
     "far_tier": "cxl3-x16",
+    "run_here_device": "rtx-4090",
     "shown": ("b200",),
     "serving": ServingSpec(requests=150, rate_rps=2.0),
 }
@@ -121,7 +122,7 @@ def test_a_declared_input_is_one_the_study_reads(engine, view):
 
 def test_the_analysis_tables_are_the_tabs_csvs(engine):
     tables = analysis_tables(engine, BASE)
-    assert list(tables) == ["serving", "scaling", "tp_dp", "ep_tp", "regimes", "memory_tiers"]
+    assert list(tables) == ["serving", "scaling", "tp_dp", "ep_tp", "regimes", "memory_tiers", "run_here"]
     for name, table in tables.items():
         assert table.view == name and table.rows and all(len(row) == len(table.headers) for row in table.rows)
         assert table.to_csv().startswith(",".join(table.headers[:2]))

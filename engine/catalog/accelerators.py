@@ -31,6 +31,7 @@ from ..core.accelerator import (
 from ..core.errors import CatalogError
 from ..core.precision import PEAK_KEY
 from ..core.sourced import GRADES, Alternative, Sourced, derived_grade
+from .groups import GROUPS
 from .reading import PathLike, TableReader, as_path, describe, quoted, read_toml_file
 
 # The bundled accelerators, in the order the app lists them: NVIDIA, AMD, Apple and Intel GPUs
@@ -97,6 +98,7 @@ _TOP_KEYS = (
     "vendor",
     "architecture_class",
     "power_scope",
+    "group",
     "notes",
     "year",
     "process_node",
@@ -309,6 +311,7 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
         scale_out=_interconnect(root, "scale_out", required=False),
         notes=root.string("notes", ""),
         source_file=str(path),
+        group=_choice(root, "group", GROUPS) if root.has("group") else "",
     )
 
 

@@ -252,7 +252,7 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
         raise PresetError(path, None, str(error)) from error
     workspace = Workspace(scenario=scenario, shown=shown, view=view)
     if "view_options" in root.table:
-        workspace = workspace.with_options(**_view_options(root))
+        workspace = workspace.with_options(**_view_options(root, catalog))
     if "serving" in root.table:
         workspace = workspace.with_changes(serving=_serving(root, path))
     if "cost" in root.table:
@@ -260,7 +260,7 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
     return Preset(name=name, description=description, workspace=workspace, model=model)
 
 
-def _view_options(root: TableReader) -> dict[str, object]:
+def _view_options(root: TableReader, catalog: Catalog | None) -> dict[str, object]:
     if root.table["view_options"] is None:
         raise root.error("view_options", "must not be null")
     table = root.sub("view_options")
@@ -283,6 +283,11 @@ def _view_options(root: TableReader) -> dict[str, object]:
             raise table.error("routing_skew", f"must be a number between 0 and {MAX_ROUTING_SKEW:g}, "
                                               f"got {describe(value)}")
         options["routing_skew"] = float(value)
+    if "run_here_device" in table.table:
+        device = table.string("run_here_device")
+        if device:  # "" is the selected accelerator
+            _check_accelerator(table, "run_here_device", device, catalog)
+        options["run_here_device"] = device
     return options
 
 

@@ -105,6 +105,9 @@ class Accelerator:
     notes: str = ""
     source_file: str = ""
     extra: dict[str, Sourced] = field(default_factory=dict)
+    # The group the app lists it under where the file states one ("" = derived from the other
+    # fields: ``catalog.groups.accelerator_group``).
+    group: str = ""
 
     def peak(self, key: str) -> float:
         """Dense peak for a catalog precision key, 0.0 where the device has none."""

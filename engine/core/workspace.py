@@ -17,14 +17,16 @@ from .serving import ServingSpec
 # report), so the ids are kept here; the app's tab registry (gui/panels: PANELS) follows them in
 # this order, and a test fails when one gains a view the other lacks.
 PLOT_VIEWS: tuple[str, ...] = ("roofline", "memory", "latency", "sweep", "energy")
-ANALYSIS_VIEWS: tuple[str, ...] = ("serving", "scaling", "parallelism", "regimes", "tiers")
+ANALYSIS_VIEWS: tuple[str, ...] = ("serving", "scaling", "parallelism", "regimes", "tiers", "run_here")
 VIEWS: tuple[str, ...] = PLOT_VIEWS + ANALYSIS_VIEWS
 
 # Settings of the analysis tabs that are part of a scenario (saved in presets), with defaults:
 #   far_tier       memory-tiers tab: "own" (the device's far tier) or an id of resources/far_tiers.toml
 #   device_budget  TP/DP tab: devices in the node that TP x DP splits
 #   routing_skew   scaling tab: Zipf-like exponent of expert popularity (0 = uniform routing)
-VIEW_OPTION_DEFAULTS: dict[str, object] = {"far_tier": "own", "device_budget": 4, "routing_skew": 0.0}
+#   run_here_device  will-it-run-here tab: an accelerator id, or "" for the selected accelerator
+VIEW_OPTION_DEFAULTS: dict[str, object] = {"far_tier": "own", "device_budget": 4, "routing_skew": 0.0,
+                                           "run_here_device": ""}
 DEVICE_BUDGETS: tuple[int, ...] = (2, 4, 8, 16)
 MAX_ROUTING_SKEW = 4.0
 

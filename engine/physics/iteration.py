@@ -5,7 +5,11 @@ the physics layer's own).
 - ``request_positions(cost, context_before, new_tokens, is_decode)``: one request's attention
   work in an iteration, summed over the model's layers;
 - ``iteration_cost(cost, tokens, sequences, prefill_positions, decode_positions,
-  kv_read_positions)``: the iteration's duration (s) and energy (J) for one replica.
+  kv_read_positions)``: the iteration's duration (s) and energy (J) for one replica;
+- ``decode_positions``, ``decode_iteration_terms`` and ``decode_iteration_cost``: the same for a
+  batch that only decodes, one token per request per step, from terms worked out once for the
+  batch (``DECODE_TERMS`` of them) so that a run of such steps costs O(1) each;
+  ``UNBOUNDED_STEPS`` marks a run with no end of its own.
 
 ``cost`` is a column of ``Engine.iteration_costs``; the reference twin of both functions is
 ``Engine.iteration_cost_model``. Both are inlined into the calling kernel.
@@ -13,6 +17,15 @@ the physics layer's own).
 
 from __future__ import annotations
 
-from .kernels.iteration import iteration_cost, request_positions
+from .kernels.iteration import (
+    DECODE_TERMS,
+    UNBOUNDED_STEPS,
+    decode_iteration_cost,
+    decode_iteration_terms,
+    decode_positions,
+    iteration_cost,
+    request_positions,
+)
 
-__all__ = ["iteration_cost", "request_positions"]
+__all__ = ["DECODE_TERMS", "UNBOUNDED_STEPS", "decode_iteration_cost", "decode_iteration_terms", "decode_positions",
+           "iteration_cost", "request_positions"]

@@ -39,8 +39,9 @@ from .parallelism import (
     tp_dp_table,
 )
 from .regimes import RegimeGrid, regime_scores, regimes_table, row_order
+from .run_here import RunHere, run_here, run_here_table
 from .scaling import ScalingComparison, compare_strategies, ep_routing, scaling_table
-from .serving.view import Capacity, RateCurve, capacities, rate_curves
+from .serving.view import Capacity, RateCurve, each_shown
 from .tiering import (
     OFFLOAD_CURVES,
     OWN_TIER,
@@ -279,7 +280,8 @@ SERVING_DEPENDS_ON: tuple[str, ...] = (*(name for name in SCENARIO_FIELDS if nam
 
 
 def serving_study(engine: Engine, workspace: Workspace) -> ServingStudy:
-    return ServingStudy(rate_curves(engine, workspace), capacities(engine, workspace))
+    pairs = tuple(each_shown(engine, workspace))
+    return ServingStudy(tuple(curve for curve, _ in pairs), tuple(capacity for _, capacity in pairs))
 
 
 def serving_tables(study: ServingStudy) -> dict[str, Table]:
@@ -300,6 +302,30 @@ def serving_tables(study: ServingStudy) -> dict[str, Table]:
     return {"serving": Table("serving", headers, tuple(rows))}
 
 
+# ---- will it run here: every model on one device ----------------------------------------------------
+
+# Batch 1 by definition, on one device: not the batch nor the layout.
+RUN_HERE_DEPENDS_ON: tuple[str, ...] = (
+    "accelerator", *(name for name in WORKLOAD_INPUTS if name != "batch"), "run_here_device",
+)
+
+
+def run_here_device(engine: Engine, workspace: Workspace) -> str:
+    """The device the tab shows: the ``run_here_device`` option, or the selected accelerator
+    where the option is "" (or names a device the engine's catalog lacks)."""
+    device = str(workspace.option("run_here_device"))
+    return device if device in engine.catalog.accelerators else workspace.scenario.accelerator
+
+
+def run_here_study(engine: Engine, workspace: Workspace) -> RunHere:
+    """Every model the engine knows on the tab's device, at the scenario's lengths and precisions."""
+    return run_here(engine, run_here_device(engine, workspace), workspace.scenario.workload)
+
+
+def run_here_tables(study: RunHere) -> dict[str, Table]:
+    return {"run_here": run_here_table(study)}
+
+
 # ---- all of them ------------------------------------------------------------------------------------
 
 
@@ -311,6 +337,7 @@ ANALYSIS_STUDIES: Mapping[str, AnalysisStudy] = {
         AnalysisStudy("parallelism", parallelism_study, PARALLELISM_DEPENDS_ON, parallelism_tables),
         AnalysisStudy("regimes", regimes_study, REGIMES_DEPENDS_ON, regimes_tables),
         AnalysisStudy("tiers", tiers_study, TIERS_DEPENDS_ON, tiers_tables),
+        AnalysisStudy("run_here", run_here_study, RUN_HERE_DEPENDS_ON, run_here_tables),
     )
 }
 
@@ -322,7 +349,7 @@ def study_tables(view: str, study: object | None) -> dict[str, Table]:
 
 def analysis_tables(engine: Engine, workspace: Workspace) -> dict[str, Table]:
     """Every analysis view's tables for ``workspace`` (its scenario resolved by ``engine``), by
-    table name (``Table.view``: serving, scaling, tp_dp, ep_tp, regimes, memory_tiers), in the views'
+    table name (``Table.view``: serving, scaling, tp_dp, ep_tp, regimes, memory_tiers, run_here), in the views'
     order: the CSVs the app's tabs export, computed without them."""
     return {
         name: table

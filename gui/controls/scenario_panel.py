@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QScrollArea,
     QSlider,
@@ -27,12 +28,12 @@ from PySide6.QtWidgets import (
 )
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.core.accelerator import ARCHITECTURE_CLASSES
+from accelscope.engine.catalog.groups import GROUP_LABELS, grouped
 from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.precision import PRECISION_LABELS, PRECISIONS
 from accelscope.engine.core.workspace import Workspace
 
-from ..look.palette import CLASS_LABELS, colour_for
+from ..look.palette import colour_for
 from ..look.style import plot_colour
 from .bindings import ComboBinding, LinearScale, LogScale, SliderSpinBinding, SpinBinding, WorkspaceSource, bind
 from .cost_group import CostGroup
@@ -73,9 +74,14 @@ TOOLTIPS = {
     "DDR) and streamed over its link every step (%).",
     "kv_offload": "KV-cache offload: share of the KV cache kept in the far memory tier (host memory, "
     "CXL, DDR) and read over its link every decode step (%). Only the rest counts against device memory.",
-    "accelerators": "Accelerators shown on every plot, by architecture class. Each has a fixed "
+    "accelerators": "Accelerators shown on every plot, by group. Each has a fixed "
     "colour; click a bar or point in a plot to select one for the explain panel.",
 }
+
+
+# Item data of the accelerator list: a group's id, and the text the filter looks in (name and vendor).
+GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 2
 
 
 def _swatch(colour: str) -> QIcon:
@@ -85,9 +91,14 @@ def _swatch(colour: str) -> QIcon:
     return QIcon(pixmap)
 
 
+# Narrow enough that the controls fit beside the plots on a 1024 px screen; the typed entry
+# beside each slider keeps every value at hand.
+LOG_SLIDER_MIN_WIDTH_PX = 60
+
+
 def _log_slider() -> QSlider:
     slider = QSlider(Qt.Orientation.Horizontal)
-    slider.setMinimumWidth(140)
+    slider.setMinimumWidth(LOG_SLIDER_MIN_WIDTH_PX)
     return slider
 
 
@@ -195,29 +206,37 @@ class ControlsPanel(QWidget):
 
         # -- accelerators
         accelerator_box = QGroupBox("Accelerators &shown")
-        self._shortcuts.append(("Alt+S", "Focus: Accelerators shown (arrows move, Space ticks one)"))
+        self._shortcuts.append(("Alt+S", "Focus: Accelerators shown (type to filter; arrows move, Space ticks one)"))
         accelerator_layout = QVBoxLayout(accelerator_box)
+        self.accelerator_filter = QLineEdit()
+        self.accelerator_filter.setPlaceholderText("Filter by name or vendor")
+        self.accelerator_filter.setClearButtonEnabled(True)
+        self.accelerator_filter.setAccessibleName("Filter accelerators")
+        self.accelerator_filter.setToolTip("Show only the accelerators whose name or vendor holds every word typed; "
+                                           "what is ticked stays ticked.")
+        self.accelerator_filter.textChanged.connect(self.filter_accelerators)
         self.accelerator_tree = QTreeWidget()
         self.accelerator_tree.setHeaderHidden(True)
         self.accelerator_tree.setToolTip(TOOLTIPS["accelerators"])
         self.accelerator_tree.setAccessibleName("Accelerators shown")
         self._accelerator_items: dict[str, QTreeWidgetItem] = {}
-        for architecture_class in ARCHITECTURE_CLASSES:
-            members = [a for a in catalog.accelerators.values() if a.architecture_class == architecture_class]
-            if not members:
-                continue
-            group = QTreeWidgetItem(self.accelerator_tree, [CLASS_LABELS[architecture_class]])
+        self._group_items: dict[str, QTreeWidgetItem] = {}
+        for group_id, members in grouped(catalog.accelerators.values()):
+            group = QTreeWidgetItem(self.accelerator_tree, [GROUP_LABELS[group_id]])
+            group.setData(0, GROUP_ROLE, group_id)
             group.setFlags(group.flags() | Qt.ItemFlag.ItemIsAutoTristate | Qt.ItemFlag.ItemIsUserCheckable)
             for accelerator in members:
                 item = QTreeWidgetItem(group, [accelerator.name])
                 item.setData(0, Qt.ItemDataRole.UserRole, accelerator.id)
+                item.setData(0, FILTER_ROLE, f"{accelerator.name} {accelerator.vendor}".casefold())
                 item.setIcon(0, _swatch(colour_for(accelerator.id)))
                 item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                 item.setCheckState(0, Qt.CheckState.Unchecked)
                 item.setToolTip(0, f"{accelerator.name} ({accelerator.id}), {accelerator.vendor}")
                 self._accelerator_items[accelerator.id] = item
-            group.setExpanded(True)
+            self._group_items[group_id] = group
         self.accelerator_tree.itemChanged.connect(self._accelerators_changed)
+        accelerator_layout.addWidget(self.accelerator_filter)
         accelerator_layout.addWidget(self.accelerator_tree)
         layout.addWidget(accelerator_box, stretch=1)
 
@@ -282,13 +301,56 @@ class ControlsPanel(QWidget):
         # the rest of following a workspace, so an unchanged tuple is not looked at again.
         if shown == self._shown_followed:
             return
+        first = self._shown_followed is None
         self._shown_followed = shown
-        if set(shown) == set(self.shown()):
+        if not first and set(shown) == set(self.shown()):
             return
         with QSignalBlocker(self.accelerator_tree):
             for accelerator_id, item in self._accelerator_items.items():
                 state = Qt.CheckState.Checked if accelerator_id in shown else Qt.CheckState.Unchecked
                 item.setCheckState(0, state)
+        # A group opens when it holds a shown accelerator; the others start closed, so the list
+        # of forty stays short. The user's own opening and closing is left alone after that.
+        for group in self._group_items.values():
+            holds_shown = any(group.child(i).data(0, Qt.ItemDataRole.UserRole) in shown
+                              for i in range(group.childCount()))
+            if holds_shown or first:
+                group.setExpanded(holds_shown)
+
+    def filter_accelerators(self, text: str) -> None:
+        """Show only the accelerators whose name or vendor holds every word of ``text`` (any
+        case), every group open; an empty text shows them all. What is ticked stays ticked."""
+        words = text.casefold().split()
+        with QSignalBlocker(self.accelerator_tree):
+            for group in self._group_items.values():
+                visible = 0
+                for index in range(group.childCount()):
+                    child = group.child(index)
+                    matches = all(word in child.data(0, FILTER_ROLE) for word in words)
+                    child.setHidden(not matches)
+                    visible += matches
+                group.setHidden(visible == 0)
+                # While filtering, a group's box only reports: ticking it would tick hidden members too.
+                flags = group.flags()
+                if words:
+                    group.setFlags(flags & ~Qt.ItemFlag.ItemIsUserCheckable)
+                    group.setExpanded(True)
+                else:
+                    group.setFlags(flags | Qt.ItemFlag.ItemIsUserCheckable)
+
+    def visible_accelerators(self) -> tuple[str, ...]:
+        """The accelerators the filter leaves in the list, in list order."""
+        return tuple(
+            accelerator_id for accelerator_id, item in self._accelerator_items.items()
+            if not item.isHidden() and not item.parent().isHidden()
+        )
+
+    def accelerator_groups(self) -> dict[str, tuple[str, ...]]:
+        """The list's groups (their labels) and the accelerators in each, in list order."""
+        return {
+            group.text(0): tuple(group.child(i).data(0, Qt.ItemDataRole.UserRole) for i in range(group.childCount()))
+            for group in self._group_items.values()
+        }
 
     def set_model_info(self, model: ModelArch) -> None:
         """Enable the controls that make sense for ``model``; say why the others are off."""
@@ -334,9 +396,16 @@ class ControlsScroll(QScrollArea):
         self.fit_width()
 
     def fit_width(self) -> None:
-        """Wide enough for every control and its typed entry, beside a vertical scroll bar."""
+        """Never narrower than every control and its typed entry need, beside a vertical scroll bar."""
         self.controls.adjustSize()
-        self.setMinimumWidth(self.controls.sizeHint().width() + self.verticalScrollBar().sizeHint().width() + 4)
+        self.setMinimumWidth(self.controls.minimumSizeHint().width() + self._scroll_bar_width())
+
+    def comfortable_width(self) -> int:
+        """The width at which the controls have the room they would like."""
+        return self.controls.sizeHint().width() + self._scroll_bar_width()
+
+    def _scroll_bar_width(self) -> int:
+        return self.verticalScrollBar().sizeHint().width() + 4
 
 
 def _row(*widgets: QWidget) -> QWidget:

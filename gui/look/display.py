@@ -2,8 +2,9 @@
 
 Presentation mode is for the back of a lecture room: every plot is drawn at a larger scale
 (fonts, lines and markers together, by zooming each plot's view, so no panel has to know about
-it), the window's text is larger, colours are at their highest contrast (black on white, or
-white on black in the dark theme), and the secondary panels (presets, status bar) are hidden.
+it), the window's text is larger, and colours are at their highest contrast (black on white, or
+white on black in the dark theme). Where the docks go meanwhile is the window's business
+(gui/windows/arrangement.py).
 The dark theme darkens the window and the plot canvases alike; the plots' colours for each
 theme come from :mod:`gui.theme`, and the window builds its tabs anew in them (see
 ``MainWindow._apply_plot_theme``). Exports draw what the window shows.
@@ -12,15 +13,25 @@ theme come from :mod:`gui.theme`, and the window builds its tabs anew in them (s
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QRectF
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QRectF
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
+from PySide6.QtWidgets import QApplication, QComboBox, QStyleFactory, QWidget
 
 from . import theme as plot_themes
 
-PRESENTATION_PLOT_ZOOM = 1.5  # plot fonts 11 pt -> ~16 pt, lines 2 px -> 3 px
-PRESENTATION_FONT_SCALE = 1.4  # the window's own text
+PRESENTATION_PLOT_ZOOM = 1.5  # plot fonts 11 pt -> ~16 pt, lines 2 px -> 3 px (on a reference screen)
+PRESENTATION_FONT_SCALE = 1.4  # the window's own text (on a reference screen)
+# What reads from the back of a room is letters a large enough share of the projected picture's
+# height, whatever its pixels. The scales above are for a screen this tall (plot text ~2.2 % of
+# its height); a 768 px projector gives the same share at 1.15×, and it is room it lacks.
+REFERENCE_SCREEN_HEIGHT_PX = 1000
 THEMES: tuple[str, ...] = ("light", "dark")
+
+
+def presentation_scale(full: float, screen_height_px: int) -> float:
+    """The scale giving text the share of a ``screen_height_px`` tall picture that ``full`` gives
+    on the reference screen: never below 1 (presentation never shrinks) nor above ``full``."""
+    return max(1.0, min(full, full * screen_height_px / REFERENCE_SCREEN_HEIGHT_PX))
 
 
 class _PlotZoom(QObject):
@@ -46,40 +57,47 @@ class Display:
         self.window = window
         self.presentation = False
         self.theme = "light"
+        # Presentation's scales for the screen the window is on, set as it starts.
+        self.plot_zoom = PRESENTATION_PLOT_ZOOM
+        self.font_scale = PRESENTATION_FONT_SCALE
         self._zoom = _PlotZoom(PRESENTATION_PLOT_ZOOM)
         app = QApplication.instance()
         self._base_font = QFont(app.font())
         self._base_palette = QPalette(app.palette())
         self._base_style = app.style().name()
-        self._hidden_by_presentation: list[QWidget] = []
 
     # -- presentation mode -------------------------------------------------------------------
 
-    def set_presentation(self, on: bool, secondary: list[QWidget]) -> None:
+    def set_presentation(self, on: bool) -> None:
+        """Presentation's type, plots and colours on or off; the window's widgets have their new
+        fonts when this returns (so their new sizes can be asked for at once)."""
         if on == self.presentation:
             return
         self.presentation = on
         app = QApplication.instance()
+        if on:
+            screen_height = (self.window.screen() or app.primaryScreen()).geometry().height()
+            self.plot_zoom = presentation_scale(PRESENTATION_PLOT_ZOOM, screen_height)
+            self.font_scale = presentation_scale(PRESENTATION_FONT_SCALE, screen_height)
+            self._zoom.zoom = self.plot_zoom
         font = QFont(self._base_font)
         if on:
-            font.setPointSizeF(self._base_font.pointSizeF() * PRESENTATION_FONT_SCALE)
+            font.setPointSizeF(self._base_font.pointSizeF() * self.font_scale)
         app.setFont(font)
+        # Qt posts the font change to each widget; deliver it now.
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.ApplicationFontChange.value)
+        for combo in self.window.findChildren(QComboBox):
+            # A combo box keeps the least size it first worked out through font changes (it would
+            # keep presentation's width after it); a style change makes it work it out again.
+            QCoreApplication.sendEvent(combo, QEvent(QEvent.Type.StyleChange))
         for widget in self.window.findChildren(QWidget):
             # Widgets given a font of their own (the explain text, plot notes) scale with it.
             if widget.testAttribute(_OWN_FONT) and not isinstance(widget, pg.GraphicsView):
                 own = widget.font()
-                factor = PRESENTATION_FONT_SCALE if on else 1 / PRESENTATION_FONT_SCALE
+                factor = self.font_scale if on else 1 / self.font_scale
                 own.setPointSizeF(max(own.pointSizeF() * factor, 1.0))
                 widget.setFont(own)
         self.zoom_plots()
-        if on:
-            self._hidden_by_presentation = [w for w in secondary if w.isVisible()]
-            for widget in self._hidden_by_presentation:
-                widget.hide()
-        else:
-            for widget in self._hidden_by_presentation:
-                widget.show()
-            self._hidden_by_presentation = []
         self._apply_palette()
 
     def zoom_plots(self) -> None:
@@ -89,7 +107,7 @@ class Display:
             width, height = view.width(), view.height()
             if self.presentation:
                 view.installEventFilter(self._zoom)
-                zoom = PRESENTATION_PLOT_ZOOM
+                zoom = self.plot_zoom
                 pg.GraphicsView.setRange(view, QRectF(0, 0, width / zoom, height / zoom), padding=0,
                                          disableAutoPixel=True)
             else:

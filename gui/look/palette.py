@@ -29,6 +29,10 @@ ACCELERATOR_COLOURS: dict[str, str] = {
     "mtia-v2": "#4477AA",  # steel blue
     "inferentia2": "#66CCEE",  # sky
     "sn40l": "#000000",  # black
+    # Shown at first (gui.state.session.DEFAULT_SHOWN): colours of their own, apart from the others shown then.
+    "rtx-4090": "#994F88",  # purple (rainbow)
+    "dgx-spark": "#DDAA33",  # ochre (high contrast)
+    "m4-max": "#663333",  # dark brown (dark)
 }
 
 # For user accelerators: colours not used above, picked by a hash of the id so they are stable.

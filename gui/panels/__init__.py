@@ -24,6 +24,7 @@ from .memory import MemoryPanel
 from .parallelism import ParallelismPanel
 from .regimes import RegimesPanel
 from .roofline import RooflinePanel
+from .run_here import RunHerePanel
 from .scaling import ScalingPanel
 from .serving import ServingPanel
 from .sweep import SweepPanel
@@ -58,6 +59,7 @@ _ENTRIES = {entry.view: entry for entry in (
     PanelEntry("parallelism", ParallelismPanel, "TP/DP · EP/TP"),
     PanelEntry("regimes", RegimesPanel, "Regimes"),
     PanelEntry("tiers", TiersPanel, "Memory tiers"),
+    PanelEntry("run_here", RunHerePanel, "Will it run here?"),
 )}
 
 PANELS: dict[str, PanelEntry] = {view: _ENTRIES[view] for view in VIEWS}

@@ -63,15 +63,23 @@ from accelscope.engine.studies.serving.view import (
     Capacity,
     CurrentRun,
     RateCurve,
-    capacity_on,
     current_run,
-    rate_curve,
+    each_shown,
 )
 from accelscope.engine.text.serving import serving_sentences
 
 from ..controls.flow import FlowLayout
 from ..look import palette
-from ..look.style import PLOT_FONT_POINTS, html_text_colour, pen, plot_brush, plot_colour, plot_font, plot_pen, style_plot
+from ..look.style import (
+    PLOT_FONT_POINTS,
+    html_text_colour,
+    pen,
+    plot_brush,
+    plot_colour,
+    plot_font,
+    plot_pen,
+    style_plot,
+)
 from ..plotkit.axes import ROW_LABEL_MAX_PX, GridAxis, RowAxis, log_axes
 from ..plotkit.picking import RowPicker, SpotRefs, spot_tip
 from ..plotkit.points import SpotRef, Spots
@@ -552,12 +560,15 @@ class ServingPanel(AnalysisPanel):
         def job() -> None:
             curves: list[RateCurve] = []
             found: list[Capacity] = []
-            for accelerator in workspace.shown:
-                if self._retired.is_set() or generation != self._study_generation:
-                    return
-                curves.append(rate_curve(engine, workspace.scenario_on(accelerator), workspace.serving))
-                found.append(capacity_on(engine, workspace, accelerator))
+            def cancelled() -> bool:
+                return self._retired.is_set() or generation != self._study_generation
+
+            for curve, capacity in each_shown(engine, workspace, cancelled=cancelled):
+                curves.append(curve)
+                found.append(capacity)
                 self._deliver(self._jobs.study_progress, generation, (tuple(curves), tuple(found)))
+            if cancelled():
+                return
             split = self._split_for(engine, workspace)
             self._deliver(self._jobs.study_done, generation, (ServingStudy(tuple(curves), tuple(found)), split))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pyqtgraph as pg
@@ -10,6 +11,10 @@ from PySide6.QtWidgets import QSizePolicy
 
 from ..look import palette
 from ..look.style import PLOT_FONT_POINTS, pen, plot_colour
+
+# Rows are closer than their labels' boxes (the boxes have room to spare): by this much, or where
+# the plot is short, by up to the last before a second column is taken.
+LEGEND_ROW_SPACINGS_PX = (-4, -6, -8)
 
 
 class SelectingSample(pg.ItemSample):
@@ -24,13 +29,16 @@ class SelectingSample(pg.ItemSample):
 class AcceleratorLegend:
     """A legend beside the plot (not over the data): one row per shown accelerator, in its
     colour and class marker; clicking a row selects the accelerator; the selected row is bold.
+    Its rows take as many columns as the plot's height needs (a projector's screen is short:
+    two dozen rows in one column made the plot taller than its view, and cut its axis off).
 
     ``describe(accelerator_id)`` gives the row's (label, marker symbol)."""
 
     def __init__(self, layout: pg.GraphicsLayout, describe: Callable[[str], tuple[str, str]],
                  on_select: Callable[[str], None]) -> None:
         self.legend = pg.LegendItem(
-            labelTextSize=f"{PLOT_FONT_POINTS}pt", sampleType=SelectingSample, verSpacing=-4, frame=False
+            labelTextSize=f"{PLOT_FONT_POINTS}pt", sampleType=SelectingSample, verSpacing=LEGEND_ROW_SPACINGS_PX[0],
+            frame=False
         )
         layout.addItem(self.legend, row=0, col=1)
         # Keep the rows together at the top instead of spread over the plot's height.
@@ -41,6 +49,12 @@ class AcceleratorLegend:
         self.samples: dict[str, pg.PlotDataItem] = {}  # not in any plot: only drawn by the legend
         self.shown: tuple[str, ...] = ()
         self.selected: str | None = None
+        self.host = layout
+        layout.geometryChanged.connect(self.fit_columns)
+        # The view's shown range is the height there is (the layout grows past it when its rows do not fit).
+        self.views: list[pg.GraphicsView] = list(layout.scene().views()) if layout.scene() is not None else []
+        for view in self.views:
+            view.sigDeviceRangeChanged.connect(lambda *_args: self.fit_columns())
 
     def _sample(self, accelerator_id: str) -> pg.PlotDataItem:
         if accelerator_id not in self.samples:
@@ -69,6 +83,41 @@ class AcceleratorLegend:
             for (_sample, label), accelerator_id in zip(self.legend.items, self.shown, strict=True):
                 label.setText(self._label(accelerator_id), bold=accelerator_id == selected, size=f"{PLOT_FONT_POINTS}pt")
             self.selected = selected
+        if rebuilt:
+            self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Lay the rows out in the fewest columns that fit the height the legend has beside the
+        plot, drawing them closer together first where that is enough."""
+        items = self.legend.items
+        if not items:
+            return
+        _left, top, _right, bottom = self.host.layout.getContentsMargins()
+        _left, own_top, _right, own_bottom = self.legend.layout.getContentsMargins()
+        height = min([self.host.geometry().height(), *(view.range.height() for view in self.views)])
+        available = height - top - bottom - own_top - own_bottom
+        preferred = Qt.SizeHint.PreferredSize  # not their heights now: a layout may have stretched them
+        box = max(max(sample.effectiveSizeHint(preferred).height(), label.effectiveSizeHint(preferred).height())
+                  for sample, label in items)
+        if box <= 0 or available <= 0:
+            return
+        for columns in range(1, len(items) + 1):
+            rows = math.ceil(len(items) / columns)
+            spacing = next((s for s in LEGEND_ROW_SPACINGS_PX if rows * (box + s) - s <= available), None)
+            if spacing is not None or rows == 1:
+                break
+        spacing = LEGEND_ROW_SPACINGS_PX[-1] if spacing is None else spacing
+        if (spacing, columns) == (self.legend.layout.verticalSpacing(), self.legend.columnCount):
+            return
+        self.legend.layout.setVerticalSpacing(spacing)
+        if columns != self.legend.columnCount:
+            self.legend.setColumnCount(columns)
+        else:
+            self.legend.updateSize()
+        for view in self.views:
+            if view.centralWidget is self.host:
+                # The layout may have grown past the view for the rows as they were: fit it to the view again.
+                self.host.setGeometry(view.range)
 
     def _label(self, accelerator_id: str) -> str:
         return self.describe(accelerator_id)[0]

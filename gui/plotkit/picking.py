@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QPointF, Qt
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt
 from PySide6.QtWidgets import QToolTip
 
 from .points import LineSet, SpotRef, Spots
@@ -33,6 +33,16 @@ class RowPicker(QObject):
         scene = widget.scene()
         scene.sigMouseMoved.connect(self.hover)
         scene.sigMouseClicked.connect(self._on_click)
+        widget.viewport().installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Answer the view's own tool-tip event with the row's text. Left to the scene, it
+        finds no item with a tool tip under the mouse and hides the one :meth:`hover` showed
+        (about a second after it appeared, with the pointer resting)."""
+        if event.type() == QEvent.Type.ToolTip and self.hover_text:
+            QToolTip.showText(event.globalPos(), self.hover_text, self.widget)
+            return True
+        return super().eventFilter(watched, event)
 
     def row_at(self, scene_pos: QPointF) -> int | None:
         for plot in self.plots:

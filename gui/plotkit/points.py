@@ -39,6 +39,9 @@ def _view(values: np.ndarray, log: bool) -> np.ndarray:
         return np.log10(values)
 
 
+MAX_TIPS_SHOWN = 3  # distinct spots named in one tool tip, at most
+
+
 class Spots(pg.ScatterPlotItem):
     """The markers of one role (a plot element: the decode points, the ridges, ...) for every
     shown accelerator, in one item.
@@ -72,6 +75,41 @@ class Spots(pg.ScatterPlotItem):
         self._log = (bool(x), bool(y))
         self._styled = None  # place every spot again
         self.set_spots(self._x, self._y, self._refs)
+
+    def hoverEvent(self, event) -> None:
+        """The tool tip of the spots under the mouse, one line of text per spot it stands for,
+        and only if no item above has claimed this hover.
+
+        pyqtgraph hands one hover event to every item under the mouse, topmost first, and
+        each scatter item sets the view's tool tip from its own spots: the last (the lowest,
+        e.g. the hover targets along lines) overwrote a point's tip, and two targets of one
+        line under the cursor gave its text twice. The event is shared by the items of one
+        pass, so the first item with spots there marks it."""
+        claimed = getattr(event, "spot_tip_claimed", False)
+        view_box = self.getViewBox()
+        tip = self.opts["tip"]
+        if claimed or view_box is None or tip is None:
+            return
+        if event.exit:  # the mouse left this item and no other claimed the pass
+            if view_box.toolTip():
+                view_box.setToolTip("")
+            return
+        # The spot nearest the pointer first (then the one drawn on top): overlapping markers
+        # of several accelerators are all named, the one pointed at first.
+        pointer = self.mapToScene(event.pos())
+        hovered = sorted(self.points()[self._maskAt(event.pos())][::-1],
+                         key=lambda spot: (self.mapToScene(spot.pos()) - pointer).manhattanLength())
+        texts: list[str] = []
+        for spot in hovered:
+            text = tip(x=spot.pos().x(), y=spot.pos().y(), data=spot.data())
+            if text and text not in texts:
+                texts.append(text)
+        if texts:
+            event.spot_tip_claimed = True
+            shown = texts[:MAX_TIPS_SHOWN] + ([f"({len(texts) - MAX_TIPS_SHOWN} more)"] if len(texts) > MAX_TIPS_SHOWN else [])
+            view_box.setToolTip("\n\n".join(shown))
+        elif view_box.toolTip():
+            view_box.setToolTip("")
 
     def set_spots(self, x, y, refs, *, symbols=None, sizes=None, pens=None, brushes=None) -> None:
         """Show one spot per (x, y) in data units, each carrying its ref; ``symbols``,

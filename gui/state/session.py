@@ -25,16 +25,23 @@ from accelscope.engine.physics.engine import Engine
 SESSION_PRESET_NAME = "Last session"
 DEFAULT_MODEL = "llama-3.1-8b"
 DEFAULT_SELECTED = "h100-sxm"
+# Shown at first: a handful that spans what people ask about, not the forty of the catalog
+# (the plots of forty rows do not read). Datacenter GPUs of both makers and three generations,
+# a desk card, and two unified-memory machines; the list adds any other in one tick.
+DEFAULT_SHOWN: tuple[str, ...] = ("a100-80gb", "h100-sxm", "b200", "mi300x", "rtx-4090", "dgx-spark", "m4-max")
 MAX_LAYOUT_BYTES = 64 * 1024  # a layout file is a few kB; anything larger is not ours
 
 
 def default_workspace(catalog: Catalog) -> Workspace:
-    """Llama-3.1-8B in BF16, batch 1, 1024 tokens in and 256 out, on every GPU."""
-    gpus = tuple(a.id for a in catalog.accelerators.values() if a.architecture_class == "gpu-simt")
+    """Llama-3.1-8B in BF16, batch 1, 1024 tokens in and 256 out, on :data:`DEFAULT_SHOWN` (in
+    catalog order; those the catalog has), or on every GPU where it has none of them."""
+    shown = tuple(a for a in catalog.accelerators if a in DEFAULT_SHOWN)
+    if not shown:
+        shown = tuple(a.id for a in catalog.accelerators.values() if a.architecture_class == "gpu-simt")
     model = DEFAULT_MODEL if DEFAULT_MODEL in catalog.models else next(iter(catalog.models))
-    selected = DEFAULT_SELECTED if DEFAULT_SELECTED in gpus else (gpus or tuple(catalog.accelerators))[0]
+    selected = DEFAULT_SELECTED if DEFAULT_SELECTED in shown else (shown or tuple(catalog.accelerators))[0]
     scenario = Scenario(model, selected, batch=1, input_len=1024, output_len=256)
-    return Workspace(scenario, shown=gpus or (selected,))
+    return Workspace(scenario, shown=shown or (selected,))
 
 
 def session_preset_path() -> Path:
@@ -52,6 +59,9 @@ class WindowLayout:
     presentation: bool = False
     theme: str = "light"
     preset_path: str = ""  # the preset file the last scenario came from, if any
+    # The available size of the screen the layout was made on (0, 0 where unknown): on another
+    # screen the window arranges its docks for that screen instead.
+    screen_size: tuple[int, int] = (0, 0)
 
 
 def load_session(catalog: Catalog) -> tuple[Preset | None, str | None]:
@@ -89,6 +99,7 @@ def load_layout() -> WindowLayout:
             presentation=data.get("presentation") is True,
             theme=data["theme"] if data.get("theme") in ("light", "dark") else "light",
             preset_path=data["preset_path"] if isinstance(data.get("preset_path"), str) else "",
+            screen_size=_size(data.get("screen_size")),
         )
     except (OSError, ValueError):
         return WindowLayout()
@@ -101,12 +112,20 @@ def save_layout(layout: WindowLayout) -> str | None:
         "presentation": layout.presentation,
         "theme": layout.theme,
         "preset_path": layout.preset_path,
+        "screen_size": list(layout.screen_size),
     }
     try:
         write_atomically(layout_path(), lambda stream: json.dump(document, stream))
     except OSError as error:
         return f"Could not remember the window layout: {error}"
     return None
+
+
+def _size(value: object) -> tuple[int, int]:
+    if (isinstance(value, list) and len(value) == 2
+            and all(isinstance(n, int) and not isinstance(n, bool) and 0 < n < 100_000 for n in value)):
+        return value[0], value[1]
+    return 0, 0
 
 
 def _bytes(value: object) -> bytes:
@@ -127,14 +146,18 @@ class SessionHost(Protocol):
     controller: object  # gui.state.controller.Controller
     presets: object  # gui.state.presets.PresetFiles
     display: object  # gui.look.display.Display
+    arrangement: object  # gui.windows.arrangement.Arrangement: normal_state() is the layout outside presentation
 
     def set_presentation(self, on: bool) -> None: ...
 
     def set_theme(self, name: str) -> None: ...
 
+    def fit_layout_when_shown(self, screen_size: tuple[int, int]) -> None: ...
+
 
 def restore(window: SessionHost, layout: WindowLayout) -> None:
-    """Put the window back as it was: geometry, docks, theme, presentation, its preset's name."""
+    """Put the window back as it was: geometry, docks, theme, presentation, its preset's name.
+    (The window fits the layout to the screen it is on once it is shown: the screen may have changed.)"""
     if layout.geometry:
         window.restoreGeometry(layout.geometry)
     if layout.state:
@@ -145,23 +168,22 @@ def restore(window: SessionHost, layout: WindowLayout) -> None:
         window.set_presentation(True)
     if layout.preset_path:
         window.presets.restore(layout.preset_path)
+    window.fit_layout_when_shown(layout.screen_size)
 
 
 def remember(window: SessionHost) -> list[str]:
     """Save the window's scenario and layout for the next run; returns any problems (never raises)."""
     window.controller.throttle.flush()
     current, presentation = window.presets.current, window.display.presentation
-    if presentation:
-        window.set_presentation(False)  # the dock layout as it is outside presentation mode
-    state = bytes(window.saveState().data())
-    if presentation:
-        window.set_presentation(True)
+    geometry, state = window.arrangement.normal_state()  # the layout as it is outside presentation mode
+    screen = window.screen().availableGeometry()
     problems = [
         save_session(window.presets.preset_of_workspace(SESSION_PRESET_NAME, "")),
         save_layout(WindowLayout(
-            geometry=bytes(window.saveGeometry().data()), state=state, presentation=presentation,
+            geometry=bytes(geometry.data()), state=bytes(state.data()), presentation=presentation,
             theme=window.display.theme,
             preset_path=str(current.source) if current and current.source and not current.bundled else "",
+            screen_size=(screen.width(), screen.height()),
         )),
     ]
     return [problem for problem in problems if problem]

@@ -14,7 +14,8 @@ from accelscope.engine.studies.serving import Lengths, draw_closed_loop_workload
 from accelscope.engine.studies.serving import Server as _Server
 
 # Replicas the cases are costed on: a dense model on one GPU (the default), a MoE model with
-# expert and tensor parallelism, a model with sliding-window layers, a pipeline, an SRAM machine.
+# expert and tensor parallelism, models with sliding-window layers, a pipeline, an SRAM machine,
+# a model with chunked attention.
 PHYSICS_SCENARIOS = {
     "dense": Scenario("llama-3.1-8b", "h100-sxm", batch=16),
     "moe": Scenario("mixtral-8x7b", "mi300x", batch=16, tp=2, ep=2),
@@ -22,6 +23,10 @@ PHYSICS_SCENARIOS = {
     "pipeline": Scenario("llama-3.3-70b", "h200", batch=16, tp=2, pp=2, weight_precision="fp8",
                          activation_precision="fp8", kv_precision="fp8"),
     "sram": Scenario("llama-3.1-8b", "wse-3", batch=4),
+    # A 128-token window, and chunked attention (8,192-token chunks) beside full layers.
+    "short-window": Scenario("gpt-oss-20b", "h100-sxm", batch=8),
+    "chunked": Scenario("llama-4-scout-17b-16e", "h100-sxm", batch=8, tp=4, weight_precision="fp8",
+                        activation_precision="fp8", kv_precision="fp8"),
 }
 
 
@@ -102,6 +107,12 @@ def assert_close(a, b, what):
     assert np.allclose(a[finite], b[finite], rtol=RELATIVE_TOLERANCE, atol=0.0), what
 
 
+def assert_runs_identical(a, b):
+    """Every output the same, to the bit (NaN where the other has NaN)."""
+    for name in ("request_float", "request_int", "iteration_float", "iteration_int", "gap_s", "counters"):
+        assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=getattr(a, name).dtype.kind == "f"), name
+
+
 def assert_runs_equal(a, b):
     """Times equal to 1e-9 relative, counts exactly."""
     assert_close(a.request_float, b.request_float, "per-request times")
@@ -110,3 +121,60 @@ def assert_runs_equal(a, b):
     assert np.array_equal(a.iteration_int, b.iteration_int), "per-iteration counts"
     assert_close(a.gap_s, b.gap_s, "irregular gaps")
     assert np.array_equal(a.counters, b.counters), "counters"
+
+
+# Where each model's decode positions stop growing by the same amount: its window or chunk.
+ATTENTION_EDGES = {"window": 1024, "short-window": 128, "chunked": 8192}
+
+
+def steady_case(seed):
+    """(workload, server, bounds) of long decodes for the fast-forward: like ``random_case``
+    (every policy, open and closed loop, 1-3 replicas, both routers, prefix caching, tight and
+    ample KV, caps), with replies of tens to hundreds of tokens, and on models with windows or
+    attention chunks, prompts just short of the edge so that the decodes cross it."""
+    rng = np.random.default_rng([seed, 18])
+    policy = POLICIES[seed % len(POLICIES)]
+    physics_name = str(rng.choice(["dense", "moe", "pipeline", "window", "short-window", "chunked", "chunked"]))
+    edge = ATTENTION_EDGES.get(physics_name)
+    requests = int(rng.integers(4, 20))
+    output_mean = float(rng.uniform(8, 160))
+    if edge is None:
+        prompt = Lengths(str(rng.choice(["fixed", "exponential", "lognormal"])), float(rng.uniform(8, 600)), 1.0)
+    else:
+        prompt = Lengths("uniform", edge - output_mean * float(rng.uniform(0.1, 0.9)), 0.02)
+    output = Lengths(str(rng.choice(["fixed", "uniform", "lognormal", "exponential"])), output_mean, 0.5)
+    max_model_len = int(rng.choice([2048, 16384])) if edge != 8192 else 16384
+    if rng.random() < 0.35:
+        workload = draw_closed_loop_workload(
+            seed, requests, int(rng.integers(1, 7)), float(rng.choice([0.0, 0.0, 0.005, 0.05])), prompt, output,
+            max_model_len,
+        )
+    else:
+        rate = float(rng.choice([3.0, 30.0, 300.0, math.inf]))
+        workload = draw_workload(seed, requests, rate, prompt, output, max_model_len)
+    block_size = int(rng.choice([1, 4, 16, 32]))
+    largest = int(np.max(workload.prompt_tokens + workload.output_tokens))
+    kv_blocks_total = 10**6 if rng.random() < 0.4 else -(-largest // block_size) + int(rng.choice([0, 2, 8, 60]))
+    budgets = [16, 64, 512, 8192] if (edge or 0) < 1024 else [1024, 8192]
+    server = Server(
+        policy=policy,
+        replicas=int(rng.integers(1, 4)),
+        router=str(rng.choice(["round-robin", "least-outstanding"])),
+        max_num_seqs=int(rng.integers(1, 16)),
+        max_batched_tokens=int(rng.choice(budgets)),
+        block_size=block_size,
+        kv_blocks_total=kv_blocks_total,
+        long_prefill_threshold=int(rng.choice([0, 0, 300])),
+        max_model_len=max_model_len,
+        prefix_tokens=int(rng.choice([0, 0, 6, 40])),
+        static_batch=int(rng.integers(1, 6)),
+        physics_name=physics_name,
+    )
+    bounds = {}
+    if rng.random() < 0.15:
+        bounds["max_iterations"] = int(rng.integers(10, 400))
+    if rng.random() < 0.15:
+        bounds["max_time_s"] = float(rng.uniform(0.01, 0.5))
+    if rng.random() < 0.15:
+        bounds["max_gaps"] = int(rng.integers(0, 3))
+    return workload, server, bounds

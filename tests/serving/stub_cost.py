@@ -68,6 +68,11 @@ def request_positions_reference(cost, context_before, new_tokens, is_decode):
     return float(prefill), 0.0, float(context_before)
 
 
+def decode_positions_reference(cost, context_before):
+    """A run of decode steps from context c: c + 1 positions, one more per step, for ever."""
+    return float(context_before + 1), 1.0, 1 << 62
+
+
 def iteration_cost_reference(
     cost, tokens, sequences, prefill_attention_positions, decode_attention_positions, kv_read_positions
 ):

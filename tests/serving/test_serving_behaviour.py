@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 import pytest
-from serving_cases import Server, random_case
+from serving_cases import Server, assert_runs_identical, random_case
 
 from accelscope.engine.studies.serving import (
     Lengths,
@@ -14,6 +14,7 @@ from accelscope.engine.studies.serving import (
     draw_workload,
     layout,
     simulate,
+    simulate_many,
     trace_workload,
 )
 
@@ -222,3 +223,34 @@ def test_invalid_inputs_are_refused():
         simulate(trace_workload([0.0], [10], [1]), Server(policy="fifo"))
     with pytest.raises(ValueError):
         simulate(trace_workload([0.0], [10], [1]), Server(block_size=0))
+
+
+def test_simulate_many_gives_each_run_in_order_on_any_number_of_threads():
+    cases = [random_case(seed) for seed in range(12)]
+    runs = [(workload, server) for workload, server, _ in cases]
+    alone = [simulate(workload, server) for workload, server in runs]
+    for threads in (1, 2, 5):
+        together = simulate_many(runs, threads=threads)
+        assert len(together) == len(runs)
+        for one, other in zip(alone, together, strict=True):
+            assert_runs_identical(one, other)
+    assert simulate_many(runs, threads=2, summary=lambda run: run.iterations) == [run.iterations for run in alone]
+    assert simulate_many([]) == []
+    with pytest.raises(ValueError):
+        simulate_many(runs, threads=0)
+
+
+def test_a_rate_sweep_summarizes_each_rate_as_its_own_run():
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.serving import ServingSpec
+    from accelscope.engine.physics.engine import Engine
+    from accelscope.engine.studies.serving import study
+
+    engine = Engine()
+    scenario = engine.resolve(Scenario("llama-3.1-8b", "h100-sxm"))
+    spec = ServingSpec(requests=60, seed=3)
+    rates = study.rate_grid(1.0, 20.0, 4)
+    swept = study.sweep_rates(engine, scenario, spec, rates, threads=2)
+    assert [rate for rate, _ in swept] == list(rates)
+    for rate, metrics in swept:
+        assert repr(metrics) == repr(study.simulate_served(engine, scenario, spec, rate_rps=rate).metrics)

@@ -4,11 +4,14 @@ real physics)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from serving_cases import Server as PhysicsServer
+from serving_cases import assert_runs_identical
 from serving_cases import engine as shared_engine
-from stub_cost import iteration_cost_reference, make_cost, request_positions_reference
+from stub_cost import decode_positions_reference, iteration_cost_reference, make_cost, request_positions_reference
 
 from accelscope.engine.studies.serving import Server, layout, summarize, trace_workload
 from accelscope.engine.studies.serving import simulate as simulate_any
@@ -29,10 +32,17 @@ POLICIES = ("vllm", "trtllm-no-evict", "trtllm-max-util", "static")
 
 
 def simulate(workload, server, engine="reference"):
-    """The reference simulator with the stub's cost functions."""
+    """The reference simulator with the stub's cost functions (the same run with fast-forward
+    off and on)."""
     assert engine == "reference"
-    return simulate_any(workload, server, engine="reference", request_positions=request_positions_reference,
-                        iteration_cost=iteration_cost_reference)
+    runs = [
+        simulate_any(workload, dataclasses.replace(server, fast_forward=fast_forward), engine="reference",
+                     request_positions=request_positions_reference, iteration_cost=iteration_cost_reference,
+                     decode_positions=decode_positions_reference)
+        for fast_forward in (False, True)
+    ]
+    assert_runs_identical(*runs)
+    return runs[1]
 
 
 def server(policy):

@@ -137,3 +137,22 @@ def test_batch_queue_and_kv_summaries():
         (4 * durations[:4].sum() + 2 * durations[4:].sum()) / durations.sum(), rel=1e-12
     )
     assert metrics.kv_blocks_max == 4 * 7
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_slo_check_is_summarizes_fields(seed):
+    """The capacity search and the rate curves read a run through ``slo_check``: every field
+    it has is the same as ``summarize``'s, NaNs in the same places, with and without limits."""
+    from dataclasses import fields
+
+    from serving_cases import random_case
+
+    from accelscope.engine.studies.serving.metrics import slo_check
+
+    workload, server, bounds = random_case(seed)
+    result = simulate(workload, server, **bounds)
+    for limits in ((None, None), (0.05, None), (None, 0.01), (0.2, 0.02)):
+        check, full = slo_check(result, *limits), summarize(result, *limits)
+        for field in fields(check):
+            mine, theirs = getattr(check, field.name), getattr(full, field.name)
+            assert mine == theirs or (mine != mine and theirs != theirs), (seed, limits, field.name)

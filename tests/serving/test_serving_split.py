@@ -101,3 +101,26 @@ def test_a_disaggregated_rate_curve_runs_the_tandem(engine, scenario):
     assert curve.problem is None
     assert curve.goodput_rps[1] == metrics.goodput_per_s
     assert curve.rates_rps[0] == pytest.approx(0.1 * runner.scale_rps)
+
+
+def test_the_shown_accelerators_side_by_side_are_each_alone():
+    """``each_shown`` on two threads gives, in the shown order, what one thread gives; a
+    cancelled search starts nothing more."""
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.serving import ServingSpec
+    from accelscope.engine.core.workspace import Workspace
+    from accelscope.engine.physics.engine import Engine
+    from accelscope.engine.studies.serving.view import each_shown
+
+    engine = Engine()
+    scenario = engine.resolve(Scenario(model="llama-3.1-8b", accelerator="h100-sxm"))
+    spec = ServingSpec(requests=200, slo_ttft_ms=500.0, slo_tpot_ms=50.0)
+    workspace = Workspace(scenario=scenario, shown=("h100-sxm", "a100-80gb", "l40s", "mi300x"), serving=spec)
+    alone = list(each_shown(engine, workspace, threads=1))
+    together = list(each_shown(engine, workspace, threads=2))
+    assert [curve.accelerator for curve, _ in together] == list(workspace.shown)
+    for (curve_a, capacity_a), (curve_b, capacity_b) in zip(alone, together, strict=True):
+        assert capacity_a == capacity_b
+        assert np.array_equal(curve_a.throughput_output_tok_s, curve_b.throughput_output_tok_s)
+        assert np.array_equal(curve_a.ttft_p99_s, curve_b.ttft_p99_s, equal_nan=True)
+    assert list(each_shown(engine, workspace, threads=2, cancelled=lambda: True)) == []

@@ -9,7 +9,13 @@ sequence counts to :func:`iteration_cost`. Both use the static engine's physics,
 helpers ``evaluate_many`` uses: the stage pass, the pipeline hand-over, the host time and the
 power model.
 
-Both are inlined into a calling kernel (``jit(inline=True)``), so a simulator's loop pays no
+A simulator that steps the same requests' decodes many times over can take a decode's
+positions, their change per further step and how long that change holds from
+:func:`decode_positions`, and add instead of summing again; and cost each such iteration with
+:func:`decode_iteration_cost` over the terms :func:`decode_iteration_terms` works out once for
+its number of requests, to the bit what :func:`iteration_cost` gives.
+
+All three are inlined into a calling kernel (``jit(inline=True)``), so a simulator's loop pays no
 reference counting for passing ``cost`` on each call.
 
 Units: seconds, J; positions and tokens are counts (floats).
@@ -25,10 +31,13 @@ from .helpers import (
     attended_positions,
     causal_positions,
     chunked_causal_positions,
+    execution_time,
+    experts_touched_busiest_device,
     point_to_point,
     power,
     stage_pass,
     stored_positions,
+    token_imbalance,
 )
 
 
@@ -62,6 +71,45 @@ def request_positions(cost, context_before, new_tokens, is_decode):
         positions += n_chunked * (chunked_causal_positions(end, chunk) - chunked_causal_positions(context_before, chunk))
     kv_read = stored_positions(n_full, n_window, window, n_chunked, attention_chunk, context_before)
     return positions, 0.0, kv_read
+
+
+# decode_positions' step count when no layer's window or attention chunk lies ahead.
+UNBOUNDED_STEPS = 1 << 62
+
+
+@jit(inline=True)
+def decode_positions(cost, context_before):
+    """A run of decode steps of one request from context c: (positions, increment, steps).
+
+    The step at context c + k attends to (and reads the KV cache of) positions + k x increment
+    positions, summed over the layers, for 0 <= k <= steps: what :func:`request_positions`
+    gives for (c + k, 1, decode), exactly, since every term is a whole or half-whole number far
+    below 2**53 (so sums of them, in any order, are the same float). The increment is one per
+    full-attention layer, per window layer while the token's position c + 1 + k stays within
+    the window, per chunked layer while it stays within the first attention chunk (a chunked
+    layer's step past the first chunk changes the half-chunk mean once, then nothing).
+    ``steps`` is UNBOUNDED_STEPS when no such bound lies ahead.
+    """
+    n_full = cost[C_N_FULL]
+    n_window = cost[C_N_WINDOW]
+    window = cost[C_WINDOW]
+    n_chunked = cost[C_N_CHUNKED]
+    attention_chunk = cost[C_ATTENTION_CHUNK]
+    position = context_before + 1.0
+    positions = attended_positions(n_full, n_window, window, n_chunked, attention_chunk, position)
+    increment = n_full
+    steps = UNBOUNDED_STEPS
+    if n_window != 0.0 and position < window:
+        increment += n_window
+        steps = min(steps, int(window - position))
+    if n_chunked != 0.0:
+        if position < attention_chunk:
+            increment += n_chunked
+            steps = min(steps, int(attention_chunk - position))
+        elif position == attention_chunk:
+            increment += n_chunked * ((attention_chunk + 1.0) / 2.0 - attention_chunk)
+            steps = 1
+    return positions, increment, steps
 
 
 @jit(inline=True)
@@ -119,3 +167,174 @@ def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_
     duration = pipeline_passes * pass_time + (pp - 1.0) * transfer + host
     device_power, _ = power(cost[C_IDLE], cost[C_BUSY_FLOOR], cost[C_TDP], passes * dynamic, duration)
     return duration, cost[C_DEVICES_PER_REPLICA] * device_power * duration
+
+
+# The terms of an iteration of n decode steps that do not depend on their positions
+# (decode_iteration_terms), by index in a row of a float64 array.
+DT_SHARE = 0  # 1 / passes
+DT_PREFILL_ATTENTION = 1  # the prefill positions' attention FLOPs (none)
+DT_DECODE_FLOPS_PER_POSITION = 2
+DT_KV_BYTES_PER_POSITION = 3
+DT_FLOPS = 4  # a pass's FLOPs but its attention's
+DT_KV_WRITE = 5  # a pass's KV bytes written
+DT_KV_NEAR0 = 6
+DT_KV_OFFLOAD = 7
+DT_KV_NEAR1 = 8
+DT_TRAFFIC = 9
+DT_WEIGHT_NEAR0 = 10  # weight bytes read from near tier 0 in a pass
+DT_WEIGHT_FAR = 11
+DT_WEIGHT_NEAR1 = 12
+DT_N_NEAR = 13
+DT_SECONDS_PER_BYTE0 = 14
+DT_SECONDS_PER_BYTE1 = 15
+DT_SECONDS_PER_FAR_BYTE = 16
+DT_ENERGY0 = 17
+DT_ENERGY1 = 18
+DT_FAR_ENERGY = 19
+DT_SECONDS_PER_FLOP = 20
+DT_ENERGY_PER_FLOP = 21
+DT_COMMUNICATION_ENERGY = 22
+DT_KV_SECONDS_PER_BYTE = 23
+DT_OVERLAP = 24
+DT_COMMUNICATION_TIME = 25
+DT_OVERHEAD_TIME = 26
+DT_PIPELINE_PASSES = 27
+DT_TRANSFERS = 28  # (pp - 1) hand-overs
+DT_HOST = 29
+DT_PASSES = 30
+DT_IDLE = 31
+DT_BUSY_FLOOR = 32
+DT_TDP = 33
+DT_DEVICES = 34
+DECODE_TERMS = 35
+
+
+@jit(inline=True)
+def decode_iteration_terms(cost, sequences, terms, row):
+    """Fill ``terms[row]`` with what :func:`iteration_cost` works out for an iteration of
+    ``sequences`` decode steps (``iteration_cost(cost, n, n, 0.0, D, D)``) before it reads the
+    steps' positions D: the pass count and shares, the FLOPs and bytes of the weights, the
+    routed experts and the communication, the pipeline's hand-overs, the host time.
+
+    The same operations on the same numbers as ``iteration_cost`` and ``helpers.stage_pass``
+    (its decode branch), so that :func:`decode_iteration_cost` gives the same floats; the tests
+    hold the two equal to the bit. Change them together."""
+    pp = cost[C_PP]
+    passes = min(sequences, pp)
+    share = 1.0 / passes
+    pass_tokens = sequences * share
+    pass_sequences = sequences * share
+    # helpers.stage_pass, up to its attention FLOPs and KV reads.
+    top_k = cost[C_TOP_K]
+    effective_ep = cost[C_EFFECTIVE_EP]
+    z_ep = cost[C_Z_EP]
+    expert_flops = 0.0
+    expert_read = 0.0
+    imbalance = 1.0
+    if effective_ep > 1:
+        imbalance = token_imbalance(pass_tokens * top_k, effective_ep, z_ep)
+    if cost[C_IS_MOE]:
+        touch = 1.0 - cost[C_EXPERT_MISS] ** pass_tokens
+        touched = experts_touched_busiest_device(cost[C_EXPERTS_PER_DEVICE], touch, effective_ep, z_ep)
+        expert_flops = pass_tokens * cost[C_EXPERT_FLOPS_PER_TOKEN] * imbalance
+        expert_read = cost[C_EXPERT_READ_PER_TOUCHED] * touched
+    terms[row, DT_FLOPS] = (pass_tokens * cost[C_DENSE_FLOPS_PER_TOKEN]
+                            + pass_sequences * cost[C_HEAD_FLOPS_PER_SEQUENCE] + expert_flops)
+    weight_bytes = cost[C_DENSE_READ] + expert_read
+    terms[row, DT_KV_WRITE] = pass_tokens * cost[C_KV_WRITE_PER_TOKEN]
+    terms[row, DT_TRAFFIC] = pass_tokens * cost[C_TRAFFIC_PER_TOKEN]
+    terms[row, DT_WEIGHT_NEAR0] = weight_bytes * cost[C_WEIGHT_NEAR0]
+    terms[row, DT_WEIGHT_FAR] = weight_bytes * cost[C_OFFLOAD]
+    terms[row, DT_WEIGHT_NEAR1] = weight_bytes * cost[C_WEIGHT_NEAR1]
+    terms[row, DT_KV_NEAR0] = cost[C_KV_NEAR0]
+    terms[row, DT_KV_OFFLOAD] = cost[C_KV_OFFLOAD]
+    terms[row, DT_KV_NEAR1] = cost[C_KV_NEAR1]
+    terms[row, DT_N_NEAR] = cost[C_N_NEAR]
+    terms[row, DT_SECONDS_PER_BYTE0] = cost[C_SECONDS_PER_BYTE0]
+    terms[row, DT_SECONDS_PER_BYTE1] = cost[C_SECONDS_PER_BYTE1]
+    terms[row, DT_SECONDS_PER_FAR_BYTE] = cost[C_SECONDS_PER_FAR_BYTE]
+    terms[row, DT_ENERGY0] = cost[C_ENERGY0]
+    terms[row, DT_ENERGY1] = cost[C_ENERGY1]
+    terms[row, DT_FAR_ENERGY] = cost[C_FAR_ENERGY]
+    # The all-reduce and all-to-all of the pass, as stage_pass works them out.
+    all_reduce = pass_tokens * cost[C_ALL_REDUCE_PER_TOKEN] + cost[C_ALL_REDUCE_LATENCY]
+    all_reduce_sent = pass_tokens * cost[C_ALL_REDUCE_SENT_PER_TOKEN]
+    if cost[C_DOUBLING_STEPS] > 0.0:
+        all_reduce = min(all_reduce, pass_tokens * cost[C_ALL_REDUCE_PER_TOKEN] + cost[C_HALVING_LATENCY])
+        doubling = pass_tokens * cost[C_DOUBLING_PER_TOKEN] + cost[C_DOUBLING_STEPS] * cost[C_TP_LATENCY]
+        if doubling < all_reduce:
+            all_reduce = doubling
+            all_reduce_sent = pass_tokens * cost[C_DOUBLING_SENT_PER_TOKEN]
+    if cost[C_TP] > 1:
+        all_reduce = all_reduce + cost[C_COLLECTIVE_OVERHEAD]
+    dense_layer_time = 2.0 * all_reduce
+    dense_layer_sent = 2.0 * all_reduce_sent
+    if effective_ep > 1:
+        dispatched = pass_tokens * cost[C_DISPATCHED_PER_TOKEN] * imbalance
+        a2a = dispatched / cost[C_EP_BANDWIDTH] + cost[C_A2A_LATENCY] + cost[C_COLLECTIVE_OVERHEAD]
+        moe_layer_time = all_reduce + 2.0 * a2a
+        moe_layer_sent = all_reduce_sent + 2.0 * dispatched
+    else:
+        moe_layer_time = dense_layer_time
+        moe_layer_sent = dense_layer_sent
+    moe_fraction = cost[C_MOE_FRACTION]
+    dense_fraction = 1.0 - moe_fraction
+    layers_per_stage = cost[C_LAYERS_PER_STAGE]
+    terms[row, DT_COMMUNICATION_TIME] = layers_per_stage * (dense_fraction * dense_layer_time
+                                                            + moe_fraction * moe_layer_time)
+    comm_sent = layers_per_stage * (dense_fraction * dense_layer_sent + moe_fraction * moe_layer_sent)
+    terms[row, DT_COMMUNICATION_ENERGY] = comm_sent * cost[C_LINK_ENERGY]
+    terms[row, DT_SECONDS_PER_FLOP] = cost[C_SECONDS_PER_FLOP]
+    terms[row, DT_ENERGY_PER_FLOP] = cost[C_ENERGY_PER_FLOP]
+    terms[row, DT_KV_SECONDS_PER_BYTE] = cost[C_KV_SECONDS_PER_BYTE]
+    terms[row, DT_OVERLAP] = cost[C_OPERATOR_OVERLAP]
+    # iteration_cost around the pass.
+    terms[row, DT_SHARE] = share
+    terms[row, DT_PREFILL_ATTENTION] = 0.0 * cost[C_PREFILL_ATTENTION_FLOPS_PER_POSITION]
+    terms[row, DT_DECODE_FLOPS_PER_POSITION] = cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION]
+    terms[row, DT_KV_BYTES_PER_POSITION] = cost[C_KV_BYTES_PER_POSITION]
+    terms[row, DT_OVERHEAD_TIME] = cost[C_OVERHEAD_TIME]
+    terms[row, DT_PIPELINE_PASSES] = pp
+    terms[row, DT_TRANSFERS] = (pp - 1.0) * point_to_point(pass_tokens, pp, cost[C_PP_SECONDS_PER_TOKEN],
+                                                          cost[C_PP_LATENCY], cost[C_COLLECTIVE_OVERHEAD])
+    terms[row, DT_HOST] = cost[C_STEP_OVERHEAD] + sequences * cost[C_SEQUENCE_OVERHEAD]
+    terms[row, DT_PASSES] = passes
+    terms[row, DT_IDLE] = cost[C_IDLE]
+    terms[row, DT_BUSY_FLOOR] = cost[C_BUSY_FLOOR]
+    terms[row, DT_TDP] = cost[C_TDP]
+    terms[row, DT_DEVICES] = cost[C_DEVICES_PER_REPLICA]
+
+
+@jit(inline=True)
+def decode_iteration_cost(terms, row, positions):
+    """(duration in s, energy in J) of an iteration of decode steps whose positions sum to
+    ``positions``, from the terms :func:`decode_iteration_terms` put in ``terms[row]`` for its
+    number of steps: the rest of :func:`iteration_cost`, the same floats to the bit."""
+    share = terms[row, DT_SHARE]
+    attention_flops = (terms[row, DT_PREFILL_ATTENTION] + positions * terms[row, DT_DECODE_FLOPS_PER_POSITION]) * share
+    kv_read = positions * terms[row, DT_KV_BYTES_PER_POSITION] * share
+    # helpers.stage_pass, from its attention FLOPs and KV reads on.
+    flops = terms[row, DT_FLOPS] + attention_flops
+    kv_bytes = kv_read + terms[row, DT_KV_WRITE]
+    near0 = terms[row, DT_WEIGHT_NEAR0] + kv_bytes * terms[row, DT_KV_NEAR0]
+    far = terms[row, DT_WEIGHT_FAR] + kv_bytes * terms[row, DT_KV_OFFLOAD]
+    if terms[row, DT_N_NEAR] > 1:
+        near1 = terms[row, DT_WEIGHT_NEAR1] + kv_bytes * terms[row, DT_KV_NEAR1] + terms[row, DT_TRAFFIC]
+        memory_time = (near0 * terms[row, DT_SECONDS_PER_BYTE0] + near1 * terms[row, DT_SECONDS_PER_BYTE1]
+                       + far * terms[row, DT_SECONDS_PER_FAR_BYTE])
+        memory_energy = near0 * terms[row, DT_ENERGY0] + near1 * terms[row, DT_ENERGY1] + far * terms[row, DT_FAR_ENERGY]
+    else:
+        near0 = near0 + terms[row, DT_TRAFFIC]
+        memory_time = near0 * terms[row, DT_SECONDS_PER_BYTE0] + far * terms[row, DT_SECONDS_PER_FAR_BYTE]
+        memory_energy = near0 * terms[row, DT_ENERGY0] + far * terms[row, DT_FAR_ENERGY]
+    seconds_per_flop = terms[row, DT_SECONDS_PER_FLOP]
+    compute_time = flops * seconds_per_flop
+    dynamic = flops * terms[row, DT_ENERGY_PER_FLOP] + memory_energy + terms[row, DT_COMMUNICATION_ENERGY]
+    execution = execution_time(compute_time, memory_time, attention_flops * seconds_per_flop,
+                               kv_bytes * terms[row, DT_KV_SECONDS_PER_BYTE], terms[row, DT_OVERLAP])
+    # iteration_cost around the pass.
+    pass_time = execution + terms[row, DT_COMMUNICATION_TIME] + terms[row, DT_OVERHEAD_TIME]
+    duration = terms[row, DT_PIPELINE_PASSES] * pass_time + terms[row, DT_TRANSFERS] + terms[row, DT_HOST]
+    device_power, _ = power(terms[row, DT_IDLE], terms[row, DT_BUSY_FLOOR], terms[row, DT_TDP],
+                            terms[row, DT_PASSES] * dynamic, duration)
+    return duration, terms[row, DT_DEVICES] * device_power * duration

@@ -19,6 +19,9 @@ import math
 from .closed_forms import causal_positions, chunked_causal_positions
 from .phases import Setup, Step, forward_step
 
+# decode_positions' step count when no layer's window or attention chunk lies ahead.
+UNBOUNDED_STEPS = 1 << 62
+
 
 class IterationCostModel:
     """One scenario's replica (its tp x pp devices), as a serving simulator's iterations see it.
@@ -82,6 +85,35 @@ class IterationCostModel:
             chunk = layers.attention_chunk
             positions += layers.n_chunked * (chunked_causal_positions(end, chunk) - chunked_causal_positions(c, chunk))
         return positions, 0.0, layers.stored(c)
+
+    def decode_positions(self, context_before: int) -> tuple[float, float, int]:
+        """A run of decode steps of one request from context c: (positions, increment, steps).
+
+        The step at context c + k attends to positions + k x increment positions (and reads
+        their KV cache), summed over the layers, for 0 <= k <= steps: exactly what
+        :meth:`request_positions` gives for (c + k, 1, decode), as every term is a whole or
+        half-whole number. Each further step adds one position per full-attention layer, one per
+        window layer while the token's position stays within the window, one per chunked layer
+        while it stays within the first attention chunk; a chunked layer's step past the first
+        chunk drops it to the half-chunk mean once, after which it adds nothing. ``steps`` is
+        UNBOUNDED_STEPS when no such bound lies ahead."""
+        layers = self.setup.attention
+        position = context_before + 1
+        increment = layers.n_full
+        steps = UNBOUNDED_STEPS
+        if layers.n_window and position < layers.window:
+            increment += layers.n_window
+            steps = min(steps, layers.window - position)
+        if layers.n_chunked:
+            chunk = layers.attention_chunk
+            if position < chunk:
+                increment += layers.n_chunked
+                steps = min(steps, chunk - position)
+            elif position == chunk:
+                # From attending to the whole first chunk to the mean over the later ones.
+                increment += layers.n_chunked * ((chunk + 1) / 2.0 - chunk)
+                steps = 1
+        return layers.attended(position), increment, steps
 
     def step(self, tokens: float, sequences: float, prefill_attention_positions: float,
              decode_attention_positions: float, kv_read_positions: float) -> Step:

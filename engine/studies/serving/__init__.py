@@ -1,15 +1,16 @@
 """Iteration-level simulation of LLM serving engines (vLLM v1, TensorRT-LLM, static batches).
 
 ``simulate`` runs a ``Workload`` on a ``Server`` (compiled kernel or pure-Python reference, held
-equal by the tests); ``summarize`` turns a run into serving metrics; ``capacity`` finds the
-largest request rate meeting an SLO; ``simulate_disaggregated`` runs a prefill pool, a KV
-transfer and a decode pool in tandem.
+equal by the tests), ``simulate_many`` independent runs side by side on a thread pool;
+``summarize`` turns a run into serving metrics; ``capacity`` finds the largest request rate
+meeting an SLO; ``simulate_disaggregated`` runs a prefill pool, a KV transfer and a decode pool
+in tandem.
 """
 
 from .capacity import CapacityResult, Slo, capacity, meets_slo
 from .disaggregated import DisaggregatedResult, KvLink, simulate_disaggregated
 from .metrics import Distribution, Metrics, summarize
-from .run import RunResult, Server, simulate
+from .run import RunResult, Server, simulate, simulate_many
 from .workload import (
     Lengths,
     Workload,
@@ -45,6 +46,7 @@ __all__ = [
     "poisson_arrivals",
     "simulate",
     "simulate_disaggregated",
+    "simulate_many",
     "summarize",
     "trace_workload",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .metrics import summarize
+from .metrics import slo_check, summarize
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ class CapacityResult:
 
 
 def meets_slo(metrics, slo):
-    """True when a run is stable, not capped and within both p99 limits."""
+    """True when a run is stable, not capped and within both p99 limits (``metrics``: a
+    ``Metrics`` or the ``SloCheck`` of the run)."""
     if metrics.unstable or metrics.capped or metrics.finished == 0:
         return False
     if slo.ttft_p99_s is not None and not metrics.ttft_s.p99 <= slo.ttft_p99_s:
@@ -55,25 +56,28 @@ def capacity(run_at_rate, slo, low, high, steps=10):
 
     def evaluate(rate):
         result = run_at_rate(rate)
-        metrics = summarize(result, slo.ttft_p99_s, slo.tpot_p99_s)
-        return meets_slo(metrics, slo), result, metrics
+        return meets_slo(slo_check(result, slo.ttft_p99_s, slo.tpot_p99_s), slo), result
 
-    ok, result, metrics = evaluate(high)
+    def found(rate, result, runs, failing=math.inf):
+        # The whole summary only for the run the answer stands on.
+        return CapacityResult(rate, result, summarize(result, slo.ttft_p99_s, slo.tpot_p99_s), runs, failing)
+
+    ok, result = evaluate(high)
     if ok:
-        return CapacityResult(high, result, metrics, 1)
-    ok, result, metrics = evaluate(low)
+        return found(high, result, 1)
+    ok, result = evaluate(low)
     if not ok:
-        return CapacityResult(0.0, result, metrics, 2, low)
-    best = CapacityResult(low, result, metrics, 2)
+        return found(0.0, result, 2, low)
+    best_rate, best_result = low, result
     lower, upper = low, high
     runs = 2
     for _ in range(steps):
         middle = math.sqrt(lower * upper)
-        ok, result, metrics = evaluate(middle)
+        ok, result = evaluate(middle)
         runs += 1
         if ok:
             lower = middle
-            best = CapacityResult(middle, result, metrics, runs)
+            best_rate, best_result = middle, result
         else:
             upper = middle
-    return CapacityResult(best.rate_per_s, best.result, best.metrics, runs, upper)
+    return found(best_rate, best_result, runs, upper)

@@ -42,7 +42,8 @@ SET_LONG_PREFILL_THRESHOLD = 8  # 0 = off
 SET_MAX_MODEL_LEN = 9
 SET_PREFIX_TOKENS = 10  # shared system prompt, 0 = none
 SET_STATIC_BATCH = 11
-SETTINGS_SIZE = 12
+SET_FAST_FORWARD = 12  # 1: steady decode iterations are costed without revisiting every request
+SETTINGS_SIZE = 13
 
 # Per-request outputs, float64[n, REQUEST_FLOAT_SIZE] (NaN where it did not happen).
 REQ_ISSUE_S = 0  # when it arrived (open loop) or was issued by its user (closed loop)

@@ -132,21 +132,74 @@ def backlog_growth(issue_s, departure_s):
     return float((last - third) / quarter)
 
 
-def summarize(result, ttft_limit_s=None, tpot_limit_s=None):
-    """Metrics of a ``RunResult``; the SLO limits (s) are optional, each one independently."""
-    status = result.status
-    finished = status == layout.STATUS_FINISHED
+@dataclass(frozen=True)
+class SloCheck:
+    """What a capacity search and a rate curve read of a run: the fields of ``Metrics`` they
+    use, computed as ``summarize`` computes them, without the ITL distribution and the time
+    means (sorting every iteration of a run is most of ``summarize``'s time)."""
+
+    finished: int
+    capped: bool
+    unstable: bool
+    ttft_s: Distribution
+    tpot_s: Distribution
+    output_tokens_per_s: float
+    goodput_per_s: float
+
+
+def _request_times(result, ttft_limit_s, tpot_limit_s):
+    """Per request: finished, TTFT, E2E, multi-token, TPOT and meeting the SLO; and the span."""
+    finished = result.status == layout.STATUS_FINISHED
     issue_s = result.issue_s
     first_s = result.first_token_s
     end_s = result.end_s
     output = result.output_tokens
-    prompt = result.prompt_tokens
-
     ttft = first_s - issue_s
     e2e = end_s - issue_s
     multi_token = finished & (output > 1)
-    tpot = np.full(status.shape, math.nan)
+    tpot = np.full(finished.shape, math.nan)
     tpot[multi_token] = (end_s[multi_token] - first_s[multi_token]) / (output[multi_token] - 1)
+    meets = finished.copy()
+    if ttft_limit_s is not None:
+        meets &= ttft <= ttft_limit_s
+    if tpot_limit_s is not None:
+        meets &= ~multi_token | (tpot <= tpot_limit_s)
+    issued = np.isfinite(issue_s)
+    start_s = float(issue_s[issued].min()) if issued.any() else 0.0
+    last_completion_s = float(end_s[finished].max()) if finished.any() else start_s
+    return finished, ttft, e2e, multi_token, tpot, meets, start_s, last_completion_s
+
+
+def _backlog_growth_of(result, finished):
+    departure_s = np.where(finished, result.end_s, np.inf)
+    departure_s = np.where(result.status == layout.STATUS_REJECTED, result.issue_s, departure_s)
+    return backlog_growth(result.issue_s, departure_s)
+
+
+def slo_check(result, ttft_limit_s=None, tpot_limit_s=None):
+    """The ``SloCheck`` of a ``RunResult``: equal to the same fields of ``summarize``'s."""
+    finished, ttft, _e2e, multi_token, tpot, meets, start_s, last_completion_s = _request_times(
+        result, ttft_limit_s, tpot_limit_s)
+    span_s = last_completion_s - start_s
+    growth = _backlog_growth_of(result, finished)
+    return SloCheck(
+        finished=int(finished.sum()),
+        capped=result.capped,
+        unstable=growth > UNSTABLE_BACKLOG_GROWTH,
+        ttft_s=distribution(ttft[np.isfinite(ttft)]),
+        tpot_s=distribution(tpot[multi_token]),
+        output_tokens_per_s=float(result.output_tokens[finished].sum()) / span_s if span_s > 0.0 else math.nan,
+        goodput_per_s=float(meets.sum()) / span_s if span_s > 0.0 else math.nan,
+    )
+
+
+def summarize(result, ttft_limit_s=None, tpot_limit_s=None):
+    """Metrics of a ``RunResult``; the SLO limits (s) are optional, each one independently."""
+    status = result.status
+    output = result.output_tokens
+    prompt = result.prompt_tokens
+    finished, ttft, e2e, multi_token, tpot, meets, start_s, last_completion_s = _request_times(
+        result, ttft_limit_s, tpot_limit_s)
 
     durations = result.iteration_duration_s
     itl_values = np.concatenate([durations, result.gap_s])
@@ -154,9 +207,6 @@ def summarize(result, ttft_limit_s=None, tpot_limit_s=None):
         [result.iteration_column(layout.IT_ITL_TOKENS).astype(np.float64), np.ones(result.gap_s.size)]
     )
 
-    issued = np.isfinite(issue_s)
-    start_s = float(issue_s[issued].min()) if issued.any() else 0.0
-    last_completion_s = float(end_s[finished].max()) if finished.any() else start_s
     span_s = last_completion_s - start_s
     iteration_ends = result.iteration_start_s + durations
     window_end_s = max(last_completion_s, float(iteration_ends.max()) if durations.size else start_s)
@@ -170,12 +220,6 @@ def summarize(result, ttft_limit_s=None, tpot_limit_s=None):
             return math.nan
         return float(np.sum(result.iteration_column(column) * durations) / window_s)
 
-    meets = finished.copy()
-    if ttft_limit_s is not None:
-        meets &= ttft <= ttft_limit_s
-    if tpot_limit_s is not None:
-        meets &= ~multi_token | (tpot <= tpot_limit_s)
-
     sequences = result.iteration_column(layout.IT_SEQUENCES)
     busy_s = float(durations.sum())
     energy_j = float(result.iteration_energy_j.sum()) + result.idle_power_w * max(
@@ -183,9 +227,7 @@ def summarize(result, ttft_limit_s=None, tpot_limit_s=None):
     )
     emitted = float(result.tokens_emitted.sum())
 
-    departure_s = np.where(finished, end_s, np.inf)
-    departure_s = np.where(status == layout.STATUS_REJECTED, issue_s, departure_s)
-    growth = backlog_growth(issue_s, departure_s)
+    growth = _backlog_growth_of(result, finished)
 
     in_system = result.iteration_column(layout.IT_WAITING) + result.iteration_column(layout.IT_RUNNING)
     in_system_mean = float(np.sum(in_system * durations) / window_s) if window_s > 0.0 else math.nan

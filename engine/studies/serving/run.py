@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import layout
-from .simulator_kernel import allocate_workspace, simulate_kernel
+from .simulator_kernel import LOOP_FAST_FORWARDED, WORKSPACE_LOOP_STATE, allocate_workspace, simulate_kernel
 from .simulator_reference import simulate_reference
 
 # Default bound on iteration records when the caller gives none: enough for any run without
@@ -24,6 +26,10 @@ class Server:
     engine's iteration-cost coefficients of one replica (``Engine.iteration_costs``), read by
     the kernel; ``cost_model`` its reference twin (``Engine.iteration_cost_model``), read by the
     reference simulator; ``idle_power_w`` the power of one replica between iterations (W).
+
+    ``fast_forward`` lets a replica whose running requests decode iteration after iteration
+    cost their part of each from running sums instead of revisiting every request (see
+    ``simulator_reference``); every output is the same with it off, which the tests check.
     """
 
     policy: str = "vllm"
@@ -40,6 +46,7 @@ class Server:
     cost: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cost_model: object | None = None
     idle_power_w: float = 100.0
+    fast_forward: bool = True
 
     def settings(self, users):
         """The int64 settings array both engines read (``layout.SET_*``)."""
@@ -66,6 +73,7 @@ class Server:
         settings[layout.SET_MAX_MODEL_LEN] = self.max_model_len
         settings[layout.SET_PREFIX_TOKENS] = self.prefix_tokens
         settings[layout.SET_STATIC_BATCH] = self.static_batch
+        settings[layout.SET_FAST_FORWARD] = int(bool(self.fast_forward))
         return settings
 
 
@@ -86,6 +94,8 @@ class RunResult:
     iteration_int: np.ndarray
     gap_s: np.ndarray
     counters: np.ndarray
+    # Iterations the run fast-forwarded (a diagnostic of the work done: no output depends on it).
+    fast_forwarded: int = 0
 
     # Per request.
     @property
@@ -196,6 +206,7 @@ def simulate(
     engine="kernel",
     request_positions=None,
     iteration_cost=None,
+    decode_positions=None,
 ):
     """Simulate ``workload`` on ``server``; returns a ``RunResult``.
 
@@ -205,8 +216,9 @@ def simulate(
     none) marks requests whose prompt KV arrives computed with the first token emitted then.
     ``engine`` is ``"kernel"`` or ``"reference"``. The kernel costs iterations with the
     engine's compiled iteration cost over ``server.cost``; the reference with
-    ``server.cost_model`` (its twin), or with the ``request_positions(cost, ...)`` and
-    ``iteration_cost(cost, ...)`` functions given here.
+    ``server.cost_model`` (its twin), or with the ``request_positions(cost, ...)``,
+    ``iteration_cost(cost, ...)`` and (for fast-forward) ``decode_positions(cost, context)``
+    functions given here.
     """
     _validate(workload, prior_token_s)
     requests = workload.requests
@@ -235,11 +247,12 @@ def simulate(
         request_float, request_int, iteration_float, iteration_int, gap_s, counters,
     )  # fmt: skip
     if engine == "kernel":
-        if request_positions is not None or iteration_cost is not None:
+        if request_positions is not None or iteration_cost is not None or decode_positions is not None:
             raise ValueError("the kernel takes its cost functions from its import")
         running_capacity = max(1, min(requests, max(server.max_num_seqs, server.static_batch)))
-        workspace = allocate_workspace(requests, server.replicas, running_capacity, workload.users)
+        workspace = allocate_workspace(requests, server.replicas, running_capacity, workload.users, server.block_size)
         simulate_kernel(*arguments, *workspace)
+        fast_forwarded = int(workspace[WORKSPACE_LOOP_STATE][LOOP_FAST_FORWARDED])
     elif engine == "reference":
         model = server.cost_model
         if request_positions is None or iteration_cost is None:
@@ -251,7 +264,12 @@ def simulate(
             )
         if iteration_cost is None:
             iteration_cost = lambda cost, *sums: model.iteration_cost(*sums)  # noqa: E731
-        simulate_reference(*arguments, request_positions=request_positions, iteration_cost=iteration_cost)
+        if decode_positions is None and model is not None:
+            decode_positions = lambda cost, context: model.decode_positions(context)  # noqa: E731
+        fast_forwarded = simulate_reference(
+            *arguments, request_positions=request_positions, iteration_cost=iteration_cost,
+            decode_positions=decode_positions,
+        )
     else:
         raise ValueError(f"unknown engine {engine!r}")
     iterations = int(counters[layout.CNT_ITERATIONS])
@@ -266,4 +284,34 @@ def simulate(
         iteration_int=iteration_int[:iterations],
         gap_s=gap_s[: int(counters[layout.CNT_GAPS])],
         counters=counters,
+        fast_forwarded=fast_forwarded,
     )
+
+
+def simulate_many(runs, *, threads=None, summary=None, **options):
+    """``simulate`` each ``(workload, server)`` of ``runs`` with the keyword ``options``; returns
+    the results in the order of ``runs``, or what ``summary`` (e.g. ``summarize``) makes of each.
+
+    The runs share a pool of ``threads`` threads (default ``os.cpu_count()``): the kernel
+    releases the GIL, so independent runs (the rates of a sweep, the servers of a comparison)
+    proceed side by side. With one thread they run in order in the calling thread.
+
+    A run's iteration records take about 100 bytes per iteration (a 1,000-request run at low
+    load has 50,000 iterations or more), in arrays sized for its longest possible run; a sweep
+    that keeps every run holds them all. With ``summary`` each run is reduced on its thread as
+    it ends and dropped, so its memory serves the next run.
+    """
+    runs = list(runs)
+    if threads is None:
+        threads = os.cpu_count() or 1
+    if threads < 1:
+        raise ValueError("threads must be at least 1")
+
+    def run_one(run):
+        result = simulate(*run, **options)
+        return result if summary is None else summary(result)
+
+    if threads == 1 or len(runs) < 2:
+        return [run_one(run) for run in runs]
+    with ThreadPoolExecutor(max_workers=min(threads, len(runs))) as pool:
+        return list(pool.map(run_one, runs))

@@ -9,13 +9,34 @@ users waiting to issue sit in a binary heap. The kernel allocates nothing: the c
 the outputs and a workspace from ``allocate_workspace``.
 
 The iteration's time and energy are the engine's (``physics.iteration``, inlined).
+
+Fast-forward (``SET_FAST_FORWARD``), as in the reference: a replica whose running requests
+all emitted in its last iteration, with none waiting, opens a steady window whose members (the
+head of the running list) decode one token in each of its iterations. Their part of an
+iteration costs O(1): the decode positions follow by an increment (``decode_positions``), the
+iteration's cost by ``decode_iteration_cost`` over terms worked out once per batch size, the
+new KV blocks of a step come from a count of the members by the step at which each next needs
+a block (the position of its KV within its last block), and the members' own state is kept as
+at the window's start and brought up to date when they leave or the window closes. Members
+that emit their last token leave in one pass over the others; under vLLM, requests routed to
+the replica are scheduled behind the members one by one and join them once they decode. The
+event loop is unchanged, so arrivals, the other replicas and the caps interleave with a
+window's iterations exactly as with stepping.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...physics.iteration import iteration_cost, request_positions
+from ...physics.iteration import (
+    DECODE_TERMS,
+    UNBOUNDED_STEPS,
+    decode_iteration_cost,
+    decode_iteration_terms,
+    decode_positions,
+    iteration_cost,
+    request_positions,
+)
 from ...physics.jit import jit
 from .layout import (
     CNT_CAPPED,
@@ -49,6 +70,7 @@ from .layout import (
     REQ_TOKENS_EMITTED,
     ROUTER_ROUND_ROBIN,
     SET_BLOCK_SIZE,
+    SET_FAST_FORWARD,
     SET_KV_BLOCKS_TOTAL,
     SET_LONG_PREFILL_THRESHOLD,
     SET_MAX_BATCHED_TOKENS,
@@ -94,7 +116,18 @@ RP_RESERVED_BLOCKS = 8
 RP_PREFIX_CACHED = 9
 RP_OUTSTANDING = 10
 RP_SCHEDULED_LENGTH = 11
-RP_SIZE = 12
+RP_STEADY = 12  # 1: in a steady window (its members' state lags, see exit_steady)
+RP_STEADY_STEPS = 13  # iterations started in the window
+RP_STEADY_LIMIT = 14  # the window's next step at which a request emits its last token
+RP_STEADY_HOLD = 15  # last window step whose positions follow by increment from the last refresh
+RP_STEADY_PHASE = 16  # window steps modulo the block size: the block_phases slot of the next step
+RP_STEADY_MEMBERS = 17  # the window's requests: the head of the running list
+RP_SIZE = 18
+
+# Steady window sums, float64[replicas, SF_SIZE].
+SF_POSITIONS = 0  # decode positions of the window's next step
+SF_INCREMENT = 1  # and their change per step until RP_STEADY_HOLD
+SF_SIZE = 2
 
 # Scheduled entries, int64[replicas, capacity, SCHED_SIZE].
 SCHED_REQUEST = 0
@@ -108,10 +141,14 @@ LOOP_NEXT_UNISSUED = 1
 LOOP_PENDING = 2  # closed-loop issues in the heap
 LOOP_ROUND_ROBIN = 3
 LOOP_ITERATIONS = 4
-LOOP_SIZE = 5
+LOOP_FAST_FORWARDED = 5  # iterations started in steady windows
+LOOP_SIZE = 6
 
 
-def allocate_workspace(requests, replicas, running_capacity, users):
+WORKSPACE_LOOP_STATE = 7  # loop_state's place in allocate_workspace's tuple
+
+
+def allocate_workspace(requests, replicas, running_capacity, users, block_size):
     """Scratch arrays for one kernel run (contents need no initialisation)."""
     heap_capacity = max(1, min(users, requests))
     return (
@@ -123,6 +160,9 @@ def allocate_workspace(requests, replicas, running_capacity, users):
         np.empty(heap_capacity, dtype=np.float64),
         np.empty(heap_capacity, dtype=np.int64),
         np.empty(LOOP_SIZE, dtype=np.int64),
+        np.empty((replicas, SF_SIZE), dtype=np.float64),
+        np.empty((replicas, block_size), dtype=np.int64),
+        np.empty((replicas, DECODE_TERMS), dtype=np.float64),
     )
 
 
@@ -161,6 +201,9 @@ def simulate_kernel(
     heap_s,
     heap_request,
     loop_state,
+    steady_float,
+    block_phases,
+    steady_terms,
 ):
     """Run the simulation; fills the output arrays (layouts in ``layout``) like ``simulate_reference``.
 
@@ -181,6 +224,8 @@ def simulate_kernel(
     prefix_blocks = 0
     if policy != POLICY_STATIC:
         prefix_blocks = prefix_tokens // block_size
+    # A static batch keeps its finished members as padding: its iterations are never steady.
+    fast_forward = settings[SET_FAST_FORWARD] == 1 and policy != POLICY_STATIC
 
     # Helpers are closures over the arrays: numba inlines them, while module-level functions
     # taking arrays would pay reference counting on every array argument at every call.
@@ -384,11 +429,11 @@ def simulate_kernel(
 
     # -- schedulers: fill scheduled[replica] and return the preemptions ----------------------
 
-    def schedule_vllm(replica):
-        budget = max_batched_tokens
+    def schedule_vllm(replica, index, budget):
+        """From the running request at ``index`` on, with ``budget`` tokens left (a steady
+        window has taken the ones before)."""
         preemptions = 0
         # Pass 1: running requests in admission order.
-        index = 0
         while index < replica_state[replica, RP_RUNNING_LENGTH] and budget > 0:
             request = running[replica, index]
             computed = request_state[request, RS_COMPUTED]
@@ -536,59 +581,30 @@ def simulate_kernel(
 
     # -- iterations ----------------------------------------------------------------------------
 
-    def start_iteration(replica, time_s):
-        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
-        if policy == POLICY_VLLM:
-            preemptions = schedule_vllm(replica)
-        elif policy == POLICY_STATIC:
-            preemptions = schedule_static(replica)
-        else:
-            preemptions = schedule_trtllm(replica)
-        sequences = replica_state[replica, RP_SCHEDULED_LENGTH]
-        if sequences == 0:
-            return
-        tokens = 0
-        prefill_tokens = 0
-        prefill_positions = 0.0
-        decode_positions = 0.0
-        kv_read_positions = 0.0
-        for index in range(sequences):
-            request = scheduled[replica, index, SCHED_REQUEST]
-            new_tokens = scheduled[replica, index, SCHED_TOKENS]
-            kind = scheduled[replica, index, SCHED_KIND]
-            prefill, decode, kv_read = request_positions(
-                cost, request_state[request, RS_COMPUTED], new_tokens, kind != STEP_PREFILL
-            )
-            prefill_positions += prefill
-            decode_positions += decode
-            kv_read_positions += kv_read
-            tokens += new_tokens
-            if kind == STEP_PREFILL:
-                prefill_tokens += new_tokens
-        duration_s, energy_j = iteration_cost(
-            cost, tokens, sequences, prefill_positions, decode_positions, kv_read_positions
-        )
-        iteration = loop_state[LOOP_ITERATIONS]
-        loop_state[LOOP_ITERATIONS] = iteration + 1
-        iteration_float[iteration, IT_START_S] = time_s
-        iteration_float[iteration, IT_DURATION_S] = duration_s
-        iteration_float[iteration, IT_ENERGY_J] = energy_j
-        iteration_int[iteration, IT_REPLICA] = replica
-        iteration_int[iteration, IT_SEQUENCES] = sequences
-        iteration_int[iteration, IT_TOKENS] = tokens
-        iteration_int[iteration, IT_PREFILL_TOKENS] = prefill_tokens
-        iteration_int[iteration, IT_DECODE_TOKENS] = 0
-        iteration_int[iteration, IT_ITL_TOKENS] = 0
-        iteration_int[iteration, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
-        iteration_int[iteration, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
-        iteration_int[iteration, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
-        iteration_int[iteration, IT_PREEMPTIONS] = preemptions
-        replica_state[replica, RP_ITERATION] = iteration
-        replica_state[replica, RP_BUSY] = 1
-        replica_end_s[replica] = time_s + duration_s
+    def finish(replica, request, time_s):
+        """A request emitted its last token: it leaves, freeing its blocks (and reservation)."""
+        request_int[request, REQ_STATUS] = STATUS_FINISHED
+        request_float[request, REQ_END_S] = time_s
+        replica_state[replica, RP_OUTSTANDING] -= 1
+        if policy != POLICY_STATIC:
+            release_blocks(replica, request)
+        if policy == POLICY_TRTLLM_NO_EVICT:
+            replica_state[replica, RP_RESERVED_BLOCKS] -= request_state[request, RS_OWN_BLOCKS_TO_COMPLETION]
+        issue_next_request(time_s)
 
-    def complete_iteration(replica, time_s):
-        iteration = replica_state[replica, RP_ITERATION]
+    def drop_finished(replica):
+        """Remove the finished requests from the running list, keeping its order."""
+        kept = 0
+        for index in range(replica_state[replica, RP_RUNNING_LENGTH]):
+            request = running[replica, index]
+            if request_state[request, RS_EMITTED] != output_tokens[request]:
+                running[replica, kept] = request
+                kept += 1
+        replica_state[replica, RP_RUNNING_LENGTH] = kept
+
+    def complete_scheduled(replica, time_s, iteration):
+        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps, any
+        finished)."""
         previous_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
         decode_tokens = 0
         regular_gaps = 0
@@ -643,14 +659,320 @@ def simulate_kernel(
             request_state[request, RS_RECOMPUTING] = 0
             if emitted == output_tokens[request]:
                 any_finished = True
-                request_int[request, REQ_STATUS] = STATUS_FINISHED
-                request_float[request, REQ_END_S] = time_s
-                replica_state[replica, RP_OUTSTANDING] -= 1
-                if policy != POLICY_STATIC:
-                    release_blocks(replica, request)
-                if policy == POLICY_TRTLLM_NO_EVICT:
-                    replica_state[replica, RP_RESERVED_BLOCKS] -= request_state[request, RS_OWN_BLOCKS_TO_COMPLETION]
-                issue_next_request(time_s)
+                finish(replica, request, time_s)
+        return decode_tokens, regular_gaps, any_finished
+
+    # -- steady windows (fast-forward) ---------------------------------------------------------
+
+    def scheduled_sums(replica, tokens, prefill_tokens, prefill_positions, decode_positions, kv_read_positions):
+        """The sums ``iteration_cost`` takes, with the scheduled steps' added to those given."""
+        for index in range(replica_state[replica, RP_SCHEDULED_LENGTH]):
+            request = scheduled[replica, index, SCHED_REQUEST]
+            new_tokens = scheduled[replica, index, SCHED_TOKENS]
+            kind = scheduled[replica, index, SCHED_KIND]
+            prefill, decode, kv_read = request_positions(
+                cost, request_state[request, RS_COMPUTED], new_tokens, kind != STEP_PREFILL
+            )
+            prefill_positions += prefill
+            decode_positions += decode
+            kv_read_positions += kv_read
+            tokens += new_tokens
+            if kind == STEP_PREFILL:
+                prefill_tokens += new_tokens
+        return tokens, prefill_tokens, prefill_positions, decode_positions, kv_read_positions
+
+    def record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions):
+        """Write the record of an iteration starting now; the replica is busy until it ends."""
+        iteration = loop_state[LOOP_ITERATIONS]
+        loop_state[LOOP_ITERATIONS] = iteration + 1
+        iteration_float[iteration, IT_START_S] = time_s
+        iteration_float[iteration, IT_DURATION_S] = duration_s
+        iteration_float[iteration, IT_ENERGY_J] = energy_j
+        iteration_int[iteration, IT_REPLICA] = replica
+        iteration_int[iteration, IT_SEQUENCES] = sequences
+        iteration_int[iteration, IT_TOKENS] = tokens
+        iteration_int[iteration, IT_PREFILL_TOKENS] = prefill_tokens
+        iteration_int[iteration, IT_DECODE_TOKENS] = 0
+        iteration_int[iteration, IT_ITL_TOKENS] = 0
+        iteration_int[iteration, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
+        iteration_int[iteration, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
+        iteration_int[iteration, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
+        iteration_int[iteration, IT_PREEMPTIONS] = preemptions
+        replica_state[replica, RP_ITERATION] = iteration
+        replica_state[replica, RP_BUSY] = 1
+        replica_end_s[replica] = time_s + duration_s
+
+    # -- steady windows (fast-forward) ---------------------------------------------------------
+    # A window's requests (its members) are the head of the running list; their state is kept
+    # as at the window's start (computed and emitted less the steps completed since), so that
+    # the window's step count brings all of them up to date at once. Under vLLM, requests
+    # routed to the replica are admitted behind them and scheduled one by one, and join the
+    # window once they decode.
+
+    def block_phase(request):
+        """The window step, modulo the block size, at which a member next needs a block."""
+        return (request_state[request, RS_BLOCKS_HELD] * block_size - request_state[request, RS_COMPUTED]) % block_size
+
+    def join_window(replica, request, completed, positions, increment, hold, remaining):
+        """A running request that decodes next, with a regular gap, becomes a member; the
+        window's sums with it."""
+        computed = request_state[request, RS_COMPUTED]
+        request_state[request, RS_COMPUTED] = computed - completed
+        request_state[request, RS_NUM_TOKENS] = computed - completed + 1
+        request_state[request, RS_EMITTED] -= completed
+        block_phases[replica, block_phase(request)] += 1
+        request_positions_now, request_increment, steps = decode_positions(cost, computed)
+        left = output_tokens[request] - request_state[request, RS_EMITTED] - completed
+        return (positions + request_positions_now, increment + request_increment, min(hold, completed + steps),
+                min(remaining, completed + left - 1))
+
+    def can_join(replica, request, iteration):
+        """It emitted in the iteration just completed and its KV ends in its last block."""
+        first_block_step = request_state[request, RS_BLOCKS_HELD] * block_size - request_state[request, RS_COMPUTED]
+        return (
+            request_state[request, RS_LAST_EMIT_ITERATION] == iteration
+            and iteration >= 0
+            and is_generation_step(request)
+            and 0 <= first_block_step < block_size
+        )
+
+    def refresh_positions(replica, step):
+        """Decode positions of the window's step ``step``, their increment and how long it holds."""
+        positions = 0.0
+        increment = 0.0
+        hold = UNBOUNDED_STEPS
+        for index in range(replica_state[replica, RP_STEADY_MEMBERS]):
+            request = running[replica, index]
+            request_positions_now, request_increment, steps = decode_positions(
+                cost, request_state[request, RS_COMPUTED] + step
+            )
+            positions += request_positions_now
+            increment += request_increment
+            hold = min(hold, steps)
+        steady_float[replica, SF_POSITIONS] = positions
+        steady_float[replica, SF_INCREMENT] = increment
+        replica_state[replica, RP_STEADY_HOLD] = step + hold
+
+    def enter_steady(replica):
+        """Open a window over the longest head of the running list whose requests all emitted
+        in the replica's last iteration (so each decodes next, after a regular gap); under vLLM
+        the requests behind them and those waiting are scheduled after them, under the other
+        policies the window needs every running request and none waiting. True if opened."""
+        length = replica_state[replica, RP_RUNNING_LENGTH]
+        previous_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
+        members = 0
+        while members < length and can_join(replica, running[replica, members], previous_iteration):
+            members += 1
+        if members == 0 or members > max_batched_tokens:
+            return False
+        if policy != POLICY_VLLM and (members < length or replica_state[replica, RP_WAITING_LENGTH] > 0):
+            return False
+        positions = 0.0
+        increment = 0.0
+        hold = UNBOUNDED_STEPS
+        remaining = UNBOUNDED_STEPS
+        for index in range(members):
+            positions, increment, hold, remaining = join_window(
+                replica, running[replica, index], 0, positions, increment, hold, remaining
+            )
+        steady_float[replica, SF_POSITIONS] = positions
+        steady_float[replica, SF_INCREMENT] = increment
+        decode_iteration_terms(cost, members, steady_terms, replica)
+        replica_state[replica, RP_STEADY_HOLD] = hold
+        replica_state[replica, RP_STEADY] = 1
+        replica_state[replica, RP_STEADY_MEMBERS] = members
+        replica_state[replica, RP_STEADY_STEPS] = 0
+        replica_state[replica, RP_STEADY_LIMIT] = remaining  # the step of the first last token
+        replica_state[replica, RP_STEADY_PHASE] = 0
+        return True
+
+    def others_fit(replica, index, budget, free):
+        """Whether vLLM's first pass takes the running requests from ``index`` on with
+        ``budget`` tokens and ``free`` blocks left without preempting one."""
+        while index < replica_state[replica, RP_RUNNING_LENGTH] and budget > 0:
+            request = running[replica, index]
+            computed = request_state[request, RS_COMPUTED]
+            new_tokens = min(request_state[request, RS_NUM_TOKENS] - computed, budget, max_model_len - 1 - computed)
+            if long_prefill_threshold > 0:
+                new_tokens = min(new_tokens, long_prefill_threshold)
+            index += 1
+            if new_tokens <= 0:
+                continue
+            needed = blocks_needed(request, new_tokens)
+            if needed > free:
+                return False
+            free -= needed
+            budget -= new_tokens
+        return True
+
+    def start_steady(replica, time_s):
+        """Start the window's next iteration: its members' steps in O(1); under vLLM the other
+        running requests and the admissions as the scheduler takes them after the members.
+        False if the window ends before it: the members' new blocks are not free, the others'
+        steps would preempt, or (other policies) a request waits."""
+        step = replica_state[replica, RP_STEADY_STEPS]
+        phase = replica_state[replica, RP_STEADY_PHASE]
+        members = replica_state[replica, RP_STEADY_MEMBERS]
+        new_blocks = block_phases[replica, phase]
+        blocks_used = replica_state[replica, RP_BLOCKS_USED]
+        free = kv_blocks_total - blocks_used - new_blocks
+        mixed = replica_state[replica, RP_WAITING_LENGTH] > 0 or replica_state[replica, RP_RUNNING_LENGTH] > members
+        if free < 0 or members == 0 or members > max_batched_tokens:
+            return False
+        if mixed and (policy != POLICY_VLLM or not others_fit(replica, members, max_batched_tokens - members, free)):
+            return False
+        if step > replica_state[replica, RP_STEADY_HOLD]:
+            refresh_positions(replica, step)
+        positions = steady_float[replica, SF_POSITIONS]
+        replica_state[replica, RP_BLOCKS_USED] = blocks_used + new_blocks
+        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
+        if not mixed:
+            # iteration_cost(cost, members, members, 0.0, positions, positions), to the bit.
+            duration_s, energy_j = decode_iteration_cost(steady_terms, replica, positions)
+            record_iteration(replica, time_s, duration_s, energy_j, members, members, 0, 0)
+        else:
+            schedule_vllm(replica, members, max_batched_tokens - members)  # preempts none
+            tokens, prefill_tokens, prefill_positions, decode_positions_sum, kv_read_positions = scheduled_sums(
+                replica, members, 0, 0.0, positions, positions
+            )
+            sequences = members + replica_state[replica, RP_SCHEDULED_LENGTH]
+            duration_s, energy_j = iteration_cost(
+                cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions
+            )
+            record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, 0)
+        replica_state[replica, RP_STEADY_STEPS] = step + 1
+        loop_state[LOOP_FAST_FORWARDED] += 1
+        phase += 1
+        if phase == block_size:
+            phase = 0
+        replica_state[replica, RP_STEADY_PHASE] = phase
+        steady_float[replica, SF_POSITIONS] = positions + steady_float[replica, SF_INCREMENT]
+        return True
+
+    def complete_steady(replica, time_s):
+        """Every member decoded one token, each a regular gap; the other scheduled steps as
+        ever, after them. At the window's limit some members emitted their last: they are
+        brought up to date and finish; the window goes on with the others, and with the
+        requests behind them that now decode."""
+        iteration = replica_state[replica, RP_ITERATION]
+        members = replica_state[replica, RP_STEADY_MEMBERS]
+        completed = replica_state[replica, RP_STEADY_STEPS]
+        changed = False
+        any_finished = False
+        positions = steady_float[replica, SF_POSITIONS]
+        increment = steady_float[replica, SF_INCREMENT]
+        hold = replica_state[replica, RP_STEADY_HOLD]
+        remaining = replica_state[replica, RP_STEADY_LIMIT]
+        if completed > remaining:
+            changed = True
+            kept = 0
+            remaining = UNBOUNDED_STEPS
+            positions = 0.0
+            increment = 0.0
+            hold = UNBOUNDED_STEPS
+            for index in range(members):
+                request = running[replica, index]
+                computed = request_state[request, RS_COMPUTED]  # as at the window's start
+                left = output_tokens[request] - request_state[request, RS_EMITTED] - completed
+                if left == 0:
+                    block_phases[replica, block_phase(request)] -= 1
+                    request_state[request, RS_BLOCKS_HELD] = max(
+                        request_state[request, RS_BLOCKS_HELD], _ceil_div(computed + completed, block_size)
+                    )
+                    request_state[request, RS_COMPUTED] = computed + completed
+                    request_state[request, RS_NUM_TOKENS] = computed + completed + 1
+                    request_state[request, RS_EMITTED] += completed
+                    request_state[request, RS_LAST_EMIT_ITERATION] = iteration
+                    finish(replica, request, time_s)
+                    any_finished = True
+                else:
+                    kept += 1
+                    remaining = min(remaining, completed + left - 1)
+                    request_positions_now, request_increment, steps = decode_positions(cost, computed + completed)
+                    positions += request_positions_now
+                    increment += request_increment
+                    hold = min(hold, completed + steps)
+            members = kept
+        decode_tokens = replica_state[replica, RP_STEADY_MEMBERS]
+        regular_gaps = decode_tokens
+        if replica_state[replica, RP_SCHEDULED_LENGTH] > 0:
+            others_decoded, others_regular, others_finished = complete_scheduled(replica, time_s, iteration)
+            decode_tokens += others_decoded
+            regular_gaps += others_regular
+            any_finished = any_finished or others_finished
+        iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
+        iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        if any_finished:
+            drop_finished(replica)
+        # The requests behind the members join once they decode, in order.
+        while members < replica_state[replica, RP_RUNNING_LENGTH] and can_join(replica, running[replica, members], iteration):
+            positions, increment, hold, remaining = join_window(
+                replica, running[replica, members], completed, positions, increment, hold, remaining
+            )
+            members += 1
+            changed = True
+        if changed:
+            replica_state[replica, RP_STEADY_MEMBERS] = members
+            if members > 0:
+                decode_iteration_terms(cost, members, steady_terms, replica)
+            steady_float[replica, SF_POSITIONS] = positions
+            steady_float[replica, SF_INCREMENT] = increment
+            replica_state[replica, RP_STEADY_HOLD] = hold
+            replica_state[replica, RP_STEADY_LIMIT] = remaining
+        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
+        replica_state[replica, RP_BUSY] = 0
+        replica_end_s[replica] = np.inf
+        replica_state[replica, RP_PREVIOUS_ITERATION] = iteration
+
+    def exit_steady(replica):
+        """Close the window: each member takes the steps the window completed (and the blocks
+        of those it started); its block_phases slot is cleared for the next window."""
+        started = replica_state[replica, RP_STEADY_STEPS]
+        completed = started - replica_state[replica, RP_BUSY]
+        last_iteration = replica_state[replica, RP_PREVIOUS_ITERATION]
+        for index in range(replica_state[replica, RP_STEADY_MEMBERS]):
+            request = running[replica, index]
+            block_phases[replica, block_phase(request)] = 0
+            computed = request_state[request, RS_COMPUTED]
+            request_state[request, RS_BLOCKS_HELD] = max(
+                request_state[request, RS_BLOCKS_HELD], _ceil_div(computed + started, block_size)
+            )
+            request_state[request, RS_COMPUTED] = computed + completed
+            request_state[request, RS_NUM_TOKENS] = computed + completed + 1
+            request_state[request, RS_EMITTED] += completed
+            if completed > 0:
+                request_state[request, RS_LAST_EMIT_ITERATION] = last_iteration
+        replica_state[replica, RP_STEADY] = 0
+
+    def start_iteration(replica, time_s):
+        if fast_forward and (replica_state[replica, RP_STEADY] == 1 or enter_steady(replica)):
+            if start_steady(replica, time_s):
+                return
+            exit_steady(replica)
+        replica_state[replica, RP_SCHEDULED_LENGTH] = 0
+        if policy == POLICY_VLLM:
+            preemptions = schedule_vllm(replica, 0, max_batched_tokens)
+        elif policy == POLICY_STATIC:
+            preemptions = schedule_static(replica)
+        else:
+            preemptions = schedule_trtllm(replica)
+        sequences = replica_state[replica, RP_SCHEDULED_LENGTH]
+        if sequences == 0:
+            return
+        tokens, prefill_tokens, prefill_positions, decode_positions_sum, kv_read_positions = scheduled_sums(
+            replica, 0, 0, 0.0, 0.0, 0.0
+        )
+        duration_s, energy_j = iteration_cost(
+            cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions
+        )
+        record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions)
+
+    def complete_iteration(replica, time_s):
+        if replica_state[replica, RP_STEADY] == 1:
+            complete_steady(replica, time_s)
+            return
+        iteration = replica_state[replica, RP_ITERATION]
+        decode_tokens, regular_gaps, any_finished = complete_scheduled(replica, time_s, iteration)
         iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
         iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
         length = replica_state[replica, RP_RUNNING_LENGTH]
@@ -664,13 +986,7 @@ def simulate_kernel(
             if batch_done:
                 replica_state[replica, RP_RUNNING_LENGTH] = 0
         elif any_finished:
-            kept = 0
-            for index in range(length):
-                request = running[replica, index]
-                if request_state[request, RS_EMITTED] != output_tokens[request]:
-                    running[replica, kept] = request
-                    kept += 1
-            replica_state[replica, RP_RUNNING_LENGTH] = kept
+            drop_finished(replica)
         replica_state[replica, RP_SCHEDULED_LENGTH] = 0
         replica_state[replica, RP_BUSY] = 0
         replica_end_s[replica] = np.inf
@@ -704,6 +1020,8 @@ def simulate_kernel(
     for replica in range(replicas):
         for column in range(RP_SIZE):
             replica_state[replica, column] = 0
+        for phase in range(block_size):
+            block_phases[replica, phase] = 0  # and again whenever a steady window closes
         replica_state[replica, RP_WAITING_HEAD] = -1
         replica_state[replica, RP_WAITING_TAIL] = -1
         replica_state[replica, RP_ITERATION] = -1
@@ -720,6 +1038,49 @@ def simulate_kernel(
         loop_state[LOOP_NEXT_UNISSUED] = first_users
 
     # -- the event loop ------------------------------------------------------------------------
+
+    def next_issue():
+        """When the next request is issued (s; inf when none is pending)."""
+        if users > 0:
+            if loop_state[LOOP_PENDING] > 0:
+                return heap_s[0]
+        elif loop_state[LOOP_NEXT_OPEN_ARRIVAL] < requests:
+            return arrival_s[loop_state[LOOP_NEXT_OPEN_ARRIVAL]]
+        return np.inf
+
+    def run_lone_window():
+        """The event loop's rounds while the next event is, alone, the end of a steady window's
+        step that ends no request: the round at that time would complete it, route nothing and
+        start that replica's next iteration only (every other replica busy until later, or
+        without work). Here those rounds skip the loop's scans; at anything else, the loop."""
+        lone = -1
+        lone_end_s = np.inf
+        others_end_s = np.inf
+        for replica in range(replicas):
+            if replica_state[replica, RP_BUSY] == 1:
+                if replica_end_s[replica] < lone_end_s:
+                    others_end_s = lone_end_s
+                    lone_end_s = replica_end_s[replica]
+                    lone = replica
+                else:
+                    others_end_s = min(others_end_s, replica_end_s[replica])
+            elif replica_state[replica, RP_WAITING_LENGTH] > 0 or replica_state[replica, RP_RUNNING_LENGTH] > 0:
+                return  # idle with work: the loop tries it again at every round
+        if lone < 0:
+            return
+        bound_s = min(next_issue(), others_end_s)
+        while (
+            replica_state[lone, RP_STEADY] == 1
+            and replica_state[lone, RP_BUSY] == 1
+            and replica_state[lone, RP_SCHEDULED_LENGTH] == 0  # the members' steps alone
+            and replica_state[lone, RP_STEADY_STEPS] <= replica_state[lone, RP_STEADY_LIMIT]  # none ends
+            and replica_end_s[lone] < bound_s
+            and replica_end_s[lone] <= max_time_s
+            and loop_state[LOOP_ITERATIONS] < max_iterations
+        ):
+            end_s = replica_end_s[lone]
+            complete_steady(lone, end_s)
+            start_iteration(lone, end_s)
 
     stopped = False
     while not stopped:
@@ -767,6 +1128,11 @@ def simulate_kernel(
                     stopped = True
                     break
                 start_iteration(replica, time_s)
+        if fast_forward and not stopped:
+            run_lone_window()
     counters[CNT_ITERATIONS] = loop_state[LOOP_ITERATIONS]
+    for replica in range(replicas):
+        if replica_state[replica, RP_STEADY] == 1:
+            exit_steady(replica)
     for request in range(requests):
         request_int[request, REQ_TOKENS_EMITTED] = request_state[request, RS_EMITTED]

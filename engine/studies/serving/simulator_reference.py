@@ -12,6 +12,20 @@ running list and a KV block pool; it schedules only at iteration boundaries. Eve
 
 Times are in seconds, sizes in tokens and KV blocks. The scheduler rules are those of vLLM v1
 and TensorRT-LLM described in the package notes.
+
+Fast-forward (setting ``SET_FAST_FORWARD``) changes no output, only the work: once every
+running request of a replica has emitted in its last iteration and none waits, its next
+iterations repeat that one's composition (the same requests, one token each). Such iterations
+form a steady window (:class:`SteadyWindow`): the members' part of each is costed from running
+sums (the decode positions change by an increment, ``decode_positions``; the members needing a
+new block at a step are counted ahead by the step at which each fills its last block), and
+their own state is brought up to date when they leave or the window closes. A member that
+emits its last token leaves and the others go on; under vLLM, requests routed to the replica
+are scheduled behind the members one by one, as ever, and join once they decode. The window
+closes when the members' new KV blocks are not free or the others' steps would preempt one
+(and, under TensorRT-LLM's policies, when a request waits). The event loop is the same, so
+arrivals, the other replicas and the caps interleave with a window's iterations as they do
+with the iterations stepped one request at a time.
 """
 
 from __future__ import annotations
@@ -52,6 +66,7 @@ from .layout import (
     REQ_TOKENS_EMITTED,
     ROUTER_ROUND_ROBIN,
     SET_BLOCK_SIZE,
+    SET_FAST_FORWARD,
     SET_KV_BLOCKS_TOTAL,
     SET_LONG_PREFILL_THRESHOLD,
     SET_MAX_BATCHED_TOKENS,
@@ -121,6 +136,31 @@ class Replica:
         self.prefix_cached = False
         self.outstanding = 0  # routed and not finished
         self.scheduled = []  # (request, new tokens, step kind) of the iteration in flight
+        self.window = None  # a SteadyWindow while its iterations repeat
+
+
+class SteadyWindow:
+    """A replica's iterations that repeat its last one: its members, the head of its running
+    list, decode one token each in every one; those that emit their last token leave. While it
+    is open the members' own state lags: computed and emitted are as at the window's start (a
+    request that joined later is set back by the steps before it joined), and ``completed``
+    brings them all up to date (``ReferenceEngine.bring_up_to_date``). Under vLLM the requests
+    routed to the replica are admitted behind the members and scheduled one by one as ever,
+    and join once they decode."""
+
+    def __init__(self, block_size):
+        self.members = 0
+        self.started = 0  # iterations started in the window
+        self.completed = 0
+        self.limit = math.inf  # the step at which a member next emits its last token
+        # block_phases[step % block size]: members whose KV fills their last block at that step
+        # of the window, so that they take a new block then (and every block-size steps after).
+        self.block_phases = [0] * block_size
+        self.positions = 0.0  # the members' decode positions at the next step
+        self.increment = 0.0  # their change per step, up to step `hold`
+        self.hold = 0
+        self.last_token_s = math.nan  # when the window's last completed step emitted
+        self.last_iteration = -1
 
 
 class ReferenceEngine:
@@ -144,6 +184,7 @@ class ReferenceEngine:
         counters,
         request_positions,
         iteration_cost,
+        decode_positions=None,
     ):
         self.arrival_s = [float(x) for x in arrival_s]
         self.think_s = [float(x) for x in think_s]
@@ -158,10 +199,15 @@ class ReferenceEngine:
         self.max_model_len = int(settings[SET_MAX_MODEL_LEN])
         self.prefix_tokens = int(settings[SET_PREFIX_TOKENS])
         self.static_batch = int(settings[SET_STATIC_BATCH])
+        # A static batch keeps its finished members as padding: its iterations are never steady.
+        self.fast_forward = bool(settings[SET_FAST_FORWARD]) and self.policy != POLICY_STATIC
+        if self.fast_forward and decode_positions is None:
+            raise ValueError("fast-forward needs decode_positions(cost, context) beside request_positions")
         self.max_time_s = float(max_time_s)
         self.cost = cost
         self.request_positions = request_positions
         self.iteration_cost = iteration_cost
+        self.decode_positions = decode_positions
         self.request_float = request_float
         self.request_int = request_int
         self.iteration_float = iteration_float
@@ -181,6 +227,7 @@ class ReferenceEngine:
         self.round_robin_next = 0
         self.iterations_used = 0
         self.stopped = False
+        self.fast_forwarded = 0  # iterations started in steady windows
         # Issues not yet routed: a pointer into arrival_s (open loop) or a heap of
         # (issue time, request index) with one entry per thinking user (closed loop).
         self.next_open_arrival = 0
@@ -291,12 +338,13 @@ class ReferenceEngine:
             return STEP_DECODE
         return STEP_PREFILL
 
-    def schedule_vllm(self, replica):
+    def schedule_vllm(self, replica, index=0, budget=None):
+        """From the running request at ``index`` on, with ``budget`` tokens left (a steady
+        window has taken the ones before)."""
         scheduled = []
-        budget = self.max_batched_tokens
+        budget = self.max_batched_tokens if budget is None else budget
         preemptions = 0
         # Pass 1: running requests in admission order.
-        index = 0
         while index < len(replica.running) and budget > 0:
             request = replica.running[index]
             new_tokens = min(request.num_tokens - request.computed, budget, self.max_model_len - 1 - request.computed)
@@ -418,9 +466,205 @@ class ReferenceEngine:
                 scheduled.append((request, new_tokens, self.step_kind(request, new_tokens)))
         return scheduled, 0
 
+    # -- steady windows (fast-forward) -------------------------------------------------------
+
+    def can_join(self, request, iteration):
+        """It emitted in ``iteration`` (so it decodes next, after a regular gap) and its KV ends
+        in its last block."""
+        first_block_step = request.blocks_held * self.block_size - request.computed
+        return (request.last_emit_iteration == iteration >= 0 and request.is_generation_step()
+                and 0 <= first_block_step < self.block_size)
+
+    def block_phase(self, request):
+        """The window step, modulo the block size, at which a member next needs a block."""
+        return (request.blocks_held * self.block_size - request.computed) % self.block_size
+
+    def join(self, window, request):
+        """The request becomes the window's last member, its state set back to the window's start."""
+        request.computed -= window.completed
+        request.num_tokens = request.computed + 1
+        request.emitted -= window.completed
+        window.block_phases[self.block_phase(request)] += 1
+        window.members += 1
+
+    def open_window(self, replica):
+        """A window over the longest head of the running list whose requests all emitted in the
+        replica's last iteration; under vLLM the requests behind them and those waiting are
+        scheduled after them, under the other policies it needs every running request and none
+        waiting. None if there is none."""
+        members = 0
+        while members < len(replica.running) and self.can_join(replica.running[members], replica.previous_iteration):
+            members += 1
+        if members == 0 or members > self.max_batched_tokens:
+            return None
+        if self.policy != POLICY_VLLM and (members < len(replica.running) or replica.waiting):
+            return None
+        window = SteadyWindow(self.block_size)
+        for request in replica.running[:members]:
+            self.join(window, request)
+        self.window_changed(window, replica)
+        return window
+
+    def window_changed(self, window, replica):
+        """After members joined or left: the step of the next last token, and the positions."""
+        members = replica.running[: window.members]
+        window.limit = min((request.output_tokens - request.emitted - 1 for request in members), default=math.inf)
+        self.refresh_positions(window, replica, window.completed)
+
+    def refresh_positions(self, window, replica, step):
+        """The members' decode positions at the window's step ``step``, their increment and how
+        long it holds."""
+        window.positions = 0.0
+        window.increment = 0.0
+        hold = math.inf
+        for request in replica.running[: window.members]:
+            positions, increment, steps = self.decode_positions(self.cost, request.computed + step)
+            window.positions += positions
+            window.increment += increment
+            hold = min(hold, steps)
+        window.hold = step + hold
+
+    def others_fit(self, replica, index, budget, free):
+        """Whether vLLM's first pass takes the running requests from ``index`` on with
+        ``budget`` tokens and ``free`` blocks left without preempting one."""
+        for request in replica.running[index:]:
+            if budget <= 0:
+                break
+            new_tokens = min(request.num_tokens - request.computed, budget, self.max_model_len - 1 - request.computed)
+            if self.long_prefill_threshold > 0:
+                new_tokens = min(new_tokens, self.long_prefill_threshold)
+            if new_tokens <= 0:
+                continue
+            needed = ceil_div(request.computed + new_tokens, self.block_size) - request.blocks_held
+            if needed > free:
+                return False
+            free -= max(needed, 0)
+            budget -= new_tokens
+        return True
+
+    def start_window_step(self, replica, time_s):
+        """Start the window's next iteration: the members' steps from the window's sums; under
+        vLLM the other running requests and the admissions as the scheduler takes them after
+        the members. False if the window ends first: the members' new blocks are not free, the
+        others' steps would preempt, or (other policies) a request waits."""
+        window = replica.window
+        step = window.started
+        members = window.members
+        new_blocks = window.block_phases[step % self.block_size]
+        free = self.kv_blocks_total - replica.blocks_used - new_blocks
+        mixed = bool(replica.waiting) or len(replica.running) > members
+        if free < 0 or members == 0 or members > self.max_batched_tokens:
+            return False
+        if mixed and (self.policy != POLICY_VLLM
+                      or not self.others_fit(replica, members, self.max_batched_tokens - members, free)):
+            return False
+        if step > window.hold:
+            self.refresh_positions(window, replica, step)
+        replica.blocks_used += new_blocks
+        scheduled = []
+        if mixed:
+            scheduled, _ = self.schedule_vllm(replica, members, self.max_batched_tokens - members)
+        tokens, prefill_tokens, *positions = self.iteration_sums(
+            scheduled, members, 0, 0.0, window.positions, window.positions
+        )
+        duration_s, energy_j = self.iteration_cost(self.cost, tokens, members + len(scheduled), *positions)
+        self.record_iteration(replica, time_s, duration_s, energy_j, members + len(scheduled), tokens,
+                              prefill_tokens, 0)
+        replica.scheduled = scheduled
+        window.positions += window.increment
+        window.started += 1
+        self.fast_forwarded += 1
+        return True
+
+    def complete_window_step(self, replica, time_s):
+        """Every member emitted a token, each after a regular gap; the other scheduled steps
+        complete as ever, after them. Members whose last token it was are brought up to date
+        and finish; the requests behind the members that now decode join."""
+        window = replica.window
+        iteration = replica.iteration
+        window.completed += 1
+        window.last_token_s = time_s
+        window.last_iteration = iteration
+        decode_tokens = regular_gaps = window.members
+        changed = False
+        any_finished = False
+        if window.completed > window.limit:
+            for request in replica.running[: window.members]:
+                if request.output_tokens - request.emitted == window.completed:
+                    window.block_phases[self.block_phase(request)] -= 1
+                    self.bring_up_to_date(request, window)
+                    self.finish(request, replica, time_s)
+                    any_finished = changed = True
+                    window.members -= 1
+        if replica.scheduled:
+            others_decoded, others_regular, others_finished = self.complete_scheduled(replica, time_s)
+            decode_tokens += others_decoded
+            regular_gaps += others_regular
+            any_finished = any_finished or others_finished
+        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
+        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        if any_finished:
+            replica.running = [request for request in replica.running if not request.finished]
+        while window.members < len(replica.running) and self.can_join(replica.running[window.members], iteration):
+            self.join(window, replica.running[window.members])
+            changed = True
+        if changed:
+            self.window_changed(window, replica)
+        replica.scheduled = []
+        replica.busy = False
+        replica.end_s = math.inf
+        replica.previous_iteration = iteration
+
+    def bring_up_to_date(self, request, window):
+        """A member takes the steps the window completed (and the blocks of those it started)."""
+        request.blocks_held = max(request.blocks_held, ceil_div(request.computed + window.started, self.block_size))
+        request.computed += window.completed
+        request.num_tokens = request.computed + 1
+        request.emitted += window.completed
+        if window.completed:
+            request.last_token_s = window.last_token_s
+            request.last_emit_iteration = window.last_iteration
+            self.request_int[request.index, REQ_TOKENS_EMITTED] = request.emitted
+
+    def close_window(self, replica):
+        """Bring the members up to date; the replica steps again."""
+        for request in replica.running[: replica.window.members]:
+            self.bring_up_to_date(request, replica.window)
+        replica.window = None
+
     # -- iterations --------------------------------------------------------------------------
 
+    def record_iteration(self, replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions):
+        """Write the record of an iteration starting now; the replica is busy until it ends."""
+        iteration = self.iterations_used
+        self.iterations_used += 1
+        record_float = self.iteration_float[iteration]
+        record_float[IT_START_S] = time_s
+        record_float[IT_DURATION_S] = duration_s
+        record_float[IT_ENERGY_J] = energy_j
+        record_int = self.iteration_int[iteration]
+        record_int[IT_REPLICA] = replica.index
+        record_int[IT_SEQUENCES] = sequences
+        record_int[IT_TOKENS] = tokens
+        record_int[IT_PREFILL_TOKENS] = prefill_tokens
+        record_int[IT_DECODE_TOKENS] = 0
+        record_int[IT_ITL_TOKENS] = 0
+        record_int[IT_WAITING] = len(replica.waiting)
+        record_int[IT_RUNNING] = len(replica.running)
+        record_int[IT_KV_BLOCKS] = replica.blocks_used
+        record_int[IT_PREEMPTIONS] = preemptions
+        replica.iteration = iteration
+        replica.busy = True
+        replica.end_s = time_s + duration_s
+
     def start_iteration(self, replica, time_s):
+        if self.fast_forward:
+            if replica.window is None:
+                replica.window = self.open_window(replica)
+            if replica.window is not None:
+                if self.start_window_step(replica, time_s):
+                    return
+                self.close_window(replica)
         if self.policy == POLICY_VLLM:
             scheduled, preemptions = self.schedule_vllm(replica)
         elif self.policy == POLICY_STATIC:
@@ -429,11 +673,16 @@ class ReferenceEngine:
             scheduled, preemptions = self.schedule_trtllm(replica)
         if not scheduled:
             return
-        tokens = 0
-        prefill_tokens = 0
-        prefill_positions = 0.0
-        decode_positions = 0.0
-        kv_read_positions = 0.0
+        tokens, prefill_tokens, *positions = self.iteration_sums(scheduled, 0, 0, 0.0, 0.0, 0.0)
+        duration_s, energy_j = self.iteration_cost(self.cost, tokens, len(scheduled), *positions)
+        self.record_iteration(replica, time_s, duration_s, energy_j, len(scheduled), tokens, prefill_tokens,
+                              preemptions)
+        replica.scheduled = scheduled
+
+    def iteration_sums(self, scheduled, tokens, prefill_tokens, prefill_positions, decode_positions,
+                       kv_read_positions):
+        """(tokens, prefill tokens, and the three position sums) of the scheduled steps, added
+        to those given."""
         for request, new_tokens, kind in scheduled:
             prefill, decode, kv_read = self.request_positions(
                 self.cost, request.computed, new_tokens, kind != STEP_PREFILL
@@ -444,32 +693,29 @@ class ReferenceEngine:
             tokens += new_tokens
             if kind == STEP_PREFILL:
                 prefill_tokens += new_tokens
-        duration_s, energy_j = self.iteration_cost(
-            self.cost, tokens, len(scheduled), prefill_positions, decode_positions, kv_read_positions
-        )
-        iteration = self.iterations_used
-        self.iterations_used += 1
-        record_float = self.iteration_float[iteration]
-        record_float[IT_START_S] = time_s
-        record_float[IT_DURATION_S] = duration_s
-        record_float[IT_ENERGY_J] = energy_j
-        record_int = self.iteration_int[iteration]
-        record_int[IT_REPLICA] = replica.index
-        record_int[IT_SEQUENCES] = len(scheduled)
-        record_int[IT_TOKENS] = tokens
-        record_int[IT_PREFILL_TOKENS] = prefill_tokens
-        record_int[IT_DECODE_TOKENS] = 0
-        record_int[IT_ITL_TOKENS] = 0
-        record_int[IT_WAITING] = len(replica.waiting)
-        record_int[IT_RUNNING] = len(replica.running)
-        record_int[IT_KV_BLOCKS] = replica.blocks_used
-        record_int[IT_PREEMPTIONS] = preemptions
-        replica.scheduled = scheduled
-        replica.iteration = iteration
-        replica.busy = True
-        replica.end_s = time_s + duration_s
+        return tokens, prefill_tokens, prefill_positions, decode_positions, kv_read_positions
 
     def complete_iteration(self, replica, time_s):
+        if replica.window is not None:
+            self.complete_window_step(replica, time_s)
+            return
+        iteration = replica.iteration
+        decode_tokens, regular_gaps, any_finished = self.complete_scheduled(replica, time_s)
+        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
+        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        if self.policy == POLICY_STATIC:
+            if all(request.finished for request in replica.running):
+                replica.running = []
+        elif any_finished:
+            replica.running = [request for request in replica.running if not request.finished]
+        replica.scheduled = []
+        replica.busy = False
+        replica.end_s = math.inf
+        replica.previous_iteration = iteration
+
+    def complete_scheduled(self, replica, time_s):
+        """The scheduled steps compute their tokens and emit; (decode tokens, regular gaps, any
+        finished)."""
         iteration = replica.iteration
         decode_tokens = 0
         regular_gaps = 0
@@ -498,17 +744,7 @@ class ReferenceEngine:
             if request.finished:
                 any_finished = True
                 self.finish(request, replica, time_s)
-        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
-        if self.policy == POLICY_STATIC:
-            if all(request.finished for request in replica.running):
-                replica.running = []
-        elif any_finished:
-            replica.running = [request for request in replica.running if not request.finished]
-        replica.scheduled = []
-        replica.busy = False
-        replica.end_s = math.inf
-        replica.previous_iteration = iteration
+        return decode_tokens, regular_gaps, any_finished
 
     def maybe_cache_prefix(self, request, replica):
         """The first request to compute the whole shared prefix pins its full blocks for everyone."""
@@ -579,7 +815,11 @@ class ReferenceEngine:
                     self.start_iteration(replica, time_s)
             if self.stopped:
                 break
+        for replica in self.replicas:
+            if replica.window is not None:
+                self.close_window(replica)
         self.counters[CNT_ITERATIONS] = self.iterations_used
+        return self.fast_forwarded
 
     def initialise_outputs(self):
         self.request_float[:, :] = math.nan
@@ -609,16 +849,19 @@ def simulate_reference(
     counters,
     request_positions,
     iteration_cost,
+    decode_positions=None,
 ):
-    """Run the reference model; fills the output arrays (layouts in ``layout``).
+    """Run the reference model; fills the output arrays (layouts in ``layout``) and returns the
+    number of iterations it fast-forwarded.
 
     Inputs: ``arrival_s`` (s, non-decreasing; ignored in closed loop), ``prompt_tokens``,
     ``output_tokens``, ``think_s`` (s, closed loop), ``prior_token_s`` (s; time of an already
     emitted first token for requests whose prompt KV arrives computed, NaN otherwise),
     ``settings`` (int64, ``SET_*``), ``max_time_s``, the ``cost`` coefficients, and the two cost
-    functions (``request_positions(cost, ...)``, ``iteration_cost(cost, ...)``).
+    functions (``request_positions(cost, ...)``, ``iteration_cost(cost, ...)``), with
+    ``decode_positions(cost, context)`` when the settings ask for fast-forward.
     """
-    ReferenceEngine(
+    return ReferenceEngine(
         arrival_s,
         prompt_tokens,
         output_tokens,
@@ -635,4 +878,5 @@ def simulate_reference(
         counters,
         request_positions,
         iteration_cost,
+        decode_positions,
     ).run()

@@ -33,7 +33,7 @@ from .capacity import CapacityResult, Slo, capacity
 from .disaggregated import DisaggregatedResult, KvLink, simulate_disaggregated
 from .metrics import Metrics, summarize
 from .physics_bridge import ReplicaPhysics, replica_physics
-from .run import RunResult, Server, simulate
+from .run import RunResult, Server, simulate, simulate_many
 from .workload import Lengths, Workload, draw_closed_loop_workload, draw_workload
 
 # Capacity search: rates between these multiples of a replica's static best (requests/s).
@@ -59,6 +59,7 @@ class ServerSetup:
     kv_bytes_per_token: float  # per device
     kv_blocks_total: int  # per replica
     static_batch: int
+    requested_static_batch: int  # the scenario's batch: more than static_batch when the KV cache holds fewer
     prefix_tokens: int
     max_model_len: int
     idle_power_W: float  # one replica, all its devices
@@ -135,6 +136,12 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         blocks = int(min(near_tokens, far_tokens, MAX_KV_TOKENS) // block_size)
     elif per_token == 0.0 and kv_cache > 0.0:
         blocks = int(MAX_KV_TOKENS // block_size)  # no attention KV at all: memory never limits the batch
+    requested_static_batch = static_batch
+    if spec.policy == "static" and blocks > 0:
+        # A fixed-batch image holds every sequence of its batch to the end: only as many
+        # sequences of the mean length as the KV cache holds make one image.
+        fitting = blocks * block_size // max(scenario.input_len + scenario.output_len, 1)
+        static_batch = max_num_seqs = max(1, min(static_batch, fitting))
     model = engine.model(scenario.model)
     return ServerSetup(
         policy=spec.policy,
@@ -149,6 +156,7 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         kv_bytes_per_token=per_token,
         kv_blocks_total=blocks,
         static_batch=static_batch,
+        requested_static_batch=requested_static_batch,
         prefix_tokens=spec.prefix_tokens,
         max_model_len=model.max_context,
         idle_power_W=physics.idle_power_W,
@@ -221,6 +229,27 @@ def simulate_served(
     metrics = summarize(run, _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms))
     rate = math.nan if trace is not None else offered_rate(spec, rate_rps)
     return ServedRun(scenario, spec, setup, rate, run, metrics, setup.replicas * setup.devices_per_replica)
+
+
+def sweep_rates(
+    engine: Engine, scenario: Scenario, spec: ServingSpec, rates_rps, *, threads: int | None = None,
+) -> list[tuple[float, Metrics]]:
+    """(rate, metrics) of one served run of ``scenario`` (resolved) at each of ``rates_rps``
+    (requests/s, whole deployment; Poisson or the spec's Gamma arrivals), in order. The server
+    is set up once; the runs share ``threads`` threads (``simulate_many``), each summarized on
+    its thread and then dropped."""
+    if spec.arrival in ("offline", "closed"):
+        spec = spec.with_changes(arrival="poisson")
+    setup = server_setup(engine, scenario, spec)
+    server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
+    rates = [float(rate) for rate in rates_rps]
+    workloads = [draw_requests(scenario, spec, setup.max_model_len, rate) for rate in rates]
+    ttft_limit, tpot_limit = _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms)
+    metrics = simulate_many(
+        [(workload, server) for workload in workloads], threads=threads,
+        summary=lambda run: summarize(run, ttft_limit, tpot_limit),
+    )
+    return list(zip(rates, metrics, strict=True))
 
 
 def _seconds(milliseconds: float | None) -> float | None:

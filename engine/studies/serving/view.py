@@ -11,6 +11,9 @@ shares the log rate axis.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +24,7 @@ from ...core.serving import ServingSpec
 from ...core.workspace import Workspace
 from ...physics.engine import Engine
 from . import layout
-from .metrics import Metrics, summarize
+from .metrics import Metrics, slo_check
 from .run import RunResult
 from .split import capacity_of, rate_runner
 from .study import ServedRun, simulate_served, simulated_disaggregated_run
@@ -30,7 +33,6 @@ SWEEP_POINTS = 16
 SWEEP_LOW_SHARE = 0.1  # of the static best rate
 SWEEP_HIGH_SHARE = 1.5
 HISTOGRAM_BINS = 40
-
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def rate_curve(engine: Engine, scenario: Scenario, spec: ServingSpec, points: in
     rates = sweep_rates(runner.scale_rps, points)
     slo = (None if spec.slo_ttft_ms is None else spec.slo_ttft_ms / 1e3,
            None if spec.slo_tpot_ms is None else spec.slo_tpot_ms / 1e3)
-    metrics = [summarize(runner.run_at(rate), *slo) for rate in rates]
+    metrics = [slo_check(runner.run_at(rate), *slo) for rate in rates]
     return RateCurve(
         accelerator=scenario.accelerator,
         rates_rps=rates,
@@ -110,6 +112,35 @@ def rate_curve(engine: Engine, scenario: Scenario, spec: ServingSpec, points: in
 def rate_curves(engine: Engine, workspace: Workspace) -> tuple[RateCurve, ...]:
     """A curve for every shown accelerator."""
     return tuple(rate_curve(engine, workspace.scenario_on(a), workspace.serving) for a in workspace.shown)
+
+
+def each_shown(engine: Engine, workspace: Workspace, *, threads: int | None = None,
+               cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[RateCurve, Capacity]]:
+    """Every shown accelerator's curve and capacity, in the shown order, as each is ready.
+
+    The accelerators run side by side on ``threads`` threads (default: every core; the
+    simulator's kernel releases the GIL); one thread runs them in order here. Once
+    ``cancelled()`` is true no further accelerator is started and the iteration ends."""
+
+    def one(accelerator: str) -> tuple[RateCurve, Capacity] | None:
+        if cancelled():
+            return None
+        curve = rate_curve(engine, workspace.scenario_on(accelerator), workspace.serving)
+        return curve, capacity_on(engine, workspace, accelerator)
+
+    threads = max(1, min(threads or os.cpu_count() or 1, len(workspace.shown)))
+    if threads == 1:
+        for accelerator in workspace.shown:
+            both = one(accelerator)
+            if both is None:
+                return
+            yield both
+        return
+    with ThreadPoolExecutor(threads, thread_name_prefix="accelscope-serving-shown") as pool:
+        for both in pool.map(one, workspace.shown):
+            if both is None:
+                return
+            yield both
 
 
 def capacity_on(engine: Engine, workspace: Workspace, accelerator: str) -> Capacity:

@@ -1,0 +1,129 @@
+"""The tab widget of the main window, whose pages scroll rather than push the window wider.
+
+A tab widget is as large as its largest page needs, and the window as large as its tabs and
+docks need together: one page that needs 860 px made the window 1,336 px wide, wider than a
+projector's screen. Here each page sits in a scroll area that asks for little (a plot shrinks
+to fit; a page that cannot shrink further scrolls instead of being cut, or having its caption
+drawn over its plot), so the window's minimum is what its parts need, added up.
+
+The scroll areas are the tab widget's own business: ``widget``, ``currentWidget``,
+``setCurrentWidget`` and ``indexOf`` speak of the pages themselves (the panels), as they do for
+a plain QTabWidget.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QSize
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
+
+# The least a page area asks for: room for a small plot with its axes. A page that needs more
+# scrolls; the window's minimum is this plus the docks.
+PAGE_MIN_WIDTH_PX = 360
+PAGE_MIN_HEIGHT_PX = 260
+
+
+class PageScroll(QScrollArea):
+    """One page of :class:`PageTabs`: the page fills the area when there is room for it, and
+    scrolls when there is not.
+
+    QScrollArea's own resizing gives a page whose height depends on its width (wrapped notes
+    and captions) its preferred height at least, so such a page scrolled wherever there was
+    less room than a plot would like; here the page gets the least height its layout needs at
+    that width (the notes' heights and the plots' minimum), and the plots take the rest."""
+
+    def __init__(self, page: QWidget) -> None:
+        super().__init__()
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidgetResizable(False)
+        self.setWidget(page)
+        self.setMinimumSize(PAGE_MIN_WIDTH_PX, PAGE_MIN_HEIGHT_PX)
+        page.installEventFilter(self)
+
+    def page(self) -> QWidget:
+        return self.widget()
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(PAGE_MIN_WIDTH_PX, PAGE_MIN_HEIGHT_PX)
+
+    def sizeHint(self) -> QSize:
+        # As large as the page would like: the window's first size follows the pages, not the scroll area.
+        return self.widget().sizeHint() if self.widget() is not None else super().sizeHint()
+
+    def least_size(self, width: int) -> QSize:
+        """The least size the page needs when it is ``width`` wide (wider, if it needs more)."""
+        page = self.widget()
+        minimum = page.minimumSize().expandedTo(page.minimumSizeHint())
+        width = max(width, minimum.width())
+        layout = page.layout()
+        height = minimum.height()
+        if layout is not None and layout.hasHeightForWidth():
+            height = max(height, layout.minimumHeightForWidth(width))
+        return QSize(width, height)
+
+    def fit_page(self) -> None:
+        """Size the page to the area, or to the least it needs where that is more (it then scrolls)."""
+        page = self.widget()
+        if page is None:
+            return
+        area = self.maximumViewportSize()  # the viewport's size without scroll bars
+        bar_width = self.verticalScrollBar().sizeHint().width()
+        bar_height = self.horizontalScrollBar().sizeHint().height()
+        least = self.least_size(area.width())
+        if least.height() > area.height():  # a vertical scroll bar takes some of the width
+            least = self.least_size(area.width() - bar_width)
+        room_height = area.height() - (bar_height if least.width() > area.width() else 0)
+        size = QSize(least.width(), max(least.height(), room_height))
+        if size != page.size():
+            page.resize(size)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_page()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # The page's layout asks for another size (its text grew, a note appeared): fit it again
+        # before the layout lays the page out.
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.fit_page()
+        return False
+
+
+class PageTabs(QTabWidget):
+    """A QTabWidget whose pages each sit in a :class:`PageScroll`."""
+
+    def insertTab(self, index: int, page: QWidget, label: str) -> int:  # type: ignore[override]
+        return super().insertTab(index, PageScroll(page), label)
+
+    def addTab(self, page: QWidget, label: str) -> int:  # type: ignore[override]
+        return super().addTab(PageScroll(page), label)
+
+    def removeTab(self, index: int) -> None:
+        """Remove the tab; its page is given back its own parent-less life (the caller deletes it)."""
+        scroll = super().widget(index)
+        super().removeTab(index)
+        if isinstance(scroll, PageScroll):
+            scroll.takeWidget()
+            scroll.deleteLater()
+
+    def scroll_area(self, index: int) -> PageScroll | None:
+        scroll = super().widget(index)
+        return scroll if isinstance(scroll, PageScroll) else None
+
+    def widget(self, index: int) -> QWidget | None:  # type: ignore[override]
+        scroll = super().widget(index)
+        return scroll.page() if isinstance(scroll, PageScroll) else scroll
+
+    def currentWidget(self) -> QWidget | None:  # type: ignore[override]
+        return self.widget(self.currentIndex())
+
+    def indexOf(self, page: QWidget) -> int:  # type: ignore[override]
+        for index in range(self.count()):
+            if self.widget(index) is page:
+                return index
+        return -1
+
+    def setCurrentWidget(self, page: QWidget) -> None:  # type: ignore[override]
+        index = self.indexOf(page)
+        if index >= 0:
+            self.setCurrentIndex(index)
