@@ -184,3 +184,54 @@ def read_lines(name: str, command: str) -> Iterable[str]:
             return handle.read().split("\n")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"accelscope {command}: cannot read {name}: {error}") from None
+
+
+# ---- cost ----------------------------------------------------------------------------------------
+
+# Cost flags (and JSONL keys): flag name -> (the site value it sets, or None for the accelerator's
+# prices; help). Prices apply to the scenario's accelerator; a flag left out takes the price book's.
+COST_FLAGS: dict[str, tuple[str | None, str]] = {
+    "price_per_hour": (None, "rental price per device-hour, USD (default: the price book's, if it has one)"),
+    "purchase_price": (None, "purchase price per device, USD (default: the price book's, if it has one)"),
+    "electricity_per_kwh": ("electricity_usd_per_kwh", "electricity price for owned devices, USD per kWh"),
+    "pue": ("pue", "power usage effectiveness of the site hosting owned devices (1 or more)"),
+    "amortisation_years": ("amortisation_years", "years over which a purchase is written off"),
+    "utilisation": ("utilisation", "share of the year the system serves at the modelled rate (0-1]"),
+    "hosting_per_device_year": ("hosting_usd_per_device_year",
+                                "rack space, network and staff per device and year, USD"),
+}
+
+
+def add_cost_arguments(parser: argparse.ArgumentParser) -> None:
+    """The cost flags: the accelerator's rental and purchase prices, and the site's values."""
+    group = parser.add_argument_group("cost (prices in US dollars; the bundled price book's where not given)")
+    for name, (_field, text) in COST_FLAGS.items():
+        kind = non_negative if name == "hosting_per_device_year" else positive_number
+        group.add_argument("--" + name.replace("_", "-"), type=kind, help=text)
+
+
+def cost_settings(values: dict[str, Any], accelerator_id: str):
+    """CostSettings from cost flag values or JSONL keys (absent or None: the price book's); a bad
+    value raises ValueError naming its key."""
+    from accelscope.engine.core.cost import CostSettings
+    from accelscope.engine.core.errors import ScenarioError
+
+    settings = CostSettings()
+    for name, (field, _text) in COST_FLAGS.items():
+        value = values.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{name} must be a number, got {value!r}")
+        if field is None:
+            settings = settings.with_price(accelerator_id, **{_PRICE_FIELDS[name]: float(value)})
+        else:
+            settings = settings.with_site(**{field: float(value)})
+        try:
+            settings.validate()
+        except ScenarioError as error:  # its message starts with the field's name; say the key instead
+            raise ValueError(f"{name} {str(error).split(' ', 1)[1]}") from None
+    return settings
+
+
+_PRICE_FIELDS = {"price_per_hour": "rental_usd_per_hour", "purchase_price": "purchase_usd"}

@@ -20,10 +20,13 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .arguments import (
+    COST_FLAGS,
     USAGE_ERROR,
     Parser,
     UsageError,
+    add_cost_arguments,
     add_scenario_arguments,
+    cost_settings,
     one_line,
     read_lines,
     scale,
@@ -76,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="predict one static batch: B prompts of I tokens prefilled together, then O tokens decoded for each",
     )
     add_scenario_arguments(predict)
+    add_cost_arguments(predict)
     predict.add_argument("--jsonl", metavar="FILE",
                          help="read one scenario object per line from FILE ('-' for stdin), print one result per line")
     predict.add_argument("--json", action="store_true", help="print one JSON object")
@@ -275,25 +279,36 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
         scenario = Scenario(**scenario_values(vars(args)))
         engine, scenario = engine.for_scenario(scenario)
         result = engine.predict(scenario)
-    except AccelscopeError as error:
+        cost = _cost(engine, result, vars(args))
+    except (AccelscopeError, ValueError) as error:
         raise UsageError(f"accelscope predict: {error}") from None
     except OSError as error:  # a --model path the system refuses to look at (e.g. name too long)
         raise UsageError(f"accelscope predict: cannot read {shown(args.model)}: {error.strerror}") from None
     model = engine.model(result.scenario.model)
     accelerator = engine.catalog.accelerator(result.scenario.accelerator)
     if args.json:
-        json.dump(result_to_dict(result, model, accelerator, engine.constants), out, indent=2, allow_nan=False)
+        json.dump(result_to_dict(result, model, accelerator, engine.constants, cost), out, indent=2, allow_nan=False)
         out.write("\n")
     else:
-        out.write(result_to_text(result, model, accelerator))
+        out.write(result_to_text(result, model, accelerator, cost))
     return 0
 
 
+def _cost(engine, result, values: dict[str, object]):
+    """What the result's system costs, with the price book and the cost flags or keys in ``values``."""
+    from accelscope.engine.core.cost import Pricing
+    from accelscope.engine.studies.cost import result_cost
+
+    settings = cost_settings(values, result.scenario.accelerator)
+    return result_cost(result, Pricing(engine.catalog.prices, settings), engine.catalog)
+
+
 def scenario_from_object(data: object) -> dict[str, object]:
-    """Scenario fields from one JSONL object, with the CLI's defaults and names."""
+    """Scenario fields from one JSONL object, with the CLI's defaults and names (the object may
+    also give the cost keys, read by :func:`arguments.cost_settings`)."""
     if not isinstance(data, dict):
         raise ValueError("each line must be a JSON object")
-    known = scenario_keys()
+    known = scenario_keys() | set(COST_FLAGS)
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
@@ -303,21 +318,26 @@ def scenario_from_object(data: object) -> dict[str, object]:
 def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
     """Every valid line is evaluated in one kernel call; results keep the input order. A bad
     line yields ``{"line": n, "error": ...}`` in its place and the exit status is 2."""
+    from accelscope.engine.core.cost import Pricing
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.core.scenario import Scenario
     from accelscope.engine.physics.engine import Engine
     from accelscope.engine.physics.results import result_from_column
+    from accelscope.engine.studies.cost import result_cost
 
     from .serialize import result_to_dict
 
     engine = Engine()
     entries: list[Scenario | str] = []
+    costs: dict[int, object] = {}  # entry index -> the line's cost settings
     for number, line in enumerate(read_lines(args.jsonl, "predict"), start=1):
         if not line.strip():
             continue
         try:
-            scenario = Scenario(**scenario_from_object(json.loads(line)))  # type: ignore[arg-type]
+            data = json.loads(line)
+            scenario = Scenario(**scenario_from_object(data))  # type: ignore[arg-type]
             engine, scenario = engine.for_scenario(scenario)
+            costs[len(entries)] = cost_settings(data, scenario.accelerator)
             entries.append(scenario)
         except RecursionError:
             entries.append(f"line {number}: not valid JSON: nested too deeply")
@@ -327,7 +347,7 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
     table = engine.evaluate(scenarios) if scenarios else None
     column = 0
     failed = False
-    for entry in entries:
+    for index, entry in enumerate(entries):
         if isinstance(entry, str):
             failed = True
             print(one_line(f"accelscope predict: {entry}"), file=sys.stderr)
@@ -337,7 +357,9 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
         column += 1
         model = engine.model(entry.model)
         accelerator = engine.catalog.accelerator(entry.accelerator)
-        out.write(json.dumps(result_to_dict(result, model, accelerator, engine.constants), allow_nan=False) + "\n")
+        cost = result_cost(result, Pricing(engine.catalog.prices, costs[index]), engine.catalog)
+        out.write(json.dumps(result_to_dict(result, model, accelerator, engine.constants, cost), allow_nan=False)
+                  + "\n")
     return USAGE_ERROR if failed else 0
 
 

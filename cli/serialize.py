@@ -3,12 +3,19 @@ number comes from the engine; here it is only scaled to the unit its key names."
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from accelscope.engine.catalog.groups import accelerator_group
 from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.core.constants import Constants
 from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.prices import SITE_FIELDS, Price
 from accelscope.engine.core.sourced import Sourced
+from accelscope.engine.core.units import format_price, format_usd
 from accelscope.engine.physics.results import PhaseResult, Result
+
+if TYPE_CHECKING:  # the cost study loads the engine; the catalog command needs none of it
+    from accelscope.engine.studies.cost import SystemCost, ViewCost
 
 GB = 1e9  # decimal, as vendors count
 
@@ -40,7 +47,9 @@ def _phase(phase: PhaseResult) -> dict[str, object]:
     }
 
 
-def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, constants: Constants) -> dict[str, object]:
+def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, constants: Constants,
+                   cost: SystemCost | None = None) -> dict[str, object]:
+    """The result as JSON-ready values; with ``cost``, what the system costs rented and owned."""
     s = result.scenario
     decode_share = (result.e2e_latency_s - result.waves * result.prefill.time_s) / result.e2e_latency_s
     bound_phase = "decode" if decode_share >= 0.5 else "prefill"
@@ -123,10 +132,12 @@ def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, c
             "throughput_total_tok_s": "counts input + output tokens, as Brunetta et al. 2025 do",
             "tokens_per_joule": "counts input + output tokens per joule of all devices",
         },
+        **({"cost": cost_to_dict(cost)} if cost is not None else {}),
     }
 
 
-def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator) -> str:
+def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator,
+                   cost: SystemCost | None = None) -> str:
     s = result.scenario
     memory = result.memory
     lines = [
@@ -166,6 +177,8 @@ def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator) -
         f"decode: {result.decode.bound}-bound, OI {result.decode.operational_intensity:.2f} FLOP/byte; "
         f"ridge point {result.ridge_point:.0f} FLOP/byte",
     ]
+    if cost is not None:
+        lines += cost_to_text(cost)
     lines += [f"  warning: {text}" for text in result.warnings]
     return "\n".join(lines) + "\n"
 
@@ -284,3 +297,79 @@ def model_summary(m: ModelArch) -> dict[str, object]:
         "kv_cache_bytes_per_token_bf16": 2.0 * m.kv_elements_per_token_per_layer
         * (m.n_full_attention_layers + m.n_window_attention_layers),
     }
+
+
+# ---- cost ------------------------------------------------------------------------------------------
+
+COST_BASIS = (
+    "rental: devices x the price per device-hour, rented for the hours it serves (the rent includes energy and "
+    "hosting); ownership: the purchase written off over amortisation_years x 8,760 h x utilisation, plus the "
+    "energy (mean power of the run, and idle power over the hours it does not serve) x PUE x electricity, plus "
+    "hosting per device-year; per million tokens = per hour / (3,600 s x tokens/s) x 10^6; tco_usd_per_year = "
+    "per hour x 8,760 h x utilisation. A value without a known price is null, never 0."
+)
+# What to type to give a missing price, by view.
+_PRICE_FLAG = {"rental": "--price-per-hour", "ownership": "--purchase-price"}
+
+
+def _price(price: Price | None, per: str) -> dict[str, object] | None:
+    if price is None:
+        return None
+    return {"usd": price.value, "per": per, "source": price.source, "date": price.date, "grade": price.grade,
+            **({"kind": price.kind, "provider": price.provider} if price.kind else {}),
+            **({"includes": price.includes} if price.includes else {})}
+
+
+def _view_cost(view: ViewCost) -> dict[str, object]:
+    entry: dict[str, object] = {
+        "known": view.known,
+        "usd_per_hour": view.usd_per_hour,
+        "usd_per_mtok_output": view.usd_per_mtok_output,
+        "usd_per_mtok_total": view.usd_per_mtok_total,
+        "energy_share": view.energy_share,
+        "tco_usd_per_year": view.tco_usd_per_year,
+        "price": _price(view.price, "device-hour" if view.view == "rental" else "device"),
+        "unknown": view.unknown or None,
+    }
+    if view.view == "ownership":
+        entry.update(capital_usd_per_hour=view.capital_usd_per_hour, energy_usd_per_hour=view.energy_usd_per_hour,
+                     hosting_usd_per_hour=view.hosting_usd_per_hour)
+    return entry
+
+
+def cost_to_dict(cost: SystemCost) -> dict[str, object]:
+    """A system's cost, rented and owned, each figure null where its price is not known."""
+    site = cost.site
+    return {
+        "devices": cost.devices,
+        "rental": _view_cost(cost.rental),
+        "ownership": _view_cost(cost.ownership),
+        "site": {name: {"value": getattr(site, name).value, "source": getattr(site, name).source,
+                        "date": getattr(site, name).date, "grade": getattr(site, name).grade} for name in SITE_FIELDS},
+        "basis": COST_BASIS,
+    }
+
+
+def cost_to_text(cost: SystemCost, label: str = "cost") -> list[str]:
+    """Two lines, rented and owned: what an hour, a million tokens and a year cost, or why unknown."""
+    site = cost.site
+    utilisation = float(site.utilisation.value)
+    lines = []
+    for view in (cost.rental, cost.ownership):
+        head = f"  {label}, {'rented' if view.view == 'rental' else 'owned'}: "
+        if not view.known:
+            known_hour = f"{format_usd(view.usd_per_hour)} per hour; " if view.usd_per_hour is not None else ""
+            flag = f" ({_PRICE_FLAG[view.view]})" if view.price is None else ""
+            lines.append(f"{head}{known_hour}per token unknown: {view.unknown}{flag}")
+            continue
+        price = view.price
+        per = "device-hour" if view.view == "rental" else "device"
+        text = (f"{head}{format_price(price.value)} per {per} ({price.citation}) -> {format_usd(view.usd_per_hour)} "
+                f"per hour, {format_usd(view.usd_per_mtok_output)} per million output tokens, "
+                f"{format_usd(view.usd_per_mtok_total)} per million input+output")
+        if view.view == "ownership":
+            text += (f" (energy {view.energy_share:.0%}; {float(site.amortisation_years.value):g} years, "
+                     f"PUE {float(site.pue.value):g}, {format_price(site.electricity_usd_per_kwh.value)} per kWh)")
+        text += f"; {format_usd(view.tco_usd_per_year)} a year at {utilisation:.0%} in use"
+        lines.append(text)
+    return lines

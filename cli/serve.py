@@ -18,9 +18,12 @@ from dataclasses import fields
 from typing import Any, TextIO
 
 from .arguments import (
+    COST_FLAGS,
     USAGE_ERROR,
     UsageError,
+    add_cost_arguments,
     add_scenario_arguments,
+    cost_settings,
     fraction,
     non_negative,
     non_negative_int,
@@ -41,8 +44,8 @@ OPTION_FIELDS: dict[str, str] = {
     "burstiness": "burstiness_cv",
     "link_gbps": "link_bandwidth_GBps",
 }
-# Keys the serve command reads besides the spec's fields and the scenario's.
-EXTRA_KEYS: tuple[str, ...] = ("rate", "trace", "disaggregate", "capacity", "target_rate", "precision")
+# Keys the serve command reads besides the spec's fields and the scenario's (the cost keys too).
+EXTRA_KEYS: tuple[str, ...] = ("rate", "trace", "disaggregate", "capacity", "target_rate", "precision", *COST_FLAGS)
 
 
 def add_serve_parser(commands: argparse._SubParsersAction) -> None:
@@ -83,6 +86,7 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--link-latency-us", type=non_negative, help="custom link: latency, us")
     serve.add_argument("--jsonl", metavar="FILE", help="one object per line from FILE ('-' for stdin), one result each")
     serve.add_argument("--json", action="store_true", help="print one JSON object")
+    add_cost_arguments(serve)
 
 
 def spec_keys() -> set[str]:
@@ -151,7 +155,8 @@ def _finite(number: float) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def served_to_dict(served, model, accelerator, capacity=None, target_rate=None) -> dict[str, Any]:
+def served_to_dict(served, model, accelerator, capacity=None, target_rate=None, costs=None) -> dict[str, Any]:
+    """The run as JSON-ready values; ``costs`` (achieved, at capacity or None), what it costs."""
     s, spec, setup, metrics = served.scenario, served.spec, served.setup, served.metrics
     rate: Any = served.rate_rps
     rate = "inf" if isinstance(rate, float) and math.isinf(rate) else _finite(rate)
@@ -192,6 +197,13 @@ def served_to_dict(served, model, accelerator, capacity=None, target_rate=None) 
         "devices": served.devices,
         "assumptions": assumptions(setup, spec),
     }
+    if costs is not None:
+        from .serialize import cost_to_dict
+
+        achieved, at_capacity = costs
+        result["cost"] = cost_to_dict(achieved)
+        if at_capacity is not None:
+            result["cost_at_capacity"] = cost_to_dict(at_capacity)
     if capacity is not None:
         from accelscope.engine.studies.serving.study import devices_for_rate
 
@@ -228,7 +240,7 @@ def assumptions(setup, spec) -> dict[str, Any]:
     }
 
 
-def served_to_text(served, model, accelerator, capacity=None, target_rate=None) -> str:
+def served_to_text(served, model, accelerator, capacity=None, target_rate=None, costs=None) -> str:
     s, spec, setup, m = served.scenario, served.spec, served.setup, served.metrics
     rate = served.rate_rps
     traffic = ("all at t = 0" if math.isinf(rate) else f"{spec.concurrency} users in a closed loop" if
@@ -274,6 +286,13 @@ def served_to_text(served, model, accelerator, capacity=None, target_rate=None) 
             needed = devices_for_rate(capacity.rate_per_s, target_rate, served.devices)
             lines.append(f"  {target_rate:g} requests/s need "
                          + (f"{needed:,} devices" if needed is not None else "more than any number of these"))
+    if costs is not None:
+        from .serialize import cost_to_text
+
+        achieved, at_capacity = costs
+        lines += cost_to_text(achieved, "cost at the achieved rate")
+        if at_capacity is not None:
+            lines += cost_to_text(at_capacity, "cost at capacity")
     return "\n".join(lines) + "\n"
 
 
@@ -302,15 +321,18 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
 def serve_one(values: dict[str, Any]) -> dict[str, Any]:
     """One serve request from option values (CLI or JSONL); raises ValueError with the reason."""
     from accelscope.engine.catalog.traces import load_trace
+    from accelscope.engine.core.cost import Pricing
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.core.scenario import Scenario
     from accelscope.engine.physics.engine import Engine
+    from accelscope.engine.studies.cost import capacity_cost, served_cost
     from accelscope.engine.studies.serving.study import capacity_at_slo, simulate_served
     from accelscope.engine.studies.serving.workload import trace_workload
 
     try:
         spec = spec_from_values(values)
         engine, scenario = Engine().for_scenario(Scenario(**scenario_values(values)))
+        pricing = Pricing(engine.catalog.prices, cost_settings(values, scenario.accelerator))
         trace = None
         if values.get("trace") is not None:
             if spec.disaggregated or values.get("capacity"):
@@ -318,7 +340,7 @@ def serve_one(values: dict[str, Any]) -> dict[str, Any]:
             loaded = load_trace(values["trace"])
             trace = trace_workload(loaded.arrival_s, loaded.input_tokens, loaded.output_tokens)
         if spec.disaggregated:
-            return _disaggregated(engine, scenario, spec)
+            return _disaggregated(engine, scenario, spec, pricing)
         served = simulate_served(engine, scenario, spec, trace=trace)
         capacity = capacity_at_slo(engine, scenario, spec) if values.get("capacity") else None
     except AccelscopeError as error:
@@ -326,11 +348,15 @@ def serve_one(values: dict[str, Any]) -> dict[str, Any]:
     model = engine.model(scenario.model)
     accelerator = engine.catalog.accelerator(scenario.accelerator)
     target = values.get("target_rate")
-    return {"dict": served_to_dict(served, model, accelerator, capacity, target),
-            "text": served_to_text(served, model, accelerator, capacity, target)}
+    costs = (served_cost(accelerator.id, served.devices, served.metrics, pricing, engine.catalog),
+             None if capacity is None else capacity_cost(accelerator.id, served.devices, capacity, pricing,
+                                                         engine.catalog))
+    return {"dict": served_to_dict(served, model, accelerator, capacity, target, costs),
+            "text": served_to_text(served, model, accelerator, capacity, target, costs)}
 
 
-def _disaggregated(engine, scenario, spec) -> dict[str, Any]:
+def _disaggregated(engine, scenario, spec, pricing) -> dict[str, Any]:
+    from accelscope.engine.studies.cost import served_cost
     from accelscope.engine.studies.serving.study import ServedRun, simulate_disaggregated_served
 
     result, metrics, prefill_setup, decode_setup, link = simulate_disaggregated_served(engine, scenario, spec)
@@ -340,7 +366,9 @@ def _disaggregated(engine, scenario, spec) -> dict[str, Any]:
                        result.combined, metrics, devices)
     model = engine.model(scenario.model)
     accelerator = engine.catalog.accelerator(scenario.accelerator)
-    data = served_to_dict(served, model, accelerator)
+    # Both pools run on the scenario's accelerator: the deployment's devices, at the rate achieved.
+    costs = (served_cost(accelerator.id, devices, metrics, pricing, engine.catalog), None)
+    data = served_to_dict(served, model, accelerator, costs=costs)
     data["disaggregated"] = {
         "prefill_replicas": prefill_setup.replicas,
         "decode_replicas": decode_setup.replicas,
@@ -350,7 +378,7 @@ def _disaggregated(engine, scenario, spec) -> dict[str, Any]:
         "kv_bytes_per_token_per_replica": link.kv_bytes_per_token,
         "prefill_assumptions": assumptions(prefill_setup, spec),
     }
-    text = served_to_text(served, model, accelerator)
+    text = served_to_text(served, model, accelerator, costs=costs)
     text += (f"  disaggregated: {prefill_setup.replicas} prefill : {decode_setup.replicas} decode replicas, the KV "
              f"cache over the {spec.link} link ({link.bandwidth_bytes_per_s / 1e9:.3g} GB/s per replica, "
              f"{link.latency_s * 1e6:.3g} us)\n")

@@ -1,7 +1,7 @@
 """``accelscope report --tables-only``: a preset's data without Qt.
 
 Every table the report writes as CSV (the plot tabs' from the frame, the analysis tabs' from
-their studies, ``engine.studies.analysis``), the explanation and the sidecar preset, under the
+their studies, ``engine.studies.analysis``, the costs), the explanation and the sidecar preset, under the
 report's file names and with the same bytes, but no plot: nothing here imports Qt or
 pyqtgraph, so it runs where Qt's libraries are not installed (a CI box, a server).
 """
@@ -17,7 +17,7 @@ from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.engine.studies.analysis import ANALYSIS_STUDIES
 from accelscope.engine.text.explain import explain
-from accelscope.engine.text.tables import frame_tables, scenario_comments
+from accelscope.engine.text.tables import cost_comments, cost_tables, frame_tables, scenario_comments
 
 # Each tab's title, which heads its CSVs; the app's panels carry the same (a test holds them).
 TITLES: dict[str, str] = {
@@ -56,8 +56,11 @@ def write_tables(preset: Preset, out: Path, engine: Engine | None = None) -> lis
             tables = study.tables(study.run(engine, workspace))
         for name, table in tables.items():
             written.append(_write(out / f"{name}.csv", table.to_csv(comments)))
+    for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
+        written.append(_write(out / f"{name}.csv", table.to_csv(cost_comments(frame, preset.name))))
     if workspace.shown:
-        written.append(_write(out / "explain.txt", explain(engine, workspace.scenario).plain_text() + "\n"))
+        explanation = explain(engine, workspace.scenario, workspace.cost)
+        written.append(_write(out / "explain.txt", explanation.plain_text() + "\n"))
     sidecar = out / "scenario.preset.json"
     save_preset(preset, sidecar)
     written.append(sidecar)

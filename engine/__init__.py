@@ -24,6 +24,8 @@ _PUBLIC: dict[str, str] = {
     "Workload": "accelscope.engine.core.scenario",
     "Workspace": "accelscope.engine.core.workspace",
     "ServingSpec": "accelscope.engine.core.serving",
+    "CostSettings": "accelscope.engine.core.cost",
+    "Pricing": "accelscope.engine.core.cost",
     "Catalog": "accelscope.engine.catalog.catalog",
     "Result": "accelscope.engine.physics.results",
     "PhaseResult": "accelscope.engine.physics.results",

@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
         scenario = frame.workspace.scenario
         if scenario.accelerator not in frame.accelerators:
             scenario = scenario.with_changes(accelerator=frame.accelerators[0])
-        explanation = explain(self.engine, scenario)
+        explanation = explain(self.engine, scenario, frame.workspace.cost)
         # A tab with an explanation of its own (Serving: its current run) puts it first.
         extra = self.panels[self.current_view()].explanation_sections()
         if extra:

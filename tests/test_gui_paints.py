@@ -50,7 +50,9 @@ def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:
     panel = window.panels[view]
     if isinstance(panel, AnalysisPanel):
         panel.refresh_now()
-    viewports = [graphics.viewport() for graphics in panel.findChildren(pg.GraphicsView)]
+    # The plots shown: a tab's hidden page (the energy tab's cost page) paints nothing until shown.
+    viewports = [graphics.viewport() for graphics in panel.findChildren(pg.GraphicsView)
+                 if graphics.isVisibleTo(panel)]
     # The tab's first paints and any layout pass they start are not counted. Wait until the
     # tab has been quiet for a few event-loop turns rather than for a fixed time: on a loaded
     # machine the first paint can come later than any fixed wait.
@@ -102,6 +104,13 @@ def test_a_change_paints_each_plot_once(window, qtbot, view):
         # Nearly every change moves the data (a spin box set to its own value does not), so
         # the plot is painted; never twice for one change.
         assert CHANGES // 2 <= paints[viewport] <= CHANGES, f"{view}: {paints[viewport]} paints over {CHANGES} changes"
+
+
+def test_a_change_paints_the_cost_page_once(window, qtbot):
+    window.panels["energy"].show_page("cost")
+    paints, viewports = paints_per_change(window, qtbot, "energy")
+    assert len(viewports) == 1 and viewports[0] is window.panels["energy"].cost_page.canvas.viewport()
+    assert CHANGES // 2 <= paints[viewports[0]] <= CHANGES, f"{paints[viewports[0]]} paints over {CHANGES} changes"
 
 
 @pytest.mark.parametrize("view", ["scaling", "parallelism", "regimes", "tiers"])

@@ -27,6 +27,10 @@ ANALYSIS_TABLES = {
     "tiers": ("memory_tiers.csv",),
     "run_here": ("run_here.csv",),
 }
+# Beside the energy tab's: what a million tokens cost, at the scenario and over the batch sweep;
+# the report also draws the energy tab's cost page.
+COST_TABLES = ("cost.csv", "cost_sweep.csv")
+COST_PAGE = ("5-energy-cost.png", "5-energy-cost.svg")
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -61,15 +65,16 @@ def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_fi
         assert {f"{index}-{view}.png", f"{index}-{view}.svg", f"{index}-{view}.csv"} <= names
     for index, view in enumerate(ANALYSIS_VIEWS, start=len(VIEWS) + 1):
         assert {f"{index}-{view}.png", f"{index}-{view}.svg", *ANALYSIS_TABLES[view]} <= names
-    assert {"explain.txt", "scenario.preset.json"} <= names
+    assert {"explain.txt", "scenario.preset.json", *COST_TABLES, *COST_PAGE} <= names
     for path in written:
         assert path.stat().st_size > 100, path
 
-    for index, view in enumerate(VIEWS + ANALYSIS_VIEWS, start=1):
-        assert distinct_colours(tmp_path / f"{index}-{view}.png") > 20  # a real plot, not a blank page
+    pages = [f"{index}-{view}" for index, view in enumerate(VIEWS + ANALYSIS_VIEWS, start=1)]
+    for page in [*pages, COST_PAGE[0].removesuffix(".png")]:
+        assert distinct_colours(tmp_path / f"{page}.png") > 20  # a real plot, not a blank page
         from PySide6.QtSvg import QSvgRenderer
 
-        svg = tmp_path / f"{index}-{view}.svg"
+        svg = tmp_path / f"{page}.svg"
         text = svg.read_text()
         assert QSvgRenderer(str(svg)).isValid() and ("<path" in text or "<rect" in text or "<polygon" in text)
         assert text.count("<text") > 5  # axis labels, notes
@@ -121,7 +126,8 @@ def test_report_command_and_a_bad_preset(capsys, tmp_path):
     assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path / "ok"), "--scale", "1"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert sorted(printed) == sorted(str(path) for path in (tmp_path / "ok").iterdir())
-    assert len(printed) == 3 * len(VIEWS) + 2 * len(ANALYSIS_VIEWS) + sum(map(len, ANALYSIS_TABLES.values())) + 2
+    assert len(printed) == (3 * len(VIEWS) + 2 * len(ANALYSIS_VIEWS) + sum(map(len, ANALYSIS_TABLES.values()))
+                            + len(COST_TABLES) + len(COST_PAGE) + 2)
 
 
 def test_tables_only_imports_no_qt(tmp_path):
@@ -138,7 +144,7 @@ def test_tables_only_imports_no_qt(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
     names = {path.name for path in tmp_path.iterdir()}
     assert names == {*(f"{index}-{view}.csv" for index, view in enumerate(VIEWS, start=1)),
-                     *(name for tables in ANALYSIS_TABLES.values() for name in tables),
+                     *(name for tables in ANALYSIS_TABLES.values() for name in tables), *COST_TABLES,
                      "explain.txt", "scenario.preset.json"}
 
 

@@ -1,9 +1,10 @@
-"""The catalog: bundled accelerators and models, plus the user's own files.
+"""The catalog: bundled accelerators, models and prices, plus the user's own files.
 
 User files live in the platformdirs user data folder (``ACCELSCOPE_DATA_DIR`` points
 elsewhere, which tests use): ``accelerators/*.toml`` and ``models/*.toml`` in the bundled
-format, and ``models/*.json`` Hugging Face configs. A bad user file does not stop the rest
-from loading; its problem is listed in ``Catalog.problems``.
+format, ``models/*.json`` Hugging Face configs, and ``prices.toml`` (their own prices, laid over
+the bundled price book). A bad user file does not stop the rest from loading; its problem is
+listed in ``Catalog.problems``.
 """
 
 from __future__ import annotations
@@ -13,21 +14,17 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import platformdirs
-
 from ..core.accelerator import Accelerator
 from ..core.errors import CatalogError, ScenarioError
 from ..core.model import ModelArch
+from ..core.prices import PriceBook
 from .accelerators import load_accelerator_file, load_bundled_accelerators
+from .folders import DATA_DIR_VARIABLE, user_data_dir
 from .hf_config import load_hf_config
 from .models import load_bundled_models, load_model_file
+from .prices import bundled_price_book, load_price_book
 
-DATA_DIR_VARIABLE = "ACCELSCOPE_DATA_DIR"
-
-
-def user_data_dir() -> Path:
-    override = os.environ.get(DATA_DIR_VARIABLE)
-    return Path(override) if override else Path(platformdirs.user_data_dir("accelscope"))
+__all__ = ["DATA_DIR_VARIABLE", "Catalog", "load_model_path", "user_data_dir"]
 
 
 def load_model_path(path: Path) -> ModelArch:
@@ -42,12 +39,19 @@ class Catalog:
     accelerators: dict[str, Accelerator]
     models: dict[str, ModelArch]
     problems: list[str] = field(default_factory=list)
+    # Rental and purchase prices and the site's values (a catalog made by hand gets the bundled book).
+    prices: PriceBook = field(default_factory=bundled_price_book)
 
     @classmethod
     def load(cls, user_dir: Path | None = None, include_user: bool = True) -> Catalog:
         catalog = cls(dict(load_bundled_accelerators()), dict(load_bundled_models()))
         if include_user:
-            catalog._load_user(user_dir or user_data_dir())
+            folder = user_dir or user_data_dir()
+            catalog._load_user(folder)
+            try:
+                catalog.prices = load_price_book(user_dir=folder, accelerator_ids=catalog.accelerators)
+            except CatalogError as error:  # the user's prices.toml: the bundled book is used without it
+                catalog.problems.append(str(error))
         return catalog
 
     def _load_user(self, folder: Path) -> None:

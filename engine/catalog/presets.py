@@ -28,9 +28,11 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..core.cost import DEVICE_PRICE_FIELDS, CostSettings
 from ..core.errors import CatalogError, ScenarioError
 from ..core.model import ModelArch
 from ..core.precision import PRECISIONS
+from ..core.prices import SITE_FIELDS
 from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
 from ..core.serving import SERVING_FIELDS, ServingSpec
 from ..core.workspace import DEVICE_BUDGETS, MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, VIEWS, Workspace
@@ -69,7 +71,7 @@ BUNDLED_ORDER: tuple[str, ...] = (
 )
 
 _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", "parallel", "accelerators", "view")
-_TOP_OPTIONAL_KEYS = ("view_options", "serving")
+_TOP_OPTIONAL_KEYS = ("view_options", "serving", "cost")
 _WORKLOAD_KEYS = ("batch", "input_len", "output_len")
 _PRECISION_KEYS = ("weights", "activations", "kv_cache")
 _PARALLEL_KEYS = ("tp", "pp", "ep", "dp", "offload")
@@ -253,6 +255,8 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
         workspace = workspace.with_options(**_view_options(root, catalog))
     if "serving" in root.table:
         workspace = workspace.with_changes(serving=_serving(root, path))
+    if "cost" in root.table:
+        workspace = workspace.with_changes(cost=_cost(root, catalog))
     return Preset(name=name, description=description, workspace=workspace, model=model)
 
 
@@ -313,6 +317,62 @@ def _serving(root: TableReader, path: object) -> ServingSpec:
         if field in SERVING_FIELDS:
             raise table.error(field, str(error).removeprefix(f"{field} ")) from error
         raise PresetError(path, "serving", str(error)) from error
+
+
+def _cost(root: TableReader, catalog: Catalog | None) -> CostSettings:
+    """The user's prices and site values: only those set are written (absent: the price book's)."""
+    if root.table["cost"] is None:
+        raise root.error("cost", "must not be null")
+    table = root.sub("cost")
+    table.reject_unknown((*SITE_FIELDS, "prices"))
+    settings = CostSettings()
+    for name in SITE_FIELDS:
+        if name in table.table:
+            settings = settings.with_site(**{name: _cost_number(table, name)})
+    if "prices" in table.table:
+        if table.table["prices"] is None:
+            raise table.error("prices", "must not be null")
+        prices = table.sub("prices")
+        if len(prices.table) > MAX_SHOWN * 4:
+            raise table.error("prices", f"prices {len(prices.table)} accelerators; at most {MAX_SHOWN * 4}")
+        for accelerator_id in prices.table:
+            _check_accelerator(prices, accelerator_id, accelerator_id, catalog)
+            if prices.table[accelerator_id] is None:
+                raise prices.error(accelerator_id, "must not be null")
+            entry = prices.sub(accelerator_id)
+            entry.reject_unknown(DEVICE_PRICE_FIELDS)
+            values = {name: _cost_number(entry, name) for name in DEVICE_PRICE_FIELDS if name in entry.table}
+            if not values:
+                raise entry.error("rental_usd_per_hour", "give a rental_usd_per_hour or a purchase_usd (or leave the "
+                                                         "accelerator out)")
+            settings = settings.with_price(accelerator_id, **values)
+    try:
+        return settings.validate()
+    except ScenarioError as error:
+        field, _, problem = str(error).partition(" ")
+        raise table.error(field, problem) from error
+
+
+def _cost_number(table: TableReader, key: str) -> float:
+    value = table.table[key]
+    if value is None:
+        raise table.error(key, "must not be null (leave it out to use the price book's value)")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise table.error(key, f"must be a number, got {describe(value)}")
+    return float(value)
+
+
+def _cost_document(settings: CostSettings) -> dict[str, Any]:
+    """The cost settings that are set (absent means the price book's value, so presets written
+    before cost existed read unchanged)."""
+    document: dict[str, Any] = {name: value for name in SITE_FIELDS if (value := getattr(settings, name)) is not None}
+    prices = {
+        accelerator_id: {name: value for name in DEVICE_PRICE_FIELDS if (value := getattr(setting, name)) is not None}
+        for accelerator_id, setting in settings.prices
+    }
+    if prices:
+        document["prices"] = prices
+    return document
 
 
 # Fields a null may set: limits that fall back to the policy's default, objectives that can be off.
@@ -448,6 +508,7 @@ def preset_to_json(preset: Preset) -> dict[str, Any]:
         "view": preset.workspace.view,
         **({"view_options": dict(preset.workspace.options)} if preset.workspace.options else {}),
         **({"serving": serving} if (serving := _serving_document(preset.workspace.serving)) else {}),
+        **({"cost": cost} if (cost := _cost_document(preset.workspace.cost)) else {}),
     }
 
 

@@ -98,6 +98,20 @@ def format_time(seconds: float, trim: bool = False) -> str:
     return _scaled(seconds, ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")), trim)
 
 
+def format_usd(value: float | None, missing: str = "unknown") -> str:
+    """US dollars to three significant figures: $0.0847, $2.49, $21,812; ``missing`` for none."""
+    if value is None or not math.isfinite(value):
+        return missing
+    return f"${significant(value)}"
+
+
+def format_price(value: float) -> str:
+    """A price as it was given, to four significant figures: $2.49, $0.1146, $8,500, $34,722."""
+    if abs(value) >= 1000:
+        return f"${value:,.0f}"
+    return f"${value:.4g}"
+
+
 def format_factor(value: float) -> str:
     """An efficiency factor as written in the constants file: 0.7, 0.85."""
     return f"{value:g}"

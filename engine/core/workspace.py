@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .cost import CostSettings
 from .scenario import Scenario
 from .serving import ServingSpec
 
@@ -37,6 +38,7 @@ class Workspace:
     view: str = "roofline"
     options: tuple[tuple[str, object], ...] = ()  # view options that differ from the defaults, sorted
     serving: ServingSpec = ServingSpec()  # traffic, scheduler and objectives of the Serving tab
+    cost: CostSettings = CostSettings()  # the user's prices and site values (None: the price book's)
 
     @property
     def selected(self) -> str:

@@ -30,9 +30,16 @@ from ..core.errors import AccelscopeError
 from ..core.model import ModelArch
 from ..core.scenario import Scenario, Workload
 from ..physics.engine import Engine
+from ..physics.results import Outputs
 from .regimes import RegimeGrid, architecture_spreads, regime_scores, times_text
 from .scaling import compare_strategies
-from .tiering import far_bandwidth_share_needed, largest_fraction_within, slowdown_closed_form, sweep_offload
+from .tiering import (
+    engine_with_far_tier,
+    far_bandwidth_share_needed,
+    largest_fraction_within,
+    slowdown_closed_form,
+    sweep_offload,
+)
 
 # The first paper's heterogeneous-memory claim (measurements.toml, s25-heterogeneous-memory-5-10x-at-15-30pct).
 CLAIM_CAPACITY_MULTIPLES: tuple[float, float] = (5.0, 10.0)
@@ -418,3 +425,179 @@ def scaling_claims(engine: Engine) -> ScalingClaims:
     except (ValueError, AccelscopeError) as error:
         moe_like_dense_problem = str(error)
     return ScalingClaims(expert_parallel, expert_parallel_problem, moe_like_dense, moe_like_dense_problem)
+
+
+# ---- memory-compute disaggregation: 22% lower TCO ------------------------------------------------
+
+# Sharma 2025, Sec. VII-E: "ROI analysis indicates a 22% lower TCO despite higher initial
+# implementation costs", for memory pooled over CXL against fixed compute-to-memory ratios. The
+# paper states no workload, device or prices. Here: Llama 3.3 70B in BF16 on H100s (the price
+# book's rental prices them), the memory pool a CXL 2.0 x16 expander (far_tiers.toml), and three
+# workloads that load memory differently.
+DISAGGREGATION_CLAIM_PERCENT = 22.0
+DISAGGREGATION_MODEL = "llama-3.3-70b"
+DISAGGREGATION_ACCELERATOR = "h100-sxm"
+DISAGGREGATION_TIER = "cxl2-expander-x16"
+DISAGGREGATION_WORKLOADS: tuple[tuple[str, Workload], ...] = (
+    ("chat (64 x 2,048 in, 512 out)", Workload(batch=64, input_len=2048, output_len=512)),
+    ("long context (32 x 8,192 in, 1,024 out)", Workload(batch=32, input_len=8192, output_len=1024)),
+    ("prefill only (32 x 8,192 in, 1 out)", Workload(batch=32, input_len=8192, output_len=1)),
+)
+FIXED_TP: tuple[int, ...] = (1, 2, 4, 8)  # the fixed-ratio deployments: more devices for more memory
+POOLED_TP: tuple[int, ...] = (1, 2, 4)  # the pooled ones: fewer devices, the rest of the bytes in the pool
+POOL_SHARES: tuple[float, ...] = tuple(i / 10 for i in range(11))  # weights and KV cache in the pool
+HOURS_PER_MONTH = 730.0
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """One layout of one workload: its devices and what they sustain (input + output tokens)."""
+
+    tp: int
+    offload: float  # share of the weights in the pool
+    kv_offload: float  # share of the KV cache in the pool
+    devices: int
+    tokens_per_s: float  # input + output, whole deployment
+    pool_bytes: float  # held in the pool, all devices
+    waves: int
+
+    @property
+    def tokens_per_device_s(self) -> float:
+        return self.tokens_per_s / self.devices
+
+
+@dataclass(frozen=True)
+class DisaggregationCase:
+    """A workload's cheapest fixed-ratio deployment against its cheapest pooled one."""
+
+    name: str
+    workload: Workload
+    fixed: Deployment | None  # None: no layout holds the weights
+    pooled: Deployment | None  # None: no layout with the pool holds the batch at once
+    device_usd_per_hour: float  # the price used for the break-even (the book's rent)
+
+    @property
+    def cost_ratio(self) -> float:
+        """Pooled over fixed cost per token with the pool free: device-hours per token, since
+        both run on the same device at the same price."""
+        if self.fixed is None or self.pooled is None:
+            return math.nan
+        return self.fixed.tokens_per_device_s / self.pooled.tokens_per_device_s
+
+    @property
+    def saving_percent(self) -> float:
+        return 100.0 * (1.0 - self.cost_ratio)
+
+    def pool_break_even_usd_per_gb_month(self, saving_percent: float = DISAGGREGATION_CLAIM_PERCENT) -> float:
+        """The most the pool may cost (per GB it holds, per month) for the pooled deployment to
+        cost ``saving_percent`` less per token than the fixed one; negative: no price can."""
+        if self.fixed is None or self.pooled is None or self.pooled.pool_bytes <= 0:
+            return math.nan
+        fixed_per_token = self.device_usd_per_hour * self.fixed.devices / self.fixed.tokens_per_s
+        allowed_per_hour = (1.0 - saving_percent / 100.0) * fixed_per_token * self.pooled.tokens_per_s
+        pool_per_hour = allowed_per_hour - self.device_usd_per_hour * self.pooled.devices
+        return pool_per_hour / (self.pooled.pool_bytes / 1e9) * HOURS_PER_MONTH
+
+
+def disaggregation_cases(engine: Engine) -> tuple[DisaggregationCase, ...]:
+    """Each workload's cheapest fixed-ratio deployment (TP 1-8, all in device memory, in waves
+    where its KV cache does not fit at once) against its cheapest pooled one (TP 1-4, any share
+    of the weights and KV cache in the CXL pool, the whole batch at once), by device-hours per
+    token. Both are static batches, as ``predict`` runs them."""
+    tier = load_far_tiers()[DISAGGREGATION_TIER]
+    pooled_engine, pooled_id = engine_with_far_tier(engine, DISAGGREGATION_ACCELERATOR, tier)
+    rent = engine.catalog.prices.of(DISAGGREGATION_ACCELERATOR).rental
+    cases = []
+    for name, workload in DISAGGREGATION_WORKLOADS:
+        fixed = [Scenario.from_workload(DISAGGREGATION_MODEL, DISAGGREGATION_ACCELERATOR, workload, tp=tp)
+                 for tp in FIXED_TP]
+        pooled = [Scenario.from_workload(DISAGGREGATION_MODEL, pooled_id, workload, tp=tp, offload=weights,
+                                         kv_offload=kv)
+                  for tp in POOLED_TP for weights in POOL_SHARES for kv in POOL_SHARES if weights or kv]
+        cases.append(DisaggregationCase(
+            name=name,
+            workload=workload,
+            fixed=_cheapest(engine, fixed, all_at_once=False),
+            pooled=_cheapest(pooled_engine, pooled, all_at_once=True),
+            device_usd_per_hour=float(rent.value) if rent is not None else math.nan,
+        ))
+    return tuple(cases)
+
+
+def _cheapest(engine: Engine, scenarios: list[Scenario], *, all_at_once: bool) -> Deployment | None:
+    """The deployment with the most tokens per device-second among those that fit (and, with
+    ``all_at_once``, hold the whole batch in one wave)."""
+    outputs = Outputs(engine.evaluate(scenarios))
+    usable = outputs.fits & ((outputs.waves == 1) if all_at_once else True)
+    per_device = np.where(usable, outputs.throughput_total_tok_s / outputs.devices, -np.inf)
+    best = int(np.argmax(per_device))
+    if not np.isfinite(per_device[best]):
+        return None
+    s, column = scenarios[best], outputs[best]
+    pool = (float(column.memory.weights_far_bytes) + float(column.memory.kv_cache_far_bytes)) * float(column.devices)
+    return Deployment(s.tp, s.offload, s.kv_offload, int(column.devices), float(column.throughput_total_tok_s),
+                      pool if s.offload or s.kv_offload else 0.0, int(column.waves))
+
+
+def disaggregation_tco_check(engine: Engine) -> ClaimCheck:
+    """Sharma 2025's "22% lower TCO" of memory-compute disaggregation, computed where the engine
+    can: the most a CXL memory pool saves per token on any of three workloads, with the pool
+    itself free (so the saving is an upper bound), and what the pool could cost for the saving
+    to reach 22%."""
+    cases = disaggregation_cases(engine)
+    best = max((case for case in cases if math.isfinite(case.cost_ratio)), key=lambda case: case.saving_percent)
+
+    def layout(deployment: Deployment | None) -> str:
+        if deployment is None:
+            return "none fits"
+        pool = ""
+        if deployment.pool_bytes:
+            pool = (f", {deployment.offload:.0%} of the weights and {deployment.kv_offload:.0%} of the KV cache in "
+                    f"the pool ({deployment.pool_bytes / 1e9:,.0f} GB)")
+        waves = f", {deployment.waves} waves" if deployment.waves > 1 else ""
+        return f"TP {deployment.tp}{pool}{waves}: {deployment.tokens_per_device_s:,.0f} tokens/s per device"
+
+    def break_even(case: DisaggregationCase) -> str:
+        price = case.pool_break_even_usd_per_gb_month()
+        if not math.isfinite(price):
+            return ""
+        if price <= 0:
+            return "; no pool price reaches 22%"
+        return f"; 22% needs the pool at most ${price:.3g} per GB-month"
+
+    def saving(case: DisaggregationCase) -> str:
+        if not math.isfinite(case.cost_ratio):
+            return "not comparable"
+        return (f"the pool saves {case.saving_percent:.0f}% per token" if case.saving_percent >= 0
+                else f"the pool costs {-case.saving_percent:.0f}% more per token")
+
+    per_case = "; ".join(
+        f"{case.name}: fixed {layout(case.fixed)}, pooled {layout(case.pooled)}, {saving(case)}{break_even(case)}"
+        for case in cases
+    )
+    return ClaimCheck(
+        claim_id="s25-disaggregation-tco-22pct",
+        statement="Memory-compute disaggregation lowers the total cost of ownership by 22%.",
+        paper_value=DISAGGREGATION_CLAIM_PERCENT,
+        computed_value=best.saving_percent,
+        unit="%",
+        setup=(
+            f"{DISAGGREGATION_MODEL} in BF16 on {DISAGGREGATION_ACCELERATOR}: the cheapest fixed-ratio layout "
+            f"(TP {', '.join(map(str, FIXED_TP))}, everything in device memory, in waves where the KV cache does not "
+            f"fit) against the cheapest with a {DISAGGREGATION_TIER} memory pool (TP {', '.join(map(str, POOLED_TP))}, "
+            "0-100% of the weights and of the KV cache in the pool, the batch at once), by device-hours per "
+            "million input+output tokens, the pool free"
+        ),
+        definition=(
+            "the largest saving over the workloads: (1 - pooled / fixed cost per token) x 100, the same device "
+            "at the same price in both, so that the ratio is the device-hours per token; the break-even pool "
+            f"price takes the price book's ${best.device_usd_per_hour:g} per H100-hour"
+        ),
+        note=(
+            f"Per workload: {per_case}. The engine reads every byte placed in the pool at every step, as decode "
+            "does: a pool pays only where compute hides its reads (long prefills). The paper's figure is about "
+            "a cluster whose memory is pooled across mixed workloads, so that capacity stranded on one machine "
+            "serves another; that needs a model of cluster scheduling, and prices for CXL memory, switches and "
+            "software, none of which the engine or the price book has."
+        ),
+    )

@@ -6,11 +6,16 @@ draw, and scaled to the unit its header names.
 
 from __future__ import annotations
 
+import math
+
 from ..catalog.catalog import Catalog
 from ..core import codes
+from ..core.cost import Pricing
 from ..core.precision import PRECISIONS
+from ..core.prices import SITE_FIELDS, Price
 from ..core.table import Table
 from ..physics.frame import Frame
+from ..studies.cost import frame_costs
 
 
 def _fits(frame: Frame, accelerator: str) -> str:
@@ -172,4 +177,106 @@ def scenario_comments(frame: Frame, preset_name: str | None = None) -> list[str]
         f"layout: TP {s.tp}, PP {s.pp}, EP {s.ep}, DP {s.dp}, offload {s.offload:g}, KV offload {s.kv_offload:g}",
         "static batch: all prompts arrive together; decode at the mean context; see the sidecar preset for every input",
     ]
+    return lines
+
+
+# ---- cost: rented and owned, beside energy -------------------------------------------------------
+
+
+def _cell(value: float) -> object:
+    """A cost's cell: the number, or empty where it is unknown (never 0)."""
+    return float(value) if math.isfinite(value) else ""
+
+
+def _price_cells(price: Price | None) -> tuple[object, ...]:
+    if price is None:
+        return ("", "", "", "")
+    return (price.value, price.citation if price.own else price.source, price.date, price.grade)
+
+
+def frame_pricing(frame: Frame) -> Pricing:
+    """The prices a frame is costed at: its engine's price book with its workspace's settings."""
+    return Pricing(frame.engine.catalog.prices, frame.workspace.cost)
+
+
+def cost_tables(frame: Frame, pricing: Pricing | None = None) -> dict[str, Table]:
+    """``cost``: each shown accelerator's scenario rented and owned, with the prices used and
+    their sources; ``cost_sweep``: cost per million output tokens at every batch of the sweep.
+    ``pricing`` defaults to the frame's own (:func:`frame_pricing`)."""
+    costs = frame_costs(frame, pricing or frame_pricing(frame))
+    rows = []
+    for j, a in enumerate(frame.accelerators):
+        output = frame.output(a)
+        rental, ownership = costs.current.rental, costs.current.ownership
+        rows.append((
+            a,
+            int(output.devices),
+            _fits(frame, a),
+            float(output.throughput_output_tok_s),
+            float(output.power_W),
+            *_price_cells(costs.rentals[j]),
+            _cell(rental.usd_per_hour[j]),
+            _cell(rental.usd_per_mtok_output[j]),
+            _cell(rental.usd_per_mtok_total[j]),
+            _cell(rental.tco_usd_per_year[j]),
+            *_price_cells(costs.purchases[j]),
+            _cell(ownership.capital_usd_per_hour[j]),
+            _cell(ownership.energy_usd_per_hour[j]),
+            _cell(ownership.hosting_usd_per_hour[j]),
+            _cell(ownership.usd_per_hour[j]),
+            _cell(ownership.usd_per_mtok_output[j]),
+            _cell(ownership.usd_per_mtok_total[j]),
+            _cell(ownership.energy_share[j]),
+            _cell(ownership.tco_usd_per_year[j]),
+        ))
+    price_headers = ("{} [USD per {}]", "{}_source", "{}_date", "{}_grade")
+    headers = (
+        "accelerator", "devices", "fits", "output_throughput [tokens/s, system]", "mean_power [W, all devices]",
+        *(h.format("rental_price", "device-hour") for h in price_headers),
+        "rental [USD per hour]", "rental [USD per million output tokens]",
+        "rental [USD per million input+output tokens]", "rental [USD per year in use]",
+        *(h.format("purchase_price", "device") for h in price_headers),
+        "ownership_capital [USD per hour served]", "ownership_energy [USD per hour served]",
+        "ownership_hosting [USD per hour served]", "ownership [USD per hour served]",
+        "ownership [USD per million output tokens]", "ownership [USD per million input+output tokens]",
+        "ownership_energy_share [fraction]", "ownership_tco [USD per year]",
+    )
+    sweep_rows = []
+    for j, a in enumerate(frame.accelerators):
+        sweep = frame.sweep_output(a)
+        for index, batch in enumerate(frame.sweep_batches):
+            sweep_rows.append((
+                a,
+                int(batch),
+                float(sweep.e2e_latency_s[index]),
+                float(sweep.throughput_output_tok_s[index]),
+                "yes" if sweep.fits[index] else "no",
+                _cell(costs.sweep.rental.usd_per_mtok_output[j, index]),
+                _cell(costs.sweep.ownership.usd_per_mtok_output[j, index]),
+                _cell(costs.sweep.ownership.energy_share[j, index]),
+            ))
+    sweep_headers = (
+        "accelerator", "batch [sequences]", "end_to_end_latency [s]", "output_throughput [tokens/s, system]", "fits",
+        "rental [USD per million output tokens]", "ownership [USD per million output tokens]",
+        "ownership_energy_share [fraction]",
+    )
+    return {"cost": Table("cost", headers, tuple(rows)), "cost_sweep": Table("cost_sweep", sweep_headers,
+                                                                               tuple(sweep_rows))}
+
+
+def cost_comments(frame: Frame, preset_name: str | None = None) -> list[str]:
+    """The cost tables' comment lines: the scenario's, then how the costs were worked and from
+    which site values."""
+    site = frame_pricing(frame).site
+    lines = [
+        "Cost: what a million tokens cost, rented and owned",
+        *scenario_comments(frame, preset_name),
+        "rental: devices x price per device-hour, rented for the hours it serves (the rent includes energy and "
+        "hosting); ownership: purchase / (amortisation years x 8,760 h x utilisation) + energy x PUE x electricity "
+        "+ hosting per device-year / (8,760 h x utilisation); per million tokens: per hour / (3,600 s x tokens/s) "
+        "x 10^6; empty: unknown (no price)",
+    ]
+    for name in SITE_FIELDS:
+        value = getattr(site, name)
+        lines.append(f"{name}: {value.value:g} ({value.citation})")
     return lines

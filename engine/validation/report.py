@@ -26,7 +26,12 @@ from ..catalog.measurements import (
 from ..core.scenario import Scenario
 from ..physics.engine import Engine
 from ..physics.results import Result, result_from_column
-from ..studies.claims import architecture_spread_check, claims_check, moe_like_dense_check
+from ..studies.claims import (
+    architecture_spread_check,
+    claims_check,
+    disaggregation_tco_check,
+    moe_like_dense_check,
+)
 from .ideal import ideal_engine
 from .served import served_runs
 
@@ -355,8 +360,8 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
 
 def _study_claims(engine: Engine, claims: Sequence[Claim]) -> dict[str, tuple[Prediction, str]]:
     """Values of the claims a study computes (the scaling study's 8.4x and 2.1x and its 700B
-    MoE against a 70B dense model, the regime study's 3.7x), with what each computed, by claim
-    id."""
+    MoE against a 70B dense model, the regime study's 3.7x, the cost of a memory pool against
+    its 22% lower TCO), with what each computed, by claim id."""
     wanted = {claim.id for claim in claims if claim.status == "computed by a study"}
     if not wanted:
         return {}
@@ -367,6 +372,8 @@ def _study_claims(engine: Engine, claims: Sequence[Claim]) -> dict[str, tuple[Pr
         checks.append(architecture_spread_check(engine))
     if "s25-ep-moe-700b-like-70b" in wanted:
         checks.append(moe_like_dense_check(engine))
+    if "s25-disaggregation-tco-22pct" in wanted:
+        checks.append(disaggregation_tco_check(engine))
     out = {}
     for check in checks:
         if check.claim_id in wanted:

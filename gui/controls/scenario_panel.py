@@ -36,6 +36,7 @@ from accelscope.engine.core.workspace import Workspace
 from ..look.palette import colour_for
 from ..look.style import plot_colour
 from .bindings import ComboBinding, LinearScale, LogScale, SliderSpinBinding, SpinBinding, WorkspaceSource, bind
+from .cost_group import CostGroup
 
 # Slider ranges cover what is usually explored; typed entry accepts more (the slider then pins to its end).
 BATCH_SLIDER = (1, 1024)
@@ -238,6 +239,10 @@ class ControlsPanel(QWidget):
         accelerator_layout.addWidget(self.accelerator_filter)
         accelerator_layout.addWidget(self.accelerator_tree)
         layout.addWidget(accelerator_box, stretch=1)
+
+        # -- cost: the selected accelerator's prices and the site's values
+        self.cost_group = CostGroup(catalog)
+        layout.addWidget(self.cost_group)
         self._model_shown: str | None = None  # the model whose controls set_model_info last set up
         self._shown_followed: tuple[str, ...] | None = None  # the workspace's shown accelerators, last followed
 
@@ -280,6 +285,7 @@ class ControlsPanel(QWidget):
             self.model_combo, parent=self, missing=lambda model_id: controller.engine.model(model_id).name))
         for field, binding in self.bindings.items():
             bind(controller, field, binding, self._convert[field])
+        self.cost_group.bind_to(controller)
         self.shown_changed.connect(controller.set_shown)
 
         def follow(workspace: Workspace) -> None:

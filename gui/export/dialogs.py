@@ -94,7 +94,7 @@ class Exports(QObject):
             # Hidden tabs may not have been laid out at the current size yet.
             window.refresh_panel(view).resize(page_size)
         engine = window.controller.engine
-        explanation = explain(engine, frame.workspace.scenario) if frame.accelerators else None
+        explanation = explain(engine, frame.workspace.scenario, frame.workspace.cost) if frame.accelerators else None
         try:
             written = export_all(window.panels, frame, engine.catalog, folder, window.presets.preset_of_workspace(),
                                  explanation, scale=scale)

@@ -27,7 +27,7 @@ from accelscope.engine.catalog.reading import special_file_kind
 from accelscope.engine.core.table import Table
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import Explanation
-from accelscope.engine.text.tables import frame_tables, scenario_comments
+from accelscope.engine.text.tables import cost_comments, cost_tables, frame_tables, scenario_comments
 
 from ..panels import PANELS
 from ..panels.analysis import AnalysisPanel
@@ -149,8 +149,11 @@ def bring_up_to_date(panel: AnalysisPanel, frame: Frame) -> None:
 
 
 def view_tables(view: str, panel: QWidget, frame: Frame, catalog: Catalog) -> dict[str, Table]:
-    """The data behind a tab, by table name: a plot tab's table from the frame; an analysis
-    tab's study tables, brought up to date with the frame first."""
+    """The data behind a tab, by table name: a plot tab's table from the frame (the cost tables
+    while the energy tab shows its cost page); an analysis tab's study tables, brought up to
+    date with the frame first."""
+    if getattr(panel, "page", None) == "cost":
+        return cost_tables(frame)
     if not PANELS[view].analysis:
         return {view: frame_tables(frame, catalog)[view]}
     bring_up_to_date(panel, frame)
@@ -183,6 +186,13 @@ def export_all(
         else:
             written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale,
                                    preset=preset)
+            for page in getattr(panel, "extra_pages", ()):  # the energy tab's cost page
+                written += _export_page(panel, page, folder / f"{index}-{view}-{page}", scale)
+    for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
+        path = folder / f"{name}.csv"
+        refuse_special_file(path)
+        path.write_text(table.to_csv(cost_comments(frame, preset.name)), encoding="utf-8")
+        written.append(path)
     if explanation is not None:
         path = folder / "explain.txt"
         refuse_special_file(path)
@@ -192,6 +202,20 @@ def export_all(
     save_preset(preset, sidecar)
     written.append(sidecar)
     return written
+
+
+def _export_page(panel, page: str, base: Path, scale: float) -> list[Path]:
+    """A tab's other page as PNG and SVG (its data is in the report's own CSVs), the page the
+    tab showed restored after."""
+    shown = panel.page
+    panel.show_page(page)
+    for _ in range(3):  # the page's layout settles as a shown tab's would
+        QApplication.processEvents()
+    try:
+        return [render_png(panel, base.with_suffix(".png"), scale),
+                render_svg(panel, base.with_suffix(".svg"), f"{panel.title}: {page}")]
+    finally:
+        panel.show_page(shown)
 
 
 def _analysis_csvs(view: str, panel: AnalysisPanel, frame: Frame, catalog: Catalog, folder: Path,

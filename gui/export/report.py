@@ -58,7 +58,7 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
                     panel.refresh_now()  # its study now, so the layout settles with the events below
             for _ in range(3):  # layout requests post further layout requests (axes sized to labels)
                 app.processEvents()
-            explanation = explain(engine, workspace.scenario) if workspace.shown else None
+            explanation = explain(engine, workspace.scenario, workspace.cost) if workspace.shown else None
             return export_all(panels, frame, catalog, out, preset, explanation, scale=scale)
         finally:
             for panel in panels.values():

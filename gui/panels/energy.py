@@ -1,10 +1,11 @@
 """Energy: mean power over the run and tokens per joule on every shown accelerator, each
-marked with what its power figure covers (a device, or a whole system)."""
+marked with what its power figure covers (a device, or a whole system); and, on its second
+page, what a million tokens cost (:mod:`.cost`)."""
 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QStackedWidget, QToolButton, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
@@ -18,6 +19,12 @@ from ..plotkit.bars import LogBarPlot, canvas, panel_layout, reference_bars_note
 from ..plotkit.picking import RowPicker
 from ..plotkit.text import subtitle_label, swatch, tooltip_html
 from .base import Panel, reference_note_label
+from .cost import CostPage
+
+PAGES: tuple[tuple[str, str, str], ...] = (
+    ("energy", "Energy", "Power and tokens per joule"),
+    ("cost", "Cost", "What a million tokens cost, rented and owned, and the batch sweep in dollars"),
+)
 
 SCOPE_WORDS = {
     "device": "device-level: the accelerator board (GPU sensors)",
@@ -27,9 +34,11 @@ SCOPE_WORDS = {
 
 class EnergyPanel(Panel):
     title = "Energy"
+    extra_pages: tuple[str, ...] = ("cost",)  # exported beside the first page (gui.export)
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
+        energy_page = QWidget()
         self.header = subtitle_label(
             "Log scales. Device-level figures are accelerator board power (as GPU sensors report it); "
             "accelerators marked <b>(system)</b> are system-level and include the chassis (power delivery, "
@@ -37,9 +46,9 @@ class EnergyPanel(Panel):
             + swatch("#777777", "hatched: does not fit in memory", hatch=True)
         )
         self.canvas = canvas()
-        panel_layout(self, self.header, self.canvas)
+        panel_layout(energy_page, self.header, self.canvas)
         self.reference_note = reference_note_label(reference_bars_note())
-        self.layout().addWidget(self.reference_note)
+        energy_page.layout().addWidget(self.reference_note)
         self.power = LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
                                      x_label="power, log scale", x_unit="W", row_labels=True)
         self.efficiency = LogBarPlot(self.canvas, 1, title="Tokens per joule (input + output)",
@@ -47,11 +56,71 @@ class EnergyPanel(Panel):
         self.plots = (self.power, self.efficiency)
         self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
                                      self._clicked, self)
+        self._energy_drawn: tuple[Frame | None, Frame | None] | None = None  # (frame, pinned A) last drawn
+        self.cost_page = CostPage(catalog)
+        self.cost_page.accelerator_selected.connect(self.accelerator_selected.emit)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(energy_page)
+        self.stack.addWidget(self.cost_page)
+        self.page_buttons = QButtonGroup(self)
+        switch = QHBoxLayout()
+        switch.setContentsMargins(6, 4, 6, 0)
+        for index, (_page, label, tip) in enumerate(PAGES):
+            button = QToolButton()
+            button.setText(label)
+            button.setToolTip(tip)
+            button.setCheckable(True)
+            button.setChecked(index == 0)
+            button.setAccessibleName(f"Show {label.lower()}")
+            self.page_buttons.addButton(button, index)
+            switch.addWidget(button)
+        switch.addStretch(1)
+        self.page_buttons.idClicked.connect(lambda index: self.show_page(PAGES[index][0]))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(switch)
+        layout.addWidget(self.stack, 1)
+
+    # ---- pages ---------------------------------------------------------------------------
+
+    @property
+    def page(self) -> str:
+        return PAGES[self.stack.currentIndex()][0]
+
+    def show_page(self, page: str) -> None:
+        """Show the energy or the cost page, drawn from the latest frame (a hidden page is not
+        kept up to date: it catches up when shown)."""
+        index = [name for name, *_ in PAGES].index(page)
+        self.page_buttons.button(index).setChecked(True)
+        self.stack.setCurrentIndex(index)
+        if page == "cost" and self.frame is not None and self.cost_page.frame is not self.frame:
+            self.cost_page.update_frame(self.frame)
+            self.cost_page.set_selected(self.selected)
+        elif page == "energy" and self.frame is not None and not self._energy_current():
+            self._draw_energy(self.frame)
+
+    def _energy_current(self) -> bool:
+        """Whether the energy page shows the latest frame and pinned scenario."""
+        drawn = self._energy_drawn
+        return drawn is not None and drawn[0] is self.frame and drawn[1] is self.reference
 
     # ---- Panel ---------------------------------------------------------------------------
 
     def update_frame(self, frame: Frame) -> None:
         self.frame = frame
+        if self.page == "cost":
+            self.cost_page.update_frame(frame)
+        else:
+            self._draw_energy(frame)
+
+    def set_selected(self, accelerator_id: str | None) -> None:
+        super().set_selected(accelerator_id)
+        if self.cost_page.frame is not None:
+            self.cost_page.set_selected(accelerator_id)
+
+    def _draw_energy(self, frame: Frame) -> None:
+        self._energy_drawn = (frame, self.reference)
         ids = frame.accelerators
         self.power.row_axis.set_rows([self._row_label(a) for a in ids], ids=ids)
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
@@ -69,8 +138,8 @@ class EnergyPanel(Panel):
         self._apply_selection()
 
     def _apply_reference(self) -> None:
-        if self.frame is not None:
-            self.update_frame(self.frame)
+        if self.frame is not None and self.page == "energy":
+            self._draw_energy(self.frame)
 
     def plotted(self) -> dict[str, np.ndarray]:
         return {

@@ -98,6 +98,9 @@ def _outline(plot_theme: theme.PlotTheme, colour: str, selected: bool) -> QPen:
     return plot_theme.pen(colour, width=OUTLINE_WIDTH)
 
 
+_NO_PEN = QPen(Qt.PenStyle.NoPen)
+
+
 def _same_objects(old: Sequence | None, new: Sequence | None) -> bool:
     if old is None or new is None:
         return old is new
@@ -325,6 +328,7 @@ class LogBarPlot:
         self._colours: list[str] = []
         self._fits = np.zeros(0, bool)
         self._selected_row: int | None = None
+        self._drawn: dict[str, np.ndarray] = {}  # per series, the rows that have a bar
         self._base = 0.0
         self._ends = np.zeros(0)
         self._labels: list[str] = []
@@ -348,11 +352,11 @@ class LogBarPlot:
         shown_values = [values[key] for key in keys] + ([reference[key] for key in keys] if reference else [])
         base, _ = log_base(np.concatenate(shown_values))
         ends = np.full(n, base)
-        pens = self._pens()
         for key, offset, height, alpha in self.series:
             widths = log_bar_widths(values[key], base)
+            self._drawn[key] = widths > 0
             set_bars(self.items[key], np.full(n, base), widths, rows + offset, height=height,
-                     brushes=self._brushes(alpha), pens=pens)
+                     brushes=self._brushes(alpha), pens=self._pens(key))
             ends = np.maximum(ends, base + widths)
         self._base, self._ends = base, ends
         self._draw_reference_bars(n)
@@ -431,9 +435,8 @@ class LogBarPlot:
         self._selected_row = row
         self.band.show_row(row)
         if self._colours:
-            pens = self._pens()
-            for item in self.items.values():
-                set_pens(item, pens)
+            for key, item in self.items.items():
+                set_pens(item, self._pens(key))
 
     def values(self, key: str) -> np.ndarray:
         """The drawn values of a series (0 where there is no bar)."""
@@ -472,5 +475,9 @@ class LogBarPlot:
                 brushes.append(hatched(colour))
         return brushes
 
-    def _pens(self) -> list[QPen]:
-        return [outline(colour, i == self._selected_row) for i, colour in enumerate(self._colours)]
+    def _pens(self, key: str) -> list[QPen]:
+        """Each bar's outline; none where the row has no bar (a value not known), which would
+        otherwise be drawn as a hairline at the base, like a value near zero."""
+        drawn = self._drawn.get(key)
+        return [outline(colour, i == self._selected_row) if drawn is None or drawn[i] else _NO_PEN
+                for i, colour in enumerate(self._colours)]

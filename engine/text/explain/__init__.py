@@ -11,7 +11,7 @@ a formula is shown with its factors only where it reproduces the engine's time e
 
 - ``context.py``: what the sections read, built once;
 - ``sections/``: one module per heading (scenario, memory, prefill, decode with its experts
-  and crossover, throughput and energy, warnings), each ``sentences(ctx) -> list[str]``, and
+  and crossover, throughput and energy, cost, warnings), each ``sentences(ctx) -> list[str]``, and
   the phrases prefill and decode share (how a pass's reads bound it, how its times add up,
   its communication).
 
@@ -20,8 +20,10 @@ Presentation only: no Qt here (the explain panel shows an :class:`Explanation`).
 
 from __future__ import annotations
 
+from ...core.cost import CostSettings, Pricing
 from ...core.scenario import Scenario
 from ...physics.engine import Engine
+from ...studies.cost import result_cost
 from ...studies.crossover import (
     CROSSOVER_MAX_BATCH,
     crossovers,
@@ -36,13 +38,15 @@ from .sections import SECTIONS
 __all__ = ["CROSSOVER_MAX_BATCH", "Explanation", "decode_crossover_batch", "explain", "linear_layers_crossover_batch"]
 
 
-def explain(engine: Engine, scenario: Scenario) -> Explanation:
-    """Sentences saying what bounds prefill and decode of ``scenario`` and why."""
+def explain(engine: Engine, scenario: Scenario, cost: CostSettings | None = None) -> Explanation:
+    """Sentences saying what bounds prefill and decode of ``scenario`` and why, and what it
+    costs with the catalog's price book and the user's ``cost`` settings laid over it."""
     scenario = engine.resolve(scenario)
     result = engine.predict(scenario)
     model = engine.model(scenario.model)
     accelerator = engine.catalog.accelerator(scenario.accelerator)
+    pricing = Pricing(engine.catalog.prices, cost if cost is not None else CostSettings())
     ctx = ExplainContext.of(Context.of(result, model, accelerator, engine.constants),
-                            crossovers(engine, scenario, result))
+                            crossovers(engine, scenario, result), result_cost(result, pricing, engine.catalog))
     sections = tuple((heading, tuple(lines)) for heading, sentences in SECTIONS if (lines := sentences(ctx)))
     return Explanation(f"{model.name} on {result.devices} × {accelerator.name}", sections)

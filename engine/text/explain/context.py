@@ -11,6 +11,7 @@ from ...core.accelerator import MemoryTier
 from ...core.units import format_bandwidth, format_factor, format_flop_rate, significant
 from ...physics.reference import PhaseTrace
 from ...physics.results import PhaseResult
+from ...studies.cost import SystemCost
 from ...studies.crossover import Crossovers
 from ..context import Context
 from .words import count
@@ -29,12 +30,13 @@ class ExplainContext(Context):
     crossovers: Crossovers
     prefill: Phase
     decode: Phase
+    cost: SystemCost | None = None  # what the system costs, rented and owned (studies.cost)
 
     @staticmethod
-    def of(context: Context, crossovers: Crossovers) -> ExplainContext:
+    def of(context: Context, crossovers: Crossovers, cost: SystemCost | None = None) -> ExplainContext:
         r, t = context.result, context.trace
         return ExplainContext(context.result, context.trace, context.model, context.accelerator, context.constants,
-                              context.cls, crossovers, Phase(r.prefill, t.prefill), Phase(r.decode, t.decode))
+                              context.cls, crossovers, Phase(r.prefill, t.prefill), Phase(r.decode, t.decode), cost)
 
     # -- words for the scenario's facts ------------------------------------------------------
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..context import ExplainContext
-from . import decode, memory, prefill, scenario, throughput, warnings
+from . import cost, decode, memory, prefill, scenario, throughput, warnings
 
 SECTIONS: tuple[tuple[str, Callable[[ExplainContext], list[str]]], ...] = (
     ("Scenario", scenario.sentences),
@@ -15,5 +15,6 @@ SECTIONS: tuple[tuple[str, Callable[[ExplainContext], list[str]]], ...] = (
     ("Prefill", prefill.sentences),
     ("Decode", decode.sentences),
     ("Throughput and energy", throughput.sentences),
+    ("Cost", cost.sentences),
     ("Warnings", warnings.sentences),
 )
