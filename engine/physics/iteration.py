@@ -5,7 +5,8 @@ the physics layer's own).
 - ``request_positions(cost, context_before, new_tokens, is_decode)``: one request's attention
   work in an iteration, summed over the model's layers;
 - ``iteration_cost(cost, tokens, sequences, prefill_positions, decode_positions,
-  kv_read_positions)``: the iteration's duration (s) and energy (J) for one replica.
+  kv_read_positions, prefill_tokens)``: the iteration's duration (s) and energy (J) for one
+  replica (``prefill_tokens`` of its ``tokens`` are prompt tokens).
 
 ``cost`` is a column of ``Engine.iteration_costs``; the reference twin of both functions is
 ``Engine.iteration_cost_model``. Both are inlined into the calling kernel.

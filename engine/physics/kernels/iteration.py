@@ -4,8 +4,8 @@
 
 An iteration is one forward step of a replica over the requests the scheduler picked: some
 decode steps (one token each) and some prefill chunks. The simulator sums, over those
-requests, what :func:`request_positions` returns and passes the sums with the token and
-sequence counts to :func:`iteration_cost`. Both use the static engine's physics, through the
+requests, what :func:`request_positions` returns and passes the sums with the token, prompt
+token and sequence counts to :func:`iteration_cost`. Both use the static engine's physics, through the
 helpers ``evaluate_many`` uses: the stage pass, the pipeline hand-over, the host time and the
 power model.
 
@@ -66,10 +66,14 @@ def request_positions(cost, context_before, new_tokens, is_decode):
 
 @jit(inline=True)
 def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_attention_positions,
-                   kv_read_positions):
+                   kv_read_positions, prefill_tokens):
     """(duration in s, energy in J of all the replica's tp x pp devices) of one iteration that
-    carries ``tokens`` new tokens of ``sequences`` requests, with the sums of their
-    :func:`request_positions`.
+    carries ``tokens`` new tokens of ``sequences`` requests, ``prefill_tokens`` of them prompt
+    tokens, with the sums of their :func:`request_positions`.
+
+    Recurrent layers (DeltaNet, Mamba-2) add their chunked algorithm's FLOPs per prompt token
+    and their recurrent step's per decoding token, and each scheduled request reads and writes
+    its fixed-size state once.
 
     - Decode steps only (no prefill positions, one token per sequence): as the static decode
       step, m = min(sequences, pp) micro-batches; pp passes of tokens/m in a row, pp − 1
@@ -83,8 +87,11 @@ def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_
     if tokens <= 0.0:
         return 0.0, 0.0
     attention_flops = (prefill_attention_positions * cost[C_PREFILL_ATTENTION_FLOPS_PER_POSITION]
-                       + decode_attention_positions * cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION])
+                       + decode_attention_positions * cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION]) + (
+        prefill_tokens * cost[C_PREFILL_RECURRENT_FLOPS_PER_TOKEN]
+        + (tokens - prefill_tokens) * cost[C_DECODE_RECURRENT_FLOPS_PER_TOKEN])
     kv_read = kv_read_positions * cost[C_KV_BYTES_PER_POSITION]
+    state = sequences * cost[C_STATE_TRAFFIC_PER_SEQUENCE]
     pp = cost[C_PP]
     if prefill_attention_positions > 0.0 or tokens > sequences:
         passes = float(math.ceil(tokens / cost[C_PREFILL_CHUNK_TOKENS]))
@@ -102,7 +109,8 @@ def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_
     memory = (cost[C_DENSE_READ], cost[C_KV_WRITE_PER_TOKEN], cost[C_TRAFFIC_PER_TOKEN], cost[C_N_NEAR],
               cost[C_WEIGHT_NEAR0], cost[C_WEIGHT_NEAR1], cost[C_KV_NEAR0], cost[C_KV_NEAR1], cost[C_OFFLOAD],
               cost[C_KV_OFFLOAD], cost[C_SECONDS_PER_BYTE0], cost[C_SECONDS_PER_BYTE1], cost[C_SECONDS_PER_FAR_BYTE],
-              cost[C_KV_SECONDS_PER_BYTE], cost[C_ENERGY0], cost[C_ENERGY1], cost[C_FAR_ENERGY])
+              cost[C_KV_SECONDS_PER_BYTE], cost[C_ENERGY0], cost[C_ENERGY1], cost[C_FAR_ENERGY], cost[C_STATE_NEAR0],
+              cost[C_STATE_NEAR1], cost[C_STATE_SECONDS_PER_BYTE])
     communication = (cost[C_TP], cost[C_ALL_REDUCE_PER_TOKEN], cost[C_ALL_REDUCE_SENT_PER_TOKEN],
                      cost[C_ALL_REDUCE_LATENCY], cost[C_HALVING_LATENCY], cost[C_DOUBLING_STEPS],
                      cost[C_DOUBLING_PER_TOKEN], cost[C_DOUBLING_SENT_PER_TOKEN], cost[C_TP_LATENCY],
@@ -110,7 +118,7 @@ def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_
                      cost[C_A2A_LATENCY], cost[C_LAYERS_PER_STAGE], cost[C_MOE_FRACTION], cost[C_LINK_ENERGY])
     pass_tokens = tokens * share
     (_, _, _, _, _, _, communication_time, dynamic, _, _, execution) = stage_pass(
-        pass_tokens, sequences * share, attention_flops * share, kv_read * share,
+        pass_tokens, sequences * share, attention_flops * share, kv_read * share, state * share,
         compute, experts, memory, communication,
     )
     pass_time = execution + communication_time + cost[C_OVERHEAD_TIME]

@@ -566,7 +566,7 @@ def simulate_kernel(
             if kind == STEP_PREFILL:
                 prefill_tokens += new_tokens
         duration_s, energy_j = iteration_cost(
-            cost, tokens, sequences, prefill_positions, decode_positions, kv_read_positions
+            cost, tokens, sequences, prefill_positions, decode_positions, kv_read_positions, prefill_tokens
         )
         iteration = loop_state[LOOP_ITERATIONS]
         loop_state[LOOP_ITERATIONS] = iteration + 1

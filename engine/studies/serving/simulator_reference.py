@@ -445,7 +445,7 @@ class ReferenceEngine:
             if kind == STEP_PREFILL:
                 prefill_tokens += new_tokens
         duration_s, energy_j = self.iteration_cost(
-            self.cost, tokens, len(scheduled), prefill_positions, decode_positions, kv_read_positions
+            self.cost, tokens, len(scheduled), prefill_positions, decode_positions, kv_read_positions, prefill_tokens
         )
         iteration = self.iterations_used
         self.iterations_used += 1
