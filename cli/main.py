@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from .arguments import (
@@ -24,6 +24,7 @@ from .arguments import (
     Parser,
     UsageError,
     add_scenario_arguments,
+    native_weight_format,
     one_line,
     read_lines,
     scale,
@@ -272,7 +273,7 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("accelscope predict: --model and --accelerator are required (or --jsonl FILE)")
     try:
         engine = Engine()
-        scenario = Scenario(**scenario_values(vars(args)))
+        scenario = Scenario(**scenario_values(vars(args), native_weight_format(engine)))
         engine, scenario = engine.for_scenario(scenario)
         result = engine.predict(scenario)
     except AccelscopeError as error:
@@ -289,15 +290,17 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def scenario_from_object(data: object) -> dict[str, object]:
-    """Scenario fields from one JSONL object, with the CLI's defaults and names."""
+def scenario_from_object(data: object, native_weights: Callable[[str], str] | None = None) -> dict[str, object]:
+    """Scenario fields from one JSONL object, with the CLI's defaults and names (the weights in
+    the model's published format where neither they nor ``precision`` are given and
+    ``native_weights`` is given)."""
     if not isinstance(data, dict):
         raise ValueError("each line must be a JSON object")
     known = scenario_keys()
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
-    return scenario_values(data)
+    return scenario_values(data, native_weights)
 
 
 def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
@@ -316,7 +319,7 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
         if not line.strip():
             continue
         try:
-            scenario = Scenario(**scenario_from_object(json.loads(line)))  # type: ignore[arg-type]
+            scenario = Scenario(**scenario_from_object(json.loads(line), native_weight_format(engine)))  # type: ignore[arg-type]
             engine, scenario = engine.for_scenario(scenario)
             entries.append(scenario)
         except RecursionError:

@@ -22,6 +22,7 @@ from .arguments import (
     UsageError,
     add_scenario_arguments,
     fraction,
+    native_weight_format,
     non_negative,
     non_negative_int,
     one_line,
@@ -310,7 +311,8 @@ def serve_one(values: dict[str, Any]) -> dict[str, Any]:
 
     try:
         spec = spec_from_values(values)
-        engine, scenario = Engine().for_scenario(Scenario(**scenario_values(values)))
+        engine = Engine()
+        engine, scenario = engine.for_scenario(Scenario(**scenario_values(values, native_weight_format(engine))))
         trace = None
         if values.get("trace") is not None:
             if spec.disaggregated or values.get("capacity"):

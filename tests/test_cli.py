@@ -78,6 +78,28 @@ def test_predict_precision_flags(capsys):
     assert any("no units for the activation format" in text for text in data["warnings"])
 
 
+def test_predict_starts_from_the_models_own_weight_format(capsys, tmp_path):
+    """gpt-oss is published in MXFP4 and DeepSeek-V3 in FP8: without a weight precision or
+    --precision, those are the weights; either flag overrides it, and a model with no format
+    of its own stays in BF16. JSONL lines follow the same rule."""
+    def weights(*flags: str) -> str:
+        status, out, _ = run(capsys, "predict", "--accelerator", "h200", "--json", *flags)
+        assert status == 0
+        return json.loads(out)["scenario"]["weight_precision"]
+
+    assert weights("--model", "gpt-oss-120b") == "mxfp4"
+    assert weights("--model", "deepseek-v3", "--tp", "8") == "fp8"
+    assert weights("--model", "llama-3.1-8b") == "bf16"
+    assert weights("--model", "gpt-oss-120b", "--precision", "bf16") == "bf16"
+    assert weights("--model", "gpt-oss-120b", "--weight-precision", "nvfp4") == "nvfp4"
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"model": "gpt-oss-20b", "accelerator": "h200"}\n'
+                    '{"model": "gpt-oss-20b", "accelerator": "h200", "weight_precision": "fp8"}\n')
+    status, out, _ = run(capsys, "predict", "--jsonl", str(path))
+    assert status == 0
+    assert [json.loads(line)["scenario"]["weight_precision"] for line in out.splitlines()] == ["mxfp4", "fp8"]
+
+
 def test_a_scenario_that_does_not_fit_says_what_would(capsys):
     status, out, _ = run(capsys, "predict", "--model", "llama-3.3-70b", "--accelerator", "h100-sxm", "--json")
     data = json.loads(out)
