@@ -16,7 +16,8 @@ REQUIRED_KEYS = {
     "power_w", "tokens_per_joule", "devices", "bound", "prefill", "decode", "memory", "assumptions",
 }
 PHASE_KEYS = {"flops", "bytes", "operational_intensity", "time_ms", "bound"}
-MEMORY_KEYS = {"weights_gb", "kv_cache_gb", "activations_gb", "overhead_gb", "capacity_gb", "fits", "max_batch"}
+MEMORY_KEYS = {"weights_gb", "kv_cache_gb", "recurrent_state_gb", "activations_gb", "overhead_gb", "capacity_gb",
+               "fits", "max_batch"}
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -98,6 +99,25 @@ def test_predict_starts_from_the_models_own_weight_format(capsys, tmp_path):
     status, out, _ = run(capsys, "predict", "--jsonl", str(path))
     assert status == 0
     assert [json.loads(line)["scenario"]["weight_precision"] for line in out.splitlines()] == ["mxfp4", "fp8"]
+
+
+def test_predict_reports_a_hybrids_recurrent_state(capsys):
+    """Nemotron-H 8B keeps 24 Mamba layers' state, 24 x 4,255,744 = 102,137,856 B per sequence
+    (test_hybrid_physics works the layer out); at batch 10: 1.021 GB, in the JSON and the text.
+    The catalog lists the state per sequence and gpt-oss's own weight format."""
+    flags = ("predict", "--model", "nemotron-h-8b", "--accelerator", "h100-sxm", "--batch", "10")
+    status, out, _ = run(capsys, *flags, "--json")
+    assert status == 0
+    assert json.loads(out)["memory"]["recurrent_state_gb"] == pytest.approx(1.02137856, rel=1e-12)
+    status, text, _ = run(capsys, *flags)
+    assert "recurrent state 1.02 GB" in text
+    status, out, _ = run(capsys, "catalog", "--json")
+    models = {m["id"]: m for m in json.loads(out)["models"]}
+    assert models["nemotron-h-8b"]["recurrent_state_bytes_per_sequence"] == 102_137_856
+    assert models["nemotron-h-8b"]["recurrent_layers"] == 24
+    assert models["llama-3.1-8b"]["recurrent_state_bytes_per_sequence"] == 0.0
+    assert models["gpt-oss-120b"]["native_weight_precision"] == "mxfp4"
+    assert models["llama-3.1-8b"]["native_weight_precision"] is None
 
 
 def test_a_scenario_that_does_not_fit_says_what_would(capsys):

@@ -334,3 +334,22 @@ def test_kernels_equal_the_reference_on_hybrids_and_fp4(engine):
     assert np.isfinite(out).all()
     for column, scenario in enumerate(scenarios):
         assert_same(engine.reference(scenario), result_from_column(out, column, scenario), scenario)
+
+
+def test_a_served_hybrid_keeps_each_running_sequences_state_beside_its_kv_cache(engine):
+    """Serving Nemotron-H 8B: the KV pool is shared with the fixed-size state of the running
+    sequences (102,137,856 B each on one device). As many run at once as the pool holds at the
+    workload's mean context (1,024 + 128 tokens) with their state beside their KV cache (4
+    attention layers x 4,096 B per token): no more than that, and the KV cache is what is left."""
+    from accelscope.engine.core.serving import ServingSpec
+    from accelscope.engine.studies.serving.study import server_setup
+
+    scenario = engine.resolve(Scenario("nemotron-h-8b", "h100-sxm"))
+    setup = server_setup(engine, scenario, ServingSpec())
+    state, per_token = 102_137_856, 4 * 4096
+    assert setup.kv_bytes_per_token == per_token
+    pool = setup.kv_cache_bytes + setup.max_num_seqs * state
+    per_sequence = state + per_token * (1024 + 128)
+    assert setup.max_num_seqs == math.floor(pool / per_sequence) < 1024  # vLLM's default limit, cut by memory
+    llama = server_setup(engine, engine.resolve(Scenario("llama-3.1-8b", "h100-sxm")), ServingSpec())
+    assert llama.max_num_seqs == 1024  # no recurrent layers: the limit as set
