@@ -26,6 +26,7 @@ TITLES: dict[str, str] = {
     "latency": "Latency & throughput",
     "sweep": "Batch sweep",
     "energy": "Energy",
+    "serving": "Serving under traffic",
     "scaling": "Scaling",
     "parallelism": "TP/DP · EP/TP",
     "regimes": "Regimes",

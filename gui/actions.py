@@ -58,8 +58,14 @@ def plain(text: str) -> str:
     return re.sub(r"&(.)", r"\1", text)
 
 
+def _tab_key(index: int) -> str | None:
+    """Ctrl+1 ... Ctrl+9 for the first nine tabs, Ctrl+0 for the tenth (as browsers number
+    them); later tabs are reached from the View menu."""
+    return f"Ctrl+{index % 10}" if index <= 10 else None
+
+
 def _tab_actions() -> tuple[Action, ...]:
-    return tuple(Action(f"view.tab.{view}", no_mnemonic(entry.panel.title), "show_view", f"Ctrl+{index}", args=(view,))
+    return tuple(Action(f"view.tab.{view}", no_mnemonic(entry.panel.title), "show_view", _tab_key(index), args=(view,))
                  for index, (view, entry) in enumerate(PANELS.items(), start=1))
 
 

@@ -24,6 +24,7 @@ from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import explain
+from accelscope.engine.text.explain.explanation import Explanation
 
 from .actions import add_action, install_menus, no_mnemonic, shortcut_rows
 from .controls.bindings import bind_view
@@ -37,6 +38,7 @@ from .panels import PANELS, make_panels
 from .panels.base import Panel
 from .panels.explain import ExplainPanel
 from .panels.scaling import ScalingPanel
+from .panels.serving import ServingPanel
 from .state import session
 from .state.compare import Comparison
 from .state.controller import Controller, Throttle
@@ -127,6 +129,8 @@ class MainWindow(QMainWindow):
         self.comparison.changed.connect(self._show_comparison)
         self.setWindowTitle(f"accelscope — {self.presets.name}")
         self.explain_throttle = Throttle(EXPLAIN_INTERVAL_MS, self.update_explanation, self)
+        # A tab may add to the explanation (Serving): it follows the tab shown.
+        self.tabs.currentChanged.connect(lambda _index: self.explain_throttle.request())
         self.last_repaint_seconds = 0.0
         if layout is not None:
             session.restore(self, layout)
@@ -152,7 +156,22 @@ class MainWindow(QMainWindow):
                     panel.view_option_changed.connect(self.controller.set_option)
                 if isinstance(panel, ScalingPanel):
                     panel.model_requested.connect(self.models.use)
+                if isinstance(panel, ServingPanel):
+                    panel.serving_changed.connect(self.set_serving)
+                    panel.explanation_changed.connect(self._panel_explanation_changed)
             self.tabs.setCurrentIndex(current)
+
+    def set_serving(self, name: str, value: object) -> None:
+        """A Serving-tab setting; one the spec refuses puts the tab's controls back (the status
+        bar says why)."""
+        if not self.controller.set_serving(name, value):
+            panel = self.panels.get("serving")
+            if isinstance(panel, ServingPanel):
+                panel.show_settings(self.controller.workspace.serving)
+
+    def _panel_explanation_changed(self) -> None:
+        if self.current_view() == "serving":
+            self.explain_throttle.request()
 
     def current_view(self) -> str:
         return TABS[self.tabs.currentIndex()]
@@ -171,6 +190,7 @@ class MainWindow(QMainWindow):
         old = self.panels
         self._set_panels(make_panels(self.engine.catalog, self.engine), self.tabs.currentIndex())
         for panel in old.values():
+            panel.retire()
             panel.deleteLater()
         for panel in self.panels.values():
             panel.set_reference(self.comparison.frame)
@@ -191,6 +211,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.remember_session:
             session.remember(self)
+        for panel in self.panels.values():
+            panel.retire()
         self.side.close()
         # Fonts, palette and style are the application's: give them back as they were, and let
         # plots built after this window (another window, a report) start light.
@@ -296,4 +318,8 @@ class MainWindow(QMainWindow):
         if scenario.accelerator not in frame.accelerators:
             scenario = scenario.with_changes(accelerator=frame.accelerators[0])
         explanation = explain(self.engine, scenario)
+        # A tab with an explanation of its own (Serving: its current run) puts it first.
+        extra = self.panels[self.current_view()].explanation_sections()
+        if extra:
+            explanation = Explanation(explanation.title, (*extra, *explanation.sections))
         self.explain_panel.show_explanation(self.comparison.with_deltas(explanation, frame, scenario.accelerator))

@@ -20,6 +20,7 @@ from accelscope.engine.physics.engine import Engine
 VIEWS = PLOT_VIEWS
 # The analysis tabs' tables go by their own names.
 ANALYSIS_TABLES = {
+    "serving": ("serving.csv",),
     "scaling": ("scaling.csv",),
     "parallelism": ("tp_dp.csv", "ep_tp.csv"),
     "regimes": ("regimes.csv",),
@@ -142,19 +143,9 @@ def test_tables_only_imports_no_qt(tmp_path):
 
 def test_the_headless_tables_carry_each_tabs_title():
     from accelscope.cli.tables import TITLES
-    from accelscope.gui.panels.energy import EnergyPanel
-    from accelscope.gui.panels.latency import LatencyPanel
-    from accelscope.gui.panels.memory import MemoryPanel
-    from accelscope.gui.panels.parallelism import ParallelismPanel
-    from accelscope.gui.panels.regimes import RegimesPanel
-    from accelscope.gui.panels.roofline import RooflinePanel
-    from accelscope.gui.panels.scaling import ScalingPanel
-    from accelscope.gui.panels.sweep import SweepPanel
-    from accelscope.gui.panels.tiers import TiersPanel
+    from accelscope.gui.panels import PANELS
 
-    panels = (RooflinePanel, MemoryPanel, LatencyPanel, SweepPanel, EnergyPanel, ScalingPanel, ParallelismPanel,
-              RegimesPanel, TiersPanel)
-    assert dict(zip(VIEWS + ANALYSIS_VIEWS, (panel.title for panel in panels), strict=True)) == TITLES
+    assert {view: entry.panel.title for view, entry in PANELS.items()} == TITLES
 
 
 def test_report_analysis_tables_hold_the_engines_numbers(qapp, report_engine, tmp_path):

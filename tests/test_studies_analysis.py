@@ -9,13 +9,21 @@ import numpy as np
 import pytest
 
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.serving import ServingSpec
 from accelscope.engine.core.workspace import ANALYSIS_VIEWS, VIEW_OPTION_DEFAULTS, Workspace
-from accelscope.engine.studies.analysis import ANALYSIS_STUDIES, SCENARIO_FIELDS, analysis_tables, study_inputs
+from accelscope.engine.studies.analysis import (
+    ANALYSIS_STUDIES,
+    SCENARIO_FIELDS,
+    WORKSPACE_INPUTS,
+    analysis_tables,
+    study_inputs,
+)
 
 BASE = Workspace(
     Scenario("mixtral-8x7b", "h100-sxm", batch=16, input_len=512, output_len=128, tp=2),
     shown=("h100-sxm", "mi300x"),
     view="scaling",
+    serving=ServingSpec(requests=200, rate_rps=4.0),
 )
 # Another value for every Scenario field and view option, each valid on its own beside BASE.
 OTHER: dict[str, object] = {
@@ -36,6 +44,8 @@ OTHER: dict[str, object] = {
     "routing_skew": 1.5,
     "device_budget": 8,
     "far_tier": "cxl3-x16",
+    "shown": ("b200",),
+    "serving": ServingSpec(requests=150, rate_rps=2.0),
 }
 # What a study computes in, not what it computes.
 WALL_TIMES = {"compute_seconds", "elapsed_s"}
@@ -44,6 +54,8 @@ WALL_TIMES = {"compute_seconds", "elapsed_s"}
 def changed(name: str) -> Workspace:
     if name in SCENARIO_FIELDS:
         return BASE.with_scenario(**{name: OTHER[name]})
+    if name in WORKSPACE_INPUTS:
+        return BASE.with_changes(**{name: OTHER[name]})
     return BASE.with_options(**{name: OTHER[name]})
 
 
@@ -72,7 +84,7 @@ def assert_same(a: object, b: object, where: str = "result") -> None:
 
 def test_every_analysis_view_has_a_study_declaring_only_fields_and_options():
     assert tuple(ANALYSIS_STUDIES) == ANALYSIS_VIEWS
-    assert set(OTHER) == {*SCENARIO_FIELDS, *VIEW_OPTION_DEFAULTS}
+    assert set(OTHER) == {*SCENARIO_FIELDS, *VIEW_OPTION_DEFAULTS, *WORKSPACE_INPUTS}
     for study in ANALYSIS_STUDIES.values():
         assert set(study.depends_on) <= set(OTHER), study.view
         assert len(set(study.depends_on)) == len(study.depends_on), study.view
@@ -87,7 +99,6 @@ def test_a_study_reads_no_input_it_does_not_declare(engine, view):
     expected = study.run(engine, BASE)
     undeclared = [name for name in OTHER if name not in study.depends_on]
     variants = {name: changed(name) for name in undeclared}
-    variants["shown"] = BASE.with_changes(shown=("b200",))
     variants["view"] = BASE.with_changes(view="memory")
     for name, workspace in variants.items():
         assert study_inputs(study.depends_on, workspace) == study_inputs(study.depends_on, BASE), name
@@ -110,7 +121,7 @@ def test_a_declared_input_is_one_the_study_reads(engine, view):
 
 def test_the_analysis_tables_are_the_tabs_csvs(engine):
     tables = analysis_tables(engine, BASE)
-    assert list(tables) == ["scaling", "tp_dp", "ep_tp", "regimes", "memory_tiers"]
+    assert list(tables) == ["serving", "scaling", "tp_dp", "ep_tp", "regimes", "memory_tiers"]
     for name, table in tables.items():
         assert table.view == name and table.rows and all(len(row) == len(table.headers) for row in table.rows)
         assert table.to_csv().startswith(",".join(table.headers[:2]))

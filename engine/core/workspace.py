@@ -16,7 +16,7 @@ from .serving import ServingSpec
 # report), so the ids are kept here; the app's tab registry (gui/panels: PANELS) follows them in
 # this order, and a test fails when one gains a view the other lacks.
 PLOT_VIEWS: tuple[str, ...] = ("roofline", "memory", "latency", "sweep", "energy")
-ANALYSIS_VIEWS: tuple[str, ...] = ("scaling", "parallelism", "regimes", "tiers")
+ANALYSIS_VIEWS: tuple[str, ...] = ("serving", "scaling", "parallelism", "regimes", "tiers")
 VIEWS: tuple[str, ...] = PLOT_VIEWS + ANALYSIS_VIEWS
 
 # Settings of the analysis tabs that are part of a scenario (saved in presets), with defaults:

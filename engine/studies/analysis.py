@@ -40,6 +40,7 @@ from .parallelism import (
 )
 from .regimes import RegimeGrid, regime_scores, regimes_table, row_order
 from .scaling import ScalingComparison, compare_strategies, ep_routing, scaling_table
+from .serving.view import Capacity, RateCurve, capacities, rate_curves
 from .tiering import (
     OFFLOAD_CURVES,
     OWN_TIER,
@@ -67,10 +68,18 @@ class AnalysisStudy:
     tables: Callable[[Any], dict[str, Table]]
 
 
+# Inputs a study may read besides Scenario fields and view options.
+WORKSPACE_INPUTS: tuple[str, ...] = ("shown", "serving")
+
+
 def study_inputs(depends_on: tuple[str, ...], workspace: Workspace) -> tuple[object, ...]:
-    """The values a study reads from ``workspace``: each name a Scenario field or a view option."""
+    """The values a study reads from ``workspace``: each name a Scenario field, a view option,
+    the shown accelerators or the serving settings."""
     return tuple(
-        getattr(workspace.scenario, name) if name in SCENARIO_FIELDS else workspace.option(name) for name in depends_on
+        getattr(workspace.scenario, name) if name in SCENARIO_FIELDS
+        else getattr(workspace, name) if name in WORKSPACE_INPUTS
+        else workspace.option(name)
+        for name in depends_on
     )
 
 
@@ -255,12 +264,49 @@ def tiers_tables(study: TierStudy) -> dict[str, Table]:
     return {"memory_tiers": Table("memory_tiers", tuple(headers), tuple(rows))}
 
 
+# ---- serving: every shown accelerator under traffic -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServingStudy:
+    curves: tuple[RateCurve, ...]  # one per shown accelerator: served runs over the rate
+    capacities: tuple[Capacity, ...]  # the largest rate each meets the SLO at
+
+
+# Every scenario field but the accelerator (each shown one is taken in turn), the shown list, the
+# serving settings.
+SERVING_DEPENDS_ON: tuple[str, ...] = (*(name for name in SCENARIO_FIELDS if name != "accelerator"), "shown", "serving")
+
+
+def serving_study(engine: Engine, workspace: Workspace) -> ServingStudy:
+    return ServingStudy(rate_curves(engine, workspace), capacities(engine, workspace))
+
+
+def serving_tables(study: ServingStudy) -> dict[str, Table]:
+    capacity = {c.accelerator: c for c in study.capacities}
+    headers = ("accelerator", "rate [requests/s]", "output_throughput [tokens/s]", "goodput [requests/s]",
+               "ttft_p99 [ms]", "tpot_p99 [ms]", "unstable", "capacity_at_slo [requests/s]")
+    rows = []
+    for curve in study.curves:
+        at_slo = capacity.get(curve.accelerator)
+        rate = at_slo.rate_rps if at_slo is not None else float("nan")
+        if curve.problem is not None:
+            rows.append((curve.accelerator, "", "", "", "", "", "", f"cannot serve: {curve.problem}"))
+            continue
+        for index, offered in enumerate(curve.rates_rps):
+            rows.append((curve.accelerator, float(offered), float(curve.throughput_output_tok_s[index]),
+                         float(curve.goodput_rps[index]), float(curve.ttft_p99_s[index]) * 1e3,
+                         float(curve.tpot_p99_s[index]) * 1e3, "yes" if curve.unstable[index] else "no", rate))
+    return {"serving": Table("serving", headers, tuple(rows))}
+
+
 # ---- all of them ------------------------------------------------------------------------------------
 
 
 ANALYSIS_STUDIES: Mapping[str, AnalysisStudy] = {
     study.view: study
     for study in (
+        AnalysisStudy("serving", serving_study, SERVING_DEPENDS_ON, serving_tables),
         AnalysisStudy("scaling", scaling_study, SCALING_DEPENDS_ON, scaling_tables),
         AnalysisStudy("parallelism", parallelism_study, PARALLELISM_DEPENDS_ON, parallelism_tables),
         AnalysisStudy("regimes", regimes_study, REGIMES_DEPENDS_ON, regimes_tables),
@@ -276,7 +322,7 @@ def study_tables(view: str, study: object | None) -> dict[str, Table]:
 
 def analysis_tables(engine: Engine, workspace: Workspace) -> dict[str, Table]:
     """Every analysis view's tables for ``workspace`` (its scenario resolved by ``engine``), by
-    table name (``Table.view``: scaling, tp_dp, ep_tp, regimes, memory_tiers), in the views'
+    table name (``Table.view``: serving, scaling, tp_dp, ep_tp, regimes, memory_tiers), in the views'
     order: the CSVs the app's tabs export, computed without them."""
     return {
         name: table

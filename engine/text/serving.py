@@ -22,7 +22,7 @@ def _rate(run: ServedRun) -> str:
     if spec.arrival == "closed":
         return f"{spec.concurrency:,} users in a closed loop"
     if math.isinf(run.rate_rps):
-        return "every request at once (offline)"
+        return "all at once, offline"
     if math.isnan(run.rate_rps):
         return "a trace's arrivals"
     kind = "Poisson" if spec.arrival == "poisson" else f"bursty (Gamma, CV {spec.burstiness_cv:g})"
@@ -44,12 +44,16 @@ def typical_decode_bound(engine: Engine, run: ServedRun) -> tuple[str, float]:
 def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
     """The explanation of one served run, a sentence per line."""
     m, setup, s = run.metrics, run.setup, run.scenario
+    if run.disaggregated and run.prefill_setup is not None:
+        replicas = f"{run.prefill_setup.replicas} prefill and {setup.replicas} decode replicas"
+    else:
+        replicas = f"{setup.replicas} replica{'s' if setup.replicas != 1 else ''}"
+    limits = (f"of {setup.static_batch:,} sequences each" if setup.policy == "static" else
+              f"with up to {setup.max_num_seqs:,} sequences and {setup.max_batched_tokens:,} tokens per iteration")
     lines = [
         f"{m.requests:,} requests ({_rate(run)}), prompts about {s.input_len:,} and replies about "
         f"{s.output_len:,} tokens, on {run.devices} device{'s' if run.devices != 1 else ''} "
-        f"({setup.replicas} replica{'s' if setup.replicas != 1 else ''} of TP {s.tp} x PP {s.pp}), scheduled by "
-        f"{POLICY_LABELS[setup.policy]} with up to {setup.max_num_seqs:,} sequences and {setup.max_batched_tokens:,} tokens per "
-        "iteration.",
+        f"({replicas} of TP {s.tp} x PP {s.pp}), scheduled by {POLICY_LABELS[setup.policy]} {limits}.",
     ]
     if setup.kv_blocks_total == 0:
         lines.append(
@@ -80,7 +84,21 @@ def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
            "prompt's prefill chunk stall every decoding request in them (chunked prefill)."
            if m.itl_s.p50 > 0 and m.itl_s.p99 > 1.5 * m.itl_s.p50 else ".")
     )
+    if run.disaggregated and run.prefill_setup is not None and run.link is not None:
+        lines.append(
+            f"Disaggregated: a prompt's KV cache crosses from its prefill replica to a decode replica over a link of "
+            f"{significant(run.link.bandwidth_bytes_per_s / 1e9)} GB/s after {format_time(run.link.latency_s)}, "
+            f"{format_time(run.link.latency_s + s.input_len * run.link.kv_bytes_per_token / run.link.bandwidth_bytes_per_s)}"
+            f" for a prompt of {s.input_len:,} tokens, before its decode starts."
+        )
     used = m.kv_blocks_max / setup.kv_blocks_total if setup.kv_blocks_total else math.nan
+    if setup.policy == "static":
+        used = math.nan  # fixed-batch images hold their whole batch's cache: no blocks to count
+        reduced = (f", not the scenario's {setup.requested_static_batch:,}: the KV cache holds "
+                   f"{setup.kv_tokens:,} tokens, no more sequences of about {s.input_len + s.output_len:,}"
+                   if setup.static_batch < setup.requested_static_batch else "")
+        lines.append(f"Each fixed-batch image runs {setup.static_batch:,} sequences{reduced}; a batch's requests "
+                     "start together and the next batch only when its longest reply ends.")
     kv = (f"The KV cache holds {setup.kv_tokens:,} tokens per replica ({setup.kv_blocks_total:,} blocks of "
           f"{setup.block_size}); at most {used:.0%} of it was in use" if math.isfinite(used) else "")
     if m.preemptions:
@@ -97,13 +115,16 @@ def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
         slo_parts.append(f"p99 TPOT {significant(run.spec.slo_tpot_ms)} ms")
     throughput = (f"Throughput {significant(m.output_tokens_per_s)} output tokens/s "
                   f"({significant(m.request_rate_per_s)} requests/s)")
-    if slo_parts:
+    if slo_parts and run.spec.arrival != "offline":
         throughput += (f"; {m.slo_attainment:.0%} of requests met the SLO ({' and '.join(slo_parts)}), a goodput of "
                        f"{significant(m.goodput_per_s)} requests/s.")
     else:
         throughput += "."
     lines.append(throughput)
-    if m.unstable:
+    if run.spec.arrival == "offline":
+        lines.append("Offline: every request was queued at the start, so the queue only drains; throughput is what "
+                     "counts, and TTFT is mostly the wait for a slot.")
+    elif m.unstable:
         lines.append("Unstable: the queue was still growing at the end. Requests arrive faster than this deployment "
                      "finishes them, so TTFT grows without bound with a longer run; the percentiles above are "
                      "those of this run's length only.")

@@ -25,6 +25,7 @@ from .parallelism import ParallelismPanel
 from .regimes import RegimesPanel
 from .roofline import RooflinePanel
 from .scaling import ScalingPanel
+from .serving import ServingPanel
 from .sweep import SweepPanel
 from .tiers import TiersPanel
 
@@ -52,6 +53,7 @@ _ENTRIES = {entry.view: entry for entry in (
     PanelEntry("latency", LatencyPanel, "Latency & throughput"),
     PanelEntry("sweep", SweepPanel, "Sweep"),
     PanelEntry("energy", EnergyPanel, "Energy"),
+    PanelEntry("serving", ServingPanel, "Serving"),
     PanelEntry("scaling", ScalingPanel, "Scaling"),
     PanelEntry("parallelism", ParallelismPanel, "TP/DP · EP/TP"),
     PanelEntry("regimes", RegimesPanel, "Regimes"),

@@ -93,6 +93,15 @@ class Panel(QWidget):
         accelerator = self.catalog.accelerators[accelerator_id]
         return accelerator_label(accelerator), palette.symbol_for(accelerator.architecture_class)
 
+    def retire(self) -> None:
+        """The panel is about to go (the window closes, or new tabs replace it): stop work it
+        runs in the background; none by default."""
+
+    def explanation_sections(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Sections this tab adds to the explain panel while it is shown (e.g. the Serving tab's
+        run); none by default."""
+        return ()
+
     def set_selected(self, accelerator_id: str | None) -> None:
         self.selected = accelerator_id
         self._apply_selection()

@@ -135,6 +135,17 @@ class Controller(QObject):
             index = (workspace.shown.index(workspace.selected) + step) % len(workspace.shown)
         self.select(workspace.shown[index])
 
+    def set_serving(self, name: str, value: object) -> bool:
+        """Change one serving setting (Serving tab); a value the spec refuses leaves the
+        workspace as it is and says why in the status bar. Returns whether it was taken."""
+        try:
+            serving = self._workspace.serving.with_changes(**{name: value}).validate()
+        except AccelscopeError as error:
+            self.failed.emit(str(error))
+            return False
+        self.set_workspace(self._workspace.with_changes(serving=serving))
+        return True
+
     def set_option(self, name: str, value: object) -> None:
         """An analysis tab's own setting (e.g. the far tier) is part of the workspace: presets keep it."""
         self.set_workspace(self._workspace.with_options(**{name: value}))

@@ -59,6 +59,7 @@ class ServerSetup:
     kv_bytes_per_token: float  # per device
     kv_blocks_total: int  # per replica
     static_batch: int
+    requested_static_batch: int  # the scenario's batch: more than static_batch when the KV cache holds fewer
     prefix_tokens: int
     max_model_len: int
     idle_power_W: float  # one replica, all its devices
@@ -79,6 +80,13 @@ class ServedRun:
     run: RunResult
     metrics: Metrics
     devices: int
+    # Disaggregated runs: ``setup`` is the decode pool's, these the prefill pool's and the link.
+    prefill_setup: ServerSetup | None = None
+    link: KvLink | None = None
+
+    @property
+    def disaggregated(self) -> bool:
+        return self.prefill_setup is not None
 
 
 def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas: int | None = None) -> ServerSetup:
@@ -138,6 +146,12 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         blocks = int(min(near_tokens, far_tokens, MAX_KV_TOKENS) // block_size)
     elif per_token == 0.0 and kv_cache > 0.0:
         blocks = int(MAX_KV_TOKENS // block_size)  # no attention KV at all: memory never limits the batch
+    requested_static_batch = static_batch
+    if spec.policy == "static" and blocks > 0:
+        # A fixed-batch image holds every sequence of its batch to the end: only as many
+        # sequences of the mean length as the KV cache holds make one image.
+        fitting = blocks * block_size // max(scenario.input_len + scenario.output_len, 1)
+        static_batch = max_num_seqs = max(1, min(static_batch, fitting))
     model = engine.model(scenario.model)
     return ServerSetup(
         policy=spec.policy,
@@ -152,6 +166,7 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         kv_bytes_per_token=per_token,
         kv_blocks_total=blocks,
         static_batch=static_batch,
+        requested_static_batch=requested_static_batch,
         prefix_tokens=spec.prefix_tokens,
         max_model_len=model.max_context,
         idle_power_W=physics.idle_power_W,
@@ -282,6 +297,15 @@ def simulate_disaggregated_served(
                                     _server(decode_setup, decode_physics, spec.router), link)
     metrics = summarize(result.combined, _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms))
     return result, metrics, prefill_setup, decode_setup, link
+
+
+def simulated_disaggregated_run(engine: Engine, scenario: Scenario, spec: ServingSpec) -> ServedRun:
+    """A disaggregated run as one served run: both pools' iterations, each request's prefill
+    issue and first token and its decode end (the decode pool's setup as ``setup``)."""
+    result, metrics, prefill_setup, decode_setup, link = simulate_disaggregated_served(engine, scenario, spec)
+    devices = (prefill_setup.replicas + decode_setup.replicas) * decode_setup.devices_per_replica
+    return ServedRun(scenario, spec, decode_setup, offered_rate(spec), result.combined, metrics, devices,
+                     prefill_setup, link)
 
 
 def kv_link(engine: Engine, scenario: Scenario, spec: ServingSpec, physics: ReplicaPhysics) -> KvLink:

@@ -17,34 +17,20 @@ import numpy as np
 
 from ...core.errors import AccelscopeError
 from ...core.scenario import Scenario
-from ...core.serving import SERVING_FIELDS, ServingSpec
+from ...core.serving import ServingSpec
 from ...core.workspace import Workspace
 from ...physics.engine import Engine
 from . import layout
 from .metrics import Metrics, summarize
-from .run import RunResult, simulate
-from .study import (
-    ServedRun,
-    _server,
-    capacity_at_slo,
-    deployment_physics,
-    draw_requests,
-    server_setup,
-    simulate_served,
-    static_best_rate,
-)
+from .run import RunResult
+from .split import capacity_of, rate_runner
+from .study import ServedRun, simulate_served, simulated_disaggregated_run
 
 SWEEP_POINTS = 16
 SWEEP_LOW_SHARE = 0.1  # of the static best rate
 SWEEP_HIGH_SHARE = 1.5
 HISTOGRAM_BINS = 40
 
-# What the studies read: every scenario field but the accelerator (the shown ones are taken
-# each in turn), the shown accelerators, and the serving settings.
-DEPENDS_ON: tuple[str, ...] = (
-    "model", "batch", "input_len", "output_len", "weight_precision", "activation_precision", "kv_precision",
-    "tp", "pp", "ep", "dp", "offload", "kv_offload", "shown", *(f"serving.{name}" for name in SERVING_FIELDS),
-)
 
 
 @dataclass(frozen=True)
@@ -98,19 +84,18 @@ def sweep_rates(best_rps: float, points: int = SWEEP_POINTS) -> np.ndarray:
 
 
 def rate_curve(engine: Engine, scenario: Scenario, spec: ServingSpec, points: int = SWEEP_POINTS) -> RateCurve:
-    """Served runs of ``scenario`` (resolved) at ``points`` rates about its capacity."""
-    open_spec = spec if spec.arrival in ("poisson", "gamma") else spec.with_changes(arrival="poisson")
+    """Served runs of ``scenario`` (resolved) at ``points`` rates about its capacity (the
+    spec's deployment: aggregated, or its prefill and decode pools); offline and closed-loop
+    specs are swept with Poisson arrivals."""
     try:
-        setup = server_setup(engine, scenario, open_spec)
+        runner = rate_runner(engine, scenario, spec)
     except AccelscopeError as error:
         empty = np.zeros(0)
         return RateCurve(scenario.accelerator, empty, empty, empty, empty, empty, np.zeros(0, dtype=bool), str(error))
-    server = _server(setup, deployment_physics(engine, scenario, setup), open_spec.router)
-    rates = sweep_rates(static_best_rate(engine, scenario, setup), points)
+    rates = sweep_rates(runner.scale_rps, points)
     slo = (None if spec.slo_ttft_ms is None else spec.slo_ttft_ms / 1e3,
            None if spec.slo_tpot_ms is None else spec.slo_tpot_ms / 1e3)
-    metrics = [summarize(simulate(draw_requests(scenario, open_spec, setup.max_model_len, rate), server), *slo)
-               for rate in rates]
+    metrics = [summarize(runner.run_at(rate), *slo) for rate in rates]
     return RateCurve(
         accelerator=scenario.accelerator,
         rates_rps=rates,
@@ -127,19 +112,22 @@ def rate_curves(engine: Engine, workspace: Workspace) -> tuple[RateCurve, ...]:
     return tuple(rate_curve(engine, workspace.scenario_on(a), workspace.serving) for a in workspace.shown)
 
 
+def capacity_on(engine: Engine, workspace: Workspace, accelerator: str) -> Capacity:
+    """One accelerator's capacity at the workspace's SLO, in the spec's deployment."""
+    scenario = workspace.scenario_on(accelerator)
+    spec = workspace.serving
+    replicas = spec.prefill_replicas + spec.decode_replicas if spec.disaggregated else scenario.dp
+    devices = scenario.tp * scenario.pp * replicas
+    try:
+        result = capacity_of(engine, scenario, spec)
+    except AccelscopeError as error:
+        return Capacity(accelerator, math.nan, math.nan, devices, str(error))
+    return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices)
+
+
 def capacities(engine: Engine, workspace: Workspace) -> tuple[Capacity, ...]:
     """Every shown accelerator's capacity at the workspace's SLO."""
-    found = []
-    for accelerator in workspace.shown:
-        scenario = workspace.scenario_on(accelerator)
-        devices = scenario.tp * scenario.pp * scenario.dp
-        try:
-            result = capacity_at_slo(engine, scenario, workspace.serving)
-        except AccelscopeError as error:
-            found.append(Capacity(accelerator, math.nan, math.nan, devices, str(error)))
-            continue
-        found.append(Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices))
-    return tuple(found)
+    return tuple(capacity_on(engine, workspace, accelerator) for accelerator in workspace.shown)
 
 
 def _histogram(values: np.ndarray, weights: np.ndarray | None = None) -> Histogram:
@@ -161,23 +149,27 @@ def _histogram(values: np.ndarray, weights: np.ndarray | None = None) -> Histogr
 def current_run(engine: Engine, workspace: Workspace) -> CurrentRun:
     """The selected accelerator's run at the spec's rate (raises AccelscopeError when it
     cannot serve the scenario)."""
-    served = simulate_served(engine, workspace.scenario, workspace.serving)
+    spec = workspace.serving
+    served = (simulated_disaggregated_run(engine, workspace.scenario, spec) if spec.disaggregated
+              else simulate_served(engine, workspace.scenario, spec))
     run: RunResult = served.run
     start = float(np.nanmin(run.issue_s)) if run.issue_s.size else 0.0
-    replicas = run.iteration_column(layout.IT_REPLICA)
-    blocks = run.iteration_column(layout.IT_KV_BLOCKS).astype(np.float64)
+    # In time order: a disaggregated run lists the prefill pool's iterations, then the decode pool's.
+    order = np.argsort(run.iteration_start_s, kind="stable")
+    replicas = run.iteration_column(layout.IT_REPLICA)[order]
+    blocks = run.iteration_column(layout.IT_KV_BLOCKS)[order].astype(np.float64)
     pool = max(served.setup.kv_blocks_total, 1)
     # Requests running and waiting on all replicas at each iteration: the last value each replica
     # reported, carried forward.
-    running = _carried_sum(replicas, run.iteration_column(layout.IT_RUNNING), run.replicas)
-    waiting = _carried_sum(replicas, run.iteration_column(layout.IT_WAITING), run.replicas)
+    running = _carried_sum(replicas, run.iteration_column(layout.IT_RUNNING)[order], run.replicas)
+    waiting = _carried_sum(replicas, run.iteration_column(layout.IT_WAITING)[order], run.replicas)
     ttft = run.first_token_s - run.issue_s
     itl_values = np.concatenate([run.iteration_duration_s, run.gap_s])
     itl_weights = np.concatenate([run.iteration_column(layout.IT_ITL_TOKENS).astype(np.float64),
                                   np.ones(run.gap_s.size)])
     return CurrentRun(
         served=served,
-        time_s=run.iteration_start_s - start,
+        time_s=run.iteration_start_s[order] - start,
         running=running,
         waiting=waiting,
         kv_used=blocks / pool,

@@ -1,0 +1,103 @@
+"""Aggregated against disaggregated at one device budget: the runner each takes, their capacity
+at the SLO, the prefill:decode split search, and the Serving tab's run of a disaggregated spec."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from accelscope.engine.core.errors import ScenarioError
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.serving import ServingSpec
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.studies.serving.split import capacity_of, rate_runner, split_study
+from accelscope.engine.studies.serving.study import (
+    capacity_at_slo,
+    simulate_disaggregated_served,
+    simulate_served,
+    simulated_disaggregated_run,
+)
+from accelscope.engine.studies.serving.view import current_run, rate_curve
+
+SPEC = ServingSpec(requests=150, rate_rps=3.0, slo_ttft_ms=1500.0, slo_tpot_ms=80.0)
+SPLIT = SPEC.with_changes(prefill_replicas=1, decode_replicas=2)
+
+
+@pytest.fixture(scope="module")
+def scenario(engine):
+    return engine.resolve(Scenario("llama-3.1-8b", "h100-sxm", input_len=1024, output_len=128))
+
+
+def test_the_aggregated_runner_is_the_served_run(engine, scenario):
+    runner = rate_runner(engine, scenario, SPEC)
+    served = simulate_served(engine, scenario, SPEC, rate_rps=4.5)
+    run = runner.run_at(4.5)
+    np.testing.assert_array_equal(run.request_float, served.run.request_float)
+    np.testing.assert_array_equal(run.iteration_float, served.run.iteration_float)
+    assert runner.devices == 1
+
+
+def test_the_disaggregated_runner_is_the_tandem(engine, scenario):
+    runner = rate_runner(engine, scenario, SPLIT)
+    tandem, metrics, prefill_setup, decode_setup, _link = simulate_disaggregated_served(engine, scenario, SPLIT,
+                                                                                        rate_rps=4.5)
+    run = runner.run_at(4.5)
+    np.testing.assert_array_equal(run.request_float, tandem.combined.request_float)
+    assert runner.devices == prefill_setup.replicas + decode_setup.replicas == 3
+
+
+def test_aggregated_capacity_is_the_aggregated_search(engine, scenario):
+    found, expected = capacity_of(engine, scenario, SPEC), capacity_at_slo(engine, scenario, SPEC)
+    assert (found.rate_per_s, found.failing_rate_per_s, found.runs) == (
+        expected.rate_per_s, expected.failing_rate_per_s, expected.runs)
+    assert 0.0 < found.rate_per_s < found.failing_rate_per_s
+
+
+def test_the_split_search_tries_every_split_and_the_aggregated_deployment(engine, scenario):
+    study = split_study(engine, scenario, SPEC, 3)
+    assert [(o.prefill_replicas, o.decode_replicas) for o in study.splits] == [(1, 2), (2, 1)]
+    assert [o.label for o in study.splits] == ["1:2", "2:1"] and study.aggregated.label == "aggregated"
+    assert all(o.devices == 3 for o in (study.aggregated, *study.splits))
+    # Each option is the capacity of its own deployment, found by the same search.
+    aggregated = capacity_of(engine, engine.resolve(scenario.with_changes(dp=3)), SPEC)
+    assert study.aggregated.capacity_rps == aggregated.rate_per_s
+    one_two = capacity_of(engine, scenario, SPLIT)
+    assert study.splits[0].capacity_rps == one_two.rate_per_s
+    best = study.best_split
+    assert best is not None and best.capacity_rps == max(o.capacity_rps for o in study.splits)
+    assert study.disaggregated_gain == pytest.approx(best.capacity_rps / study.aggregated.capacity_rps)
+    assert best.capacity_per_device_rps == pytest.approx(best.capacity_rps / 3)
+
+
+def test_a_split_that_meets_no_slo_has_no_best(engine, scenario):
+    impossible = SPEC.with_changes(slo_ttft_ms=1e-3)
+    study = split_study(engine, scenario, impossible, 2)
+    assert study.best_split is None and math.isnan(study.disaggregated_gain)
+
+
+@pytest.mark.parametrize("replicas", [1, 65])
+def test_a_split_needs_two_to_sixty_four_replicas(engine, scenario, replicas):
+    with pytest.raises(ScenarioError, match="needs 2 to 64 replicas"):
+        split_study(engine, scenario, SPEC, replicas)
+
+
+def test_the_tabs_run_of_a_disaggregated_spec_is_the_tandem_in_time_order(engine, scenario):
+    workspace = Workspace(scenario, shown=("h100-sxm",), serving=SPLIT)
+    run = current_run(engine, workspace)
+    tandem, metrics, *_ = simulate_disaggregated_served(engine, scenario, SPLIT)
+    assert run.served.disaggregated and run.served.devices == 3
+    assert run.metrics == metrics
+    assert np.all(np.diff(run.time_s) >= 0.0)
+    assert run.time_s.size == tandem.prefill.iteration_float.shape[0] + tandem.decode.iteration_float.shape[0]
+    assert simulated_disaggregated_run(engine, scenario, SPLIT).metrics == metrics
+
+
+def test_a_disaggregated_rate_curve_runs_the_tandem(engine, scenario):
+    curve = rate_curve(engine, scenario, SPLIT, points=3)
+    runner = rate_runner(engine, scenario, SPLIT)
+    tandem, metrics, *_ = simulate_disaggregated_served(engine, scenario, SPLIT, rate_rps=float(curve.rates_rps[1]))
+    assert curve.problem is None
+    assert curve.goodput_rps[1] == metrics.goodput_per_s
+    assert curve.rates_rps[0] == pytest.approx(0.1 * runner.scale_rps)

@@ -1,0 +1,154 @@
+"""The Serving tab: what it draws equals the engine's served runs, its settings are the
+workspace's serving spec both ways (a refused value puts the control back), it simulates off
+the GUI thread and keeps only the newest answer, and the explain panel reads its run.
+
+Screenshots (a person should see): the rate page with output throughput across the top, p99
+TTFT and TPOT beneath, each accelerator's curve rising steeply near its capacity (hollow points
+once unstable), a dashed red SLO line, a dotted line at the current rate, and capacity bars
+down the right named in the curves' colours; the run page with running and waiting requests
+over time, the KV cache in use, and TTFT and ITL histograms with p50 and p99 marked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtWidgets import QComboBox
+
+from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.serving import ServingSpec
+from accelscope.engine.core.workspace import Workspace
+from accelscope.engine.physics.frame import compute_frame
+from accelscope.engine.studies.serving.view import capacity_on, current_run, rate_curve
+from accelscope.gui.look.style import configure_pyqtgraph
+from accelscope.gui.panels.serving import RUN_PAGE, ServingPanel
+
+SHOWN = ("h100-sxm", "l40s")
+SPEC = ServingSpec(requests=150, rate_rps=3.0, slo_ttft_ms=1500.0, slo_tpot_ms=100.0)
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support raise")
+
+
+@pytest.fixture(autouse=True)
+def _pyqtgraph_options():
+    configure_pyqtgraph()
+
+
+def workspace(engine, spec=SPEC, **scenario) -> Workspace:
+    fields = {"model": "llama-3.1-8b", "accelerator": "h100-sxm", "input_len": 512, "output_len": 64}
+    fields.update(scenario)
+    return Workspace(engine.resolve(Scenario(**fields)), shown=SHOWN, view="serving", serving=spec)
+
+
+def make_panel(qtbot, engine, ws):
+    panel = ServingPanel(engine.catalog, engine)
+    qtbot.addWidget(panel)
+    panel.resize(1200, 850)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.update_frame(compute_frame(engine, ws))
+    panel.refresh_now()
+    return panel
+
+
+def test_the_curves_and_bars_are_the_engines_runs(qtbot, engine):
+    ws = workspace(engine)
+    panel = make_panel(qtbot, engine, ws)
+    drawn = panel.plotted()
+    for accelerator in SHOWN:
+        curve = rate_curve(engine, ws.scenario_on(accelerator), ws.serving)
+        np.testing.assert_allclose(drawn[f"{accelerator}.rates"], curve.rates_rps)
+        np.testing.assert_allclose(drawn[f"{accelerator}.throughput"], curve.throughput_output_tok_s)
+        np.testing.assert_allclose(drawn[f"{accelerator}.ttft"], curve.ttft_p99_s)
+        np.testing.assert_allclose(drawn[f"{accelerator}.tpot"], curve.tpot_p99_s * 1e3)
+    np.testing.assert_allclose(drawn["capacity_rps"], [capacity_on(engine, ws, a).rate_rps for a in SHOWN])
+    run = current_run(engine, ws)
+    np.testing.assert_allclose(drawn["timeline.time_s"], run.time_s)
+    np.testing.assert_allclose(drawn["timeline.running"], run.running)
+    assert panel.tables()["serving"].rows  # the report's serving.csv
+
+
+def test_the_controls_show_the_spec_and_hide_what_does_not_apply(qtbot, engine):
+    panel = make_panel(qtbot, engine, workspace(engine, SPEC.with_changes(arrival="closed", concurrency=6)))
+    assert panel.controls["concurrency"].value() == 6
+    assert panel.control_boxes["concurrency"].isVisibleTo(panel)
+    assert not panel.control_boxes["rate_rps"].isVisibleTo(panel)
+    assert not panel.control_boxes["max_num_seqs"].isVisibleTo(panel)  # under More settings
+    panel.more_button.setChecked(True)
+    assert panel.control_boxes["max_num_seqs"].isVisibleTo(panel)
+    assert panel.controls["max_num_seqs"].text() == "default"  # None: the policy's default
+    assert panel.controls["slo_ttft_ms"].value() == 1500.0
+
+
+def test_a_setting_changes_the_workspace_and_a_refused_one_goes_back(qtbot, open_window):
+    window = open_window(size=(1400, 900))
+    window.show_view("serving")
+    panel = window.panels["serving"]
+    panel.controls["rate_rps"].setValue(7.5)
+    assert window.controller.workspace.serving.rate_rps == 7.5
+    combo: QComboBox = panel.controls["policy"]
+    combo.setCurrentIndex(combo.findData("trtllm-no-evict"))
+    combo.activated.emit(combo.currentIndex())
+    assert window.controller.workspace.serving.policy == "trtllm-no-evict"
+    # Uniform lengths cannot have a CV above 1/sqrt(3): refused, the status bar says why and the
+    # control shows the spec's value again.
+    panel.more_button.setChecked(True)
+    length = panel.controls["input_distribution"]
+    length.setCurrentIndex(length.findData("uniform"))
+    length.activated.emit(length.currentIndex())
+    assert window.controller.workspace.serving.input_distribution == "uniform"
+    panel.controls["length_cv"].setValue(0.9)
+    assert window.controller.workspace.serving.length_cv == 0.5
+    assert panel.controls["length_cv"].value() == 0.5
+    assert "uniform lengths need length_cv at most 0.577" in window.statusBar().currentMessage()
+
+
+def test_the_run_is_simulated_off_the_gui_thread_and_the_newest_wins(qtbot, open_window):
+    window = open_window(size=(1400, 900))
+    window.controller.set_workspace(window.controller.workspace.with_changes(
+        serving=SPEC, shown=SHOWN))
+    window.controller.throttle.flush()
+    window.show_view("serving")
+    panel: ServingPanel = window.panels["serving"]
+    for rate in (1.0, 2.0, 4.0):
+        panel.controls["rate_rps"].setValue(rate)
+        window.controller.throttle.flush()
+    panel.wait_idle()
+    qtbot.waitUntil(lambda: panel.run is not None and panel.run.served.spec.rate_rps == 4.0, timeout=20000)
+    expected = current_run(window.engine, window.controller.workspace)
+    assert panel.run.metrics == expected.metrics
+    # The sweep and capacities come once the controls rest.
+    qtbot.waitUntil(lambda: panel.study is not None and not panel.busy, timeout=60000)
+    assert [c.accelerator for c in panel.study.capacities] == list(SHOWN)
+
+
+def test_the_explain_panel_reads_the_run_while_the_tab_is_shown(qtbot, open_window):
+    window = open_window(size=(1400, 900))
+    window.controller.set_workspace(window.controller.workspace.with_changes(serving=SPEC))
+    window.controller.throttle.flush()
+    window.show_view("serving")
+    panel: ServingPanel = window.panels["serving"]
+    panel.refresh_now()
+    window.update_explanation()
+    assert "Serving" in window.explain_panel.text()
+    assert "TTFT: median" in window.explain_panel.text()
+    window.show_view("memory")
+    window.update_explanation()
+    assert "TTFT: median" not in window.explain_panel.text()
+
+
+def test_the_run_page_and_a_model_that_cannot_be_served(qtbot, engine):
+    ws = workspace(engine, model="llama-2-70b", accelerator="l4")
+    panel = make_panel(qtbot, engine, ws)
+    panel.show_page(RUN_PAGE)
+    assert panel.run is None and "cannot serve" in panel.run_problem
+    assert "Cannot serve" in panel.caption.text()
+    assert panel.explanation_sections()[0][1][0].startswith("This scenario cannot be served")
+
+
+def test_a_disaggregated_spec_shows_every_split(qtbot, engine):
+    spec = SPEC.with_changes(prefill_replicas=1, decode_replicas=2)
+    panel = make_panel(qtbot, engine, workspace(engine, spec))
+    assert panel.split is not None and [o.label for o in panel.split.splits] == ["1:2", "2:1"]
+    assert "prefill:decode 1:2" in panel.caption.text()
+    assert panel.run is not None and panel.run.served.disaggregated
