@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 from typing import Any, NoReturn
 
@@ -127,7 +127,8 @@ _SCENARIO_FLAGS: dict[str, tuple[Any, Any, str]] = {
     "batch": (positive_int, 1, "concurrent sequences per replica"),
     "input_len": (positive_int, 1024, "prompt tokens per sequence"),
     "output_len": (positive_int, 256, "generated tokens per sequence"),
-    "weight_precision": (None, None, "weight precision (default: --precision)"),
+    "weight_precision": (None, None, "weight precision (default: --precision if given, else the format the model's "
+                                     "weights are published in, e.g. MXFP4 for gpt-oss, else bf16)"),
     "activation_precision": (None, None, "activation (compute) precision; same as --precision"),
     "kv_precision": (None, None, "KV-cache precision (default: --precision)"),
     "tp": (positive_int, 1, "tensor-parallel devices per stage"),
@@ -146,8 +147,8 @@ def add_scenario_arguments(parser: argparse.ArgumentParser, **help_overrides: st
     missing = set(scenario_fields()) - set(_SCENARIO_FLAGS)
     if missing:
         raise RuntimeError(f"scenario fields without a command-line flag: {', '.join(sorted(missing))}")
-    parser.add_argument("--precision", choices=PRECISIONS, default="bf16",
-                        help="activation (compute) precision; also weights and KV cache unless given")
+    parser.add_argument("--precision", choices=PRECISIONS,
+                        help="activation (compute) precision, default bf16; also weights and KV cache unless given")
     for name, (kind, default, text) in _SCENARIO_FLAGS.items():
         if name == "activation_precision":
             continue
@@ -159,9 +160,11 @@ def add_scenario_arguments(parser: argparse.ArgumentParser, **help_overrides: st
             parser.add_argument(flag, type=kind, default=default, help=text)
 
 
-def scenario_values(values: dict[str, Any]) -> dict[str, Any]:
+def scenario_values(values: dict[str, Any], native_weights: Callable[[str], str] | None = None) -> dict[str, Any]:
     """Scenario fields from flag values or a JSONL object, with the CLI's defaults: the
-    precisions default to ``precision``, which defaults to bf16."""
+    precisions default to ``precision``, which defaults to bf16; but with neither the weight
+    precision nor ``precision`` given, the weights take ``native_weights(model)``, the format
+    the model is published in, when that function is given and knows the model."""
     for required in ("model", "accelerator"):
         if not isinstance(values.get(required), str):
             raise ValueError(f"{required!r} must be given as a string")
@@ -169,10 +172,26 @@ def scenario_values(values: dict[str, Any]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for name, (_kind, default, _text) in _SCENARIO_FLAGS.items():
         value = values.get(name)
+        if name == "weight_precision" and not value and not values.get("precision") and native_weights is not None:
+            value = native_weights(values["model"])
         if name.endswith("_precision"):
             value = value or precision
         result[name] = default if value is None else value
     return result
+
+
+def native_weight_format(engine: Any) -> Callable[[str], str]:
+    """For :func:`scenario_values`: the format a model's weights are published in, by the
+    engine's catalog ("" for a model it cannot find: the scenario's resolution then says why)."""
+    from accelscope.engine.core.errors import AccelscopeError
+
+    def lookup(model_id: str) -> str:
+        try:
+            return engine.model(model_id).default_weight_precision
+        except (AccelscopeError, OSError):
+            return ""
+
+    return lookup
 
 
 def read_lines(name: str, command: str) -> Iterable[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from .arguments import (
@@ -27,6 +27,7 @@ from .arguments import (
     add_cost_arguments,
     add_scenario_arguments,
     cost_settings,
+    native_weight_format,
     one_line,
     read_lines,
     scale,
@@ -276,7 +277,7 @@ def _predict(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("accelscope predict: --model and --accelerator are required (or --jsonl FILE)")
     try:
         engine = Engine()
-        scenario = Scenario(**scenario_values(vars(args)))
+        scenario = Scenario(**scenario_values(vars(args), native_weight_format(engine)))
         engine, scenario = engine.for_scenario(scenario)
         result = engine.predict(scenario)
         cost = _cost(engine, result, vars(args))
@@ -303,16 +304,18 @@ def _cost(engine, result, values: dict[str, object]):
     return result_cost(result, Pricing(engine.catalog.prices, settings), engine.catalog)
 
 
-def scenario_from_object(data: object) -> dict[str, object]:
-    """Scenario fields from one JSONL object, with the CLI's defaults and names (the object may
-    also give the cost keys, read by :func:`arguments.cost_settings`)."""
+def scenario_from_object(data: object, native_weights: Callable[[str], str] | None = None) -> dict[str, object]:
+    """Scenario fields from one JSONL object, with the CLI's defaults and names (the weights in
+    the model's published format where neither they nor ``precision`` are given and
+    ``native_weights`` is given; the object may also give the cost keys, read by
+    :func:`arguments.cost_settings`)."""
     if not isinstance(data, dict):
         raise ValueError("each line must be a JSON object")
     known = scenario_keys() | set(COST_FLAGS)
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(known))}")
-    return scenario_values(data)
+    return scenario_values(data, native_weights)
 
 
 def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
@@ -335,7 +338,7 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
             continue
         try:
             data = json.loads(line)
-            scenario = Scenario(**scenario_from_object(data))  # type: ignore[arg-type]
+            scenario = Scenario(**scenario_from_object(data, native_weight_format(engine)))  # type: ignore[arg-type]
             engine, scenario = engine.for_scenario(scenario)
             costs[len(entries)] = cost_settings(data, scenario.accelerator)
             entries.append(scenario)

@@ -12,6 +12,7 @@ from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.prices import SITE_FIELDS, Price
 from accelscope.engine.core.sourced import Sourced
 from accelscope.engine.core.units import format_price, format_usd
+from accelscope.engine.physics.reference.closed_forms import RecurrentLayers
 from accelscope.engine.physics.results import PhaseResult, Result
 
 if TYPE_CHECKING:  # the cost study loads the engine; the catalog command needs none of it
@@ -104,6 +105,7 @@ def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, c
             "weights_offloaded_gb": memory.weights_far_bytes / GB,
             "kv_cache_gb": memory.kv_cache_bytes / GB,
             "kv_cache_offloaded_gb": result.memory.kv_cache_far_bytes / GB,
+            "recurrent_state_gb": memory.recurrent_state_bytes / GB,
             "activations_gb": memory.activation_bytes / GB,
             "overhead_gb": memory.overhead_bytes / GB,
             "capacity_gb": memory.capacity_bytes / GB,
@@ -162,6 +164,7 @@ def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator,
         + (f" ({memory.weights_far_bytes / GB:.2f} offloaded)" if memory.weights_far_bytes else "")
         + f", KV cache {memory.kv_cache_bytes / GB:.2f} GB"
         + (f" ({result.memory.kv_cache_far_bytes / GB:.2f} offloaded)" if result.memory.kv_cache_far_bytes else "")
+        + (f", recurrent state {memory.recurrent_state_bytes / GB:.2f} GB" if memory.recurrent_state_bytes else "")
         + f", activations {memory.activation_bytes / GB:.2f} GB, "
         f"runtime {memory.overhead_bytes / GB:.2f} GB of {memory.usable_bytes / GB:.1f} GB usable",
         f"  TTFT {result.ttft_s * 1e3:.2f} ms   ITL {result.itl_s * 1e3:.3f} ms   end-to-end {result.e2e_latency_s:.3f} s",
@@ -296,6 +299,10 @@ def model_summary(m: ModelArch) -> dict[str, object]:
         "max_context": m.max_context,
         "kv_cache_bytes_per_token_bf16": 2.0 * m.kv_elements_per_token_per_layer
         * (m.n_full_attention_layers + m.n_window_attention_layers),
+        # Gated DeltaNet and Mamba-2 layers: their fixed-size state, whatever the context.
+        "recurrent_layers": m.n_deltanet_layers + m.n_mamba_layers,
+        "recurrent_state_bytes_per_sequence": RecurrentLayers.of(m).state_bytes(1),
+        "native_weight_precision": m.native_weight_precision or None,
     }
 
 

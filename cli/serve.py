@@ -25,6 +25,7 @@ from .arguments import (
     add_scenario_arguments,
     cost_settings,
     fraction,
+    native_weight_format,
     non_negative,
     non_negative_int,
     one_line,
@@ -331,7 +332,8 @@ def serve_one(values: dict[str, Any]) -> dict[str, Any]:
 
     try:
         spec = spec_from_values(values)
-        engine, scenario = Engine().for_scenario(Scenario(**scenario_values(values)))
+        engine = Engine()
+        engine, scenario = engine.for_scenario(Scenario(**scenario_values(values, native_weight_format(engine))))
         pricing = Pricing(engine.catalog.prices, cost_settings(values, scenario.accelerator))
         trace = None
         if values.get("trace") is not None:

@@ -16,7 +16,8 @@ REQUIRED_KEYS = {
     "power_w", "tokens_per_joule", "devices", "bound", "prefill", "decode", "memory", "assumptions",
 }
 PHASE_KEYS = {"flops", "bytes", "operational_intensity", "time_ms", "bound"}
-MEMORY_KEYS = {"weights_gb", "kv_cache_gb", "activations_gb", "overhead_gb", "capacity_gb", "fits", "max_batch"}
+MEMORY_KEYS = {"weights_gb", "kv_cache_gb", "recurrent_state_gb", "activations_gb", "overhead_gb", "capacity_gb",
+               "fits", "max_batch"}
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -76,6 +77,47 @@ def test_predict_precision_flags(capsys):
     assert data["scenario"]["weight_precision"] == "fp8" and data["scenario"]["kv_precision"] == "bf16"
     assert data["compute_precision"] == "bf16"  # A100 has no FP8 units: W8A8 runs as W8A16
     assert any("no units for the activation format" in text for text in data["warnings"])
+
+
+def test_predict_starts_from_the_models_own_weight_format(capsys, tmp_path):
+    """gpt-oss is published in MXFP4 and DeepSeek-V3 in FP8: without a weight precision or
+    --precision, those are the weights; either flag overrides it, and a model with no format
+    of its own stays in BF16. JSONL lines follow the same rule."""
+    def weights(*flags: str) -> str:
+        status, out, _ = run(capsys, "predict", "--accelerator", "h200", "--json", *flags)
+        assert status == 0
+        return json.loads(out)["scenario"]["weight_precision"]
+
+    assert weights("--model", "gpt-oss-120b") == "mxfp4"
+    assert weights("--model", "deepseek-v3", "--tp", "8") == "fp8"
+    assert weights("--model", "llama-3.1-8b") == "bf16"
+    assert weights("--model", "gpt-oss-120b", "--precision", "bf16") == "bf16"
+    assert weights("--model", "gpt-oss-120b", "--weight-precision", "nvfp4") == "nvfp4"
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"model": "gpt-oss-20b", "accelerator": "h200"}\n'
+                    '{"model": "gpt-oss-20b", "accelerator": "h200", "weight_precision": "fp8"}\n')
+    status, out, _ = run(capsys, "predict", "--jsonl", str(path))
+    assert status == 0
+    assert [json.loads(line)["scenario"]["weight_precision"] for line in out.splitlines()] == ["mxfp4", "fp8"]
+
+
+def test_predict_reports_a_hybrids_recurrent_state(capsys):
+    """Nemotron-H 8B keeps 24 Mamba layers' state, 24 x 4,255,744 = 102,137,856 B per sequence
+    (test_hybrid_physics works the layer out); at batch 10: 1.021 GB, in the JSON and the text.
+    The catalog lists the state per sequence and gpt-oss's own weight format."""
+    flags = ("predict", "--model", "nemotron-h-8b", "--accelerator", "h100-sxm", "--batch", "10")
+    status, out, _ = run(capsys, *flags, "--json")
+    assert status == 0
+    assert json.loads(out)["memory"]["recurrent_state_gb"] == pytest.approx(1.02137856, rel=1e-12)
+    status, text, _ = run(capsys, *flags)
+    assert "recurrent state 1.02 GB" in text
+    status, out, _ = run(capsys, "catalog", "--json")
+    models = {m["id"]: m for m in json.loads(out)["models"]}
+    assert models["nemotron-h-8b"]["recurrent_state_bytes_per_sequence"] == 102_137_856
+    assert models["nemotron-h-8b"]["recurrent_layers"] == 24
+    assert models["llama-3.1-8b"]["recurrent_state_bytes_per_sequence"] == 0.0
+    assert models["gpt-oss-120b"]["native_weight_precision"] == "mxfp4"
+    assert models["llama-3.1-8b"]["native_weight_precision"] is None
 
 
 def test_a_scenario_that_does_not_fit_says_what_would(capsys):
@@ -159,7 +201,7 @@ def test_catalog_json_lists_every_id(capsys):
     data = json.loads(out)
     assert status == 0
     assert [a["id"] for a in data["accelerators"]][:3] == ["a100-40gb", "a100-80gb", "h100-sxm"]
-    assert len(data["accelerators"]) == 38 and len(data["models"]) == 27
+    assert len(data["accelerators"]) == 38 and len(data["models"]) == 30
     h100 = next(a for a in data["accelerators"] if a["id"] == "h100-sxm")
     assert h100["peak_flops"]["bf16"] == pytest.approx(989.4e12)
     scout = next(m for m in data["models"] if m["id"] == "llama-4-scout-17b-16e")

@@ -173,6 +173,26 @@ def test_random_scenarios_formulas_are_their_templates_and_the_engines_numbers(e
         assert {f.result.key for f in sheet.formulas() if f.engine_value is None} <= UNCOMPARED, scenario
 
 
+@pytest.mark.parametrize("scenario", [
+    Scenario("qwen3-next-80b-a3b", "h200", batch=16, input_len=20_000, output_len=500, weight_precision="fp8"),
+    Scenario("nemotron-h-8b", "h100-sxm", batch=64, input_len=3000, output_len=300, tp=2, pp=2),
+    Scenario("nemotron-h-56b", "gh200", batch=8, input_len=2000, output_len=200, weight_precision="fp8",
+             kv_offload=0.5),
+    Scenario("nemotron-h-56b", "h200", batch=2000, input_len=2000, output_len=200, weight_precision="fp8"),
+    Scenario("gpt-oss-120b", "b200", batch=32, weight_precision="mxfp4", activation_precision="mxfp4"),
+    Scenario("gpt-oss-20b", "h100-sxm", batch=32, weight_precision="nvfp4"),
+], ids=lambda s: f"{s.model}-{s.accelerator}-b{s.batch}")
+def test_hybrid_and_fp4_formulas_are_their_templates_and_the_engines_numbers(engine, scenario):
+    """The recurrent state (memory, decode and prefill traffic), the recurrent layers' FLOPs,
+    gpt-oss's experts-only MXFP4 and NVFP4: every formula is its template and the engine's number,
+    in waves, with offloaded KV cache and with pipeline stages too."""
+    sheet = sheet_of(engine, engine.resolve(scenario))
+    assert_templates_are_the_values(str(scenario), sheet)
+    keys = {f.result.key for f in sheet.formulas()} | {t.key for f in sheet.formulas() for t in f.terms}
+    hybrid = scenario.model != "gpt-oss-120b" and scenario.model != "gpt-oss-20b"
+    assert ({"s_seq", "S", "S_dec", "S_pre", "f_rec_dec", "f_rec_pre"} <= keys) == hybrid
+
+
 def test_the_notation_evaluates_as_written():
     values = {"a": 3.0, "b": 2.0, "c": 10.0}
     assert evaluate("{a}·{b} + {c}/{b} − 1", values) == 3 * 2 + 10 / 2 - 1

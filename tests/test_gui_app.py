@@ -134,6 +134,26 @@ def test_model_change_and_ep_enabled_only_for_moe(window):
     assert decode_intensity(window, "b200") == pytest.approx(expected.decode.operational_intensity, rel=1e-9)
 
 
+def test_a_model_with_its_own_weight_format_starts_in_it(window):
+    """Choosing gpt-oss sets the weights to MXFP4 (its published format) and the weight combo
+    shows it; the user may change it; going back to a model without a format of its own from
+    the format it took returns to BF16."""
+    combo, weights = window.controls.model_combo, window.controls.precision_combos["weight_precision"]
+    combo.setCurrentIndex(combo.findData("gpt-oss-120b"))
+    settle(window)
+    assert window.controller.workspace.scenario.weight_precision == "mxfp4"
+    assert weights.currentData() == "mxfp4" and weights.currentText() == "MXFP4"
+    weights.setCurrentIndex(weights.findData("nvfp4"))
+    settle(window)
+    assert window.controller.workspace.scenario.weight_precision == "nvfp4"
+    combo.setCurrentIndex(combo.findData("deepseek-v3"))
+    settle(window)
+    assert window.controller.workspace.scenario.weight_precision == "fp8"
+    combo.setCurrentIndex(combo.findData("llama-3.1-8b"))
+    settle(window)
+    assert window.controller.workspace.scenario.weight_precision == "bf16"
+
+
 def test_accelerator_checklist_changes_what_is_plotted(window):
     from PySide6.QtCore import Qt
 

@@ -91,12 +91,30 @@ def test_memory_bars_are_shares_of_usable_memory(qtbot, engine, catalog):
         near_weights = memory.weights_bytes - memory.weights_far_bytes
         assert drawn["weights_pct"][j] == pytest.approx(near_weights / usable * 100, rel=1e-9)
         assert drawn["kv_pct"][j] == pytest.approx(memory.kv_cache_bytes / usable * 100, rel=1e-9)
+        assert drawn["state_pct"][j] == memory.recurrent_state_bytes == 0.0  # Llama has no recurrent layers
         assert drawn["activations_pct"][j] == pytest.approx(memory.activation_bytes / usable * 100, rel=1e-9)
         assert drawn["overhead_pct"][j] == pytest.approx(memory.overhead_bytes / usable * 100, rel=1e-9)
         assert drawn["physical_pct"][j] == pytest.approx(memory.capacity_bytes / usable * 100, rel=1e-9)
         assert drawn["status"][j] == f"fits · max batch {memory.max_batch:,}"
     h100 = predictions(engine, frame)["h100-sxm"].memory
     assert drawn["weights_pct"][0] == pytest.approx(h100.weights_bytes / h100.usable_bytes * 100, rel=1e-9)
+
+
+def test_memory_shows_a_hybrids_recurrent_state(qtbot, engine, catalog):
+    """Nemotron-H 56B keeps its Mamba layers' fixed-size state beside a small KV cache (10
+    attention layers of 118): the state has its own part of each bar, and the hover lists it."""
+    frame = frame_of(engine, ("h200", "b200"), model="nemotron-h-56b", batch=8, weight_precision="fp8")
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    drawn = panel.plotted()
+    for j, accelerator in enumerate(("h200", "b200")):
+        memory = predictions(engine, frame)[accelerator].memory
+        assert memory.recurrent_state_bytes == 8 * 912_605_184  # 54 layers' state, test_hybrid_physics
+        assert drawn["state_pct"][j] == pytest.approx(memory.recurrent_state_bytes / memory.usable_bytes * 100,
+                                                      rel=1e-9)
+        total = (memory.weights_bytes - memory.weights_far_bytes + memory.kv_cache_bytes + memory.recurrent_state_bytes
+                 + memory.activation_bytes + memory.overhead_bytes)
+        assert drawn["total_pct"][j] == pytest.approx(total / memory.usable_bytes * 100, rel=1e-9)
+    assert "recurrent state" in panel._tooltip(0)
 
 
 def test_memory_clips_long_bars_and_writes_the_multiple(qtbot, engine, catalog):

@@ -46,7 +46,7 @@ def frames_during(window, action) -> list:
 def test_the_presets_list_shows_every_bundled_preset(window):
     names = [entry.name for entry in window.presets_panel.entries()]
     bundled = [entry.name for entry in list_presets(window.engine.catalog) if entry.bundled]
-    assert names == bundled and len(names) == 14
+    assert names == bundled and len(names) == 16
 
 
 def test_loading_a_preset_applies_every_field_at_once(window):

@@ -19,7 +19,6 @@ from accelscope.engine.catalog.models import load_bundled_models, load_model_fil
 from accelscope.engine.core.errors import CatalogError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
-HYBRIDS = Path(__file__).parent / "fixtures" / "models-hybrid"
 FIXTURE_NAMES = sorted(entry.name for entry in FIXTURES.iterdir() if (entry / "config.json").is_file())
 
 # The Hugging Face config.json of Ministral 8B sets one 32K window with a 32K context
@@ -30,10 +29,7 @@ LAYOUT_DIFFERS = {"ministral-8b"}
 
 @pytest.fixture(scope="module")
 def catalog():
-    # The hybrid models (linear-attention and state-space layers) are held in the test fixtures
-    # until the engine models their recurrent state; their files are read and counted here.
-    hybrids = {path.stem: load_model_file(path) for path in sorted(HYBRIDS.glob("*.toml"))}
-    return {**load_bundled_models(), **hybrids}
+    return load_bundled_models()
 
 
 def fixture_config(name: str) -> dict:

@@ -79,12 +79,14 @@ def draw_requests(rng: random.Random) -> list[tuple[int, int, bool]]:
     return requests
 
 
-def sums(request_positions, requests) -> tuple[float, float, float, float, float]:
-    """(tokens, sequences, and the three position sums) of an iteration's requests."""
+def sums(request_positions, requests) -> tuple[float, float, float, float, float, float]:
+    """(tokens, sequences, the three position sums, prompt tokens) of an iteration's requests:
+    the arguments of iteration_cost."""
     totals = np.zeros(3)
     for request in requests:
         totals += request_positions(*request)
-    return (float(sum(n for _, n, _ in requests)), float(len(requests)), *map(float, totals))
+    prompt_tokens = float(sum(n for _, n, decode in requests if not decode))
+    return (float(sum(n for _, n, _ in requests)), float(len(requests)), *map(float, totals), prompt_tokens)
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +140,7 @@ def test_iteration_cost_twins_agree(engine, drawn):
         requests = draw_requests(rng)
         for carried in (sums(reference.request_positions, requests),
                         sums(functools.partial(iteration.request_positions, cost), requests),
-                        (0.0, 0.0, 0.0, 0.0, 0.0)):
+                        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)):
             want = reference.iteration_cost(*carried)
             got = iteration.iteration_cost(cost, *carried)
             assert close(want[0], got[0]) and close(want[1], got[1]), (scenario, carried, want, got)
@@ -213,11 +215,16 @@ def test_a_decode_run_adds_its_increment_for_exactly_its_steps(engine, windowed)
                     assert not (layers.n_chunked and context + 1 <= layers.attention_chunk)
 
 
-def test_a_decode_iteration_from_its_terms_costs_what_iteration_cost_says_to_the_bit(drawn):
-    """decode_iteration_cost over decode_iteration_terms is iteration_cost(cost, n, n, 0, D, D)
+def test_a_decode_iteration_from_its_terms_costs_what_iteration_cost_says_to_the_bit(engine, drawn):
+    """decode_iteration_cost over decode_iteration_terms is iteration_cost(cost, n, n, 0, D, D, 0)
     exactly, compiled and as Python, on every drawn scenario (MoE and EP, pipelines, two near
-    tiers, offload) for batches of 1 to 1,000 decode steps."""
+    tiers, offload, hybrids) for batches of 1 to 1,000 decode steps."""
     scenarios, costs = drawn
+    # The hybrids' recurrent state and step FLOPs enter the terms too.
+    hybrids = [engine.resolve(case) for case in HAND_CASES if engine.model(case.model).n_deltanet_layers + engine.model(case.model).n_mamba_layers]
+    assert hybrids
+    scenarios = [*scenarios, *hybrids]
+    costs = np.concatenate([costs, engine.iteration_costs(hybrids)], axis=1)
     rng = random.Random(10)
     terms = np.full((2, iteration.DECODE_TERMS), np.nan)
     faces = (
@@ -234,7 +241,7 @@ def test_a_decode_iteration_from_its_terms_costs_what_iteration_cost_says_to_the
                 assert np.isfinite(terms[1]).all() and np.isnan(terms[0]).all()
                 for _ in range(3):
                     positions = rng.randint(sequences, 200_000 * sequences) / rng.choice([1, 2])
-                    want = full_cost(cost, sequences, sequences, 0.0, positions, positions)
+                    want = full_cost(cost, sequences, sequences, 0.0, positions, positions, 0)
                     assert cost_of(terms, 1, positions) == want, (scenario, sequences, positions)
 
 
@@ -259,10 +266,12 @@ def test_the_stage_pass_helper_equals_the_reference_stage_pass(engine, drawn):
         setup = cost_model(engine, scenario).setup
         for _ in range(5):
             tokens = rng.choice([1.0, 7.5, rng.uniform(1, 20000)])
-            arguments = (tokens, rng.uniform(0.5, tokens), rng.uniform(0, 1e12), rng.uniform(0, 1e10))
+            arguments = (tokens, rng.uniform(0.5, tokens), rng.uniform(0, 1e12), rng.uniform(0, 1e10),
+                         rng.choice([0.0, rng.uniform(0, 1e10)]))
             want = setup.stage.stage_pass(*arguments)
             got = helpers.stage_pass(*arguments, compute, experts, memory, communication)
-            expected = (want.flops, want.bytes, want.weight_bytes, want.kv_bytes, want.compute_time, want.memory_time,
+            expected = (want.flops, want.bytes, want.weight_bytes, want.kv_bytes + want.state_bytes, want.compute_time,
+                        want.memory_time,
                         want.communication_time, setup.power.dynamic_energy(want), want.attention_compute_time,
                         want.attention_memory_time, want.execution_time)
             assert all(close(w, g) for w, g in zip(expected, got, strict=True)), (scenario, arguments, expected, got)
@@ -302,7 +311,8 @@ def test_iteration_kernels_with_jit_disabled_match(engine, tmp_path):
         "    for context, new, decode in requests:\n"
         "        totals += request_positions(cost, context, new, decode)\n"
         "    tokens = float(sum(new for _, new, _ in requests))\n"
-        "    answers.append([*totals, *iteration_cost(cost, tokens, float(len(requests)), *totals)])\n"
+        "    prompt = float(sum(new for _, new, decode in requests if not decode))\n"
+        "    answers.append([*totals, *iteration_cost(cost, tokens, float(len(requests)), *totals, prompt)])\n"
         "numpy.save(sys.argv[2], numpy.array(answers))\n"
         "numpy.save(sys.argv[3], costs)\n"
     )
@@ -317,7 +327,8 @@ def test_iteration_kernels_with_jit_disabled_match(engine, tmp_path):
         for request in requests:
             totals += iteration.request_positions(cost, *request)
         tokens = float(sum(n for _, n, _ in requests))
-        expected.append([*totals, *iteration.iteration_cost(cost, tokens, float(len(requests)), *totals)])
+        prompt = float(sum(n for _, n, decode in requests if not decode))
+        expected.append([*totals, *iteration.iteration_cost(cost, tokens, float(len(requests)), *totals, prompt)])
     environment = dict(os.environ, NUMBA_DISABLE_JIT="1")
     subprocess.run([sys.executable, "-c", code, str(payload), str(answers_file), str(costs_file)], check=True,
                    env=environment)
@@ -340,6 +351,9 @@ HAND_CASES = [
     Scenario("qwen3-235b-a22b", "h100-sxm", batch=16, input_len=500, output_len=64, tp=8, ep=8, pp=2),
     # weights partly in a far tier
     Scenario("llama-3.1-8b", "gh200", batch=4, input_len=2000, output_len=128, offload=0.5),
+    # hybrids: Gated DeltaNet and Mamba-2 layers beside full attention, a fixed-size state per sequence
+    Scenario("qwen3-next-80b-a3b", "h200", batch=6, input_len=1000, output_len=200, tp=2, weight_precision="fp8"),
+    Scenario("nemotron-h-8b", "h100-sxm", batch=8, input_len=1000, output_len=256, pp=2),
 ]
 
 
@@ -393,6 +407,6 @@ def test_prefill_chunks_of_a_long_prompt_add_up_to_its_causal_positions(engine):
         cost = engine.iteration_costs([scenario])[:, 0]
         chunks = [(start, min(chunk, 50_000 - start), False) for start in range(0, 50_000, chunk)]
         for positions in (reference.request_positions, functools.partial(iteration.request_positions, cost)):
-            _, _, prefill, decode, kv_read = sums(positions, chunks)
+            _, _, prefill, decode, kv_read, _ = sums(positions, chunks)
             assert close(layers.prompt(50_000), prefill) and decode == 0.0
             assert close(layers.reread(50_000, chunk), kv_read)

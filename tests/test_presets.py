@@ -85,7 +85,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 def test_bundled_files_are_exactly_the_ordered_stems():
     assert BUNDLED_IDS == list(BUNDLED_ORDER)
-    assert len(BUNDLED_ORDER) == 14
+    assert len(BUNDLED_ORDER) == 16
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=BUNDLED_IDS)
@@ -131,6 +131,9 @@ def test_bundled_description_says_what_to_look_at(path, catalog):
         assert "Fig." in preset.description
     fp8 = path.stem in ("brunetta-fig3-fp8-vs-bf16", "brunetta-fig6-ep-vs-tp-moe", "sharma-scaling-1t-moe")
     expected = ("fp8", "fp8", "bf16") if fp8 else ("bf16", "bf16", "bf16")
+    # The lessons on newer designs: Qwen3-Next's FP8 weights; gpt-oss's own MXFP4, with FP4 products.
+    expected = {"teach-hybrid-long-context": ("fp8", "bf16", "bf16"),
+                "teach-fp4-weights": ("mxfp4", "mxfp4", "bf16")}.get(path.stem, expected)
     assert (s.weight_precision, s.activation_precision, s.kv_precision) == expected
 
 

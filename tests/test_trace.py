@@ -73,7 +73,8 @@ class ByHand:
         self.effective_ep = s.ep if model.moe is not None else 1
         self.context = s.input_len + s.output_len
         prompt_tokens = self.resident * s.input_len
-        n_chunks = math.ceil(prompt_tokens / constants.prefill_chunk_tokens)
+        self.chunk = constants.prefill_chunk_tokens
+        n_chunks = math.ceil(prompt_tokens / self.chunk)
         self.prefill = Pass(result.prefill, n_chunks, self.resident / n_chunks, prompt_tokens / n_chunks,
                             n_chunks + s.pp - 1)
         micro_batches = min(self.resident, s.pp)
@@ -112,8 +113,9 @@ class ByHand:
             positions += m.n_chunked_attention_layers * chunked_causal_positions(tokens, m.attention_chunk)
         return positions
 
-    def far_bytes(self, p: Pass) -> tuple[float, float]:
-        return p.weight_bytes * self.offload, p.kv_bytes * self.kv_offload
+    def far_bytes(self, p: Pass, state_bytes: float = 0.0) -> tuple[float, float]:
+        # The recurrent state is never offloaded: only the KV cache's share goes far.
+        return p.weight_bytes * self.offload, (p.kv_bytes - state_bytes) * self.kv_offload
 
 
 def sheet_terms(result, model, accelerator, constants) -> tuple[dict[str, float], dict[str, str]]:
@@ -179,7 +181,7 @@ def facts(trace, hand: ByHand, terms, templates, result):
          text=mem.usable_bytes - (mem.weights_bytes - mem.weights_far_bytes) - mem.overhead_bytes)
     fact("device_bytes", trace.device_bytes, "M",
          text=mem.weights_bytes - mem.weights_far_bytes + mem.kv_cache_bytes - mem.kv_cache_far_bytes
-         + mem.activation_bytes + mem.overhead_bytes)
+         + mem.recurrent_state_bytes + mem.activation_bytes + mem.overhead_bytes)
     if "B_max" in templates:
         chunked, chunk = "{C}·{a_tok})/" in templates["B_max"], "⌊{C}/{s_in}⌋" in templates["B_max"]
         fact("max_batch_term", trace.max_batch_term,
@@ -244,12 +246,18 @@ def facts(trace, hand: ByHand, terms, templates, result):
         fact(label + "attention_flops_per_pass", phase.attention_flops_per_pass, f"F_att_{suffix}")
         fact(label + "bytes_per_pass", phase.bytes_per_pass, f"Q_{suffix}", text=written.bytes)
         fact(label + "weight_bytes_per_pass", phase.weight_bytes_per_pass, f"W_{suffix}", text=written.weight_bytes)
-        fact(label + "kv_bytes_per_pass", phase.kv_bytes_per_pass, f"KV_{suffix}", text=written.kv_bytes)
+        # The result's KV traffic holds the recurrent layers' state: read and written once per
+        # sequence in a decode step, once per piece of its prompt (of the prefill chunk) in prefill.
+        state_reads = (hand.resident * math.ceil(s.input_len / hand.chunk) / written.passes
+                       if suffix == "pre" else written.sequences)
+        state = state_reads * 2.0 * trace.state_sequence_bytes
+        fact(label + "state_bytes_per_pass", phase.state_bytes_per_pass, text=state)
+        fact(label + "kv_bytes_per_pass", phase.kv_bytes_per_pass, f"KV_{suffix}", text=written.kv_bytes - state)
         fact(label + "kv_bytes_per_sequence", phase.kv_bytes_per_sequence,
-             text=totals.kv_bytes_per_device / (written.passes * written.sequences))
+             text=(totals.kv_bytes_per_device / written.passes - state) / written.sequences)
         fact(label + "activation_traffic_bytes_per_pass", phase.activation_traffic_bytes_per_pass, f"Q_act_{suffix}",
              text=written.bytes - written.weight_bytes - written.kv_bytes)
-        far_weights, far_kv = hand.far_bytes(written)
+        far_weights, far_kv = hand.far_bytes(written, state)
         fact(label + "far bytes per pass", phase.bytes_by_tier_per_pass[-1], f"Q_far_{suffix}",
              text=far_weights + far_kv)
         fact(label + "far_weight_bytes_per_pass", phase.far_weight_bytes_per_pass, text=far_weights)

@@ -144,20 +144,47 @@ def kernel_tp_needed(scenario):
     ep = s.ep if m.moe else 1
     p_w, p_a, p_kv = (bytes_per_element(p) for p in (s.weight_precision, s.activation_precision, s.kv_precision))
     p_hi = max(p_w, UNQUANTISED_BYTES)
+    p_fixed = UNQUANTISED_BYTES if m.native_scope_keeps_wide(s.weight_precision) else p_w
     router = m.router_params_total
-    fixed = ((m.block_params_fixed - router) * p_w + router * p_hi) / (tp * pp)
+    fixed = ((m.block_params_fixed - router) * p_fixed + router * p_hi) / (tp * pp)
     vocab = (m.embedding_params + (0 if m.tied_embeddings else m.lm_head_params)) * p_hi / (tp * pp)
     norms = m.norm_params * p_hi / pp
     experts = (m.n_moe_layers / pp * math.ceil(m.moe.n_routed_experts / ep) * (m.expert_params * p_w / (tp / ep))
                if m.moe else 0.0)
     positions = closed_forms.AttentionLayers.of(m).stored(s.input_len + s.output_len)
+    recurrent = closed_forms.RecurrentLayers.of(m)
     return helpers.smallest_fitting_tp(
         tp, device.usable, device.offload(s), fixed + vocab, norms, experts, m.kv_shards / tp, m.kv_shards,
         p_kv * m.kv_elements_per_token_per_layer, p_a, m.hidden_size,
         (m.attention_activation_width + 2 * m.mean_ffn_width_per_token) / tp,
         m.vocab_size * engine.constants.logits_bytes_per_element / tp, device.runtime_overhead,
         min(s.input_len, engine.constants.prefill_chunk_tokens), positions, pp, device.kv_offload(s),
+        (float(recurrent.n_deltanet), recurrent.deltanet_state_bytes, float(recurrent.deltanet_shards),
+         float(recurrent.n_mamba), recurrent.mamba_state_bytes, float(recurrent.mamba_shards)),
     )
+
+
+def kernel_shard_share(shards, tp):
+    return helpers.shard_share(float(shards), shards / tp)
+
+
+def reference_recurrent_per_device(layers, deltanet_value, mamba_value, tp):
+    return layers.per_device(deltanet_value, mamba_value, tp)
+
+
+def kernel_recurrent_per_device(layers, deltanet_value, mamba_value, tp):
+    return helpers.recurrent_per_device(
+        float(layers.n_deltanet), deltanet_value, float(layers.deltanet_shards), layers.deltanet_shards / tp,
+        float(layers.n_mamba), mamba_value, float(layers.mamba_shards), layers.mamba_shards / tp,
+    )
+
+
+def _recurrent_args(rng):
+    engine = engine_once()
+    hybrids = [m for m in engine.catalog.models.values() if m.n_deltanet_layers or m.n_mamba_layers]
+    model = rng.choice([*hybrids, rng.choice(list(engine.catalog.models.values()))])
+    return (closed_forms.RecurrentLayers.of(model), rng.uniform(0, 1e8), rng.uniform(0, 1e8),
+            rng.choice([1, 2, 3, 8, 64, 128, 1000]))
 
 
 def kernel_layer_overhead_s(cls, activation_bytes):
@@ -241,6 +268,11 @@ TWINS = [
     pytest.param(reference_network, kernel_network, _network_args, id="network"),
     pytest.param(reference_fill, kernel_fill, _fill_args, id="fill_tiers"),
     pytest.param(reference_tp_needed, kernel_tp_needed, lambda rng: (draw_scenario(rng),), id="smallest_fitting_tp"),
+    pytest.param(closed_forms.shard_share, kernel_shard_share,
+                 lambda rng: (rng.choice([0, 1, 16, 32, 112, 128]), rng.choice([1, 2, 3, 8, 64, 1000])),
+                 id="shard_share"),
+    pytest.param(reference_recurrent_per_device, kernel_recurrent_per_device, _recurrent_args,
+                 id="recurrent_per_device"),
     pytest.param(stage.execution_time, helpers.execution_time,
                  lambda rng: (*(rng.choice([0.0, rng.uniform(0, 1)]) for _ in range(4)), rng.choice([0.0, 0.5, 1.0])),
                  id="execution_time"),

@@ -63,6 +63,9 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "gemma-3-4b",
     "gemma-3-27b",
     "phi-4",
+    "qwen3-next-80b-a3b",
+    "nemotron-h-8b",
+    "nemotron-h-56b",
 )
 
 # Upper bounds far beyond any published model. A value past them is a typo or a hostile

@@ -52,7 +52,8 @@ MAX_DESCRIPTION_CHARS = 4000
 MAX_SHOWN = 64
 
 # The bundled presets in the order the app lists them: first lessons, then the figures of the
-# second paper (Brunetta et al. 2025), the tables of the first (Sharma 2025), then long context.
+# second paper (Brunetta et al. 2025), the tables of the first (Sharma 2025), then long context,
+# and last the lessons on newer designs (hybrid layers, block-scaled FP4).
 BUNDLED_ORDER: tuple[str, ...] = (
     "teach-roofline-basics",
     "teach-why-decode-is-memory-bound",
@@ -68,6 +69,8 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "sharma-scaling-1t-moe",
     "sharma-fig8-regimes",
     "sharma-heterogeneous-memory",
+    "teach-hybrid-long-context",
+    "teach-fp4-weights",
 )
 
 _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", "parallel", "accelerators", "view")

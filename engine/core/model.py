@@ -119,8 +119,71 @@ class DeltaNetSpec:
     def state_elements(self) -> int:
         """Per sequence: the recurrent state (one key_head_dim x value_head_dim matrix per value
         head) plus the convolution's last conv_kernel - 1 inputs on every channel."""
-        recurrent = self.n_value_heads * self.key_head_dim * self.value_head_dim
-        return recurrent + (self.conv_kernel - 1) * self.conv_channels
+        return self.matrix_state_elements + self.conv_state_elements
+
+    @property
+    def matrix_state_elements(self) -> int:
+        """The recurrent state S of one sequence: a key_head_dim x value_head_dim matrix per value head."""
+        return self.n_value_heads * self.key_head_dim * self.value_head_dim
+
+    @property
+    def conv_state_elements(self) -> int:
+        """The convolution's state of one sequence: its last conv_kernel - 1 inputs on every channel."""
+        return (self.conv_kernel - 1) * self.conv_channels
+
+    @property
+    def shards(self) -> int:
+        """What tensor parallelism splits the layer by: its value heads (with their state)."""
+        return self.n_value_heads
+
+    @property
+    def conv_flops_per_token(self) -> int:
+        """The depthwise causal convolution: one multiply-add per tap per channel, 2 x (2K + V)
+        x conv_kernel FLOPs per token, in prefill and decode alike."""
+        return 2 * self.conv_channels * self.conv_kernel
+
+    @property
+    def decode_flops_per_token(self) -> int:
+        """FLOPs of one decoding token beyond the projections (which count as weights), from HF
+        transformers 5.24.0 ``torch_recurrent_gated_delta_rule`` (the gated delta rule of Yang,
+        Kautz and Hatamizadeh, "Gated Delta Networks", ICLR 2025, Eq. 10), per value head with
+        S a d_k x d_v matrix (d_k = key_head_dim, d_v = value_head_dim):
+
+        - decay, S <- exp(g) S: d_k d_v multiplications
+        - the state's prediction of the value, S^T k: 2 d_k d_v (a multiply-add per entry)
+        - the delta-rule write, S <- S + k (beta (v - S^T k))^T: 2 d_k d_v (outer product and add)
+        - the read-out, o = S^T q: 2 d_k d_v
+
+        7 d_k d_v per value head (the O(d_k + d_v) vector work, gates and norms left out), plus
+        the convolution: 7 H_v d_k d_v + 2 (2K + V) conv_kernel."""
+        per_head = 7 * self.key_head_dim * self.value_head_dim
+        return self.n_value_heads * per_head + self.conv_flops_per_token
+
+    # The chunk length of the chunked (prefill) algorithm: HF transformers 5.24.0
+    # torch_chunk_gated_delta_rule's chunk_size default, and flash-linear-attention's chunk_gated_delta_rule.
+    CHUNK_TOKENS = 64
+
+    @property
+    def prefill_flops_per_token(self) -> float:
+        """FLOPs per prompt token beyond the projections, by the chunked algorithm of HF
+        transformers 5.24.0 ``torch_chunk_gated_delta_rule`` (the WY / UT-transform form of Yang
+        et al., "Parallelizing Linear Transformers with the Delta Rule over Sequence Length",
+        NeurIPS 2024, Sec. 3), which processes c = CHUNK_TOKENS tokens at a time. Per value head
+        and chunk (K_c, Q_c: c x d_k, V_c: c x d_v, S: d_k x d_v):
+
+        - within the chunk: (beta K_c) K_c^T and Q_c K_c^T, 2 c^2 d_k each; the unit lower
+          triangular solves for the new values and the decayed keys, c^2 d_v and c^2 d_k
+          (forward substitution: c^2/2 multiply-adds per right-hand side)
+        - across chunks: the keys' read of the state and the queries' read, 2 c d_k d_v each;
+          the intra-chunk attention times the corrected values, 2 c^2 d_v; the state update
+          K_c^T V_new, 2 c d_k d_v
+
+        c^2 (5 d_k + 3 d_v) + 6 c d_k d_v per chunk, so per token 6 d_k d_v + c (5 d_k + 3 d_v)
+        per value head (the O(c^2) decay masks and the padding of a last partial chunk left
+        out), plus the convolution."""
+        d_k, d_v, c = self.key_head_dim, self.value_head_dim, self.CHUNK_TOKENS
+        per_head = 6 * d_k * d_v + c * (5 * d_k + 3 * d_v)
+        return self.n_value_heads * per_head + self.conv_flops_per_token
 
 
 @dataclass(frozen=True)
@@ -168,8 +231,67 @@ class MambaSpec:
     def state_elements(self) -> int:
         """Per sequence: the SSM state (head_dim x state_size per head) plus the convolution's
         last conv_kernel - 1 inputs on every channel."""
-        ssm = self.n_heads * self.head_dim * self.state_size
-        return ssm + (self.conv_kernel - 1) * self.conv_channels
+        return self.matrix_state_elements + self.conv_state_elements
+
+    @property
+    def matrix_state_elements(self) -> int:
+        """The SSM state h of one sequence: a head_dim x state_size matrix per head."""
+        return self.n_heads * self.head_dim * self.state_size
+
+    @property
+    def conv_state_elements(self) -> int:
+        """The convolution's state of one sequence: its last conv_kernel - 1 inputs on every channel."""
+        return (self.conv_kernel - 1) * self.conv_channels
+
+    @property
+    def shards(self) -> int:
+        """What tensor parallelism splits the mixer by: its heads (with their state)."""
+        return self.n_heads
+
+    @property
+    def conv_flops_per_token(self) -> int:
+        """The depthwise causal convolution over x, B and C: 2 x (I + 2GN) x conv_kernel FLOPs
+        per token (its bias and SiLU left out)."""
+        return 2 * self.conv_channels * self.conv_kernel
+
+    @property
+    def decode_flops_per_token(self) -> int:
+        """FLOPs of one decoding token beyond the projections, from the recurrent step of HF
+        transformers 5.24.0 ``mamba2_selective_state_update`` (``modeling_nemotron_h``'s one-token step), the
+        selective state update h <- exp(dt A) h + dt B x^T, y = h C (Dao and Gu, "Transformers are
+        SSMs", ICML 2024, Eq. 1 with scalar A per head). Per head, with h a P x N matrix
+        (P = head_dim, N = state_size):
+
+        - dB x: the outer product of x (P) and dt B (N), P N multiplications
+        - h <- dA h + dB x: 2 P N
+        - y = h C: 2 P N
+
+        5 P N per head (the O(P + N) discretisation, the D skip and the gate left out), plus the
+        convolution: 5 H P N + 2 (I + 2GN) conv_kernel."""
+        return 5 * self.n_heads * self.head_dim * self.state_size + self.conv_flops_per_token
+
+    # The chunk length of the chunked (SSD) algorithm: NemotronHConfig.chunk_size's default in
+    # HF transformers 5.24.0 (the Nemotron-H checkpoints' value).
+    CHUNK_TOKENS = 128
+
+    @property
+    def prefill_flops_per_token(self) -> float:
+        """FLOPs per prompt token beyond the projections, by the chunked "state space duality"
+        algorithm (Dao and Gu 2024, Sec. 6; HF transformers 5.24.0 ``modeling_nemotron_h``'s
+        ``mamba2_chunk_scan`` fallback, steps 1-4). Per chunk of Q = CHUNK_TOKENS tokens:
+
+        - the diagonal blocks, attention-like: C B^T, 2 Q^2 N per group (B and C are shared
+          by the heads of a group; the CUDA kernels HF and vLLM call compute it once per group,
+          where HF's torch fallback repeats it per head), then its masked product with x,
+          2 Q^2 P per head
+        - each chunk's state, B^T x: 2 Q N P per head
+        - the off-diagonal blocks, C times the carried state: 2 Q N P per head
+
+        Per token: H (2 Q P + 4 N P) + G 2 Q N (the decay masks, O(Q) per head, and the
+        chunk-to-chunk state passing, O(P N / Q) per head, left out), plus the convolution."""
+        q, p, n = self.CHUNK_TOKENS, self.head_dim, self.state_size
+        per_head = 2 * q * p + 4 * n * p
+        return self.n_heads * per_head + self.n_groups * 2 * q * n + self.conv_flops_per_token
 
 
 @dataclass(frozen=True)
@@ -211,7 +333,8 @@ class ModelArch:
     deltanet: DeltaNetSpec | None = None  # shapes the "deltanet" layers
     mamba: MambaSpec | None = None  # shapes the "mamba" layers
     # The format the published weights come in (see NATIVE_WEIGHT_PRECISIONS and
-    # NATIVE_PRECISION_SCOPES); empty when not stated. No physics reads it yet.
+    # NATIVE_PRECISION_SCOPES); empty when not stated. A scenario starts from it
+    # (default_weight_precision); chosen, it covers what its scope says (native_scope_keeps_wide).
     native_weight_precision: str = ""
     native_precision_scope: str = ""
     native_precision_source: str = ""
@@ -480,6 +603,32 @@ class ModelArch:
             return self.mamba.state_elements
         return 0
 
+    def recurrent_spec(self, kind: str) -> DeltaNetSpec | MambaSpec | None:
+        """The table shaping this model's layers of a recurrent kind ("deltanet" or "mamba"),
+        None when it has none."""
+        if kind == "deltanet":
+            return self.deltanet
+        if kind == "mamba":
+            return self.mamba
+        return None
+
+    @cached_property
+    def default_weight_precision(self) -> str:
+        """The weight format a scenario starts from for this model: the format its weights are
+        published in (gpt-oss's MXFP4, DeepSeek-V3's FP8), else BF16."""
+        return self.native_weight_precision or "bf16"
+
+    def native_scope_keeps_wide(self, weight_precision: str) -> bool:
+        """True when ``weight_precision`` is this model's published format and that format
+        covers only its routed experts (gpt-oss's MXFP4): the rest of the blocks' linear layers
+        then stay in 16 bits, as in the published checkpoint. Any other format applies to
+        every linear layer of the blocks."""
+        return (
+            bool(self.native_weight_precision)
+            and weight_precision == self.native_weight_precision
+            and self.native_precision_scope == "experts"
+        )
+
     @cached_property
     def mean_ffn_width_per_token(self) -> float:
         """FFN intermediate width a token passes through, averaged over layers (activations)."""
@@ -505,3 +654,16 @@ class ModelArch:
     @property
     def is_moe(self) -> bool:
         return self.moe is not None
+
+
+def weight_precision_for_model(new: ModelArch, current: str, previous: ModelArch | None = None) -> str:
+    """The weight format a scenario takes when its model changes from ``previous`` to ``new``
+    with weights in ``current``: the new model's published format when it has one (gpt-oss's
+    MXFP4, DeepSeek-V3's FP8), which the user may then change; BF16 again when the format was
+    only the previous model's published one; otherwise the user's choice, kept."""
+    if new.native_weight_precision:
+        return new.native_weight_precision
+    if previous is not None and previous.native_weight_precision and current == previous.native_weight_precision:
+        return "bf16"
+    return current
+

@@ -5,7 +5,8 @@ the physics layer's own).
 - ``request_positions(cost, context_before, new_tokens, is_decode)``: one request's attention
   work in an iteration, summed over the model's layers;
 - ``iteration_cost(cost, tokens, sequences, prefill_positions, decode_positions,
-  kv_read_positions)``: the iteration's duration (s) and energy (J) for one replica;
+  kv_read_positions, prefill_tokens)``: the iteration's duration (s) and energy (J) for one
+  replica (``prefill_tokens`` of its ``tokens`` are prompt tokens);
 - ``decode_positions``, ``decode_iteration_terms`` and ``decode_iteration_cost``: the same for a
   batch that only decodes, one token per request per step, from terms worked out once for the
   batch (``DECODE_TERMS`` of them) so that a run of such steps costs O(1) each;

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.precision import PRECISIONS, UNQUANTISED_BYTES, bytes_per_element
+from ..core.precision import PEAK_KEY, PRECISIONS, UNQUANTISED_BYTES, bytes_per_element
 from .results import N_OUTPUT_ROWS, OUTPUT_FIELDS
 
 # The model table, one column per model (pack.pack_models): (row name, what it holds).
@@ -47,6 +47,19 @@ MODEL_ROWS: tuple[tuple[str, str], ...] = (
     ("is_moe", ""),
     ("n_chunked", ""),
     ("attn_chunk", ""),
+    # layers with a fixed-size state (closed_forms.RecurrentLayers): one layer, all its heads
+    ("n_deltanet", "Gated DeltaNet layers"),
+    ("deltanet_shards", "what TP splits them by: value heads"),
+    ("deltanet_state_bytes", "one sequence's state in one layer"),
+    ("deltanet_decode_flops", "per decoding token per layer, beyond the projections"),
+    ("deltanet_prefill_flops", "per prompt token per layer (chunked algorithm)"),
+    ("n_mamba", "Mamba-2 layers"),
+    ("mamba_shards", "what TP splits them by: heads"),
+    ("mamba_state_bytes", "one sequence's state in one layer"),
+    ("mamba_decode_flops", "per decoding token per layer, beyond the projections"),
+    ("mamba_prefill_flops", "per prompt token per layer (chunked algorithm)"),
+    ("native_weight_code", "precision code of the published weight format, -1 if none"),
+    ("native_experts_only", "1 when that format covers only the routed experts"),
 )
 
 # The accelerator table, one column per accelerator (pack.pack_accelerators).
@@ -153,6 +166,9 @@ COST_ROWS: tuple[tuple[str, str], ...] = (
     ("energy0", "J per byte of near tier 0"),
     ("energy1", "of near tier 1"),
     ("far_energy", "of the far tier"),
+    ("state_near0", "share of the recurrent state read from near tier 0 (never offloaded)"),
+    ("state_near1", "and from near tier 1"),
+    ("state_seconds_per_byte", "s per recurrent-state byte, over its tiers"),
     # stage_pass: communication
     ("tp", "tensor parallelism"),
     ("all_reduce_per_token", "s per token of a ring (or halving-doubling) all-reduce"),
@@ -184,6 +200,10 @@ COST_ROWS: tuple[tuple[str, str], ...] = (
     ("prefill_attention_flops_per_position", "FLOP per causal position of a prompt token"),
     ("decode_attention_flops_per_position", "FLOP per position a decoding token attends to"),
     ("kv_bytes_per_position", "KV-cache bytes read per attended position"),
+    # the recurrent layers' work, over the stage's layers, busiest device
+    ("prefill_recurrent_flops_per_token", "FLOP per prompt token of the recurrent layers' chunked algorithm"),
+    ("decode_recurrent_flops_per_token", "FLOP per decoding token of their recurrent step"),
+    ("state_traffic_per_sequence", "recurrent-state bytes a scheduled sequence reads and writes"),
     # the model's attention layers, for request_positions
     ("n_full", "full-attention layers"),
     ("n_window", "sliding-window layers"),
@@ -192,6 +212,7 @@ COST_ROWS: tuple[tuple[str, str], ...] = (
     ("attention_chunk", "their chunk, tokens"),
     # for the serving simulator's KV-cache and power bookkeeping
     ("kv_bytes_per_token", "KV-cache bytes one token keeps on a device, all the stage's attention layers"),
+    ("state_bytes_per_sequence", "recurrent-state bytes one running sequence keeps on a device"),
     ("weights_bytes", "weights per device, offloaded ones included"),
     ("usable_bytes", "near memory per device the weights, KV cache and workspace may use"),
     ("runtime_overhead_bytes", "the runtime's own memory per device"),
@@ -225,6 +246,9 @@ N_COST_ROWS = len(COST_ROWS)
 N_PRECISIONS = len(PRECISIONS)
 
 BYTES = np.array([bytes_per_element(name) for name in PRECISIONS])  # by precision code
+# By precision code, the code of the peak it runs at on units made for it (FP16 at BF16's,
+# MXFP4 and NVFP4 at FP4's): a compute format other than this one is a fallback.
+PEAK_CODE = np.array([PRECISIONS.index(PEAK_KEY[name]) for name in PRECISIONS], dtype=np.int64)
 MAX_BATCH_REPORTED = 1e15  # a "largest batch" beyond this is reported as this
 # Energy per FLOP is set so that sustained dense products alone reach TDP; any memory traffic
 # on top asks for a little more. Warn only when the demand is clearly above the cap.
@@ -236,6 +260,6 @@ Z_REMEMBERED_GROUPS = 1024  # expert-parallel group sizes whose z is kept during
 __all__ = [
     *_ROW_NUMBERS,
     "N_MODEL_ROWS", "N_ACCEL_ROWS", "N_SCENARIO_ROWS", "N_CONSTANTS", "N_OUTPUT_ROWS", "N_PRECISIONS", "N_COST_ROWS",
-    "BYTES", "UNQUANTISED_BYTES", "MAX_BATCH_REPORTED", "POWER_CAP_WARNING_RATIO", "MAX_TP_SEARCH",
+    "BYTES", "PEAK_CODE", "UNQUANTISED_BYTES", "MAX_BATCH_REPORTED", "POWER_CAP_WARNING_RATIO", "MAX_TP_SEARCH",
     "MAX_TP_SEARCH_DOUBLINGS", "Z_REMEMBERED_GROUPS",
 ]

@@ -16,6 +16,7 @@ from ..core.model import ModelArch
 from ..core.precision import FALLBACK, PEAK_KEY, PRECISIONS
 from ..core.scenario import Scenario
 from . import layout
+from .reference.closed_forms import RecurrentLayers
 
 PRECISION_CODE: dict[str, int] = {name: index for index, name in enumerate(PRECISIONS)}
 
@@ -52,6 +53,20 @@ def pack_models(models: Sequence[ModelArch]) -> np.ndarray:
         table[layout.M_IS_MOE, column] = 1.0 if moe else 0.0
         table[layout.M_N_CHUNKED, column] = m.n_chunked_attention_layers
         table[layout.M_ATTN_CHUNK, column] = m.attention_chunk
+        recurrent = RecurrentLayers.of(m)
+        table[layout.M_N_DELTANET, column] = recurrent.n_deltanet
+        table[layout.M_DELTANET_SHARDS, column] = recurrent.deltanet_shards
+        table[layout.M_DELTANET_STATE_BYTES, column] = recurrent.deltanet_state_bytes
+        table[layout.M_DELTANET_DECODE_FLOPS, column] = recurrent.deltanet_decode_flops
+        table[layout.M_DELTANET_PREFILL_FLOPS, column] = recurrent.deltanet_prefill_flops
+        table[layout.M_N_MAMBA, column] = recurrent.n_mamba
+        table[layout.M_MAMBA_SHARDS, column] = recurrent.mamba_shards
+        table[layout.M_MAMBA_STATE_BYTES, column] = recurrent.mamba_state_bytes
+        table[layout.M_MAMBA_DECODE_FLOPS, column] = recurrent.mamba_decode_flops
+        table[layout.M_MAMBA_PREFILL_FLOPS, column] = recurrent.mamba_prefill_flops
+        native = m.native_weight_precision
+        table[layout.M_NATIVE_WEIGHT_CODE, column] = PRECISION_CODE[native] if native in PRECISION_CODE else -1
+        table[layout.M_NATIVE_EXPERTS_ONLY, column] = 1.0 if m.native_precision_scope == "experts" else 0.0
     return table
 
 

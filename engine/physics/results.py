@@ -59,12 +59,12 @@ class PhaseResult(_PhaseDerived):
     flops_per_device: float
     bytes_per_device: float
     weight_bytes_per_device: float  # of bytes_per_device: weights read
-    kv_bytes_per_device: float  # of bytes_per_device: KV cache read and written
+    kv_bytes_per_device: float  # of bytes_per_device: KV cache and recurrent state read and written
     time_s: float
     compute_time_s: float  # of one stage pass (chunk or micro-batch)
     memory_time_s: float
-    attention_compute_time_s: float  # of compute_time_s: attention
-    attention_memory_time_s: float  # of memory_time_s: KV cache traffic
+    attention_compute_time_s: float  # of compute_time_s: attention (and recurrent layers' state work)
+    attention_memory_time_s: float  # of memory_time_s: KV cache (and recurrent state) traffic
     execution_time_s: float  # compute and memory of one stage pass together (see execution_time)
     communication_time_s: float
     overhead_time_s: float  # per-layer overhead of one stage pass
@@ -81,6 +81,9 @@ class MemoryResult:
     weights_far_bytes: float  # of which in the far tier
     kv_cache_bytes: float  # all of a device's KV cache, offloaded part included
     kv_cache_far_bytes: float  # of which in the far tier (none without one)
+    # The fixed-size state of linear-attention and state-space layers, whatever the context:
+    # all in device memory (not offloaded); 0 for models without such layers.
+    recurrent_state_bytes: float
     activation_bytes: float
     overhead_bytes: float
     usable_bytes: float  # near tiers x usable fraction

@@ -417,7 +417,8 @@ def _long_context_tokens(run: _CellRun) -> _Raw:
 def _models_resident(run: _CellRun) -> _Raw:
     memory = run.out.memory
     batch, j = run.fitting[0]
-    per_copy = memory.weights_bytes[j] + memory.kv_cache_bytes[j] + memory.activation_bytes[j]
+    per_copy = (memory.weights_bytes[j] + memory.kv_cache_bytes[j] + memory.activation_bytes[j]
+                + memory.recurrent_state_bytes[j])
     room = memory.usable_bytes[j] - memory.overhead_bytes[j]
     copies = math.floor(room / per_copy)
     switch = _switch_time(run.engine, run.accelerator, memory.weights_bytes[j])

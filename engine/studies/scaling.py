@@ -191,7 +191,7 @@ def _offload_fraction(out: np.ndarray, column: int, limit: float) -> float:
         return 0.0
     room = float(
         memory.usable_bytes[column] - memory.kv_cache_bytes[column] - memory.activation_bytes[column]
-        - memory.overhead_bytes[column]
+        - memory.overhead_bytes[column] - memory.recurrent_state_bytes[column]
     )
     whole_batch = 1.0 - room / weights
     return min(limit, max(needed, whole_batch))

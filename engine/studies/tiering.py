@@ -211,7 +211,9 @@ def largest_model(column: np.ndarray, total_params: float) -> LargestModel:
     can hold beside the workload's full-context KV cache, workspace and runtime, with and
     without the far tier (KV cache kept in device memory), and as parameters of a model of the
     same shape (every per-device weight term scales with the parameter count)."""
-    device_room = Outputs(column).memory.usable_bytes - Outputs(column).memory.overhead_bytes - Outputs(column).memory.activation_bytes - Outputs(column).memory.kv_cache_bytes
+    memory = Outputs(column).memory
+    device_room = (memory.usable_bytes - memory.overhead_bytes - memory.activation_bytes - memory.kv_cache_bytes
+                   - memory.recurrent_state_bytes)
     device_only = max(device_room, 0.0)
     far_room = Outputs(column).memory.far_usable_bytes
     with_tier = device_only + far_room if device_only > 0.0 else 0.0

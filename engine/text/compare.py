@@ -25,7 +25,7 @@ OUTPUTS: tuple[tuple[str, object, object, bool], ...] = (
     ("power (all devices)", lambda r: r.power_W, format_power, False),
     ("largest batch that fits", lambda r: float(r.memory.max_batch), lambda v: f"{v:,.0f}", True),
     ("memory per device", lambda r: r.memory.weights_bytes + r.memory.kv_cache_bytes + r.memory.activation_bytes
-     + r.memory.overhead_bytes, format_bytes, False),
+     + r.memory.overhead_bytes + r.memory.recurrent_state_bytes, format_bytes, False),
 )
 
 

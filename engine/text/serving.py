@@ -37,7 +37,7 @@ def typical_decode_bound(engine: Engine, run: ServedRun) -> tuple[str, float]:
     batch = max(1, round(run.metrics.batch_mean)) if math.isfinite(run.metrics.batch_mean) else 1
     context = scenario.input_len + scenario.output_len // 2
     _, positions, read = model.request_positions(context, 1, True)
-    step = model.step(batch, batch, 0.0, batch * positions, batch * read)
+    step = model.step(batch, batch, 0.0, batch * positions, batch * read, 0.0)
     return step.bound, step.time_s
 
 

@@ -1,5 +1,6 @@
-"""Memory fit: what each device holds (weights, KV cache, activations, runtime overhead) as a
-share of its usable memory, and whether the scenario fits."""
+"""Memory fit: what each device holds (weights, KV cache, the recurrent state of linear-attention
+and state-space layers, activations, runtime overhead) as a share of its usable memory, and
+whether the scenario fits."""
 
 from __future__ import annotations
 
@@ -39,14 +40,27 @@ from ..plotkit.picking import RowPicker
 from ..plotkit.text import TextPool, subtitle_label, swatch, tooltip_html
 from .base import Panel, reference_note_label
 
-# The four parts of a device's memory: fixed colours, distinct from one another, so the
-# accelerator's own colour is kept for the bar's outline.
+# The parts of a device's memory, by their memory.<field>: fixed colours, distinct from one
+# another, so the accelerator's own colour is kept for the bar's outline. The recurrent state
+# (DeltaNet, Mamba-2 layers) is zero, so drawn as nothing, for models without such layers.
 PARTS: tuple[tuple[str, str, str], ...] = (
     ("weights", "weights", "#4C72B0"),
     ("kv", "KV cache", "#DD8452"),
+    ("state", "recurrent state", "#8172B3"),
     ("activations", "activations", "#55A868"),
     ("overhead", "runtime overhead", "#9A9A9A"),
 )
+# Of each result, the output rows the parts add up, in PARTS order (weights: less the offloaded).
+PART_ROWS: tuple[str, ...] = ("memory.weights_bytes", "memory.kv_cache_bytes", "memory.recurrent_state_bytes",
+                              "memory.activation_bytes", "memory.overhead_bytes")
+
+
+def device_parts(memory) -> tuple:
+    """A device's memory by part (PARTS order), from the memory rows of one output column or
+    of many (``Outputs(...).memory``): the weights less those offloaded, the KV cache, the
+    recurrent state, the activation workspace and the runtime's overhead."""
+    return (memory.weights_bytes - memory.weights_far_bytes, memory.kv_cache_bytes, memory.recurrent_state_bytes,
+            memory.activation_bytes, memory.overhead_bytes)
 CLIP_PERCENT = 200.0  # bars longer than this stop here, with the real multiple written beside
 X_END_PERCENT = 232.0  # at least; more when the "×N" texts need it
 CLIP_MARK_PX = 14  # the "▶" at the cut, and a gap before its "×N"
@@ -179,12 +193,7 @@ class MemoryPanel(Panel):
         n = len(ids)
         rows = np.arange(n, dtype=float)
         usable = frame.outputs.memory.usable_bytes
-        sizes = (
-            frame.outputs.memory.weights_bytes - frame.outputs.memory.weights_far_bytes,
-            frame.outputs.memory.kv_cache_bytes,
-            frame.outputs.memory.activation_bytes,
-            frame.outputs.memory.overhead_bytes,
-        )
+        sizes = device_parts(frame.outputs.memory)
         with np.errstate(divide="ignore", invalid="ignore"):
             percents = [np.where(usable > 0, 100.0 * size / usable, np.inf) for size in sizes]
             physical = np.where(usable > 0, 100.0 * frame.outputs.memory.capacity_bytes / usable, np.nan)
@@ -235,7 +244,7 @@ class MemoryPanel(Panel):
         if self.reference is None:
             return None
         usable = self._reference_values("memory.usable_bytes")
-        total = sum(self._reference_values(row) for row in ("memory.weights_bytes", "memory.kv_cache_bytes", "memory.activation_bytes", "memory.overhead_bytes"))
+        total = sum(self._reference_values(row) for row in PART_ROWS)
         total = total - self._reference_values("memory.weights_far_bytes")
         with np.errstate(divide="ignore", invalid="ignore"):
             percent = np.where(usable > 0, 100.0 * total / usable, np.inf)
@@ -329,7 +338,7 @@ class MemoryPanel(Panel):
         if reference is None or accelerator_id not in reference.accelerators:
             return []
         a = reference.current[:, reference.index(accelerator_id)]
-        total = Outputs(a).memory.weights_bytes - Outputs(a).memory.weights_far_bytes + Outputs(a).memory.kv_cache_bytes + Outputs(a).memory.activation_bytes + Outputs(a).memory.overhead_bytes
+        total = sum(device_parts(Outputs(a).memory))
         share = f" ({100 * total / Outputs(a).memory.usable_bytes:.0f}% of usable)" if Outputs(a).memory.usable_bytes > 0 else ""
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
@@ -365,15 +374,16 @@ class MemoryPanel(Panel):
         accelerator_id, column, name = self._row(row)
         scenario = frame.workspace.scenario
         usable = Outputs(column).memory.usable_bytes
-        weights_near = Outputs(column).memory.weights_bytes - Outputs(column).memory.weights_far_bytes
-        parts = (weights_near, Outputs(column).memory.kv_cache_bytes, Outputs(column).memory.activation_bytes, Outputs(column).memory.overhead_bytes)
+        parts = device_parts(Outputs(column).memory)
         total = sum(parts)
 
         def share(size: float) -> str:
             return f" ({100 * size / usable:.0f}% of usable)" if usable > 0 else ""
 
         lines = [f"per device · batch {scenario.batch} · context {scenario.input_len + scenario.output_len} tokens"]
-        for (_, label, colour), size in zip(PARTS, parts, strict=True):
+        for (name, label, colour), size in zip(PARTS, parts, strict=True):
+            if name == "state" and size == 0:
+                continue  # a model without recurrent layers
             lines.append(f"<span style='color:{colour}'>■</span> {label}: {gigabytes(size)}{share(size)}")
         if Outputs(column).memory.weights_far_bytes > 0:
             accelerator = self.catalog.accelerators.get(accelerator_id)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from accelscope.engine.core.errors import AccelscopeError
-from accelscope.engine.core.model import ModelArch
+from accelscope.engine.core.model import ModelArch, weight_precision_for_model
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame, compute_frame
@@ -98,7 +98,23 @@ class Controller(QObject):
         self.engine = self.engine.with_models(*models)
 
     def set_field(self, field: str, value: object) -> None:
-        self.set_workspace(self._workspace.with_scenario(**{field: value}))
+        changes = {field: value}
+        if field == "model" and value != self._workspace.scenario.model:
+            # A model published in its own weight format starts in it (the user may change it).
+            changes["weight_precision"] = self._weight_precision_for(str(value))
+        self.set_workspace(self._workspace.with_scenario(**changes))
+
+    def _weight_precision_for(self, model_id: str) -> str:
+        current = self._workspace.scenario.weight_precision
+        try:
+            new = self.engine.model(model_id)
+        except (AccelscopeError, OSError):
+            return current  # an unknown id or unreadable file: update_now says why
+        try:
+            previous = self.engine.model(self._workspace.scenario.model)
+        except (AccelscopeError, OSError):
+            previous = None
+        return weight_precision_for_model(new, current, previous)
 
     def set_shown(self, shown: tuple[str, ...]) -> None:
         selected = self._workspace.selected

@@ -27,6 +27,8 @@ PHYSICS_SCENARIOS = {
     "short-window": Scenario("gpt-oss-20b", "h100-sxm", batch=8),
     "chunked": Scenario("llama-4-scout-17b-16e", "h100-sxm", batch=8, tp=4, weight_precision="fp8",
                         activation_precision="fp8", kv_precision="fp8"),
+    # Mamba-2 layers beside attention: a fixed-size state read and written by every step.
+    "hybrid": Scenario("nemotron-h-8b", "h100-sxm", batch=8),
 }
 
 

@@ -74,9 +74,11 @@ def decode_positions_reference(cost, context_before):
 
 
 def iteration_cost_reference(
-    cost, tokens, sequences, prefill_attention_positions, decode_attention_positions, kv_read_positions
+    cost, tokens, sequences, prefill_attention_positions, decode_attention_positions, kv_read_positions,
+    prefill_tokens,
 ):
-    """Duration (s) and energy (J) of one iteration from the sums over its scheduled requests."""
+    """Duration (s) and energy (J) of one iteration from the sums over its scheduled requests
+    (the stub's model has no recurrent layers, so the prompt tokens cost as any others)."""
     attention_flops = cost[ATTENTION_FLOPS_PER_POSITION] * (prefill_attention_positions + decode_attention_positions)
     compute_s = (tokens * cost[FLOPS_PER_TOKEN] + attention_flops) / cost[FLOP_RATE]
     memory_s = (cost[WEIGHT_BYTES] + cost[KV_BYTES_PER_POSITION] * kv_read_positions) / cost[BYTE_RATE]

@@ -39,6 +39,7 @@ from .helpers import (
     network,
     point_to_point,
     power,
+    recurrent_per_device,
     smallest_fitting_tp,
     stage_pass,
     stored_positions,
@@ -93,8 +94,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             if peaks[candidate, a] > 0.0:
                 compute_code = candidate
                 break
-        natural = P_BF16 if requested == P_FP16 else requested
-        if compute_code != natural:
+        if compute_code != PEAK_CODE[requested]:
             warnings |= codes.WARN_COMPUTE_FALLBACK
         peak = peaks[compute_code, a]
 
@@ -160,7 +160,12 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         tp_pp = tp * pp
         p_hi = max(p_w, UNQUANTISED_BYTES)
         router = model[M_ROUTER, mi]
-        fixed_bytes = ((model[M_BLOCK_FIXED, mi] - router) * p_w + router * p_hi) / tp_pp
+        # The model's own format covering only its routed experts (gpt-oss's MXFP4) leaves the
+        # other linear layers in 16 bits.
+        p_fixed = p_w
+        if model[M_NATIVE_EXPERTS_ONLY, mi] != 0.0 and model[M_NATIVE_WEIGHT_CODE, mi] == w_code:
+            p_fixed = UNQUANTISED_BYTES
+        fixed_bytes = ((model[M_BLOCK_FIXED, mi] - router) * p_fixed + router * p_hi) / tp_pp
         vocab_bytes = (model[M_EMBEDDING, mi] + model[M_UNTIED_HEAD, mi]) * p_hi / tp_pp
         norm_bytes = model[M_NORMS, mi] * p_hi / pp
         if is_moe:
@@ -184,11 +189,23 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         max_context = input_len + output_len
         full_context_positions = stored_positions(n_full, n_window, window_size, n_chunked, attention_chunk_size, max_context)
         prompt_workspace_tokens = min(input_len, chunk)
+        # ── reference.closed_forms.RecurrentLayers: the fixed-size state, split by heads
+        n_deltanet = model[M_N_DELTANET, mi]
+        deltanet_shards = model[M_DELTANET_SHARDS, mi]
+        deltanet_shards_per_tp = deltanet_shards / tp
+        n_mamba = model[M_N_MAMBA, mi]
+        mamba_shards = model[M_MAMBA_SHARDS, mi]
+        mamba_shards_per_tp = mamba_shards / tp
+        state_per_sequence = recurrent_per_device(
+            n_deltanet, model[M_DELTANET_STATE_BYTES, mi], deltanet_shards, deltanet_shards_per_tp,
+            n_mamba, model[M_MAMBA_STATE_BYTES, mi], mamba_shards, mamba_shards_per_tp,
+        ) / pp
         one_sequence = (
             overhead
             + prompt_workspace_tokens * activation_per_token
             + logits_per_sequence
             + kv_per_token_layer * full_context_positions / pp * (1.0 - kv_offload)
+            + state_per_sequence
         )
         ffn_width = model[M_FFN_WIDTH, mi]
 
@@ -217,7 +234,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         available = usable - weights_near - overhead
         max_batch = 0.0
         if available > 0.0:
-            per_sequence = kv_sequence_near + logits_per_sequence
+            per_sequence = kv_sequence_near + logits_per_sequence + state_per_sequence
             switch = chunk / input_len
             unchunked = math.floor(available / (per_sequence + input_len * activation_per_token))
             max_batch = min(unchunked, math.floor(switch))
@@ -260,6 +277,8 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             tp, usable, offload, fixed_and_vocab_bytes, norm_bytes, expert_bytes, kv_shards_per_tp, kv_shards,
             kv_bytes_all_heads, p_a, d, split_width, logits_per_sequence, overhead, prompt_workspace_tokens,
             full_context_positions, pp, kv_offload,
+            (n_deltanet, model[M_DELTANET_STATE_BYTES, mi], deltanet_shards, n_mamba, model[M_MAMBA_STATE_BYTES, mi],
+             mamba_shards),
         )
         room_for_weights = usable - one_sequence
         offload_needed = -1.0
@@ -281,7 +300,8 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         free0 = free0 - taken
         reserve = reserve - taken
         w_share0, w_share1, free0, free1 = fill_tiers(free0, free1, n_near, weights_near)
-        kv_share0, kv_share1, free0, free1 = fill_tiers(free0, free1, n_near, resident * kv_sequence_near)
+        kv_share0, kv_share1, free0, free1 = fill_tiers(free0, free1, n_near,
+                                                        resident * (kv_sequence_near + state_per_sequence))
 
         # From here on every figure is a continuous output: the stage passes below reassociate the
         # reference's products and multiply by reciprocals worked out once per scenario, which
@@ -352,8 +372,20 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         kv_near0 = kv_kept * kv_share0
         kv_near1 = kv_kept * kv_share1
         kv_seconds_per_byte = kv_near0 * seconds_per_byte0 + kv_offload * seconds_per_far_byte
+        state_seconds_per_byte = kv_share0 * seconds_per_byte0
         if n_near > 1:
             kv_seconds_per_byte = kv_seconds_per_byte + kv_near1 * seconds_per_byte1
+            state_seconds_per_byte = state_seconds_per_byte + kv_share1 * seconds_per_byte1
+        # ── reference.phases.Setup.recurrent_flops_per_token, .state_traffic_per_sequence
+        prefill_recurrent_flops_per_token = recurrent_per_device(
+            n_deltanet, model[M_DELTANET_PREFILL_FLOPS, mi], deltanet_shards, deltanet_shards_per_tp,
+            n_mamba, model[M_MAMBA_PREFILL_FLOPS, mi], mamba_shards, mamba_shards_per_tp,
+        ) / pp
+        decode_recurrent_flops_per_token = recurrent_per_device(
+            n_deltanet, model[M_DELTANET_DECODE_FLOPS, mi], deltanet_shards, deltanet_shards_per_tp,
+            n_mamba, model[M_MAMBA_DECODE_FLOPS, mi], mamba_shards, mamba_shards_per_tp,
+        ) / pp
+        state_traffic_per_sequence = 2.0 * state_per_sequence
         message_per_token = d * p_a
         # All-reduce algorithms (reference.closed_forms.all_reduce): the ring for any group; for a power-of-two
         # group also recursive halving-doubling (the ring's bytes in fewer steps) and recursive
@@ -387,7 +419,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
                    effective_ep, z_ep)
         memory = (dense_read, kv_write_per_token, traffic_per_token, n_near, weight_near0, weight_near1, kv_near0,
                   kv_near1, offload, kv_offload, seconds_per_byte0, seconds_per_byte1, seconds_per_far_byte,
-                  kv_seconds_per_byte, energy0, energy1, far_energy)
+                  kv_seconds_per_byte, energy0, energy1, far_energy, kv_share0, kv_share1, state_seconds_per_byte)
         communication = (tp, all_reduce_per_token, all_reduce_sent_per_token, all_reduce_latency, halving_latency,
                          doubling_steps, doubling_per_token, doubling_sent_per_token, tp_latency, collective_overhead,
                          dispatched_per_token, ep_bandwidth, a2a_latency, layers_per_stage, moe_fraction, e_link)
@@ -403,7 +435,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         attention_prefill = (
             resident * model[M_ATTN_FLOPS_PREFILL, mi] * head_fraction * per_pp
             * (n_full * causal_positions(input_len, 0) + window_causal + chunked_causal)
-        )
+        ) + prompt_tokens * prefill_recurrent_flops_per_token
         prompt_chunks = math.ceil(input_len / chunk)
         window_reread = n_window * chunk_reread_positions(prompt_chunks, chunk, window) if n_window != 0.0 else 0.0
         chunked_reread = (
@@ -413,10 +445,11 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             resident * kv_per_token_layer * per_pp
             * (n_full * chunk_reread_positions(prompt_chunks, chunk, 0) + window_reread + chunked_reread)
         )
+        state_prefill = resident * prompt_chunks * state_traffic_per_sequence
         (pre_flops, pre_bytes, pre_weights, pre_kv, pre_tc, pre_tm, pre_tcomm, pre_energy, pre_attn_c,
          pre_attn_m, pre_exec) = stage_pass(
             chunk_tokens, resident * per_chunk, attention_prefill * per_chunk, reread_prefill * per_chunk,
-            compute, experts, memory, communication,
+            state_prefill * per_chunk, compute, experts, memory, communication,
         )
         pre_time = pre_exec + pre_tcomm + overhead_time
         pre_host = n_chunks * step_overhead + resident * sequence_overhead
@@ -435,11 +468,12 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         attended = attended_positions(
             n_full, n_window, window_size, n_chunked, attention_chunk_size, mean_context
         )
-        attention_decode = micro_batch * model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp * attended
+        attention_decode = (micro_batch * model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp * attended
+                            + micro_batch * decode_recurrent_flops_per_token)
         kv_read_decode = micro_batch * (kv_per_token_layer * attended * per_pp)
         (dec_flops, dec_bytes, dec_weights, dec_kv, dec_tc, dec_tm, dec_tcomm, dec_energy, dec_attn_c,
          dec_attn_m, dec_exec) = stage_pass(
-            micro_batch, micro_batch, attention_decode, kv_read_decode,
+            micro_batch, micro_batch, attention_decode, kv_read_decode, micro_batch * state_traffic_per_sequence,
             compute, experts, memory, communication,
         )
         dec_time = dec_exec + dec_tcomm + overhead_time
@@ -486,6 +520,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         out[O_MEMORY_WEIGHTS_BYTES, j] = weights
         out[O_MEMORY_WEIGHTS_FAR_BYTES, j] = weights_far
         out[O_MEMORY_KV_CACHE_BYTES, j] = batch * kv_sequence
+        out[O_MEMORY_RECURRENT_STATE_BYTES, j] = batch * state_per_sequence
         out[O_MEMORY_ACTIVATION_BYTES, j] = activation_bytes(batch)
         out[O_MEMORY_OVERHEAD_BYTES, j] = overhead
         out[O_MEMORY_USABLE_BYTES, j] = usable
@@ -557,6 +592,9 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             cost[C_ENERGY0, j] = energy0
             cost[C_ENERGY1, j] = energy1
             cost[C_FAR_ENERGY, j] = far_energy
+            cost[C_STATE_NEAR0, j] = kv_share0
+            cost[C_STATE_NEAR1, j] = kv_share1
+            cost[C_STATE_SECONDS_PER_BYTE, j] = state_seconds_per_byte
             cost[C_TP, j] = tp
             cost[C_ALL_REDUCE_PER_TOKEN, j] = all_reduce_per_token
             cost[C_ALL_REDUCE_SENT_PER_TOKEN, j] = all_reduce_sent_per_token
@@ -585,12 +623,16 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             cost[C_PREFILL_ATTENTION_FLOPS_PER_POSITION, j] = model[M_ATTN_FLOPS_PREFILL, mi] * head_fraction * per_pp
             cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION, j] = model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp
             cost[C_KV_BYTES_PER_POSITION, j] = kv_per_token_layer * per_pp
+            cost[C_PREFILL_RECURRENT_FLOPS_PER_TOKEN, j] = prefill_recurrent_flops_per_token
+            cost[C_DECODE_RECURRENT_FLOPS_PER_TOKEN, j] = decode_recurrent_flops_per_token
+            cost[C_STATE_TRAFFIC_PER_SEQUENCE, j] = state_traffic_per_sequence
             cost[C_N_FULL, j] = n_full
             cost[C_N_WINDOW, j] = n_window
             cost[C_WINDOW, j] = window_size
             cost[C_N_CHUNKED, j] = n_chunked
             cost[C_ATTENTION_CHUNK, j] = attention_chunk_size
             cost[C_KV_BYTES_PER_TOKEN, j] = kv_write_per_token
+            cost[C_STATE_BYTES_PER_SEQUENCE, j] = state_per_sequence
             cost[C_WEIGHTS_BYTES, j] = weights
             cost[C_USABLE_BYTES, j] = usable
             cost[C_RUNTIME_OVERHEAD_BYTES, j] = overhead

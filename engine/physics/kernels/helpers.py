@@ -129,6 +129,28 @@ def attended_positions(n_full, n_window, window, n_chunked, attention_chunk, con
     return positions
 
 
+# ---- layers with a fixed-size state (reference.closed_forms) -----------------------------------
+
+
+@jit
+def shard_share(shards, shards_per_tp):
+    """reference.closed_forms.shard_share, given shards / tp in place of tp (the TP-needed search
+    scales it by powers of two, exactly): ⌈shards/tp⌉/shards, 0 for a kind the model lacks."""
+    if shards <= 0.0:
+        return 0.0
+    return math.ceil(shards_per_tp) / shards
+
+
+@jit
+def recurrent_per_device(n_deltanet, deltanet_value, deltanet_shards, deltanet_shards_per_tp, n_mamba, mamba_value,
+                         mamba_shards, mamba_shards_per_tp):
+    """reference.closed_forms.RecurrentLayers.per_device, given each kind's shards / tp: a
+    per-layer figure summed over the DeltaNet and Mamba layers, the busiest device's share of
+    each kind's heads."""
+    return (n_deltanet * deltanet_value * shard_share(deltanet_shards, deltanet_shards_per_tp)
+            + n_mamba * mamba_value * shard_share(mamba_shards, mamba_shards_per_tp))
+
+
 # ---- networks and memory (reference.network, reference.memory) --------------------------------
 
 
@@ -177,10 +199,12 @@ def fill_tiers(free0, free1, n_near, amount):
 def smallest_fitting_tp(
     tp, usable, offload, fixed_and_vocab_bytes, norm_bytes, expert_bytes, kv_shards_per_tp, kv_shards,
     kv_bytes_all_heads, p_a, d, split_width, logits_per_sequence, overhead, prompt_workspace_tokens,
-    full_context_positions, pp, kv_offload,
+    full_context_positions, pp, kv_offload, recurrent,
 ):
     """reference.memory.tp_needed: the smallest tp·2^j (up to MAX_TP_SEARCH) whose memory holds the
     weights (less the offloaded part) and one full-context sequence; 0 if none does.
+    ``recurrent`` is (DeltaNet layers, their state bytes per layer, their shards, Mamba layers,
+    theirs, theirs): the fixed-size state one sequence keeps, split by heads as the KV cache is.
 
     The arguments are the sizes at ``tp``, split into the parts that shrink as 1/tp and those
     that do not. A part divided by tp·2^j equals the part divided by tp, times 2^-j, to the
@@ -205,6 +229,9 @@ def smallest_fitting_tp(
     trial_tp = tp * (1 << first_doubling)
     scale = 1.0 / (1 << first_doubling)
     kept = 1.0 - kv_offload
+    n_deltanet, deltanet_state, deltanet_shards, n_mamba, mamba_state, mamba_shards = recurrent
+    deltanet_shards_per_tp = deltanet_shards / tp
+    mamba_shards_per_tp = mamba_shards / tp
     while trial_tp <= MAX_TP_SEARCH:
         trial_weights = fixed_and_vocab_bytes * scale + norm_bytes + expert_bytes * scale
         kv_per_token_layer = kv_bytes_all_heads * (math.ceil(kv_shards_per_tp * scale) / kv_shards)
@@ -214,6 +241,8 @@ def smallest_fitting_tp(
             + prompt_workspace_tokens * activation_per_token
             + logits_per_sequence * scale
             + kv_per_token_layer * full_context_positions / pp * kept
+            + recurrent_per_device(n_deltanet, deltanet_state, deltanet_shards, deltanet_shards_per_tp * scale,
+                                   n_mamba, mamba_state, mamba_shards, mamba_shards_per_tp * scale) / pp
         )
         if trial_weights * (1.0 - offload) <= usable - one_sequence:
             return trial_tp
@@ -265,7 +294,7 @@ def layer_overhead_s(per_layer_overhead, activation_quantization_overhead, activ
 
 
 @jit(inline=True)
-def stage_pass(tokens, sequences, attention_flops, kv_read, compute, experts, memory, communication):
+def stage_pass(tokens, sequences, attention_flops, kv_read, state_bytes, compute, experts, memory, communication):
     """reference.stage.Stage.stage_pass over the coefficients evaluate_many works out once per
     scenario (the rows of ``layout.COST_ROWS`` hold them by these names): everything in a pass
     is linear in its tokens but the routed experts' load and the all-reduce algorithm, which
@@ -283,20 +312,25 @@ def stage_pass(tokens, sequences, attention_flops, kv_read, compute, experts, me
     - memory: (dense weights read, KV bytes written per token, activation traffic per token,
       near tiers, the weights' and the KV cache's shares of near tiers 0 and 1, their shares of
       the far tier, s per byte of near tiers 0 and 1 and of the far tier, s per KV byte, J per
-      byte of near tiers 0 and 1 and of the far tier);
+      byte of near tiers 0 and 1 and of the far tier, the recurrent state's shares of near
+      tiers 0 and 1 and s per state byte);
     - communication: (tp, all-reduce s and bytes per token and its latency for the ring, the
       halving-doubling latency, doubling steps, s and bytes per token of recursive doubling,
       TP latency, the fixed cost of an operation, dispatched bytes per token, EP bandwidth,
       all-to-all latency, layers per stage, share of MoE layers, J per link byte).
 
-    Returns (FLOPs, bytes, weight bytes, KV bytes, compute time, memory time, communication
-    time, dynamic energy, attention compute time, attention memory time, execution time)."""
+    ``state_bytes`` is the recurrent state the pass reads and writes (read where the near KV
+    cache is, never offloaded).
+
+    Returns (FLOPs, bytes, weight bytes, KV and state bytes, compute time, memory time,
+    communication time, dynamic energy, attention compute time, attention memory time,
+    execution time)."""
     dense_flops_per_token, head_flops_per_sequence, seconds_per_flop, e_flop, overlap = compute
     (is_moe, expert_miss, experts_per_device, expert_flops_per_token, expert_read_per_touched, top_k, effective_ep,
      z_ep) = experts
     (dense_read, kv_write_per_token, traffic_per_token, n_near, weight_near0, weight_near1, kv_near0, kv_near1,
      offload, kv_offload, seconds_per_byte0, seconds_per_byte1, seconds_per_far_byte, kv_seconds_per_byte,
-     energy0, energy1, far_energy) = memory
+     energy0, energy1, far_energy, state_near0, state_near1, state_seconds_per_byte) = memory
     (tp, all_reduce_per_token, all_reduce_sent_per_token, all_reduce_latency, halving_latency, doubling_steps,
      doubling_per_token, doubling_sent_per_token, tp_latency, collective_overhead, dispatched_per_token,
      ep_bandwidth, a2a_latency, layers_per_stage, moe_fraction, e_link) = communication
@@ -314,10 +348,10 @@ def stage_pass(tokens, sequences, attention_flops, kv_read, compute, experts, me
     weight_bytes = dense_read + expert_read
     kv_bytes = kv_read + tokens * kv_write_per_token
     traffic = tokens * traffic_per_token
-    near0 = weight_bytes * weight_near0 + kv_bytes * kv_near0
+    near0 = weight_bytes * weight_near0 + kv_bytes * kv_near0 + state_bytes * state_near0
     far = weight_bytes * offload + kv_bytes * kv_offload
     if n_near > 1:
-        near1 = weight_bytes * weight_near1 + kv_bytes * kv_near1 + traffic
+        near1 = weight_bytes * weight_near1 + kv_bytes * kv_near1 + traffic + state_bytes * state_near1
         memory_time = near0 * seconds_per_byte0 + near1 * seconds_per_byte1 + far * seconds_per_far_byte
         memory_energy = near0 * energy0 + near1 * energy1 + far * far_energy
         total_bytes = near0 + near1 + far
@@ -356,9 +390,9 @@ def stage_pass(tokens, sequences, attention_flops, kv_read, compute, experts, me
     compute_time = flops * seconds_per_flop
     energy = flops * e_flop + memory_energy + comm_sent * e_link
     attention_compute = attention_flops * seconds_per_flop
-    attention_memory = kv_bytes * kv_seconds_per_byte
+    attention_memory = kv_bytes * kv_seconds_per_byte + state_bytes * state_seconds_per_byte
     execution = execution_time(compute_time, memory_time, attention_compute, attention_memory, overlap)
-    return (flops, total_bytes, weight_bytes, kv_bytes, compute_time, memory_time, comm_time, energy,
+    return (flops, total_bytes, weight_bytes, kv_bytes + state_bytes, compute_time, memory_time, comm_time, energy,
             attention_compute, attention_memory, execution)
 
 

@@ -4,8 +4,8 @@
 
 An iteration is one forward step of a replica over the requests the scheduler picked: some
 decode steps (one token each) and some prefill chunks. The simulator sums, over those
-requests, what :func:`request_positions` returns and passes the sums with the token and
-sequence counts to :func:`iteration_cost`. Both use the static engine's physics, through the
+requests, what :func:`request_positions` returns and passes the sums with the token, prompt
+token and sequence counts to :func:`iteration_cost`. Both use the static engine's physics, through the
 helpers ``evaluate_many`` uses: the stage pass, the pipeline hand-over, the host time and the
 power model.
 
@@ -114,10 +114,14 @@ def decode_positions(cost, context_before):
 
 @jit(inline=True)
 def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_attention_positions,
-                   kv_read_positions):
+                   kv_read_positions, prefill_tokens):
     """(duration in s, energy in J of all the replica's tp x pp devices) of one iteration that
-    carries ``tokens`` new tokens of ``sequences`` requests, with the sums of their
-    :func:`request_positions`.
+    carries ``tokens`` new tokens of ``sequences`` requests, ``prefill_tokens`` of them prompt
+    tokens, with the sums of their :func:`request_positions`.
+
+    Recurrent layers (DeltaNet, Mamba-2) add their chunked algorithm's FLOPs per prompt token
+    and their recurrent step's per decoding token, and each scheduled request reads and writes
+    its fixed-size state once.
 
     - Decode steps only (no prefill positions, one token per sequence): as the static decode
       step, m = min(sequences, pp) micro-batches; pp passes of tokens/m in a row, pp − 1
@@ -131,8 +135,11 @@ def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_
     if tokens <= 0.0:
         return 0.0, 0.0
     attention_flops = (prefill_attention_positions * cost[C_PREFILL_ATTENTION_FLOPS_PER_POSITION]
-                       + decode_attention_positions * cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION])
+                       + decode_attention_positions * cost[C_DECODE_ATTENTION_FLOPS_PER_POSITION]) + (
+        prefill_tokens * cost[C_PREFILL_RECURRENT_FLOPS_PER_TOKEN]
+        + (tokens - prefill_tokens) * cost[C_DECODE_RECURRENT_FLOPS_PER_TOKEN])
     kv_read = kv_read_positions * cost[C_KV_BYTES_PER_POSITION]
+    state = sequences * cost[C_STATE_TRAFFIC_PER_SEQUENCE]
     pp = cost[C_PP]
     if prefill_attention_positions > 0.0 or tokens > sequences:
         passes = float(math.ceil(tokens / cost[C_PREFILL_CHUNK_TOKENS]))
@@ -150,7 +157,8 @@ def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_
     memory = (cost[C_DENSE_READ], cost[C_KV_WRITE_PER_TOKEN], cost[C_TRAFFIC_PER_TOKEN], cost[C_N_NEAR],
               cost[C_WEIGHT_NEAR0], cost[C_WEIGHT_NEAR1], cost[C_KV_NEAR0], cost[C_KV_NEAR1], cost[C_OFFLOAD],
               cost[C_KV_OFFLOAD], cost[C_SECONDS_PER_BYTE0], cost[C_SECONDS_PER_BYTE1], cost[C_SECONDS_PER_FAR_BYTE],
-              cost[C_KV_SECONDS_PER_BYTE], cost[C_ENERGY0], cost[C_ENERGY1], cost[C_FAR_ENERGY])
+              cost[C_KV_SECONDS_PER_BYTE], cost[C_ENERGY0], cost[C_ENERGY1], cost[C_FAR_ENERGY], cost[C_STATE_NEAR0],
+              cost[C_STATE_NEAR1], cost[C_STATE_SECONDS_PER_BYTE])
     communication = (cost[C_TP], cost[C_ALL_REDUCE_PER_TOKEN], cost[C_ALL_REDUCE_SENT_PER_TOKEN],
                      cost[C_ALL_REDUCE_LATENCY], cost[C_HALVING_LATENCY], cost[C_DOUBLING_STEPS],
                      cost[C_DOUBLING_PER_TOKEN], cost[C_DOUBLING_SENT_PER_TOKEN], cost[C_TP_LATENCY],
@@ -158,7 +166,7 @@ def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_
                      cost[C_A2A_LATENCY], cost[C_LAYERS_PER_STAGE], cost[C_MOE_FRACTION], cost[C_LINK_ENERGY])
     pass_tokens = tokens * share
     (_, _, _, _, _, _, communication_time, dynamic, _, _, execution) = stage_pass(
-        pass_tokens, sequences * share, attention_flops * share, kv_read * share,
+        pass_tokens, sequences * share, attention_flops * share, kv_read * share, state * share,
         compute, experts, memory, communication,
     )
     pass_time = execution + communication_time + cost[C_OVERHEAD_TIME]
@@ -206,13 +214,17 @@ DT_IDLE = 31
 DT_BUSY_FLOOR = 32
 DT_TDP = 33
 DT_DEVICES = 34
-DECODE_TERMS = 35
+DT_RECURRENT_FLOPS = 35  # the recurrent layers' step FLOPs of the iteration's decoding tokens
+DT_STATE_NEAR0 = 36  # recurrent state bytes read and written in near tier 0 in a pass
+DT_STATE_NEAR1 = 37
+DT_STATE_SECONDS = 38  # the state traffic's time in a pass (the attention's memory time)
+DECODE_TERMS = 39
 
 
 @jit(inline=True)
 def decode_iteration_terms(cost, sequences, terms, row):
     """Fill ``terms[row]`` with what :func:`iteration_cost` works out for an iteration of
-    ``sequences`` decode steps (``iteration_cost(cost, n, n, 0.0, D, D)``) before it reads the
+    ``sequences`` decode steps (``iteration_cost(cost, n, n, 0.0, D, D, 0)``) before it reads the
     steps' positions D: the pass count and shares, the FLOPs and bytes of the weights, the
     routed experts and the communication, the pipeline's hand-overs, the host time.
 
@@ -303,6 +315,14 @@ def decode_iteration_terms(cost, sequences, terms, row):
     terms[row, DT_BUSY_FLOOR] = cost[C_BUSY_FLOOR]
     terms[row, DT_TDP] = cost[C_TDP]
     terms[row, DT_DEVICES] = cost[C_DEVICES_PER_REPLICA]
+    # Recurrent layers: (tokens - prefill_tokens) x FLOPs per decoding token with no prompt
+    # token, and each sequence's state read and written (iteration_cost, stage_pass).
+    terms[row, DT_RECURRENT_FLOPS] = 0.0 * cost[C_PREFILL_RECURRENT_FLOPS_PER_TOKEN] + sequences * cost[
+        C_DECODE_RECURRENT_FLOPS_PER_TOKEN]
+    state_bytes = sequences * cost[C_STATE_TRAFFIC_PER_SEQUENCE] * share
+    terms[row, DT_STATE_NEAR0] = state_bytes * cost[C_STATE_NEAR0]
+    terms[row, DT_STATE_NEAR1] = state_bytes * cost[C_STATE_NEAR1]
+    terms[row, DT_STATE_SECONDS] = state_bytes * cost[C_STATE_SECONDS_PER_BYTE]
 
 
 @jit(inline=True)
@@ -311,15 +331,17 @@ def decode_iteration_cost(terms, row, positions):
     ``positions``, from the terms :func:`decode_iteration_terms` put in ``terms[row]`` for its
     number of steps: the rest of :func:`iteration_cost`, the same floats to the bit."""
     share = terms[row, DT_SHARE]
-    attention_flops = (terms[row, DT_PREFILL_ATTENTION] + positions * terms[row, DT_DECODE_FLOPS_PER_POSITION]) * share
+    attention_flops = ((terms[row, DT_PREFILL_ATTENTION] + positions * terms[row, DT_DECODE_FLOPS_PER_POSITION])
+                       + terms[row, DT_RECURRENT_FLOPS]) * share
     kv_read = positions * terms[row, DT_KV_BYTES_PER_POSITION] * share
     # helpers.stage_pass, from its attention FLOPs and KV reads on.
     flops = terms[row, DT_FLOPS] + attention_flops
     kv_bytes = kv_read + terms[row, DT_KV_WRITE]
-    near0 = terms[row, DT_WEIGHT_NEAR0] + kv_bytes * terms[row, DT_KV_NEAR0]
+    near0 = terms[row, DT_WEIGHT_NEAR0] + kv_bytes * terms[row, DT_KV_NEAR0] + terms[row, DT_STATE_NEAR0]
     far = terms[row, DT_WEIGHT_FAR] + kv_bytes * terms[row, DT_KV_OFFLOAD]
     if terms[row, DT_N_NEAR] > 1:
-        near1 = terms[row, DT_WEIGHT_NEAR1] + kv_bytes * terms[row, DT_KV_NEAR1] + terms[row, DT_TRAFFIC]
+        near1 = (terms[row, DT_WEIGHT_NEAR1] + kv_bytes * terms[row, DT_KV_NEAR1] + terms[row, DT_TRAFFIC]
+                 + terms[row, DT_STATE_NEAR1])
         memory_time = (near0 * terms[row, DT_SECONDS_PER_BYTE0] + near1 * terms[row, DT_SECONDS_PER_BYTE1]
                        + far * terms[row, DT_SECONDS_PER_FAR_BYTE])
         memory_energy = near0 * terms[row, DT_ENERGY0] + near1 * terms[row, DT_ENERGY1] + far * terms[row, DT_FAR_ENERGY]
@@ -331,7 +353,8 @@ def decode_iteration_cost(terms, row, positions):
     compute_time = flops * seconds_per_flop
     dynamic = flops * terms[row, DT_ENERGY_PER_FLOP] + memory_energy + terms[row, DT_COMMUNICATION_ENERGY]
     execution = execution_time(compute_time, memory_time, attention_flops * seconds_per_flop,
-                               kv_bytes * terms[row, DT_KV_SECONDS_PER_BYTE], terms[row, DT_OVERLAP])
+                               kv_bytes * terms[row, DT_KV_SECONDS_PER_BYTE] + terms[row, DT_STATE_SECONDS],
+                               terms[row, DT_OVERLAP])
     # iteration_cost around the pass.
     pass_time = execution + terms[row, DT_COMMUNICATION_TIME] + terms[row, DT_OVERHEAD_TIME]
     duration = terms[row, DT_PIPELINE_PASSES] * pass_time + terms[row, DT_TRANSFERS] + terms[row, DT_HOST]

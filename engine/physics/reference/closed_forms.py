@@ -13,6 +13,7 @@ from statistics import NormalDist
 
 from ...core.constants import ClassConstants
 from ...core.model import ModelArch
+from ...core.precision import CONV_STATE_BYTES, RECURRENT_STATE_BYTES
 
 _STANDARD_NORMAL = NormalDist()
 
@@ -160,6 +161,75 @@ class AttentionLayers:
             + (self.n_window * chunk_reread_positions(tokens, chunk, self.window) if self.n_window else 0.0)
             + (self.n_chunked * chunk_reread_positions(tokens, chunk, self.attention_chunk) if self.n_chunked else 0.0)
         )
+
+
+# ---- layers with a fixed-size state -----------------------------------------------------------
+
+
+def shard_share(shards: int, tp: int) -> float:
+    """The busiest device's share of a layer that tensor parallelism splits by ``shards`` heads:
+    ⌈shards/tp⌉/shards (0 for a layer kind the model does not have)."""
+    if shards <= 0:
+        return 0.0
+    return math.ceil(shards / tp) / shards
+
+
+@dataclass(frozen=True)
+class RecurrentLayers:
+    """A model's layers that keep a fixed-size state per sequence instead of a KV cache, by kind
+    (Gated DeltaNet, Mamba-2): how many, what splits them over tensor parallelism (their value
+    heads, or heads), and for one layer and all its heads, one sequence's state in bytes and
+    the FLOPs per token beyond the projections (``DeltaNetSpec`` and ``MambaSpec`` give the
+    formulas): by the recurrent step in decode, by the chunked algorithm in prefill.
+
+    The state: the recurrent matrices at RECURRENT_STATE_BYTES and the convolution's last
+    inputs at CONV_STATE_BYTES per element. It does not grow with the context: a decode step
+    reads and writes it once per sequence per layer, a prefill chunk once per sequence in it."""
+
+    n_deltanet: int
+    deltanet_shards: int
+    deltanet_state_bytes: float
+    deltanet_decode_flops: float
+    deltanet_prefill_flops: float
+    n_mamba: int
+    mamba_shards: int
+    mamba_state_bytes: float
+    mamba_decode_flops: float
+    mamba_prefill_flops: float
+
+    @classmethod
+    def of(cls, model: ModelArch) -> RecurrentLayers:
+        figures: list[float] = []
+        for kind in ("deltanet", "mamba"):
+            spec = model.recurrent_spec(kind)
+            if spec is None:
+                figures += [0, 0, 0.0, 0.0, 0.0]
+                continue
+            state = spec.matrix_state_elements * RECURRENT_STATE_BYTES + spec.conv_state_elements * CONV_STATE_BYTES
+            figures += [model.count_attention(kind), spec.shards, state, float(spec.decode_flops_per_token),
+                        float(spec.prefill_flops_per_token)]
+        return cls(*figures)
+
+    @property
+    def count(self) -> int:
+        """Layers that keep a fixed-size state."""
+        return self.n_deltanet + self.n_mamba
+
+    def per_device(self, deltanet_value: float, mamba_value: float, tp: int) -> float:
+        """A per-layer figure summed over the layers, the busiest device's share of each kind's
+        heads: n_deltanet x deltanet_value x ⌈H_v/tp⌉/H_v + n_mamba x mamba_value x ⌈H/tp⌉/H."""
+        return (self.n_deltanet * deltanet_value * shard_share(self.deltanet_shards, tp)
+                + self.n_mamba * mamba_value * shard_share(self.mamba_shards, tp))
+
+    def state_bytes(self, tp: int) -> float:
+        """One sequence's state on the busiest device, over all the model's layers."""
+        return self.per_device(self.deltanet_state_bytes, self.mamba_state_bytes, tp)
+
+    def flops_per_token(self, tp: int, prefill: bool) -> float:
+        """FLOPs per token on the busiest device beyond the projections, over all the model's layers."""
+        if prefill:
+            return self.per_device(self.deltanet_prefill_flops, self.mamba_prefill_flops, tp)
+        return self.per_device(self.deltanet_decode_flops, self.mamba_decode_flops, tp)
 
 
 # ---- collectives ------------------------------------------------------------------------------

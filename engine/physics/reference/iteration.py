@@ -3,8 +3,11 @@ continuous-batching scheduler forms (SERVING.md §4). Twin of ``kernels/iteratio
 
 An iteration is one forward step of a replica over the requests scheduled in it, some decode
 steps (one token each) and some prefill chunks. What it costs depends only on sums over those
-requests: the new tokens, the sequences, and the attention positions of
-:meth:`IterationCostModel.request_positions`. The step itself is :func:`phases.forward_step`,
+requests: the new tokens (and how many of them are prompt tokens), the sequences, and the
+attention positions of :meth:`IterationCostModel.request_positions`. Recurrent layers
+(DeltaNet, Mamba-2) cost per token (their chunked algorithm for prompt tokens, their recurrent
+step for decoding ones) and per sequence (each scheduled request reads and writes its state
+once), whatever the context. The step itself is :func:`phases.forward_step`,
 the same function the static prefill and decode are made of: weights read once per pass, the
 distinct experts the pass's tokens touch, TP/EP/PP communication, per-layer overhead, the
 serving stack's host time, and the power model.
@@ -37,6 +40,11 @@ class IterationCostModel:
     def kv_bytes_per_token(self) -> float:
         """KV-cache bytes one token keeps on a device, over all the stage's attention layers."""
         return self.setup.stage.kv_write(1.0)
+
+    @property
+    def state_bytes_per_sequence(self) -> float:
+        """Recurrent-state bytes one running sequence keeps on a device, whatever its context."""
+        return self.setup.fit.state_sequence
 
     @property
     def weights_bytes(self) -> float:
@@ -116,13 +124,17 @@ class IterationCostModel:
         return layers.attended(position), increment, steps
 
     def step(self, tokens: float, sequences: float, prefill_attention_positions: float,
-             decode_attention_positions: float, kv_read_positions: float) -> Step:
-        """The forward step of one iteration, per device."""
+             decode_attention_positions: float, kv_read_positions: float, prefill_tokens: float) -> Step:
+        """The forward step of one iteration, per device; ``prefill_tokens`` of the ``tokens``
+        are prompt tokens (the rest decode)."""
         setup = self.setup
         pp = setup.layout.pp
         attention = (prefill_attention_positions * setup.attention_flops_per_position(prefill=True)
-                     + decode_attention_positions * setup.attention_flops_per_position(prefill=False))
+                     + decode_attention_positions * setup.attention_flops_per_position(prefill=False)) + (
+            prefill_tokens * setup.recurrent_flops_per_token(True)
+            + (tokens - prefill_tokens) * setup.recurrent_flops_per_token(False))
         kv_read = kv_read_positions * setup.kv_bytes_per_position()
+        state = sequences * setup.state_traffic_per_sequence()
         if prefill_attention_positions > 0.0 or tokens > sequences:
             # As the static prefill: the tokens in chunks, one after another through the pipeline.
             passes = math.ceil(tokens / self.prefill_chunk_tokens)
@@ -134,15 +146,17 @@ class IterationCostModel:
             pipeline_passes = pp
             host = setup.step_overhead + sequences * setup.sequence_overhead
         return forward_step(setup, passes, pipeline_passes, tokens / passes, sequences / passes, attention / passes,
-                            kv_read / passes, host)
+                            kv_read / passes, state / passes, host)
 
     def iteration_cost(self, tokens: float, sequences: float, prefill_attention_positions: float,
-                       decode_attention_positions: float, kv_read_positions: float) -> tuple[float, float]:
+                       decode_attention_positions: float, kv_read_positions: float,
+                       prefill_tokens: float) -> tuple[float, float]:
         """(duration in s, energy in J of all the replica's devices) of one iteration carrying
-        ``tokens`` new tokens of ``sequences`` requests, with the sums of their
-        :meth:`request_positions`. An iteration of no tokens costs nothing."""
+        ``tokens`` new tokens of ``sequences`` requests, ``prefill_tokens`` of them prompt
+        tokens, with the sums of their :meth:`request_positions`. An iteration of no tokens
+        costs nothing."""
         if tokens <= 0:
             return 0.0, 0.0
         step = self.step(tokens, sequences, prefill_attention_positions, decode_attention_positions,
-                         kv_read_positions)
+                         kv_read_positions, prefill_tokens)
         return step.time_s, self.devices * step.power_W * step.time_s

@@ -18,7 +18,7 @@ from ...core.model import ModelArch
 from ...core.precision import UNQUANTISED_BYTES, bytes_per_element
 from ...core.scenario import Scenario
 from ..layout import MAX_BATCH_REPORTED
-from .closed_forms import AttentionLayers
+from .closed_forms import AttentionLayers, RecurrentLayers
 from .parallel import Layout
 
 
@@ -60,22 +60,27 @@ class Sizes:
     kv_per_token_layer: float  # the busiest device's KV heads
     activation_per_token: float
     logits_per_sequence: float
+    state_per_sequence: float  # one sequence's fixed-size state over the stage's DeltaNet and Mamba layers
     room_for_weights: float  # usable memory left for weights beside one full-context sequence
 
 
 def sizes(model: ModelArch, constants: Constants, memory: DeviceMemory, scenario: Scenario, tp: int, pp: int,
           ep: int) -> Sizes:
     """Per-device sizes for a layout; ``ep`` is 1 for a dense model. Only the near part of one
-    sequence's KV cache takes room beside the weights."""
+    sequence's KV cache takes room beside the weights; the fixed-size state of recurrent layers
+    stays in device memory (it is not offloaded)."""
     m = model
     s = scenario
     p_w = bytes_per_element(s.weight_precision)
     p_a = bytes_per_element(s.activation_precision)
     p_kv = bytes_per_element(s.kv_precision)
     p_hi = max(p_w, UNQUANTISED_BYTES)
-    # Linear layers take the weight format; embeddings, LM head, norms and routers stay in 16 bits.
+    # Linear layers take the weight format; embeddings, LM head, norms and routers stay in 16 bits,
+    # and so do all but the routed experts when the format is the model's own and covers only them
+    # (gpt-oss's MXFP4 checkpoint).
+    p_fixed = UNQUANTISED_BYTES if m.native_scope_keeps_wide(s.weight_precision) else p_w
     fixed_quantised = m.block_params_fixed - m.router_params_total
-    fixed_bytes = (fixed_quantised * p_w + m.router_params_total * p_hi) / (tp * pp)
+    fixed_bytes = (fixed_quantised * p_fixed + m.router_params_total * p_hi) / (tp * pp)
     untied_head = 0 if m.tied_embeddings else m.lm_head_params
     vocab_bytes = (m.embedding_params + untied_head) * p_hi / (tp * pp)
     norm_bytes = m.norm_params * p_hi / pp
@@ -96,11 +101,13 @@ def sizes(model: ModelArch, constants: Constants, memory: DeviceMemory, scenario
     activation_per_token = p_a * (2 * m.hidden_size + (m.attention_activation_width + 2 * m.mean_ffn_width_per_token) / tp)
     logits_per_sequence = m.vocab_size * constants.logits_bytes_per_element / tp
     context = s.input_len + s.output_len
+    state_per_sequence = RecurrentLayers.of(m).state_bytes(tp) / pp
     one_sequence = (
         memory.runtime_overhead
         + min(s.input_len, constants.prefill_chunk_tokens) * activation_per_token
         + logits_per_sequence
         + kv_per_token_layer * AttentionLayers.of(m).stored(context) / pp * (1.0 - memory.kv_offload(s))
+        + state_per_sequence
     )
     return Sizes(
         weights=weights,
@@ -110,6 +117,7 @@ def sizes(model: ModelArch, constants: Constants, memory: DeviceMemory, scenario
         kv_per_token_layer=kv_per_token_layer,
         activation_per_token=activation_per_token,
         logits_per_sequence=logits_per_sequence,
+        state_per_sequence=state_per_sequence,
         room_for_weights=memory.usable - one_sequence,
     )
 
@@ -206,7 +214,8 @@ class MemoryFit:
     kv_sequence: float  # one sequence's KV cache at full context
     kv_sequence_near: float
     kv_sequence_far: float
-    kv_room: float  # usable memory the near weights and the runtime leave for KV cache and workspace
+    state_sequence: float  # one sequence's fixed-size recurrent state, all in the near tiers
+    kv_room: float  # usable memory the near weights and the runtime leave for KV cache, state and workspace
     max_batch: int
     max_batch_term: str  # of largest_batch_term: the side of the kink the near largest batch is on
     fit_code: int
@@ -249,7 +258,7 @@ def fit_memory(model: ModelArch, constants: Constants, memory: DeviceMemory, sce
     # Only the near part of the KV cache counts against device memory; the far part is bounded
     # by what the offloaded weights leave of the far tier.
     kv_room = memory.usable - weights_near - memory.runtime_overhead
-    per_sequence = kv_sequence_near + size.logits_per_sequence
+    per_sequence = kv_sequence_near + size.logits_per_sequence + size.state_per_sequence
     near_max_batch = largest_batch(kv_room, per_sequence, s.input_len, chunk, size.activation_per_token)
     max_batch = near_max_batch
     if kv_sequence_far > 0.0:
@@ -279,6 +288,7 @@ def fit_memory(model: ModelArch, constants: Constants, memory: DeviceMemory, sce
         kv_sequence=kv_sequence,
         kv_sequence_near=kv_sequence_near,
         kv_sequence_far=kv_sequence_far,
+        state_sequence=size.state_per_sequence,
         kv_room=kv_room,
         max_batch=max_batch,
         max_batch_term=largest_batch_term(kv_room, per_sequence, s.input_len, chunk, size.activation_per_token),
@@ -342,9 +352,10 @@ class TierReads:
         near, far = memory.near_tiers, memory.far_tier
         self.offload = fit.offload
         self.kv_offload = fit.kv_offload
+        # The recurrent state is placed with the near KV cache (and read from the same tiers).
         self.weight_share, self.kv_share = place(
             memory.usable_by_tier, memory.runtime_overhead + fit.activation_bytes(fit.resident), fit.weights_near,
-            fit.resident * fit.kv_sequence_near,
+            fit.resident * (fit.kv_sequence_near + fit.state_sequence),
         )
         self.workspace_tier = len(near) - 1
         self.near_bandwidth = [t.effective_bandwidth_Bps * cls.memory_efficiency * stack for t in near]
@@ -352,11 +363,14 @@ class TierReads:
         self.near_energy = [constants.memory_energy_J_per_byte[t.kind] for t in near]
         self.far_energy = constants.memory_energy_J_per_byte[far.kind] if far else 0.0
 
-    def split(self, weight_bytes: float, kv_bytes: float, activation_traffic: float) -> tuple[float, ...]:
-        """Bytes read from each near tier in order, then from the far tier."""
+    def split(self, weight_bytes: float, kv_bytes: float, activation_traffic: float,
+              state_bytes: float = 0.0) -> tuple[float, ...]:
+        """Bytes read from each near tier in order, then from the far tier. ``state_bytes`` (the
+        recurrent state read and written) is read where the near KV cache is, never offloaded."""
         near = [
             weight_bytes * (1.0 - self.offload) * self.weight_share[i]
             + kv_bytes * (1.0 - self.kv_offload) * self.kv_share[i]
+            + state_bytes * self.kv_share[i]
             for i in range(len(self.near_bandwidth))
         ]
         near[self.workspace_tier] += activation_traffic

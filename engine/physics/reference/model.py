@@ -10,7 +10,7 @@ from ...core.precision import bytes_per_element
 from ...core.scenario import Scenario
 from ..results import MemoryResult, Result
 from . import phases
-from .closed_forms import AttentionLayers
+from .closed_forms import AttentionLayers, RecurrentLayers
 from .energy import Power
 from .iteration import IterationCostModel
 from .memory import DeviceMemory, TierReads, fit_memory
@@ -54,6 +54,7 @@ class ReferenceModel:
             stage=stage,
             power=Power(a, cls, k, peak, tiers),
             attention=AttentionLayers.of(m),
+            recurrent=RecurrentLayers.of(m),
             step_overhead=cls.step_overhead_s,
             sequence_overhead=cls.sequence_overhead_s,
             warnings=fallback | layout.warnings | fit.warnings | communication.warnings,
@@ -113,6 +114,7 @@ class ReferenceModel:
                 weights_far_bytes=fit.weights_far,
                 kv_cache_bytes=s.batch * fit.kv_sequence,
                 kv_cache_far_bytes=s.batch * fit.kv_sequence * fit.kv_offload,
+                recurrent_state_bytes=s.batch * fit.state_sequence,
                 activation_bytes=fit.activation_bytes(s.batch),
                 overhead_bytes=memory.runtime_overhead,
                 usable_bytes=memory.usable,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ...core import codes
 from ...core.model import ModelArch
 from ...core.scenario import Scenario
-from .closed_forms import AttentionLayers
+from .closed_forms import AttentionLayers, RecurrentLayers
 from .energy import Power
 from .memory import DeviceMemory, MemoryFit
 from .network import Communication
@@ -42,6 +42,7 @@ class Setup:
     stage: Stage
     power: Power
     attention: AttentionLayers
+    recurrent: RecurrentLayers
     step_overhead: float  # s of host time per forward step
     sequence_overhead: float  # s per sequence in it
     warnings: int  # of the steps so far
@@ -56,6 +57,16 @@ class Setup:
         """KV-cache bytes per attended position, over one stage."""
         return self.fit.sizes.kv_per_token_layer / self.layout.pp
 
+    def recurrent_flops_per_token(self, prefill: bool) -> float:
+        """The recurrent layers' FLOPs per token beyond their projections on the busiest device,
+        over one stage: by the chunked algorithm in prefill, the recurrent step in decode."""
+        return self.recurrent.flops_per_token(self.layout.tp, prefill) / self.layout.pp
+
+    def state_traffic_per_sequence(self) -> float:
+        """Bytes of recurrent state one sequence reads and writes in a forward pass, over one
+        stage: its state read once and written once."""
+        return 2.0 * self.fit.state_sequence
+
 
 @dataclass(frozen=True)
 class Step:
@@ -66,8 +77,9 @@ class Step:
     pipeline_passes: int  # chunks + pp − 1, or pp
     tokens: float  # per pass
     sequences: float  # per pass
-    attention_flops: float  # per pass
+    attention_flops: float  # per pass, with the recurrent layers' state work
     kv_read: float  # bytes per pass
+    state_bytes: float  # per pass: recurrent state read and written
     transfer_s: float  # one hand-over to the next pipeline stage (0 without PP)
     host_s: float  # the serving stack's, over the step
     time_s: float
@@ -85,10 +97,10 @@ class Step:
 
 
 def forward_step(setup: Setup, passes: int, pipeline_passes: int, tokens: float, sequences: float,
-                 attention_flops: float, kv_read: float, host: float) -> Step:
+                 attention_flops: float, kv_read: float, state_bytes: float, host: float) -> Step:
     """A step of ``passes`` equal stage passes over ``tokens`` tokens and ``sequences``
-    sequences each, with ``attention_flops`` and ``kv_read`` bytes each."""
-    stage_pass = setup.stage.stage_pass(tokens, sequences, attention_flops, kv_read)
+    sequences each, with ``attention_flops``, ``kv_read`` bytes and ``state_bytes`` each."""
+    stage_pass = setup.stage.stage_pass(tokens, sequences, attention_flops, kv_read, state_bytes)
     transfer = setup.communication.point_to_point(tokens)
     time = pipeline_passes * stage_pass.time + (setup.layout.pp - 1) * transfer + host
     dynamic = passes * setup.power.dynamic_energy(stage_pass)
@@ -100,6 +112,7 @@ def forward_step(setup: Setup, passes: int, pipeline_passes: int, tokens: float,
         sequences=sequences,
         attention_flops=attention_flops,
         kv_read=kv_read,
+        state_bytes=state_bytes,
         transfer_s=transfer,
         host_s=host,
         time_s=time,
@@ -110,20 +123,23 @@ def forward_step(setup: Setup, passes: int, pipeline_passes: int, tokens: float,
 
 
 def prefill(setup: Setup) -> Step:
-    """The prefill of one wave: its prompts in chunks through the pipeline."""
+    """The prefill of one wave: its prompts in chunks through the pipeline. Recurrent layers
+    run their chunked algorithm over every prompt token, and each sequence's state is read and
+    written once per piece its prompt is cut into, ⌈input/chunk⌉ of them."""
     s, pp = setup.scenario, setup.layout.pp
     resident = setup.fit.resident
     chunk = setup.fit.chunk
     prompt_tokens = resident * s.input_len
     n_chunks = math.ceil(prompt_tokens / chunk)
     attention = (resident * setup.model.attention_flops_per_position_prefill * setup.layout.head_fraction / pp
-                 * setup.attention.prompt(s.input_len))
+                 * setup.attention.prompt(s.input_len)) + prompt_tokens * setup.recurrent_flops_per_token(True)
     reread = resident * setup.fit.sizes.kv_per_token_layer / pp * setup.attention.reread(s.input_len, chunk)
+    state = resident * math.ceil(s.input_len / chunk) * setup.state_traffic_per_sequence()
     # The serving stack's host work: once per forward step (a chunk is one step) and once per
     # sequence in it.
     host = n_chunks * setup.step_overhead + resident * setup.sequence_overhead
     return forward_step(setup, n_chunks, n_chunks + pp - 1, prompt_tokens / n_chunks, resident / n_chunks,
-                        attention / n_chunks, reread / n_chunks, host)
+                        attention / n_chunks, reread / n_chunks, state / n_chunks, host)
 
 
 def mean_decode_context(scenario: Scenario) -> float:
@@ -132,14 +148,17 @@ def mean_decode_context(scenario: Scenario) -> float:
 
 
 def decode(setup: Setup) -> Step:
-    """One decode step at the mean context, min(batch, pp) micro-batches in flight."""
+    """One decode step at the mean context, min(batch, pp) micro-batches in flight. Recurrent
+    layers take one step of their recurrence per sequence, reading and writing its state:
+    work that does not grow with the context."""
     pp = setup.layout.pp
     resident = setup.fit.resident
     micro_batches = min(resident, pp)
     micro_batch = resident / micro_batches
     attended = setup.attention.attended(mean_decode_context(setup.scenario))
     attention = (micro_batch * setup.model.attention_flops_per_position_decode * setup.layout.head_fraction / pp
-                 * attended)
+                 * attended) + micro_batch * setup.recurrent_flops_per_token(False)
     kv_read = micro_batch * (setup.fit.sizes.kv_per_token_layer * attended / pp)
+    state = micro_batch * setup.state_traffic_per_sequence()
     host = setup.step_overhead + resident * setup.sequence_overhead
-    return forward_step(setup, micro_batches, pp, micro_batch, micro_batch, attention, kv_read, host)
+    return forward_step(setup, micro_batches, pp, micro_batch, micro_batch, attention, kv_read, state, host)

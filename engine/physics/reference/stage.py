@@ -82,11 +82,12 @@ class StagePass:
     bytes_by_tier: tuple[float, ...]  # near tiers in order, then far
     weight_bytes: float  # of which weights (dense part and routed experts)
     kv_bytes: float  # of which KV cache read and written
+    state_bytes: float  # of which the recurrent layers' fixed-size state read and written
     link_bytes: float
     compute_time: float
     memory_time: float
-    attention_compute_time: float  # of compute_time: attention scores and values
-    attention_memory_time: float  # of memory_time: KV cache read and written
+    attention_compute_time: float  # of compute_time: attention scores and values, and the recurrent layers' state work
+    attention_memory_time: float  # of memory_time: KV cache and recurrent state read and written
     execution_time: float  # compute and memory together, as the class overlaps its operators
     communication_time: float
     overhead_time: float
@@ -113,7 +114,8 @@ class ExpertLoad:
 
 class Stage:
     """One pipeline stage of a scenario on the busiest device: a stage pass as a function of
-    its tokens, sequences (for the LM head), attention FLOPs and KV-cache reads."""
+    its tokens, sequences (for the LM head), attention FLOPs (with the recurrent layers' state
+    work: sequence mixing, whatever the layer kind), KV-cache reads and recurrent-state traffic."""
 
     def __init__(self, model: ModelArch, accelerator: Accelerator, cls: ClassConstants, scenario: Scenario,
                  layout: Layout, sizes: Sizes, tiers: TierReads, communication: Communication, peak: float) -> None:
@@ -152,7 +154,8 @@ class Stage:
         n_kv_layers = m.n_full_attention_layers + m.n_window_attention_layers + m.n_chunked_attention_layers
         return tokens * self.sizes.kv_per_token_layer * n_kv_layers / self.layout.pp
 
-    def stage_pass(self, tokens: float, sequences: float, attention_flops: float, kv_read: float) -> StagePass:
+    def stage_pass(self, tokens: float, sequences: float, attention_flops: float, kv_read: float,
+                   state_bytes: float) -> StagePass:
         m, layout = self.model, self.layout
         tp_pp = layout.tp * layout.pp
         experts = self.experts(tokens)
@@ -164,17 +167,18 @@ class Stage:
         )
         weight_bytes = self.sizes.dense_read + experts.read_bytes
         kv_bytes = kv_read + self.kv_write(tokens)
-        by_tier = self.tiers.split(weight_bytes, kv_bytes, self.activation_traffic(tokens))
+        by_tier = self.tiers.split(weight_bytes, kv_bytes, self.activation_traffic(tokens), state_bytes)
         communication_time, sent = self.communication.per_pass(tokens)
         compute = flops / self.compute_rate
         memory = self.tiers.time(by_tier)
         attention_compute = attention_flops / self.compute_rate
-        attention_memory = self.tiers.time(self.tiers.split(0.0, kv_bytes, 0.0))
+        attention_memory = self.tiers.time(self.tiers.split(0.0, kv_bytes, 0.0, state_bytes))
         return StagePass(
             flops=flops,
             bytes_by_tier=by_tier,
             weight_bytes=weight_bytes,
             kv_bytes=kv_bytes,
+            state_bytes=state_bytes,
             link_bytes=sent,
             compute_time=compute,
             memory_time=memory,
@@ -194,7 +198,7 @@ def phase_result(stage: StagePass, count: int, time: float, host: float, passes:
         flops_per_device=count * stage.flops,
         bytes_per_device=count * stage.bytes,
         weight_bytes_per_device=count * stage.weight_bytes,
-        kv_bytes_per_device=count * stage.kv_bytes,
+        kv_bytes_per_device=count * (stage.kv_bytes + stage.state_bytes),
         time_s=time,
         compute_time_s=stage.compute_time,
         memory_time_s=stage.memory_time,

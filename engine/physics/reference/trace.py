@@ -55,6 +55,8 @@ class PhaseTrace:
     kv_read_bytes_per_pass: float  # the KV cache attention reads (prefill: earlier chunks re-read)
     kv_bytes_per_pass: float  # read and written
     kv_bytes_per_sequence: float  # of a pass's KV cache bytes, one sequence's
+    state_bytes_per_pass: float  # the recurrent layers' state read and written (0 without such layers)
+    recurrent_flops_per_pass: float  # of attention_flops_per_pass: the recurrent layers' state work
     activation_traffic_bytes_per_pass: float
     bytes_by_tier_per_pass: tuple[float, ...]  # near tiers in order, then the far tier
     near_bytes_per_pass: float  # from the near tiers
@@ -108,8 +110,13 @@ class Trace:
     kv_sequence_near_bytes: float  # of which in the near tiers
     kv_sequence_far_bytes: float  # of which offloaded
     kv_cache_near_bytes: float  # the whole batch's KV cache at full context left in the near tiers
-    kv_room_bytes: float  # usable memory the near weights and the runtime leave for KV cache and workspace
-    device_bytes: float  # what the near tiers hold at the whole batch: weights, KV cache, workspace, runtime
+    kv_room_bytes: float  # usable memory the near weights and the runtime leave for KV cache, state and workspace
+    recurrent_layers: int  # layers that keep a fixed-size state (DeltaNet, Mamba-2) instead of a KV cache
+    state_sequence_bytes: float  # one sequence's recurrent state, whatever its context
+    recurrent_state_bytes: float  # the whole batch's
+    recurrent_flops_per_token_prefill: float  # the recurrent layers' state work per prompt token (chunked algorithm)
+    recurrent_flops_per_token_decode: float  # and per decoding token (the recurrent step)
+    device_bytes: float  # what the near tiers hold at the whole batch: weights, KV cache, state, workspace, runtime
     max_batch_term: str  # of memory.largest_batch_term: which side of the workspace's kink sets the largest batch
     activation_bytes_per_token: float
     logits_bytes_per_sequence: float
@@ -150,7 +157,7 @@ class Trace:
     decode: PhaseTrace
 
 
-def _phase(setup: Setup, step: Step, host_steps: int) -> PhaseTrace:
+def _phase(setup: Setup, step: Step, host_steps: int, prefill: bool) -> PhaseTrace:
     stage, communication, tiers = setup.stage, setup.communication, setup.stage.tiers
     moe = setup.model.moe
     experts = stage.experts(step.tokens)
@@ -170,6 +177,8 @@ def _phase(setup: Setup, step: Step, host_steps: int) -> PhaseTrace:
         kv_read_bytes_per_pass=step.kv_read,
         kv_bytes_per_pass=stage_pass.kv_bytes,
         kv_bytes_per_sequence=stage_pass.kv_bytes / step.sequences,
+        state_bytes_per_pass=stage_pass.state_bytes,
+        recurrent_flops_per_pass=step.tokens * setup.recurrent_flops_per_token(prefill),
         activation_traffic_bytes_per_pass=stage.activation_traffic(step.tokens),
         bytes_by_tier_per_pass=by_tier,
         near_bytes_per_pass=sum(by_tier[:-1]),
@@ -226,8 +235,13 @@ def trace_of(accelerator: Accelerator, cls: ClassConstants, setup: Setup, prefil
         kv_sequence_far_bytes=fit.kv_sequence_far,
         kv_cache_near_bytes=s.batch * fit.kv_sequence_near,
         kv_room_bytes=fit.kv_room,
+        recurrent_layers=setup.recurrent.count,
+        state_sequence_bytes=fit.state_sequence,
+        recurrent_state_bytes=s.batch * fit.state_sequence,
+        recurrent_flops_per_token_prefill=setup.recurrent_flops_per_token(True),
+        recurrent_flops_per_token_decode=setup.recurrent_flops_per_token(False),
         device_bytes=fit.weights_near + s.batch * fit.kv_sequence_near + fit.activation_bytes(s.batch)
-        + memory.runtime_overhead,
+        + memory.runtime_overhead + s.batch * fit.state_sequence,
         max_batch_term=fit.max_batch_term,
         activation_bytes_per_token=fit.sizes.activation_per_token,
         logits_bytes_per_sequence=fit.sizes.logits_per_sequence,
@@ -258,6 +272,6 @@ def trace_of(accelerator: Accelerator, cls: ClassConstants, setup: Setup, prefil
         idle_W=power.idle,
         tdp_W=power.tdp,
         busy_floor_W=power.busy_floor,
-        prefill=_phase(setup, prefill, prefill.passes),
-        decode=_phase(setup, decode, 1),
+        prefill=_phase(setup, prefill, prefill.passes, True),
+        decode=_phase(setup, decode, 1, False),
     )

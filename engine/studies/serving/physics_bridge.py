@@ -19,6 +19,7 @@ class ReplicaPhysics:
     cost: np.ndarray  # the iteration cost's coefficients (one column of Engine.iteration_costs)
     cost_model: object  # their reference twin: request_positions and iteration_cost
     kv_bytes_per_token: float  # per device, every attention layer of its stage
+    state_bytes_per_sequence: float  # per device: the fixed-size state of its stage's DeltaNet and Mamba layers
     idle_power_W: float  # one replica, all its devices
 
 
@@ -31,5 +32,6 @@ def replica_physics(engine: Engine, scenario: Scenario) -> ReplicaPhysics:
         cost=engine.iteration_costs([scenario])[:, 0].copy(),
         cost_model=model,
         kv_bytes_per_token=float(model.kv_bytes_per_token),
+        state_bytes_per_sequence=float(model.state_bytes_per_sequence),
         idle_power_W=float(model.idle_W),
     )

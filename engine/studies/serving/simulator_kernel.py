@@ -827,7 +827,7 @@ def simulate_kernel(
         replica_state[replica, RP_BLOCKS_USED] = blocks_used + new_blocks
         replica_state[replica, RP_SCHEDULED_LENGTH] = 0
         if not mixed:
-            # iteration_cost(cost, members, members, 0.0, positions, positions), to the bit.
+            # iteration_cost(cost, members, members, 0.0, positions, positions, 0), to the bit.
             duration_s, energy_j = decode_iteration_cost(steady_terms, replica, positions)
             record_iteration(replica, time_s, duration_s, energy_j, members, members, 0, 0)
         else:
@@ -837,7 +837,7 @@ def simulate_kernel(
             )
             sequences = members + replica_state[replica, RP_SCHEDULED_LENGTH]
             duration_s, energy_j = iteration_cost(
-                cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions
+                cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions, prefill_tokens
             )
             record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, 0)
         replica_state[replica, RP_STEADY_STEPS] = step + 1
@@ -963,7 +963,7 @@ def simulate_kernel(
             replica, 0, 0, 0.0, 0.0, 0.0
         )
         duration_s, energy_j = iteration_cost(
-            cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions
+            cost, tokens, sequences, prefill_positions, decode_positions_sum, kv_read_positions, prefill_tokens
         )
         record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions)
 

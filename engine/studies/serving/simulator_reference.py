@@ -567,7 +567,8 @@ class ReferenceEngine:
         tokens, prefill_tokens, *positions = self.iteration_sums(
             scheduled, members, 0, 0.0, window.positions, window.positions
         )
-        duration_s, energy_j = self.iteration_cost(self.cost, tokens, members + len(scheduled), *positions)
+        duration_s, energy_j = self.iteration_cost(self.cost, tokens, members + len(scheduled), *positions,
+                                                   prefill_tokens)
         self.record_iteration(replica, time_s, duration_s, energy_j, members + len(scheduled), tokens,
                               prefill_tokens, 0)
         replica.scheduled = scheduled
@@ -674,7 +675,7 @@ class ReferenceEngine:
         if not scheduled:
             return
         tokens, prefill_tokens, *positions = self.iteration_sums(scheduled, 0, 0, 0.0, 0.0, 0.0)
-        duration_s, energy_j = self.iteration_cost(self.cost, tokens, len(scheduled), *positions)
+        duration_s, energy_j = self.iteration_cost(self.cost, tokens, len(scheduled), *positions, prefill_tokens)
         self.record_iteration(replica, time_s, duration_s, energy_j, len(scheduled), tokens, prefill_tokens,
                               preemptions)
         replica.scheduled = scheduled

@@ -128,6 +128,16 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         kv_cache = fraction * (capacity_bytes - workspace)
     kv_near_share = 1.0 - (scenario.kv_offload if memory.far_usable_bytes > 0 else 0.0)
     per_token = physics.kv_bytes_per_token
+    state = physics.state_bytes_per_sequence
+    if state > 0.0 and kv_cache > 0.0:
+        # Linear-attention and state-space layers keep a fixed-size state per running sequence,
+        # drawn from the same memory as the KV cache (vLLM's hybrid allocator gives each running
+        # request its state from the KV pool). The pool is split for the sequences it holds at the
+        # workload's mean context, each with its state beside its KV cache; no more run at once.
+        mean_context = max(scenario.input_len + scenario.output_len // 2, 1)
+        holds = math.floor(kv_cache / (state + per_token * kv_near_share * mean_context))
+        max_num_seqs = max(1, min(int(max_num_seqs), holds))
+        kv_cache -= max_num_seqs * state
     blocks = 0
     if kv_cache > 0.0 and per_token > 0.0:
         near_tokens = kv_cache / (per_token * kv_near_share) if kv_near_share > 0.0 else math.inf

@@ -18,7 +18,34 @@ def sentences(ctx: ExplainContext) -> list[str]:
     else:
         lines.extend(_fits(ctx))
     lines.extend(_kv_layout(ctx))
+    lines.extend(_recurrent_state(ctx))
     return lines
+
+
+def _state(ctx: ExplainContext) -> str:
+    """' + recurrent state X' in a sum of what a device holds, for a model with such layers."""
+    state = ctx.result.memory.recurrent_state_bytes
+    return f" + recurrent state {format_bytes(state)}" if ctx.trace.recurrent_layers else ""
+
+
+def _recurrent_state(ctx: ExplainContext) -> list[str]:
+    """What linear-attention and state-space layers keep instead of a KV cache."""
+    t, m = ctx.trace, ctx.model
+    if t.recurrent_layers == 0:
+        return []
+    kinds = " and ".join(f"{count(m.count_attention(kind), 'layer')} of {label}"
+                         for kind, label in (("deltanet", "Gated DeltaNet linear attention"),
+                                             ("mamba", "Mamba-2 state space")) if m.count_attention(kind))
+    kv = t.kv_layers
+    grows = (f"only the KV cache of its {count(kv, 'attention layer')} grows with the context" if kv
+             else "nothing it keeps grows with the context")
+    return [
+        sentence(
+            f"{m.name} has {kinds}: each keeps a fixed-size state per sequence instead of a KV cache, "
+            f"{format_bytes(t.state_sequence_bytes)} per sequence per device (FP32 recurrent matrices and the short "
+            f"convolution's last inputs), which every decode step reads and writes once; {grows}"
+        )
+    ]
 
 
 def _usable(ctx: ExplainContext) -> str:
@@ -71,6 +98,7 @@ def _waves(ctx: ExplainContext) -> list[str]:
             f"{format_bytes(t.kv_room_bytes)} of {_usable(ctx)} for the KV cache and activations, but the KV cache "
             f"of all {s.batch:,} sequences at the full context of {t.full_context:,} tokens would need "
             f"{format_bytes(mem.kv_cache_bytes)} ({_per_token(ctx)})"
+            + (f", and their recurrent state {format_bytes(mem.recurrent_state_bytes)}" if t.recurrent_layers else "")
         ),
         sentence(
             f"the largest batch that fits is {mem.max_batch:,}, so the batch runs in {r.waves} waves of up to "
@@ -86,13 +114,14 @@ def _fits(ctx: ExplainContext) -> list[str]:
     return [
         sentence(
             f"fits: per device, {_weights(ctx)} + KV cache {format_bytes(t.kv_cache_near_bytes)}{kv_where} "
-            f"({count(s.batch, 'sequence')} at the full context of {t.full_context:,} tokens, {_per_token(ctx)}) + "
-            f"activations {format_bytes(mem.activation_bytes)}{_runtime(ctx)} = {format_bytes(t.device_bytes)} of "
-            f"{_usable(ctx)}"
+            f"({count(s.batch, 'sequence')} at the full context of {t.full_context:,} tokens, {_per_token(ctx)})"
+            f"{_state(ctx)} + activations {format_bytes(mem.activation_bytes)}{_runtime(ctx)} = "
+            f"{format_bytes(t.device_bytes)} of {_usable(ctx)}"
         ),
         sentence(
             f"the largest batch that fits is {mem.max_batch:,}: each further sequence needs "
             f"{format_bytes(t.kv_sequence_bytes)} of KV cache at full context"
+            + (f" and {format_bytes(t.state_sequence_bytes)} of recurrent state" if t.recurrent_layers else "")
         ),
     ]
 

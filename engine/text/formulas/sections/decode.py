@@ -9,7 +9,7 @@ from ..build import Builder, section
 from ..numbers import count
 from .moe import expert_formulas
 from .positions import positions_formula
-from .stage import activation_traffic, dense_read
+from .stage import activation_traffic, dense_read, recurrent_state_traffic
 
 
 def batch_terms(sh: Builder, ctx: Context) -> None:
@@ -36,9 +36,12 @@ def decode(sh: Builder, ctx: Context) -> tuple[str, ...]:
                           "c_mean", stored=False, engine_value=t.decode_attended_positions)
     attention = ("2·{b}·{h_dev}·(2·{r_kv} + {d_rope})·{P_dec}/{PP}" if m.mla is not None
                  else "4·{b}·{h_dev}·{d_h}·{P_dec}/{PP}")
-    sh.derive("Attention FLOPs per decode pass", "F_att_dec", "F<sub>att,dec</sub>", "FLOPs of attention scores "
-              "and values over the context, in one decode pass on the busiest device", attention, format_flops,
-              t.decode.attention_flops_per_pass)
+    meaning = "FLOPs of attention scores and values over the context, in one decode pass on the busiest device"
+    if t.recurrent_layers:
+        attention += " + {b}·{f_rec_dec}"
+        meaning += ", and the recurrent layers' one step of their state"
+    sh.derive("Attention FLOPs per decode pass", "F_att_dec", "F<sub>att,dec</sub>", meaning, attention,
+              format_flops, t.decode.attention_flops_per_pass)
     flops = "2·{b}·{N_fix}/({TP}·{PP}) + 2·{b}·{d}·{V}/({TP}·{PP}) + {F_att_dec}"
     dense_read(sh, ctx)
     weights = "{W_read}"
@@ -55,8 +58,10 @@ def decode(sh: Builder, ctx: Context) -> tuple[str, ...]:
               "each sequence reads its KV cache at the mean context and writes one new token's entries",
               "{b}·{kv_layer}·({P_dec} + {L_kv})/{PP}", format_bytes, t.decode.kv_bytes_per_pass)
     activation_traffic(sh, ctx, "dec", "b", "dec")
+    state = recurrent_state_traffic(sh, ctx, "dec", "2·{b}·{s_seq}", "dec")
     sh.derive("Bytes per decode pass", "Q_dec", "Q<sub>dec</sub>", "bytes one decode pass moves",
-              "{W_dec} + {KV_dec} + {Q_act_dec}", format_bytes, t.decode.bytes_per_pass)
+              "{W_dec} + {KV_dec} + {Q_act_dec}" + (f" + {{{state}}}" if state else ""), format_bytes,
+              t.decode.bytes_per_pass)
     notes = []
     passes = t.decode.passes
     if passes > 1:

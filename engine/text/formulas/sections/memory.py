@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from html import escape
 
-from ....core.units import format_bytes, format_factor
+from ....core.units import format_bytes, format_factor, format_flops
 from ...context import Context
 from ..build import Builder, section
 from ..numbers import CONSTANTS_FILE, count
 from .positions import positions_formula
+from .stage import fixed_weight_bytes
 
 
 @section("memory", "Memory fit (per device)", needs=("inputs",))
@@ -17,6 +18,7 @@ def memory(sh: Builder, ctx: Context) -> tuple[str, ...]:
     r = ctx.result
     _weights(sh, ctx)
     _kv_cache(sh, ctx)
+    _recurrent_state(sh, ctx)
     _workspace(sh, ctx)
     near_weights = _needed(sh, ctx)
     _largest_batch(sh, ctx, near_weights)
@@ -30,9 +32,10 @@ def memory(sh: Builder, ctx: Context) -> tuple[str, ...]:
 
 
 def _weights(sh: Builder, ctx: Context) -> None:
-    template = "({N_q}·{p_w} + {N_emb}·{p_16})/({TP}·{PP}) + {N_norm}·{p_16}/{PP}"
+    fixed = fixed_weight_bytes(ctx)
+    template = f"({{N_q}}·{fixed} + {{N_emb}}·{{p_16}})/({{TP}}·{{PP}}) + {{N_norm}}·{{p_16}}/{{PP}}"
     if ctx.model.moe is not None:
-        template = ("({N_q}·{p_w} + ({N_r} + {N_emb})·{p_16})/({TP}·{PP}) + {N_norm}·{p_16}/{PP}"
+        template = (f"({{N_q}}·{fixed} + ({{N_r}} + {{N_emb}})·{{p_16}})/({{TP}}·{{PP}}) + {{N_norm}}·{{p_16}}/{{PP}}"
                     " + {L_moe}·{E_dev}·{N_e}·{p_w}·{EP}/({TP}·{PP})")
     sh.derive("Weights per device", "W", "W", "weights held by the busiest device", template, format_bytes,
               ctx.result.memory.weights_bytes)
@@ -71,6 +74,29 @@ def _kv_cache(sh: Builder, ctx: Context) -> None:
                           "over layers", "c", stored=True, engine_value=t.stored_positions)
         sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device",
                   "{B}·{kv_layer}·{P_kv}/{PP}", format_bytes, mem.kv_cache_bytes)
+
+
+def _recurrent_state(sh: Builder, ctx: Context) -> None:
+    """Where the model has Gated DeltaNet or Mamba-2 layers: their fixed-size state, which does
+    not grow with the context."""
+    t, m = ctx.trace, ctx.model
+    if t.recurrent_layers == 0:
+        return
+    kinds = [f"{m.count_attention(kind)} {label}" for kind, label in (("deltanet", "Gated DeltaNet"),
+                                                                        ("mamba", "Mamba-2"))
+             if m.count_attention(kind)]
+    sh.leaf("s_seq", "s<sub>seq</sub>", f"fixed-size state of one sequence on the busiest device, over its stage's "
+            f"share of the {' and '.join(kinds)} layers: the recurrent matrices in FP32 and the short "
+            "convolution's last inputs in 16 bits, split by heads over TP", t.state_sequence_bytes,
+            format_bytes(t.state_sequence_bytes), "model", "tp", "pp")
+    sh.derive("Recurrent state", "S", "S", "the recurrent layers' state of the whole batch, per device, at any "
+              "context", "{B}·{s_seq}", format_bytes, ctx.result.memory.recurrent_state_bytes)
+    for suffix, prefill in (("dec", False), ("pre", True)):
+        value = t.recurrent_flops_per_token_prefill if prefill else t.recurrent_flops_per_token_decode
+        how = "the chunked algorithm, per prompt token" if prefill else "one recurrent step, per decoding token"
+        sh.leaf(f"f_rec_{suffix}", f"f<sub>rec,{suffix}</sub>", f"FLOPs of the recurrent layers beyond their "
+                f"projections on the busiest device, over its stage: {how}", value, format_flops(value),
+                "model", "tp", "pp")
 
 
 def _workspace(sh: Builder, ctx: Context) -> None:
@@ -116,8 +142,9 @@ def _needed(sh: Builder, ctx: Context) -> str:
         sh.derive("KV cache on the device", "KV_near", "KV<sub>near</sub>", "KV cache left in device memory",
                   "{KV}·(1 − {phi_kv})", format_bytes, t.kv_cache_near_bytes)
         near_kv = "KV_near"
+    state = " + {S}" if t.recurrent_layers else ""
     sh.derive("Device memory needed", "M", "M", "what the busiest device holds",
-              f"{{{near_weights}}} + {{{near_kv}}} + {{A}} + {{R}}", format_bytes, t.device_bytes)
+              f"{{{near_weights}}} + {{{near_kv}}}{state} + {{A}} + {{R}}", format_bytes, t.device_bytes)
     if t.offload > 0.0 or t.kv_offload > 0.0:
         far = t.far_tier
         sh.leaf("M_far", "M<sub>far</sub>", f"capacity of {escape(far.name or far.kind)}", float(far.capacity_bytes),
@@ -136,10 +163,11 @@ def _largest_batch(sh: Builder, ctx: Context, near_weights: str) -> None:
               "at full context", "{KV}/{B}" + ("·(1 − {phi_kv})" if t.kv_offload > 0 else ""), format_bytes,
               t.kv_sequence_near_bytes)
     room = f"{{U}} − {{{near_weights}}} − {{R}}"
+    state = " + {s_seq}" if t.recurrent_layers else ""
     if t.max_batch_term == "chunked":
-        template = f"⌊({room} − {{C}}·{{a_tok}})/({{kv_seq}} + {{l_seq}})⌋"
+        template = f"⌊({room} − {{C}}·{{a_tok}})/({{kv_seq}} + {{l_seq}}{state})⌋"
     else:
-        template = f"⌊({room})/({{kv_seq}} + {{l_seq}} + {{s_in}}·{{a_tok}})⌋"
+        template = f"⌊({room})/({{kv_seq}} + {{l_seq}}{state} + {{s_in}}·{{a_tok}})⌋"
         if t.max_batch_term == "chunk":  # the prompts would no longer fit one chunk
             template = f"min({template}, ⌊{{C}}/{{s_in}}⌋)"
     if t.kv_offload > 0.0:

@@ -9,7 +9,7 @@ from ..build import Builder, section
 from ..numbers import count, large
 from .communication import communication, point_to_point
 from .moe import expert_formulas
-from .stage import activation_traffic, memory_time, pass_time
+from .stage import activation_traffic, memory_time, pass_time, recurrent_state_traffic
 
 
 @section("prefill", "Prefill and time to first token", needs=("decode", "step"))
@@ -50,8 +50,12 @@ def _chunk(sh: Builder, ctx: Context) -> None:
         attention = "2·{B_w}·{h_dev}·({d_nope} + {d_rope} + {d_v})·{P_pre}/{PP}"
     else:
         attention = "4·{B_w}·{h_dev}·{d_h}·{P_pre}/{PP}"
-    sh.derive("Attention FLOPs of the prefill", "F_att_pre_all", "F<sub>att,prefill</sub>", "FLOPs of causal "
-              "attention scores and values over every prompt, on the busiest device", attention, format_flops)
+    meaning = "FLOPs of causal attention scores and values over every prompt, on the busiest device"
+    if t.recurrent_layers:
+        attention += " + {B_w}·{s_in}·{f_rec_pre}"
+        meaning += ", and the recurrent layers' chunked algorithm over every prompt token"
+    sh.derive("Attention FLOPs of the prefill", "F_att_pre_all", "F<sub>att,prefill</sub>", meaning, attention,
+              format_flops)
     flops = "2·{B_w}·{s_in}·{N_fix}/({TP}·{PP}) + 2·{B_w}·{d}·{V}/({TP}·{PP}) + {F_att_pre_all}"
     weights = "{W_read}"
     if m.moe is not None:
@@ -71,8 +75,11 @@ def _chunk(sh: Builder, ctx: Context) -> None:
             "written, and earlier chunks of the same prompts re-read", kv_chunk, format_bytes(kv_chunk),
             "batch", "input_len", "kv_precision", "model", "tp", "pp")
     activation_traffic(sh, ctx, "pre", "T", "pre")
+    # Each prompt's state is read and written once per piece the chunks cut it into.
+    state = recurrent_state_traffic(sh, ctx, "pre", "2·{B_w}·⌈{s_in}/{C}⌉·{s_seq}/{n_ch}", "pre")
     sh.derive("Bytes per chunk", "Q_pre", "Q<sub>pre</sub>", "bytes one chunk moves",
-              "{W_pre} + {KV_pre} + {Q_act_pre}", format_bytes, t.prefill.bytes_per_pass)
+              "{W_pre} + {KV_pre} + {Q_act_pre}" + (f" + {{{state}}}" if state else ""), format_bytes,
+              t.prefill.bytes_per_pass)
 
 
 def _time(sh: Builder, ctx: Context) -> None:
@@ -82,7 +89,7 @@ def _time(sh: Builder, ctx: Context) -> None:
     memory_time(sh, ctx, "pre", "pre", "W_pre", "KV_pre")
     communication(sh, ctx, "pre", "T", "pre")
     point_to_point(sh, ctx, "pre", "T", "pre")
-    pass_time(sh, ctx, "pre", "pre", "KV_pre")
+    pass_time(sh, ctx, "pre", "pre", "KV_pre", "S_pre" if ctx.trace.recurrent_layers else "")
     sh.derive("Host time of the prefill", "t_host_pre", "t<sub>host,pre</sub>", "the serving stack's host work, "
               "once per forward step (a chunk) and once per prompt, during which the devices wait",
               "{n_ch}·{tau_step} + {B_w}·{tau_seq}", format_time, pre.host_time_s)

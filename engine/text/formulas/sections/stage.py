@@ -25,12 +25,30 @@ def stack_factor(ctx: Context) -> str:
     return "·{sigma}" if ctx.stack != 1.0 else ""
 
 
+def fixed_weight_bytes(ctx: Context) -> str:
+    """The bytes per parameter of the block weights every token uses: the weight format, or 16
+    bits where the format is the model's own and covers only its routed experts (gpt-oss's MXFP4)."""
+    return "{p_16}" if ctx.model.native_scope_keeps_wide(ctx.scenario.weight_precision) else "{p_w}"
+
+
 def dense_read(sh: Builder, ctx: Context) -> None:
     routers = "{N_r}·{p_16} + " if ctx.model.moe is not None else ""
     sh.derive("Dense weights read per pass", "W_read", "W<sub>read</sub>", "weights every pass reads: blocks, "
               "norms and the LM head (the input embedding is gathered row by row, not read)",
-              f"({{N_q}}·{{p_w}} + {routers}{{V}}·{{d}}·{{p_16}})/({{TP}}·{{PP}}) + {{N_norm}}·{{p_16}}/{{PP}}",
-              format_bytes, ctx.trace.dense_read_bytes)
+              f"({{N_q}}·{fixed_weight_bytes(ctx)} + {routers}{{V}}·{{d}}·{{p_16}})/({{TP}}·{{PP}}) + "
+              "{N_norm}·{p_16}/{PP}", format_bytes, ctx.trace.dense_read_bytes)
+
+
+def recurrent_state_traffic(sh: Builder, ctx: Context, suffix: str, template: str, label: str) -> str:
+    """Where the model has DeltaNet or Mamba layers: the state one pass reads and writes (its
+    key, "" for a model without them)."""
+    if ctx.trace.recurrent_layers == 0:
+        return ""
+    key = f"S_{suffix}"
+    sh.derive(f"Recurrent state read and written ({label})", key, f"S<sub>{label}</sub>",
+              "each sequence of the pass reads its fixed-size state once and writes it once, whatever the context",
+              template, format_bytes, phase_of(ctx, suffix)[1].state_bytes_per_pass)
+    return key
 
 
 def activation_traffic(sh: Builder, ctx: Context, suffix: str, tokens_key: str, label: str) -> None:
@@ -71,9 +89,10 @@ def memory_time(sh: Builder, ctx: Context, suffix: str, label: str, weight_key: 
               f"{{Q_far_{suffix}}}/({{beta_far}}·{{eta_l}}{stack})", format_time, phase.memory_time_s)
 
 
-def attention_memory_time(sh: Builder, ctx: Context, suffix: str, label: str, kv_key: str) -> None:
+def attention_memory_time(sh: Builder, ctx: Context, suffix: str, label: str, kv_key: str,
+                          state_key: str = "") -> None:
     """t_m,att of one pass: the KV cache's share of the memory time (its offloaded part at the
-    far tier's link rate)."""
+    far tier's link rate), with the recurrent state's (never offloaded) where there is one."""
     t, (phase, _) = ctx.trace, phase_of(ctx, suffix)
     stack = stack_factor(ctx)
     name = f"KV-cache time ({label})"
@@ -84,17 +103,20 @@ def attention_memory_time(sh: Builder, ctx: Context, suffix: str, label: str, kv
                  ("model", "accelerator", "batch", "kv_precision", "tp", "pp"),
                  "The KV cache's share of the tiers, each at its own bandwidth; this is the engine's sum.")
         return
+    state = f" + {{{state_key}}}/({{beta}}·{{eta_m}}{stack})" if state_key else ""
+    if state_key:
+        meaning += " and the recurrent state's"
     if t.kv_offload > 0.0:
         sh.derive(name, key, symbol, meaning,
                   f"{{{kv_key}}}·(1 − {{phi_kv}})/({{beta}}·{{eta_m}}{stack}) + "
-                  f"{{{kv_key}}}·{{phi_kv}}/({{beta_far}}·{{eta_l}}{stack})", format_time,
+                  f"{{{kv_key}}}·{{phi_kv}}/({{beta_far}}·{{eta_l}}{stack}){state}", format_time,
                   phase.attention_memory_time_s)
         return
-    sh.derive(name, key, symbol, meaning, f"{{{kv_key}}}/({{beta}}·{{eta_m}}{stack})", format_time,
+    sh.derive(name, key, symbol, meaning, f"{{{kv_key}}}/({{beta}}·{{eta_m}}{stack}){state}", format_time,
               phase.attention_memory_time_s)
 
 
-def pass_time(sh: Builder, ctx: Context, suffix: str, label: str, kv_key: str) -> None:
+def pass_time(sh: Builder, ctx: Context, suffix: str, label: str, kv_key: str, state_key: str = "") -> None:
     stack = stack_factor(ctx)
     phase, phase_trace = phase_of(ctx, suffix)
     sh.derive(f"Compute time ({label})", f"t_c_{suffix}", f"t<sub>c,{label}</sub>",
@@ -103,7 +125,7 @@ def pass_time(sh: Builder, ctx: Context, suffix: str, label: str, kv_key: str) -
     sh.derive(f"Attention compute time ({label})", f"t_c_att_{suffix}", f"t<sub>c,att,{label}</sub>",
               f"of t<sub>c,{label}</sub>: attention's FLOPs", f"{{F_att_{suffix}}}/({{pi}}·{{eta_c}}{stack})",
               format_time, phase.attention_compute_time_s)
-    attention_memory_time(sh, ctx, suffix, label, kv_key)
+    attention_memory_time(sh, ctx, suffix, label, kv_key, state_key)
     t_c, t_m = f"t_c_{suffix}", f"t_m_{suffix}"
     t_c_att, t_m_att = f"t_c_att_{suffix}", f"t_m_att_{suffix}"
     sh.derive(f"Linear layers ({label})", f"t_lin_{suffix}", f"t<sub>lin,{label}</sub>",

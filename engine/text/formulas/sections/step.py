@@ -22,7 +22,7 @@ def step(sh: Builder, ctx: Context) -> tuple[str, ...]:
     r, cls, a = ctx.result, ctx.cls, ctx.accelerator
     dec = r.decode
     memory_time(sh, ctx, "dec", "dec", "W_dec", "KV_dec")
-    pass_time(sh, ctx, "dec", "dec", "KV_dec")
+    pass_time(sh, ctx, "dec", "dec", "KV_dec", "S_dec" if ctx.trace.recurrent_layers else "")
     sh.derive("Host time per step", "t_host_dec", "t<sub>host,dec</sub>", "the serving stack's host work of one "
               "decode step, during which the devices wait", "{tau_step} + {B_w}·{tau_seq}", format_time,
               dec.host_time_s)
