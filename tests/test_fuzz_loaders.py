@@ -1,5 +1,5 @@
-"""Structured fuzzing of the four loaders of untrusted files: presets, accelerator and model
-TOMLs, and Hugging Face config.json files.
+"""Structured fuzzing of the loaders of untrusted files: presets, accelerator and model TOMLs,
+Hugging Face config.json files, and the table of published measurements.
 
 Each input starts from a valid document (the bundled presets, accelerators and models, and the
 config.json fixtures) and is mutated: keys deleted or added, values of the wrong type, huge,
@@ -33,6 +33,7 @@ import pytest
 from accelscope.engine.catalog import Catalog, user_data_dir
 from accelscope.engine.catalog.accelerators import bundled_accelerator_files, load_accelerator_file
 from accelscope.engine.catalog.hf_config import load_hf_config
+from accelscope.engine.catalog.measurements import MeasurementTable, load_measurements
 from accelscope.engine.catalog.models import bundled_model_files, load_model_file
 from accelscope.engine.catalog.presets import MAX_PRESET_BYTES, Preset, PresetError, bundled_preset_files, load_preset
 from accelscope.engine.catalog.reading import MAX_FILE_BYTES
@@ -42,6 +43,7 @@ from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.reference import ReferenceModel
+from accelscope.engine.validation.served import SERVED_SEEDS, served_spec, server_spec
 
 FAST_COUNT = 1000
 SLOW_COUNT = int(os.environ.get("ACCELSCOPE_FUZZ_COUNT", "10000"))
@@ -148,6 +150,11 @@ def model_seeds() -> list[Seed]:
 
 def hf_seeds() -> list[Seed]:
     return _seeds(sorted((TESTS / "fixtures" / "hf").glob("*/config.json")), json.loads)
+
+
+def measurement_seeds() -> list[Seed]:
+    # A small table with every kind of workload and row: the bundled one takes 0.1 s to load.
+    return _seeds(sorted((TESTS / "fixtures" / "measurements").glob("*.toml")), tomllib.loads)
 
 
 # ---- mutations -----------------------------------------------------------------------
@@ -457,7 +464,7 @@ def run_fuzz(
     return tally
 
 
-# ---- the four loaders ----------------------------------------------------------------
+# ---- the loaders --------------------------------------------------------------------
 
 
 def check_accelerator(loaded: object, engine: Engine, small) -> str | None:
@@ -496,6 +503,26 @@ def check_preset(loaded: object, engine: Engine, small) -> str | None:
     return None
 
 
+def check_measurements(loaded: object, engine: Engine, small) -> str | None:
+    """Every setup of an accepted table resolves, and every served run and server scenario it
+    describes is a serving spec the simulator accepts (nothing is simulated here)."""
+    if not isinstance(loaded, MeasurementTable):
+        return f"returned {type(loaded).__name__}"
+    try:
+        for entry in (*loaded.measurements, *loaded.claims):
+            for scenario in entry.spec.scenarios() if entry.spec is not None else ():
+                engine.resolve(scenario)
+        for workload in loaded.workloads.values():
+            if workload.server is not None:
+                for seed in SERVED_SEEDS:
+                    server_spec(workload.requests, workload.server, seed).validate()
+            elif workload.requests is not None:
+                served_spec(workload.requests, 1, bool(workload.fixed_batch)).validate()
+    except Exception as error:  # noqa: BLE001 (any exception is the finding)
+        return f"accepted, but it cannot be run: {type(error).__name__}: {error}"
+    return None
+
+
 def hf_file_name(rng: random.Random) -> str:
     return rng.choice(
         ["config.json", "model.json", "odd folder/config.json", "models--org--name/snapshots/0a1b2c3/config.json",
@@ -530,6 +557,10 @@ LOADERS: dict[str, Loader] = {
     "hf-config": Loader(
         "json", hf_seeds, lambda path, engine: load_hf_config(path), check_model,
         CatalogError, MAX_FILE_BYTES, hf_file_name,
+    ),
+    "measurements": Loader(
+        "toml", measurement_seeds, lambda path, engine: load_measurements(path, engine.catalog), check_measurements,
+        CatalogError, MAX_FILE_BYTES, lambda rng: "measurements.toml",
     ),
 }
 
@@ -745,3 +776,15 @@ def test_an_odd_value_is_named_on_one_short_line(loader, name, make, odd, tmp_pa
     """Values from the file were quoted in full, or not at all (config.json architectures)."""
     path = write_document(tmp_path, name, make(ODD_TEXTS[odd]))
     refusal(load_any(loader, catalog), path)
+
+
+@pytest.mark.parametrize("odd", list(ODD_TEXTS))
+@pytest.mark.parametrize("field", ["metric", "workload", "accelerator", "kind"])
+def test_an_odd_measurement_value_is_named_on_one_short_line(field, odd, tmp_path, catalog):
+    """The measurement table quoted the file's values in full: a 100,000-character metric or
+    accelerator id made a 100,000-character message."""
+    document = tomllib.loads((TESTS / "fixtures" / "measurements" / "small.toml").read_text(encoding="utf-8"))
+    document["measurement"][3][field] = ODD_TEXTS[odd]
+    path = write_document(tmp_path, "measurements.toml", document)
+    error = refusal(lambda path: load_measurements(path, catalog), path)
+    assert error.field == f"measurement[3].{field}"

@@ -58,10 +58,11 @@ def test_the_summary_shows_every_target_with_its_limit_and_verdict(qtbot, report
         verdict = "met" if target.met else "not met"
         assert f"{target.name}: {target.value} (limit {target.limit}, {verdict})" in shown
     assert "Select a row to load its configuration" in shown
-    # The workloads the rows assume, with the served run and the fixed-batch machines.
+    # The workloads the rows assume, with the served run, the fixed-batch machines and the server scenario.
     assert ("Workloads assumed (resources/measurements.md) — chat: 350 input, 190 output tokens, a served run "
             "of 1,000 requests (wse-3, sn40l from fixed-batch images); sharma-1024: 1,024 input, 256 output "
-            "tokens.") in shown
+            "tokens; sharma-1024-server: 1,024 input, 256 output tokens, MLPerf server scenario at its capacity "
+            "under p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 200 ms (Poisson runs of 1,000 requests).") in shown
     validation.stop()
 
 

@@ -13,15 +13,16 @@ import re
 import pytest
 
 from accelscope.cli.main import main
-from accelscope.engine.catalog.measurements import KINDS, METRICS, load_measurements
+from accelscope.engine.catalog.measurements import KINDS, METRICS, ServerObjective, load_measurements
 from accelscope.engine.core.errors import CatalogError
 from accelscope.engine.core.scenario import Scenario
+from accelscope.engine.core.serving import ServingSpec
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.studies.serving.study import simulate_served
+from accelscope.engine.studies.serving.study import capacity_at_slo, simulate_served
 from accelscope.engine.validation.ideal import ideal_catalog, ideal_constants
 from accelscope.engine.validation.report import METRIC_VALUES, stats, validate
-from accelscope.engine.validation.served import served_runs, served_spec
-from accelscope.engine.validation.text import setup_text
+from accelscope.engine.validation.served import SERVED_SEEDS, served_runs, served_spec, server_runs, server_spec
+from accelscope.engine.validation.text import format_report, setup_text, to_dict
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +131,8 @@ denominator = { accelerator = "wse-3" }
 
 # What makes VALID's workload a served run, which a batching policy needs.
 SERVED = 'requests = 10\nrequests_basis = "r"'
+# What makes VALID's workload a server scenario.
+SERVER = f'{SERVED}\nserver = {{ ttft_p99_ms = 2000, tpot_p99_ms = 200 }}\nserver_basis = "MLPerf"'
 
 
 def test_every_metric_the_table_may_state_is_read_from_the_engines_result(engine):
@@ -185,6 +188,33 @@ def test_a_small_valid_file_loads(tmp_path, catalog):
         ('basis = "why"', f'basis = "why"\n{SERVED}\nfixed_batch = ["wse-3"]', "workload.chat.fixed_batch_basis"),
         ('basis = "why"', f'basis = "why"\n{SERVED}\nfixed_batch = "wse-3"\nfixed_batch_basis = "b"',
          "workload.chat.fixed_batch"),
+        # A server scenario: both p99 limits, positive numbers; its basis; requests; vLLM only.
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace('\nserver_basis = "MLPerf"', ""),
+         "workload.chat.server_basis"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace(f"{SERVED}\n", ""), "workload.chat.requests"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("ttft_p99_ms = 2000, ", ""),
+         "workload.chat.server.ttft_p99_ms"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("tpot_p99_ms = 200", "tpot_p99_ms = 0"),
+         "workload.chat.server.tpot_p99_ms"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("tpot_p99_ms = 200", "tpot_p99_ms = -200"),
+         "workload.chat.server.tpot_p99_ms"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("ttft_p99_ms = 2000", 'ttft_p99_ms = "2000"'),
+         "workload.chat.server.ttft_p99_ms"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("ttft_p99_ms = 2000", "ttft_p99_ms = nan"),
+         "workload.chat.server.ttft_p99_ms"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("ttft_p99_ms = 2000", "ttft_p99_ms = inf"),
+         "workload.chat.server.ttft_p99_ms"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("tpot_p99_ms = 200", "tpot_p99_ms = 200, ttft_p90_ms = 1"),
+         "workload.chat.server.ttft_p90_ms"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("{ ttft_p99_ms = 2000, tpot_p99_ms = 200 }", "2000"),
+         "workload.chat.server"),
+        ('basis = "why"', 'basis = "why"\n' + SERVER.replace("requests = 10", "requests = 2000000"),
+         "workload.chat.requests"),
+        ('basis = "why"', f'basis = "why"\n{SERVER}\nfixed_batch = ["wse-3"]\nfixed_batch_basis = "b"',
+         "workload.chat.fixed_batch"),
+        ('basis = "why"', 'basis = "why"\nserver_basis = "MLPerf"', "workload.chat.server_basis"),
+        # A server row gives the run's totals: its latencies are the objective's limits.
+        ('basis = "why"', f'basis = "why"\n{SERVER}', "measurement[1].metric"),
     ],
 )
 def test_a_bad_entry_names_the_file_and_the_field(tmp_path, catalog, old, new, field):
@@ -195,6 +225,19 @@ def test_a_bad_entry_names_the_file_and_the_field(tmp_path, catalog, old, new, f
         load_measurements(path, catalog)
     assert "bad-measurements.toml" in str(caught.value)
     assert caught.value.field == field
+
+
+def test_a_server_scenario_loads_with_its_objective(tmp_path, catalog):
+    path = tmp_path / "measurements.toml"
+    # row-two (an ITL ratio) cannot name a server scenario: keep only the throughput row.
+    path.write_text(VALID[: VALID.index("[[measurement]]\nid = \"row-two\"")].replace(
+        'basis = "why"', f'basis = "why"\n{SERVER}', 1), encoding="utf-8")
+    table = load_measurements(path, catalog)
+    chat = table.workloads["chat"]
+    assert chat.server == ServerObjective(2000.0, 200.0) and chat.server_basis == "MLPerf" and chat.requests == 10
+    spec = table.measurements[0].spec
+    assert (spec.server, spec.requests, spec.fixed_batch) == (chat.server, 10, ())
+    assert "server scenario" in setup_text(spec) and "batch" not in setup_text(spec)
 
 
 def test_a_file_that_is_not_toml_is_refused(tmp_path):
@@ -456,8 +499,8 @@ def test_the_dataflow_machines_batch_eight_rows_are_fixed_batch_runs(report, eng
 
 def test_the_chat_workload_is_a_served_run_of_the_papers_thousand_requests(table):
     chat = table.workloads["chat"]
-    assert chat.requests == 1000 and "1,000" in chat.requests_basis
-    assert table.workloads["sharma-1024"].requests is None
+    assert chat.requests == 1000 and "1,000" in chat.requests_basis and chat.server is None
+    assert table.workloads["sharma-1024"].requests is None and table.workloads["sharma-1024"].server is None
 
 
 def test_a_served_run_is_slower_than_its_static_batches_by_the_drain(report, engine, table):
@@ -480,6 +523,107 @@ def test_a_served_run_is_slower_than_its_static_batches_by_the_drain(report, eng
     served = row_report.calibrated.value
     assert tokens / longest <= served <= tokens / shortest
     assert served < static.throughput_total_tok_s
+
+
+# ---- server scenarios ------------------------------------------------------------------------
+
+
+SERVER_ROWS = {
+    # rate row, derived tokens/J row, accelerator
+    "b200": ("s25-b200-generation-rate", "s25-b200-energy-efficiency"),
+    "mi300x": ("s25-mi300x-generation-rate", "s25-mi300x-energy-efficiency"),
+}
+
+
+def _mlperf_runs(engine, accelerator):
+    """MLPerf's Server scenario for Llama-2-70B on one device in BF16, built here from its
+    definition (Poisson arrivals, p99 TTFT <= 2 s, p99 TPOT <= 200 ms, every request 1,024 in
+    and 256 out, vLLM's defaults): the capacity search's run at capacity for each seed."""
+    scenario = engine.resolve(Scenario("llama-2-70b", accelerator, batch=1, input_len=1024, output_len=256))
+    runs = []
+    for seed in (0, 1, 2, 3):
+        spec = ServingSpec(arrival="poisson", requests=1000, input_distribution="fixed",
+                           output_distribution="fixed", seed=seed, policy="vllm",
+                           slo_ttft_ms=2000.0, slo_tpot_ms=200.0)
+        runs.append(capacity_at_slo(engine, scenario, spec))
+    return runs
+
+
+def test_the_multi_stream_rates_are_the_server_scenarios_runs_at_capacity(report, engine, table):
+    """Sharma's ‡ rates are MLPerf Server-scenario figures: each prediction is the output
+    throughput of the run at the capacity the bisection finds, averaged over the four seeds, and
+    the tokens/J derived from it that run's output tokens over its energy."""
+    workload = table.workloads["sharma-1024-server"]
+    assert (workload.input_len, workload.output_len, workload.requests) == (1024, 256, 1000)
+    assert workload.server == ServerObjective(2000.0, 200.0) and "OpenOrca" in workload.basis
+    assert SERVED_SEEDS == (0, 1, 2, 3)
+    rows = {r.row.id: r for r in report.rows}
+    for accelerator, (rate_id, efficiency_id) in SERVER_ROWS.items():
+        runs = _mlperf_runs(engine, accelerator)
+        for run in runs:
+            # The rate found meets the objective; the next one tried above it does not.
+            assert 0 < run.rate_per_s < run.failing_rate_per_s
+            assert run.metrics.ttft_s.p99 <= 2.0 and run.metrics.tpot_s.p99 <= 0.2 and not run.metrics.unstable
+        throughput = sum(run.metrics.output_tokens_per_s for run in runs) / len(runs)
+        per_joule = sum(run.metrics.output_tokens_per_joule for run in runs) / len(runs)
+        rate, efficiency = rows[rate_id], rows[efficiency_id]
+        assert rate.row.spec.server == workload.server and efficiency.row.spec.server == workload.server
+        assert rate.calibrated.value == pytest.approx(throughput, rel=1e-12)
+        assert efficiency.calibrated.value == pytest.approx(per_joule, rel=1e-12)
+        # Many streams at once: far above one stream's rate, and at the capacity found.
+        one_stream = engine.predict(Scenario("llama-2-70b", accelerator, input_len=1024, output_len=256))
+        assert rate.calibrated.value > 10 * one_stream.throughput_output_tok_s
+        assert [found.rate_rps for found in rate.server] == [tuple(run.rate_per_s for run in runs)]
+        # Compared, not a gap: a prediction, a ratio, and the explanation of why it is far off.
+        assert rate.row.not_computed is None and rate.ratio("calibrated") is not None
+        assert rate.row.in_statistics and not efficiency.row.in_statistics
+        assert not rate.off() or "KV cache" in rate.row.explanation
+        assert rate.ideal.value > rate.calibrated.value
+
+
+def test_a_server_run_with_no_capacity_says_why(engine):
+    """An objective no rate can meet (a 1 ms p99 TTFT) leaves no prediction, and says so."""
+    scenario = engine.resolve(Scenario("llama-3.1-8b", "h100-sxm", batch=1, input_len=512, output_len=16))
+    key = (scenario, 40, ServerObjective(1.0, 200.0))
+    found = server_runs(engine, {scenario: engine.predict(scenario)}, [key])[key]
+    assert found.result is None and found.reason.startswith("no arrival rate meets p99 TTFT <= 1 ms")
+    # A setup whose weights do not fit is left to its static result, which says why.
+    too_big = engine.resolve(Scenario("llama-2-70b", "a100-80gb", batch=1, input_len=512, output_len=16))
+    assert server_runs(engine, {too_big: engine.predict(too_big)}, [(too_big, 40, key[2])]) == {}
+
+
+def test_server_spec_is_the_mlperf_server_scenario():
+    spec = server_spec(1000, ServerObjective(2000.0, 200.0), seed=3).validate()
+    assert (spec.arrival, spec.policy, spec.requests, spec.seed) == ("poisson", "vllm", 1000, 3)
+    assert (spec.input_distribution, spec.output_distribution) == ("fixed", "fixed")
+    assert (spec.slo_ttft_ms, spec.slo_tpot_ms) == (2000.0, 200.0)
+    assert (spec.max_num_seqs, spec.max_batched_tokens, spec.memory_fraction) == (None, None, None)  # vLLM's defaults
+
+
+def test_validate_says_what_the_server_rows_assumed(report):
+    text = format_report(report)
+    assert ("Workload 'sharma-1024-server': 1024 input, 256 output tokens (assumed; see resources/measurements.md); "
+            "a server scenario (MLPerf Inference's Server): runs of 1,000 requests arriving as a Poisson "
+            "stream") in text
+    assert "p99 TTFT <= 2,000 ms and p99 TPOT <= 200 ms" in text and "(seeds 0, 1, 2, 3)" in text
+    (b200,) = [line for line in text.splitlines() if "throughput_output_tok_s" in line and "7,783" in line]
+    assert "server capacity" in b200 and "vLLM limits 1,024 sequences" in b200 and "KV cache" in b200
+    data = to_dict(report)
+    assert data["workloads"]["sharma-1024-server"]["server"] == {"ttft_p99_ms": 2000.0, "tpot_p99_ms": 200.0}
+    assert "OpenOrca" in data["workloads"]["sharma-1024-server"]["basis"]
+    rows = {row["id"]: row for row in data["measurements"]}
+    for rate_id, efficiency_id in SERVER_ROWS.values():
+        for row_id in (rate_id, efficiency_id):
+            server = rows[row_id]["server"]
+            assert {key: server[key] for key in ("arrivals", "requests_per_run", "input_len", "output_len",
+                                                  "length_distribution", "policy", "objective", "seeds")} == {
+                "arrivals": "poisson", "requests_per_run": 1000, "input_len": 1024, "output_len": 256,
+                "length_distribution": "fixed", "policy": "vllm",
+                "objective": {"ttft_p99_ms": 2000.0, "tpot_p99_ms": 200.0}, "seeds": [0, 1, 2, 3]}
+            (found,) = server["calibrated"]
+            assert len(found["capacity_rps"]) == 4 and found["max_num_seqs"] == 1024 and found["kv_cache_tokens"] > 0
+            assert rows[row_id]["calibrated"]["predicted"] > 0 and rows[row_id]["not_computed"] is None
+    assert rows["s25-b200-power"]["server"] is None  # the TDP rows stay single-stream
 
 
 # ---- the accuracy targets ---------------------------------------------------------------------
@@ -529,3 +673,8 @@ def test_a_rows_setup_reads_as_the_engine_runs_it(table):
     assert "finished requests replaced at once" in gain
     # TTFT and ITL are the static batch's: no served run is claimed for them.
     assert "served run" not in setup_text(rows["b25-a100-over-cs3-itl"].spec)
+    server = setup_text(rows["s25-mi300x-generation-rate"].spec)
+    assert server.startswith("1,024 input / 256 output tokens, weights/activations/KV BF16/BF16/BF16; a server "
+                             "scenario (MLPerf Inference's Server): runs of 1,000 requests arriving as a Poisson "
+                             "stream")
+    assert "vLLM's scheduler with its default limits" in server and "batch" not in server

@@ -20,9 +20,10 @@ from typing import Any
 from ..core.errors import AccelscopeError, CatalogError
 from ..core.precision import PRECISIONS
 from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
+from ..core.serving import MAX_REQUESTS, MAX_SLO_MS
 from ..core.units import format_number
 from .catalog import Catalog
-from .reading import PathLike, TableReader, as_path, check_int, describe, read_toml_file
+from .reading import PathLike, TableReader, as_path, check_int, describe, quoted, read_toml_file
 
 # ---- vocabulary --------------------------------------------------------------------------
 
@@ -66,6 +67,9 @@ KINDS: tuple[str, ...] = (
 MEASURED = "measured"
 AGGREGATES: tuple[str, ...] = ("median", "max", "min")
 SWEEP_KEYS: tuple[str, ...] = ("accelerator", "model", "batch", "offload")
+# A server scenario's rows give the run's totals at its capacity: its latencies are the SLO's
+# limits by construction, not predictions, so rows of these metrics cannot name one.
+SERVER_LATENCY_METRICS: tuple[str, ...] = ("ttft_ms", "itl_ms", "e2e_latency_s")
 # "computed by a study": the number comes from a study module rather than scenario runs
 # (validation/report.py runs them); the reason then names the study.
 CLAIM_STATUSES: tuple[str, ...] = ("computed", "computed by a study", "not computed yet", "not computable")
@@ -101,6 +105,16 @@ class Paper:
 
 
 @dataclass(frozen=True)
+class ServerObjective:
+    """A server scenario's service-level objective (MLPerf Inference's Server scenario): the
+    largest Poisson arrival rate whose run keeps p99 time to first token and p99 time per output
+    token within these limits (ms) is the deployment's capacity."""
+
+    ttft_p99_ms: float
+    tpot_p99_ms: float
+
+
+@dataclass(frozen=True)
 class PublishedWorkload:
     """A ``[workload.NAME]`` of the table: the prompt and reply lengths a paper's runs used (or
     that were assumed for them, ``basis`` says which) and how the requests were served. Rows
@@ -118,6 +132,10 @@ class PublishedWorkload:
     # of requests runs until its longest reply finishes before the next batch starts.
     fixed_batch: tuple[str, ...] = ()
     fixed_batch_basis: str | None = None
+    # A server scenario: each run of ``requests`` arrives as a Poisson stream, and the prediction
+    # is the run at the largest rate meeting this objective; None for every other workload.
+    server: ServerObjective | None = None
+    server_basis: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +176,7 @@ class Spec:
     best_of: tuple[dict[str, Any], ...] = ()
     requests: int | None = None  # a served run of this many requests (see served_runs)
     fixed_batch: tuple[str, ...] = ()  # accelerators served from fixed-batch images (see served_runs)
+    server: ServerObjective | None = None  # a server scenario's objective (see server_runs)
 
     def scenario(self, case: Mapping[str, Any], side: Side, candidate: Mapping[str, Any]) -> Scenario:
         fields = dict(self.base)
@@ -282,13 +301,15 @@ def _workloads(workload_reader: TableReader, catalog: Catalog | None) -> dict[st
     workloads: dict[str, PublishedWorkload] = {}
     for name in workload_reader.table:
         reader = workload_reader.sub(name)
-        reader.reject_unknown(
-            ("input_len", "output_len", "basis", "requests", "requests_basis", "fixed_batch", "fixed_batch_basis")
-        )
+        reader.reject_unknown((
+            "input_len", "output_len", "basis", "requests", "requests_basis", "fixed_batch", "fixed_batch_basis",
+            "server", "server_basis",
+        ))
         requests = reader.integer("requests", minimum=1, maximum=MAX_BATCH) if reader.has("requests") else None
         if requests is not None and not reader.has("requests_basis"):
             raise reader.error("requests_basis", "a served run's request count needs its basis")
         fixed_batch = _fixed_batch(reader, catalog, requests)
+        server = _server(reader, requests, fixed_batch)
         workloads[name] = PublishedWorkload(
             name,
             reader.integer("input_len", maximum=MAX_TOKENS),
@@ -298,8 +319,33 @@ def _workloads(workload_reader: TableReader, catalog: Catalog | None) -> dict[st
             _text(reader, "requests_basis") if requests is not None else None,
             fixed_batch,
             _text(reader, "fixed_batch_basis") if fixed_batch else None,
+            server,
+            _text(reader, "server_basis") if server is not None else None,
         )
     return workloads
+
+
+def _server(reader: TableReader, requests: int | None, fixed_batch: tuple[str, ...]) -> ServerObjective | None:
+    """The workload's server scenario: both p99 limits, its basis, and the requests of each run."""
+    if not reader.has("server"):
+        if reader.has("server_basis"):
+            raise reader.error("server_basis", "a basis for a server scenario the workload does not have (no server)")
+        return None
+    objective = reader.sub("server")
+    objective.reject_unknown(("ttft_p99_ms", "tpot_p99_ms"))
+    ttft = objective.number("ttft_p99_ms", maximum=MAX_SLO_MS)
+    tpot = objective.number("tpot_p99_ms", maximum=MAX_SLO_MS)
+    if not reader.has("server_basis"):
+        raise reader.error("server_basis", "a server scenario needs its basis (whose objective, which lengths)")
+    if requests is None:
+        raise reader.error("requests", "a server scenario needs the number of requests of each simulated run")
+    if requests > MAX_REQUESTS:
+        raise reader.error(
+            "requests", f"a server scenario's runs hold at most {MAX_REQUESTS:,} requests, got {requests:,}"
+        )
+    if fixed_batch:
+        raise reader.error("fixed_batch", "a server scenario is served by vLLM's scheduler, not fixed-batch images")
+    return ServerObjective(ttft, tpot)
 
 
 def _check_ids(source: object, measurements: Sequence[Measurement], claims: Sequence[Claim]) -> None:
@@ -307,22 +353,23 @@ def _check_ids(source: object, measurements: Sequence[Measurement], claims: Sequ
     ids: dict[str, int] = {}
     for entry in measurements:
         if entry.id in ids:
-            raise CatalogError(source, f"measurement[{entry.index}].id", f"duplicate id {entry.id!r}")
+            raise CatalogError(source, f"measurement[{entry.index}].id", f"duplicate id {quoted(entry.id)}")
         ids[entry.id] = entry.index
     for entry in measurements:
         for position, other in enumerate(entry.derived_from):
             if other not in ids or other == entry.id:
                 raise CatalogError(
-                    source, f"measurement[{entry.index}].derived_from[{position}]", f"no other row has id {other!r}"
+                    source, f"measurement[{entry.index}].derived_from[{position}]",
+                    f"no other row has id {quoted(other)}",
                 )
         if entry.duplicate_of is not None and (entry.duplicate_of not in ids or entry.duplicate_of == entry.id):
             raise CatalogError(
-                source, f"measurement[{entry.index}].duplicate_of", f"no other row has id {entry.duplicate_of!r}"
+                source, f"measurement[{entry.index}].duplicate_of", f"no other row has id {quoted(entry.duplicate_of)}"
             )
     claim_ids: set[str] = set()
     for claim in claims:
         if claim.id in claim_ids:
-            raise CatalogError(source, f"claim[{claim.index}].id", f"duplicate id {claim.id!r}")
+            raise CatalogError(source, f"claim[{claim.index}].id", f"duplicate id {quoted(claim.id)}")
         claim_ids.add(claim.id)
 
 
@@ -341,7 +388,7 @@ def _fixed_batch(reader: TableReader, catalog: Catalog | None, requests: int | N
         if not isinstance(value, str):
             raise reader.error(f"fixed_batch[{i}]", f"must be an accelerator id, got {describe(value)}")
         if catalog is not None and value not in catalog.accelerators:
-            raise reader.error(f"fixed_batch[{i}]", f"unknown accelerator id {value!r} (not in the catalog)")
+            raise reader.error(f"fixed_batch[{i}]", f"unknown accelerator id {quoted(value)} (not in the catalog)")
     return tuple(values)
 
 
@@ -351,6 +398,12 @@ class _Context:
     papers: dict[str, Paper]
     workloads: dict[str, PublishedWorkload]
     catalog: Catalog | None
+
+
+def _names(names: Mapping[str, object], limit: int = 20) -> str:
+    """The file's own names (papers, workloads) for an error message, each cut, at most ``limit``."""
+    shown = [quoted(name) for name in itertools.islice(names, limit)]
+    return ", ".join(shown) + (", ..." if len(names) > limit else "")
 
 
 def _table(top: TableReader, key: str, index: int, entry: object) -> Mapping[str, Any]:
@@ -378,7 +431,7 @@ def _published(reader: TableReader, *, allow_zero: bool = False) -> Published:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise reader.error(key, f"must be a number, got {describe(value)}")
         if not (0 <= value if allow_zero else 0 < value) or value > _MAX_VALUE:
-            raise reader.error(key, f"must be > 0 and at most {_MAX_VALUE:g}, got {value!r}")
+            raise reader.error(key, f"must be > 0 and at most {_MAX_VALUE:g}, got {describe(value)}")
         return float(value)
 
     if reader.has("value"):
@@ -402,7 +455,7 @@ def _base_metric(reader: TableReader, metric: str) -> tuple[str | None, bool]:
     if metric in UNCOMPUTABLE_METRICS:
         return None, False
     known = [*METRICS, *(RATIO_PREFIX + m for m in METRICS), *UNCOMPUTABLE_METRICS]
-    raise reader.error("metric", f"unknown metric {metric!r}; expected one of: {', '.join(known)}")
+    raise reader.error("metric", f"unknown metric {quoted(metric)}; expected one of: {', '.join(known)}")
 
 
 def _metric_unit(metric: str) -> str:
@@ -430,7 +483,7 @@ def _overrides(context: _Context, reader: TableReader, allowed: Sequence[str]) -
             if precision.has(key):
                 value = precision.string(key)
                 if value not in PRECISIONS:
-                    raise precision.error(key, f"must be one of {', '.join(PRECISIONS)}, got {value!r}")
+                    raise precision.error(key, f"must be one of {', '.join(PRECISIONS)}, got {quoted(value)}")
                 fields[name] = value
     if reader.has("layout"):
         layout = reader.sub("layout")
@@ -447,7 +500,7 @@ def _overrides(context: _Context, reader: TableReader, allowed: Sequence[str]) -
             raise reader.error("workload", "give a workload or input_len and output_len, not both")
         name = reader.string("workload")
         if name not in context.workloads:
-            raise reader.error("workload", f"unknown workload {name!r}; known: {', '.join(context.workloads)}")
+            raise reader.error("workload", f"unknown workload {quoted(name)}; known: {_names(context.workloads)}")
         fields["input_len"] = context.workloads[name].input_len
         fields["output_len"] = context.workloads[name].output_len
     for key in ("input_len", "output_len"):
@@ -470,7 +523,7 @@ def _check_id(context: _Context, reader: TableReader, key: str, value: str, kind
         return
     known = context.catalog.accelerators if kind == "accelerator" else context.catalog.models
     if value not in known:
-        raise reader.error(key, f"unknown {kind} id {value!r} (not in the catalog)")
+        raise reader.error(key, f"unknown {kind} id {quoted(value)} (not in the catalog)")
 
 
 def _side(context: _Context, reader: TableReader) -> Side:
@@ -523,14 +576,20 @@ def _spec(context: _Context, reader: TableReader, metric: str, ratio: bool) -> S
     if reader.has("aggregate"):
         aggregate = reader.string("aggregate")
         if aggregate not in AGGREGATES:
-            raise reader.error("aggregate", f"must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
+            raise reader.error("aggregate", f"must be one of {', '.join(AGGREGATES)}, got {quoted(aggregate)}")
 
     requests = None
     fixed_batch: tuple[str, ...] = ()
+    server = None
     if reader.has("workload"):
         workload = context.workloads[reader.string("workload")]
-        requests, fixed_batch = workload.requests, workload.fixed_batch
-    spec = Spec(base, metric, ratio, sides, cases, aggregate, _best_of(context, reader), requests, fixed_batch)
+        requests, fixed_batch, server = workload.requests, workload.fixed_batch, workload.server
+    if server is not None and metric in SERVER_LATENCY_METRICS:
+        raise reader.error(
+            "metric", f"workload {quoted(workload.name)} is a server scenario: its {metric} is the objective's limit, "
+            "not a prediction (it gives throughput, power and energy)",
+        )
+    spec = Spec(base, metric, ratio, sides, cases, aggregate, _best_of(context, reader), requests, fixed_batch, server)
     for scenario in spec.scenarios():
         try:
             scenario.validate()
@@ -590,10 +649,10 @@ def _impossible_layout(scenario: Scenario, catalog: Catalog | None) -> str | Non
 def _common(context: _Context, reader: TableReader) -> tuple[str, str, str, str]:
     identifier = _text(reader, "id")
     if not all(c.islower() or c.isdigit() or c in "-." for c in identifier):
-        raise reader.error("id", f"use lowercase letters, digits, dots and dashes, got {identifier!r}")
+        raise reader.error("id", f"use lowercase letters, digits, dots and dashes, got {quoted(identifier)}")
     paper = _text(reader, "paper")
     if paper not in context.papers:
-        raise reader.error("paper", f"unknown paper {paper!r}; known: {', '.join(context.papers)}")
+        raise reader.error("paper", f"unknown paper {quoted(paper)}; known: {_names(context.papers)}")
     return identifier, paper, _text(reader, "where"), _text(reader, "quote")
 
 
@@ -602,12 +661,12 @@ def _measurement(context: _Context, reader: TableReader, index: int) -> Measurem
     identifier, paper, where, quote = _common(context, reader)
     kind = _text(reader, "kind")
     if kind not in KINDS:
-        raise reader.error("kind", f"must be one of: {', '.join(KINDS)}; got {kind!r}")
+        raise reader.error("kind", f"must be one of: {', '.join(KINDS)}; got {quoted(kind)}")
     metric_name = _text(reader, "metric")
     base_metric, ratio = _base_metric(reader, metric_name)
     unit = _text(reader, "unit")
     if unit != _metric_unit(metric_name):
-        raise reader.error("unit", f"{metric_name} is in {_metric_unit(metric_name)!r}, got {unit!r}")
+        raise reader.error("unit", f"{metric_name} is in {_metric_unit(metric_name)!r}, got {quoted(unit)}")
     published = _published(reader)
     not_computed = _optional_text(reader, "not_computed")
     if base_metric is None and not_computed is None:
@@ -654,7 +713,7 @@ def _claim(context: _Context, reader: TableReader, index: int) -> Claim:
     identifier, paper, where, quote = _common(context, reader)
     status = _text(reader, "status")
     if status not in CLAIM_STATUSES:
-        raise reader.error("status", f"must be one of: {', '.join(CLAIM_STATUSES)}; got {status!r}")
+        raise reader.error("status", f"must be one of: {', '.join(CLAIM_STATUSES)}; got {quoted(status)}")
     published = _published(reader, allow_zero=False)
     metric = None
     spec = None

@@ -33,7 +33,7 @@ from ..studies.claims import (
     moe_like_dense_check,
 )
 from .ideal import ideal_engine
-from .served import served_runs
+from .served import ServerCapacity, ServerKey, served_runs, server_runs
 
 # How the engine's result gives each metric of the table (catalog.measurements.METRICS).
 METRIC_VALUES: dict[str, Callable[[Result], float]] = {
@@ -90,7 +90,11 @@ def _evaluate_all(engine: Engine, scenarios: Iterable[Scenario]) -> dict[Scenari
     return {scenario: result_from_column(table, j, scenario) for j, scenario in enumerate(unique)}
 
 
-def _predict(spec: Spec, results: Mapping[Scenario, Result]) -> Prediction:
+def _predict(spec: Spec, results: Mapping[Scenario, Result], unavailable: Mapping[Scenario, str] | None = None
+             ) -> Prediction:
+    """The row's value over its cases; a scenario in ``unavailable`` (a run that could not be
+    computed, and why) counts as one that does not fit."""
+    unavailable = unavailable or {}
     value_of = METRIC_VALUES[spec.metric]
     higher_is_better = METRICS[spec.metric].higher_is_better
     failures: list[str] = []
@@ -101,6 +105,9 @@ def _predict(spec: Spec, results: Mapping[Scenario, Result]) -> Prediction:
         values = []
         for candidate in spec.candidates(side):
             scenario = spec.scenario(case, side, candidate)
+            if scenario in unavailable:
+                failures.append(unavailable[scenario])
+                continue
             result = results[scenario]
             if not result.fits:
                 failures.append(_does_not_fit(scenario, result))
@@ -149,6 +156,9 @@ class RowReport:
     group: str
     calibrated: Prediction | None
     ideal: Prediction | None
+    # A server-scenario row: what each of its scenarios' capacity searches found, per model.
+    server: tuple[ServerCapacity, ...] = ()
+    ideal_server: tuple[ServerCapacity, ...] = ()
 
     def ratio(self, which: str) -> float | None:
         prediction = self.calibrated if which == "calibrated" else self.ideal
@@ -319,10 +329,19 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
     }
     calibrated_served = served_runs(engine, calibrated_results, requests, fixed_batch)
     ideal_served = served_runs(ideal, ideal_results, requests, fixed_batch)
+    # Server scenarios are kept apart from the served runs: the same setup may be both.
+    server_keys = {key for spec in specs if spec.server is not None for key in _server_keys(engine, spec)}
+    calibrated_server = server_runs(engine, calibrated_results, server_keys)
+    ideal_server = server_runs(ideal, ideal_results, server_keys)
 
     def both(spec: Spec | None) -> tuple[Prediction | None, Prediction | None]:
         if spec is None:
             return None, None
+        if spec.server is not None:
+            return (
+                _predict(spec, *_server_results(engine, spec, calibrated_results, calibrated_server)),
+                _predict(spec, *_server_results(engine, spec, ideal_results, ideal_server)),
+            )
         if spec.requests is not None:
             return (
                 _predict(spec, {**calibrated_results, **calibrated_served}),
@@ -336,12 +355,15 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
         swept = row.spec is not None and "accelerator" in _sweep_keys(row.spec)
         accelerators = row.spec.accelerators() if swept else [row.accelerator]
         architecture = engine.catalog.accelerator(row.accelerator).architecture_class
+        server_spec = row.spec if row.not_computed is None and row.spec is not None and row.spec.server else None
         rows.append(RowReport(
             row=row,
             accelerator_key="+".join(accelerators),
             group=GROUPS.get(architecture, OTHER_GROUP),
             calibrated=calibrated,
             ideal=ideal_prediction,
+            server=_server_found(engine, server_spec, calibrated_server),
+            ideal_server=_server_found(engine, server_spec, ideal_server),
         ))
     studied = _study_claims(engine, table.claims)
     claims = tuple(
@@ -356,6 +378,36 @@ def validate(engine: Engine | None = None, table: MeasurementTable | None = None
         summaries={which: summaries(rows, which) for which in ("calibrated", "ideal")},
         targets=tuple(targets(rows)),
     )
+
+
+def _server_keys(engine: Engine, spec: Spec) -> list[ServerKey]:
+    return [(engine.resolve(scenario), spec.requests, spec.server) for scenario in spec.scenarios()]
+
+
+def _server_results(
+    engine: Engine, spec: Spec, static: Mapping[Scenario, Result], found: Mapping[ServerKey, ServerCapacity]
+) -> tuple[dict[Scenario, Result], dict[Scenario, str]]:
+    """A server row's results (its scenarios' runs at capacity, the static result where the
+    static batch does not fit) and the scenarios with no capacity, and why."""
+    results = dict(static)
+    unavailable: dict[Scenario, str] = {}
+    for scenario, key in zip(spec.scenarios(), _server_keys(engine, spec), strict=True):
+        capacity = found.get(key)
+        if capacity is None:
+            continue
+        if capacity.result is None:
+            unavailable[scenario] = capacity.reason
+        else:
+            results[scenario] = capacity.result
+    return results, unavailable
+
+
+def _server_found(
+    engine: Engine, spec: Spec | None, found: Mapping[ServerKey, ServerCapacity]
+) -> tuple[ServerCapacity, ...]:
+    if spec is None:
+        return ()
+    return tuple(found[key] for key in dict.fromkeys(_server_keys(engine, spec)) if key in found)
 
 
 def _study_claims(engine: Engine, claims: Sequence[Claim]) -> dict[str, tuple[Prediction, str]]:

@@ -1,18 +1,22 @@
 """Served runs: a queue of requests served at most ``batch`` at a time (the second paper's
-offline runs of its 1,000-conversation dataset), simulated iteration by iteration by the
-serving simulator on the engine's physics."""
+offline runs of its 1,000-conversation dataset), and server scenarios: requests arriving as a
+Poisson stream, served at the largest rate that meets a latency objective (MLPerf Inference's
+Server scenario, which the first paper's multi-stream rates come from). Both are simulated
+iteration by iteration by the serving simulator on the engine's physics."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from ..catalog.measurements import ServerObjective
 from ..core.errors import AccelscopeError
 from ..core.scenario import Scenario
 from ..core.serving import ServingSpec
 from ..physics.engine import Engine
 from ..physics.results import Result
-from ..studies.serving.study import simulate_served
+from ..studies.serving.capacity import CapacityResult
+from ..studies.serving.study import ServerSetup, capacity_at_slo, server_setup, simulate_served
 
 # The served runs' requests: every one queued at t = 0, prompts of the workload's length,
 # replies exponentially distributed about its mean (a conversation dataset's spread). A run's
@@ -67,7 +71,8 @@ def served_runs(
         concurrency = max(1, min(static.memory.resident_batch, n))
         fixed = scenario in fixed_batch
         instance = scenario.with_changes(dp=1, batch=concurrency)
-        totals = [_totals(engine, instance, served_spec(n, concurrency, fixed, seed), scenario.dp) for seed in SERVED_SEEDS]
+        totals = [_totals(engine, instance, served_spec(n, concurrency, fixed, seed), scenario.dp)
+                  for seed in SERVED_SEEDS]
         if any(total is None for total in totals):
             continue
         mean = {key: sum(total[key] for total in totals) / len(totals) for key in totals[0]}
@@ -97,3 +102,114 @@ def _totals(engine: Engine, instance: Scenario, spec: ServingSpec, dp: int) -> d
         "tokens_per_joule": total_tokens / energy,
         "output_tokens_per_joule": output_tokens / energy,
     }
+
+
+# ---- server scenarios ------------------------------------------------------------------------
+
+# A server scenario's requests: Poisson arrivals, every prompt and reply of the workload's
+# lengths (a benchmark's own length distribution is taken as unknown, not guessed), vLLM's
+# scheduler with its default limits for the device.
+SERVER_POLICY = "vllm"
+SERVER_LENGTHS = "fixed"
+
+ServerKey = tuple[Scenario, int, ServerObjective]  # scenario, requests per run, objective
+
+
+def server_spec(requests: int, objective: ServerObjective, seed: int = SERVED_SEEDS[0]) -> ServingSpec:
+    """The serving settings of a server scenario: ``requests`` Poisson arrivals (the rate is
+    the capacity search's), prompts and replies of the scenario's lengths, vLLM's defaults,
+    the objective on p99 TTFT and p99 TPOT."""
+    return ServingSpec(
+        arrival="poisson",
+        requests=requests,
+        input_distribution=SERVER_LENGTHS,
+        output_distribution=SERVER_LENGTHS,
+        seed=seed,
+        policy=SERVER_POLICY,
+        slo_ttft_ms=objective.ttft_p99_ms,
+        slo_tpot_ms=objective.tpot_p99_ms,
+    )
+
+
+@dataclass(frozen=True)
+class ServerCapacity:
+    """A scenario in a server scenario, for each seed of SERVED_SEEDS: the largest arrival rate
+    whose run meets the objective (requests/s, whole deployment) and that run's p99 latencies
+    and mean requests in flight. ``result`` is the scenario's static result with the run-level
+    figures replaced by the mean over the seeds of the runs at capacity; None when no rate meets
+    the objective, ``reason`` then says why."""
+
+    result: Result | None
+    reason: str | None
+    setup: ServerSetup | None  # the policy's limits and KV cache the runs used
+    rate_rps: tuple[float, ...] = ()
+    ttft_p99_s: tuple[float, ...] = ()
+    tpot_p99_s: tuple[float, ...] = ()
+    running_mean: tuple[float, ...] = ()
+
+
+def server_runs(
+    engine: Engine, results: Mapping[Scenario, Result], runs: Collection[ServerKey]
+) -> dict[ServerKey, ServerCapacity]:
+    """Each (scenario, requests, objective) as a server scenario: for every seed, the capacity
+    search (``capacity_at_slo``: bisection on the Poisson rate, each run ``requests`` long) and
+    the run at the capacity it finds. Scenarios whose static batch does not fit are left out
+    (their static result says why).
+
+    Throughput, power, energy and tokens per joule are the runs' at capacity, averaged over the
+    seeds; TTFT, ITL and E2E stay the static batch's (a server row cannot name them: its
+    latencies are the objective's limits)."""
+    found: dict[ServerKey, ServerCapacity] = {}
+    for key in runs:
+        scenario, requests, objective = key
+        static = results.get(scenario)
+        if static is None or not static.fits:
+            continue
+        found[key] = _server_capacity(engine, scenario, static, requests, objective)
+    return found
+
+
+def _server_capacity(
+    engine: Engine, scenario: Scenario, static: Result, requests: int, objective: ServerObjective
+) -> ServerCapacity:
+    specs = [server_spec(requests, objective, seed) for seed in SERVED_SEEDS]
+    try:
+        setup = server_setup(engine, scenario, specs[0])
+        searches = [capacity_at_slo(engine, scenario, spec) for spec in specs]
+    except AccelscopeError as error:
+        return ServerCapacity(None, f"cannot be served: {error}", None)
+    failed = next((search for search in searches if search.rate_per_s <= 0.0), None)
+    if failed is not None:
+        return ServerCapacity(None, _no_capacity(failed, objective), setup)
+    totals = [_totals_at_capacity(search) for search in searches]
+    mean = {key: sum(total[key] for total in totals) / len(totals) for key in totals[0]}
+    return ServerCapacity(
+        result=replace(static, **mean),
+        reason=None,
+        setup=setup,
+        rate_rps=tuple(search.rate_per_s for search in searches),
+        ttft_p99_s=tuple(search.metrics.ttft_s.p99 for search in searches),
+        tpot_p99_s=tuple(search.metrics.tpot_s.p99 for search in searches),
+        running_mean=tuple(search.metrics.running_mean for search in searches),
+    )
+
+
+def _totals_at_capacity(search: CapacityResult) -> dict[str, float]:
+    """The run-level figures of the run at the capacity found."""
+    metrics = search.metrics
+    return {
+        "throughput_output_tok_s": metrics.output_tokens_per_s,
+        "throughput_total_tok_s": metrics.total_tokens_per_s,
+        "power_W": metrics.average_power_w,
+        "energy_J": metrics.energy_j,
+        "tokens_per_joule": metrics.tokens_per_joule,
+        "output_tokens_per_joule": metrics.output_tokens_per_joule,
+    }
+
+
+def _no_capacity(search: CapacityResult, objective: ServerObjective) -> str:
+    metrics = search.metrics
+    return (f"no arrival rate meets p99 TTFT <= {objective.ttft_p99_ms:g} ms and p99 TPOT <= "
+            f"{objective.tpot_p99_ms:g} ms: even {search.failing_rate_per_s:.3g} requests/s gives p99 TTFT "
+            f"{metrics.ttft_s.p99 * 1e3:.0f} ms, p99 TPOT {metrics.tpot_s.p99 * 1e3:.0f} ms"
+            + (" and a growing queue" if metrics.unstable else ""))

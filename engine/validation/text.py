@@ -6,20 +6,36 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..catalog.measurements import PRECISION_FIELDS, Published, Side, Spec
+from ..catalog.measurements import PRECISION_FIELDS, Published, ServerObjective, Side, Spec
 from ..core.units import format_number
 from .ideal import IDEAL_DESCRIPTION
 from .report import OFF_FACTOR, POPULATIONS, ClaimReport, Prediction, Report, RowReport, abs_pct_error, finite_or_none
-from .served import SERVED_SEEDS
+from .served import SERVED_SEEDS, SERVER_LENGTHS, SERVER_POLICY, ServerCapacity
+
+
+def _seeds_text() -> str:
+    return ", ".join(str(seed) for seed in SERVED_SEEDS)
+
+
+def server_text(requests: int, objective: ServerObjective) -> str:
+    """How a server scenario is run and what its prediction is, in words."""
+    return (f"a server scenario (MLPerf Inference's Server): runs of {requests:,} requests arriving as a Poisson "
+            f"stream, every prompt and reply of the stated lengths, vLLM's scheduler with its default limits for "
+            f"the device; the largest arrival rate whose run keeps p99 TTFT <= {objective.ttft_p99_ms:,g} ms and "
+            f"p99 TPOT <= {objective.tpot_p99_ms:,g} ms (bisection on the rate), and the run at that rate; the mean "
+            f"over {len(SERVED_SEEDS)} draws of the arrivals (seeds {_seeds_text()})")
 
 
 def setup_text(spec: Spec) -> str:
     """The setup a row's prediction runs, in words: batch, lengths, layout, precision, and how a
-    served run schedules its requests."""
+    served run or a server scenario schedules its requests."""
     base = spec.base
     layout = ", ".join(f"{key.upper()} {base[key]}" for key in ("tp", "pp", "ep", "dp") if base.get(key, 1) > 1)
     precision = "/".join(str(base[key]).upper() for key in PRECISION_FIELDS.values())
-    parts = [f"batch {base['batch']:,}", f"{base['input_len']:,} input / {base['output_len']:,} output tokens"]
+    parts = [f"{base['input_len']:,} input / {base['output_len']:,} output tokens"]
+    # A server scenario's batch is what its scheduler forms, not the row's.
+    if spec.server is None:
+        parts.insert(0, f"batch {base['batch']:,}")
     if layout:
         parts.append(layout)
     parts.append(f"weights/activations/KV {precision}")
@@ -31,6 +47,8 @@ def setup_text(spec: Spec) -> str:
         text += f"; ratio of ({changes(numerator)}) over ({changes(denominator)})"
     if len(spec.cases) > 1:
         text += f"; {spec.aggregate} over {len(spec.cases)} configurations"
+    if spec.server is not None:
+        return f"{text}; {server_text(spec.requests, spec.server)}"
     # A served run changes the run's totals; TTFT and ITL stay the static batch's (served_runs).
     if spec.requests is not None and not any(step in spec.metric for step in ("ttft", "itl")):
         fixed = [a for a in spec.accelerators() if a in spec.fixed_batch]
@@ -76,6 +94,49 @@ def _spec_dict(spec: Spec | None) -> dict[str, Any] | None:
         "numerator": _side_dict(spec.sides[0]) if spec.ratio else None,
         "denominator": _side_dict(spec.sides[1]) if spec.ratio else None,
         "best_of": list(spec.best_of),
+        "requests": spec.requests,
+        "server": _objective_dict(spec.server),
+    }
+
+
+def _objective_dict(objective: ServerObjective | None) -> dict[str, float] | None:
+    if objective is None:
+        return None
+    return {"ttft_p99_ms": objective.ttft_p99_ms, "tpot_p99_ms": objective.tpot_p99_ms}
+
+
+def _server_dict(report: RowReport) -> dict[str, Any] | None:
+    """What a server-scenario row assumed and what each model's capacity searches found."""
+    spec = report.row.spec
+    if spec is None or spec.server is None or report.row.not_computed is not None:
+        return None
+    return {
+        "scenario": "MLPerf Inference Server",
+        "arrivals": "poisson",
+        "requests_per_run": spec.requests,
+        "input_len": spec.base["input_len"],
+        "output_len": spec.base["output_len"],
+        "length_distribution": SERVER_LENGTHS,
+        "policy": SERVER_POLICY,
+        "objective": _objective_dict(spec.server),
+        "seeds": list(SERVED_SEEDS),
+        "prediction": "the run at the largest rate meeting the objective, mean over the seeds",
+        "calibrated": [_capacity_dict(found) for found in report.server],
+        "ideal": [_capacity_dict(found) for found in report.ideal_server],
+    }
+
+
+def _capacity_dict(found: ServerCapacity) -> dict[str, Any]:
+    setup = found.setup
+    return {
+        "capacity_rps": list(found.rate_rps),
+        "ttft_p99_s": [finite_or_none(value) for value in found.ttft_p99_s],
+        "tpot_p99_s": [finite_or_none(value) for value in found.tpot_p99_s],
+        "running_mean": [finite_or_none(value) for value in found.running_mean],
+        "reason": found.reason,
+        "max_num_seqs": None if setup is None else setup.max_num_seqs,
+        "max_batched_tokens": None if setup is None else setup.max_batched_tokens,
+        "kv_cache_tokens": None if setup is None else setup.kv_tokens,
     }
 
 
@@ -111,6 +172,7 @@ def _row_dict(report: RowReport) -> dict[str, Any]:
         "assumed": list(row.assumed),
         "note": row.note,
         "setup": _spec_dict(row.spec),
+        "server": _server_dict(report),
     }
 
 
@@ -166,6 +228,8 @@ def to_dict(report: Report) -> dict[str, Any]:
                 "requests_basis": w.requests_basis,
                 "fixed_batch": list(w.fixed_batch),
                 "fixed_batch_basis": w.fixed_batch_basis,
+                "server": _objective_dict(w.server),
+                "server_basis": w.server_basis,
             }
             for k, w in table.workloads.items()
         },
@@ -211,8 +275,10 @@ def _preamble(report: Report) -> list[str]:
             + (f"; {', '.join(workload.fixed_batch)} from fixed-batch images, each batch running until its "
                "longest reply finishes" if workload.fixed_batch else "")
             + ")"
-            if workload.requests is not None else ""
+            if workload.requests is not None and workload.server is None else ""
         )
+        if workload.server is not None:
+            served = f"; {server_text(workload.requests, workload.server)}"
         lines.append(f"Workload '{workload.name}': {workload.input_len} input, {workload.output_len} output tokens "
                      f"(assumed; see resources/measurements.md){served}")
     lines.append(f"ratio = predicted / published; 'ideal' = {IDEAL_DESCRIPTION}.")
@@ -245,11 +311,25 @@ def _row_line(report: Report, r: RowReport) -> str:
                          f"range {format_number(r.calibrated.low)}-{format_number(r.calibrated.high)}")
         if r.calibrated is not None and r.calibrated.status:
             notes.append(r.calibrated.status)
+        notes += [_capacity_text(found) for found in r.server if found.result is not None]
         if r.off():
             notes.append(f"off by >2x: {row.explanation or 'no explanation'}")
     if notes:
         line += "  | " + "; ".join(n for n in notes if n)
     return line
+
+
+def _capacity_text(found: ServerCapacity) -> str:
+    """What a server row's capacity search found (calibrated model), in a clause."""
+    def mean(values: tuple[float, ...]) -> float:
+        return sum(values) / len(values)
+
+    setup = found.setup
+    return (f"server capacity {mean(found.rate_rps):.3g} requests/s (seeds {min(found.rate_rps):.3g}-"
+            f"{max(found.rate_rps):.3g}), there p99 TTFT {mean(found.ttft_p99_s) * 1e3:,.0f} ms, p99 TPOT "
+            f"{mean(found.tpot_p99_s) * 1e3:,.0f} ms, {mean(found.running_mean):.0f} requests in flight; vLLM limits "
+            f"{setup.max_num_seqs:,} sequences, {setup.max_batched_tokens:,} tokens per step, KV cache "
+            f"{setup.kv_tokens:,} tokens")
 
 
 def _summary_lines(report: Report, population: str, title: str) -> list[str]:

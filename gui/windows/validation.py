@@ -185,7 +185,10 @@ class ValidationWindow(QWidget):
         workloads = "; ".join(
             html.escape(
                 f"{w.name}: {w.input_len:,} input, {w.output_len:,} output tokens"
-                + (f", a served run of {w.requests:,} requests" if w.requests is not None else "")
+                + (f", a served run of {w.requests:,} requests" if w.requests is not None and w.server is None else "")
+                + (f", MLPerf server scenario at its capacity under p99 TTFT ≤ {w.server.ttft_p99_ms:,g} ms and "
+                   f"p99 TPOT ≤ {w.server.tpot_p99_ms:,g} ms (Poisson runs of {w.requests:,} requests)"
+                   if w.server is not None else "")
                 + (f" ({', '.join(w.fixed_batch)} from fixed-batch images)" if w.fixed_batch else "")
             )
             for w in report.table.workloads.values()
