@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from accelscope.engine.catalog.presets import list_presets, load_preset, user_presets_dir
+from accelscope.engine.catalog.presets import BUNDLED_ORDER, list_presets, load_preset, user_presets_dir
 from accelscope.engine.physics.engine import Engine
 
 
@@ -46,7 +46,7 @@ def frames_during(window, action) -> list:
 def test_the_presets_list_shows_every_bundled_preset(window):
     names = [entry.name for entry in window.presets_panel.entries()]
     bundled = [entry.name for entry in list_presets(window.engine.catalog) if entry.bundled]
-    assert names == bundled and len(names) == 16
+    assert names == bundled and len(names) == len(BUNDLED_ORDER)
 
 
 def test_loading_a_preset_applies_every_field_at_once(window):

@@ -85,7 +85,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 def test_bundled_files_are_exactly_the_ordered_stems():
     assert BUNDLED_IDS == list(BUNDLED_ORDER)
-    assert len(BUNDLED_ORDER) == 16
+    assert len(BUNDLED_ORDER) == 22
 
 
 @pytest.mark.parametrize("path", BUNDLED, ids=BUNDLED_IDS)

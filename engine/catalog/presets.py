@@ -71,6 +71,12 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "sharma-heterogeneous-memory",
     "teach-hybrid-long-context",
     "teach-fp4-weights",
+    "serving-chat-few-requests",
+    "serving-chat-many-requests",
+    "serving-offline-mlperf-like",
+    "serving-mlperf-server-llama2-70b",
+    "serving-dataflow-vs-gpu-8-users",
+    "serving-aggregated-vs-disaggregated",
 )
 
 _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", "parallel", "accelerators", "view")
