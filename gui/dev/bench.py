@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,6 +62,15 @@ class BenchResult:
     startup_cold_s: float  # the same with an empty numba cache
     startup_cold_ready_s: float  # ... until the kernels are compiled and the first frame drawn
     peak_rss_mb: float
+    # The serving simulator (llama-3.1-8b on one h100-sxm, vLLM's defaults, Poisson arrivals at
+    # SERVE_LOAD of its static best rate): ms per served run of 1,000 requests (setup, the
+    # simulation and its metrics; median), the compiled run's speed over the pure-Python
+    # reference's, and the Serving tab's study (rate curves and capacities) for the app's default
+    # shown accelerators and for every catalog accelerator (0 in a quick run).
+    serve_ms_per_1000_requests: float
+    serve_speedup: float
+    serve_study_shown_s: float
+    serve_study_catalog_s: float
     # Per analysis tab: (studies, p50 ms, p95 ms); printed, not in the JSON figures.
     analysis_by_view: dict[str, tuple[int, float, float]] = field(default_factory=dict, compare=False)
 
@@ -313,6 +324,48 @@ def measure_app(changes: int) -> tuple[UpdateTimings, float]:
     return UpdateTimings(**data["timings"]), data["peak_rss_mb"]
 
 
+SERVE_LOAD = 0.7  # of the static best rate: a busy but stable server
+
+
+def measure_serving(engine, repeats: int, *, catalog_study: bool) -> tuple[float, float, float, float]:
+    """(ms per 1,000-request served run, kernel speed over the reference's, the Serving tab's
+    study in s for the default shown accelerators, and for every catalog accelerator (0 when
+    not asked)))."""
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.serving import ServingSpec
+    from accelscope.engine.core.workspace import Workspace
+    from accelscope.engine.studies.analysis import serving_study
+    from accelscope.engine.studies.serving.study import server_setup, simulate_served, static_best_rate
+    from accelscope.gui.state.session import default_workspace
+
+    scenario = engine.resolve(Scenario(model="llama-3.1-8b", accelerator="h100-sxm"))
+    spec = ServingSpec(requests=1000)
+    rate = SERVE_LOAD * static_best_rate(engine, scenario, server_setup(engine, scenario, spec))
+    simulate_served(engine, scenario, spec, rate_rps=rate)  # compiled before it is timed
+    runs = []
+    for _ in range(max(3, repeats * 4)):
+        started = time.perf_counter()
+        simulate_served(engine, scenario, spec, rate_rps=rate)
+        runs.append(time.perf_counter() - started)
+    kernel_s = statistics.median(runs)
+    started = time.perf_counter()
+    simulate_served(engine, scenario, spec, rate_rps=rate, reference=True)
+    reference_s = time.perf_counter() - started
+
+    def study_s(workspace: Workspace) -> float:
+        best = math.inf
+        for _ in range(max(1, repeats // 2)):
+            started = time.perf_counter()
+            serving_study(engine, workspace)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    shown = default_workspace(engine.catalog).with_changes(scenario=scenario)
+    catalog = shown.with_changes(shown=tuple(engine.catalog.accelerators))
+    return (kernel_s * 1e3, reference_s / kernel_s, study_s(shown),
+            study_s(catalog) if catalog_study else 0.0)
+
+
 def run_bench(*, quick: bool = False) -> BenchResult:
     from accelscope.engine.physics.engine import Engine
 
@@ -324,6 +377,8 @@ def run_bench(*, quick: bool = False) -> BenchResult:
     with tempfile.TemporaryDirectory(prefix="accelscope-cold-cache-") as empty:
         cold_paint, cold_ready = measure_startup(empty)
     timings, peak_rss_mb = measure_app(changes)
+    serve_ms, serve_speedup, serve_shown_s, serve_catalog_s = measure_serving(
+        engine, 1 if quick else 5, catalog_study=not quick)
     load_average = os.getloadavg()[0]
     wall, cpu, analysis = timings.update_ms, timings.update_cpu_ms, timings.analysis_ms
     return BenchResult(
@@ -352,6 +407,10 @@ def run_bench(*, quick: bool = False) -> BenchResult:
         startup_cold_s=cold_paint,
         startup_cold_ready_s=cold_ready,
         peak_rss_mb=peak_rss_mb,
+        serve_ms_per_1000_requests=serve_ms,
+        serve_speedup=serve_speedup,
+        serve_study_shown_s=serve_shown_s,
+        serve_study_catalog_s=serve_catalog_s,
         analysis_by_view={view: (len(values), _percentile(values, 50), _percentile(values, 95))
                           for view, values in sorted(timings.analysis_by_view().items())},
     )
@@ -375,4 +434,9 @@ def format_result(result: BenchResult) -> str:
         (f"start-up:   first paint {result.startup_warm_s:.2f} s (warm numba cache), "
         f"{result.startup_cold_s:.2f} s (empty cache; kernels ready after {result.startup_cold_ready_s:.2f} s)"),
         f"peak RSS:   {result.peak_rss_mb:.0f} MB (the app process, after the updates)",
+        (f"serving:    {result.serve_ms_per_1000_requests:.1f} ms per served run of 1,000 requests "
+         f"({result.serve_speedup:,.0f}x the reference); the Serving tab's study: "
+         f"{result.serve_study_shown_s:.2f} s for the default shown accelerators"
+         + ("" if math.isnan(result.serve_study_catalog_s)
+            else f", {result.serve_study_catalog_s:.2f} s for every catalog accelerator")),
     ]) + "\n"
