@@ -18,6 +18,7 @@ accelerator), and only while the tab is shown. Every number is the engine's
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -88,6 +89,9 @@ from .analysis import AnalysisPanel
 from .base import accelerator_label
 
 RATE_PAGE, RUN_PAGE = 0, 1
+# The sweep and capacities leave one core to the window: on a two-core machine, two simulation
+# threads beside the GUI thread made every change of the controls wait for a core.
+STUDY_THREADS = max(1, (os.cpu_count() or 1) - 1)
 MARKER_PX = 8
 CAPACITY_MARKER_PX = 15
 SLO_COLOUR = "#B2182B"
@@ -563,7 +567,7 @@ class ServingPanel(AnalysisPanel):
             def cancelled() -> bool:
                 return self._retired.is_set() or generation != self._study_generation
 
-            for curve, capacity in each_shown(engine, workspace, cancelled=cancelled):
+            for curve, capacity in each_shown(engine, workspace, threads=STUDY_THREADS, cancelled=cancelled):
                 curves.append(curve)
                 found.append(capacity)
                 self._deliver(self._jobs.study_progress, generation, (tuple(curves), tuple(found)))
