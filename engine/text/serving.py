@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import math
 
+from ..catalog import Catalog
+from ..core.cost import Pricing
 from ..core.scenario import Scenario
 from ..core.serving import POLICY_LABELS
-from ..core.units import format_time, significant
+from ..core.units import format_price, format_time, format_usd, significant
 from ..physics.engine import Engine
+from ..studies.cost import SloCapacity, cheapest_at_slo
 from ..studies.serving.study import ServedRun
+from ..studies.serving.view import Capacity
 
 
 def _rate(run: ServedRun) -> str:
@@ -134,3 +138,37 @@ def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
     lines.append(f"Power {significant(m.average_power_w)} W on average (all devices, idle between iterations "
                  f"included): {significant(m.tokens_per_joule)} input and output tokens per joule.")
     return lines
+
+
+def cheapest_sentences(capacities: tuple[Capacity, ...], pricing: Pricing, catalog: Catalog) -> list[str]:
+    """Which accelerator meeting the SLO serves a million output tokens cheapest at its capacity,
+    rented and owned (each with its price's source and date), and those no price is known for."""
+    options = [SloCapacity(c.accelerator, c.devices, c.rate_rps if math.isfinite(c.rate_rps) else 0.0,
+                           c.output_tokens_per_s, c.total_tokens_per_s, c.power_W)
+               for c in capacities if c.problem is None]
+    if not any(option.capacity_rps > 0.0 for option in options):
+        return []
+    sentences = []
+    for view, verb in (("rental", "rented"), ("ownership", "owned")):
+        cheapest = cheapest_at_slo(options, pricing, catalog, view)
+        best = cheapest.best
+        if best is None:
+            names = ", ".join(catalog.accelerator(a).name for a in cheapest.unpriced)
+            sentences.append(f"Cheapest meeting the SLO, {verb}: unknown — no {view} price for {names}.")
+            continue
+        cost = best.view(view)
+        price = cost.price
+        per = "per device-hour" if view == "rental" else "per device"
+        source = f" ({format_price(price.value)} {per}: {price.citation})" if price is not None else ""
+        devices = f"{best.devices:,} device{'s' if best.devices != 1 else ''}"
+        text = (f"Cheapest meeting the SLO, {verb}: {catalog.accelerator(best.accelerator).name} "
+                f"({devices}) at {format_usd(cost.usd_per_mtok_output)} per million output tokens at its "
+                f"capacity{source}")
+        runners = [f"{catalog.accelerator(c.accelerator).name} {format_usd(c.view(view).usd_per_mtok_output)}"
+                   for c in cheapest.ranked[1:3]]
+        if runners:
+            text += "; then " + ", ".join(runners)
+        if cheapest.unpriced:
+            text += f"; no {view} price for " + ", ".join(catalog.accelerator(a).name for a in cheapest.unpriced)
+        sentences.append(text + ".")
+    return sentences

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.core.cost import Pricing
 from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.serving import (
     ARRIVAL_LABELS,
@@ -67,7 +68,7 @@ from accelscope.engine.studies.serving.view import (
     current_run,
     each_shown,
 )
-from accelscope.engine.text.serving import serving_sentences
+from accelscope.engine.text.serving import cheapest_sentences, serving_sentences
 
 from ..controls.flow import FlowLayout
 from ..look import palette
@@ -863,6 +864,9 @@ class ServingPanel(AnalysisPanel):
             if problems:
                 lines.append("Cannot serve — " + "; ".join(problems))
             lines.extend(self._split_lines())
+            if not self.busy and self.frame is not None and self._capacities:
+                pricing = Pricing(self.engine.catalog.prices, self.frame.workspace.cost)
+                lines.extend(cheapest_sentences(tuple(self._capacities.values()), pricing, self.engine.catalog))
         else:
             lines.extend(self._run_lines())
         self.caption.setText("<br>".join(lines))

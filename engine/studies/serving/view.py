@@ -56,6 +56,10 @@ class Capacity:
     failing_rate_rps: float
     devices: int
     problem: str | None = None
+    # The run at the capacity (nan when no rate meets the SLO): what its cost is priced from.
+    output_tokens_per_s: float = math.nan
+    total_tokens_per_s: float = math.nan
+    power_W: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,11 @@ def capacity_on(engine: Engine, workspace: Workspace, accelerator: str) -> Capac
         result = capacity_of(engine, scenario, spec)
     except AccelscopeError as error:
         return Capacity(accelerator, math.nan, math.nan, devices, str(error))
-    return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices)
+    if result.rate_per_s <= 0.0:
+        return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices)
+    metrics = result.metrics
+    return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices, None,
+                    metrics.output_tokens_per_s, metrics.total_tokens_per_s, metrics.average_power_w)
 
 
 def capacities(engine: Engine, workspace: Workspace) -> tuple[Capacity, ...]:
