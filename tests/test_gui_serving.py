@@ -122,6 +122,24 @@ def test_the_run_is_simulated_off_the_gui_thread_and_the_newest_wins(qtbot, open
     assert [c.accelerator for c in panel.study.capacities] == list(SHOWN)
 
 
+def test_leaving_the_tab_drops_its_sweep_and_coming_back_starts_it_again(qtbot, open_window):
+    window = open_window(size=(1400, 900))
+    window.controller.set_workspace(window.controller.workspace.with_changes(serving=SPEC, shown=SHOWN))
+    window.controller.throttle.flush()
+    window.show_view("serving")
+    panel: ServingPanel = window.panels["serving"]
+    panel._settled()  # the controls rest: the sweep starts off the GUI thread
+    assert panel.busy
+    generation = panel._study_generation
+    window.show_view("memory")
+    assert not panel.busy and panel._study_generation == generation + 1  # its results will be dropped
+    panel.wait_idle()
+    assert panel.study is None  # nothing of the dropped sweep was taken
+    window.show_view("serving")
+    qtbot.waitUntil(lambda: panel.study is not None and not panel.busy, timeout=60000)
+    assert [c.accelerator for c in panel.study.capacities] == list(SHOWN)
+
+
 def test_the_explain_panel_reads_the_run_while_the_tab_is_shown(qtbot, open_window):
     window = open_window(size=(1400, 900))
     window.controller.set_workspace(window.controller.workspace.with_changes(serving=SPEC))

@@ -193,6 +193,7 @@ class ServingPanel(AnalysisPanel):
         self._capacities: dict[str, Capacity] = {}
         self._styles: dict[str, tuple] = {}  # accelerator -> (point pen, brush, hollow brush), made once
         self._run_generation = 0
+        self._run_in_flight = False  # a run submitted and not yet delivered
         self._study_generation = 0
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="accelscope-serving")
         self._retired = threading.Event()
@@ -529,6 +530,20 @@ class ServingPanel(AnalysisPanel):
         if self.frame is not None and self._run_key(self.frame) != self._run_inputs:
             self._start_run(self.frame)
 
+    def hideEvent(self, event) -> None:
+        # Simulate only while shown: a sweep still running for a tab the user has left is
+        # dropped at its next accelerator (its Python parts hold the GIL and slowed every other
+        # tab's updates), and a run not yet delivered is dropped; showing the tab starts both anew.
+        if self.busy:
+            self._study_generation += 1
+            self._study_inputs = None
+            self.busy = False
+        if self._run_in_flight:
+            self._run_generation += 1
+            self._run_inputs = None
+            self._run_in_flight = False
+        super().hideEvent(event)
+
     def _start_run(self, frame: Frame) -> None:
         """Simulate the selected accelerator at the current rate off the GUI thread (a newer
         change makes this one's result moot: it is dropped)."""
@@ -536,6 +551,7 @@ class ServingPanel(AnalysisPanel):
             return
         self._run_inputs = self._run_key(frame)
         self._run_generation += 1
+        self._run_in_flight = True
         generation = self._run_generation
         engine, workspace = self.engine, frame.workspace
 
@@ -642,6 +658,7 @@ class ServingPanel(AnalysisPanel):
     def _run_arrived(self, generation: int, result: object) -> None:
         if generation != self._run_generation:
             return
+        self._run_in_flight = False
         self._take_run(result)
 
     def _take_run(self, result: object) -> None:
