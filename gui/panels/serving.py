@@ -90,8 +90,8 @@ from .analysis import AnalysisPanel
 from .base import accelerator_label
 
 RATE_PAGE, RUN_PAGE = 0, 1
-# The sweep and capacities leave one core to the window: on a two-core machine, two simulation
-# threads beside the GUI thread made every change of the controls wait for a core.
+# The sweep and capacities leave one core to the window, so that a change's repaint never waits
+# behind the simulation for a core (on two cores: one simulation thread).
 STUDY_THREADS = max(1, (os.cpu_count() or 1) - 1)
 MARKER_PX = 8
 CAPACITY_MARKER_PX = 15
@@ -532,8 +532,8 @@ class ServingPanel(AnalysisPanel):
 
     def hideEvent(self, event) -> None:
         # Simulate only while shown: a sweep still running for a tab the user has left is
-        # dropped at its next accelerator (its Python parts hold the GIL and slowed every other
-        # tab's updates), and a run not yet delivered is dropped; showing the tab starts both anew.
+        # dropped at its next accelerator (its Python parts hold the GIL against other tabs'
+        # updates), and a run not yet delivered is dropped; showing the tab starts both anew.
         if self.busy:
             self._study_generation += 1
             self._study_inputs = None
