@@ -400,4 +400,5 @@ class MemoryPanel(Panel):
         lines.append(self._status[row] if row < len(self._status) else "")
         lines.extend(f"⚠ {text}" for text in codes.warning_texts(int(Outputs(column).warning_bits)))
         lines.extend(self._reference_lines(accelerator_id))
-        return tooltip_html(f"{name} ({accelerator_id})", lines)
+        accelerator = self.catalog.accelerators.get(accelerator_id)
+        return tooltip_html(f"{name} ({accelerator.name if accelerator is not None else accelerator_id})", lines)
