@@ -212,6 +212,7 @@ def test_the_app_collects_on_the_gui_thread_while_it_runs(qtbot, monkeypatch):
     """The app's start switches automatic collection off before any other thread runs, and its
     end switches it back on."""
     import gc
+    from types import SimpleNamespace
 
     from PySide6.QtCore import QObject, Signal
     from PySide6.QtWidgets import QApplication, QMainWindow
@@ -229,6 +230,7 @@ def test_the_app_collects_on_the_gui_thread_while_it_runs(qtbot, monkeypatch):
             super().__init__()
             seen["collector off when the window is made"] = not gc.isenabled()
             self.controller = Controller(self)
+            self.display = SimpleNamespace(presentation=False)  # shown as a window, not full screen
 
         def start(self) -> None:
             seen["collector off when the workers start"] = not gc.isenabled()
