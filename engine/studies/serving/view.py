@@ -113,11 +113,6 @@ def rate_curve(engine: Engine, scenario: Scenario, spec: ServingSpec, points: in
     )
 
 
-def rate_curves(engine: Engine, workspace: Workspace) -> tuple[RateCurve, ...]:
-    """A curve for every shown accelerator."""
-    return tuple(rate_curve(engine, workspace.scenario_on(a), workspace.serving) for a in workspace.shown)
-
-
 def each_shown(engine: Engine, workspace: Workspace, *, threads: int | None = None,
                cancelled: Callable[[], bool] = lambda: False) -> Iterator[tuple[RateCurve, Capacity]]:
     """Every shown accelerator's curve and capacity, in the shown order, as each is ready.
@@ -162,11 +157,6 @@ def capacity_on(engine: Engine, workspace: Workspace, accelerator: str) -> Capac
     metrics = result.metrics
     return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices, None,
                     metrics.output_tokens_per_s, metrics.total_tokens_per_s, metrics.average_power_w)
-
-
-def capacities(engine: Engine, workspace: Workspace) -> tuple[Capacity, ...]:
-    """Every shown accelerator's capacity at the workspace's SLO."""
-    return tuple(capacity_on(engine, workspace, accelerator) for accelerator in workspace.shown)
 
 
 def _histogram(values: np.ndarray, weights: np.ndarray | None = None) -> Histogram:
