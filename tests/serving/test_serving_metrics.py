@@ -36,6 +36,18 @@ def test_percentiles_are_the_inverted_cdf():
         assert weighted_percentiles(values, weights, (q,))[0] == np.percentile(repeated, 100 * q, method="inverted_cdf")
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 100, 1000, 1001])
+def test_unweighted_distribution_equals_the_weighted_one_with_unit_weights(size):
+    """Samples without weights take a shorter path (one sort); it must pick the same samples."""
+    rng = np.random.default_rng(size)
+    values = np.round(rng.lognormal(size=size), 2)  # ties included
+    plain = distribution(values)
+    weighted = distribution(values, np.ones(size))
+    assert plain == weighted
+    for q, got in zip((0.5, 0.9, 0.99), (plain.p50, plain.p90, plain.p99), strict=True):
+        assert got == np.percentile(values, 100 * q, method="inverted_cdf")
+
+
 def test_distribution_of_nothing_is_nan():
     empty = distribution(np.array([]))
     assert empty.count == 0 and np.isnan(empty.p99)

@@ -15,6 +15,8 @@ from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.studies.serving.split import capacity_of, rate_runner, split_study
 from accelscope.engine.studies.serving.study import (
     capacity_at_slo,
+    draw_requests,
+    requests_at_rates,
     simulate_disaggregated_served,
     simulate_served,
     simulated_disaggregated_run,
@@ -28,6 +30,22 @@ SPLIT = SPEC.with_changes(prefill_replicas=1, decode_replicas=2)
 @pytest.fixture(scope="module")
 def scenario(engine):
     return engine.resolve(Scenario("llama-3.1-8b", "h100-sxm", input_len=1024, output_len=128))
+
+
+@pytest.mark.parametrize("spec", [SPEC, SPEC.with_changes(arrival="gamma", burstiness_cv=3.0),
+                                  SPEC.with_changes(input_distribution="lognormal", length_cv=1.5)])
+def test_requests_drawn_once_are_the_requests_drawn_at_each_rate(spec, scenario):
+    """A sweep draws its requests once and divides the times by each rate: the same arrays,
+    to the bit, as drawing them at that rate."""
+    at_rate = requests_at_rates(scenario, spec, 8192)
+    for rate in (0.37, 1.0, 4.5, 1234.5):
+        drawn, reused = draw_requests(scenario, spec, 8192, rate), at_rate(rate)
+        for name in ("arrival_s", "prompt_tokens", "output_tokens", "think_s"):
+            np.testing.assert_array_equal(getattr(reused, name), getattr(drawn, name))
+    with pytest.raises(ValueError):
+        at_rate(0.0)
+    with pytest.raises(ValueError, match="open-loop"):
+        requests_at_rates(scenario, spec.with_changes(arrival="offline"), 8192)
 
 
 def test_the_aggregated_runner_is_the_served_run(engine, scenario):

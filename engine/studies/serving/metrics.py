@@ -64,9 +64,24 @@ def weighted_percentiles(values, weights, quantiles):
     return values[order][ranks]
 
 
+def _unweighted_distribution(values):
+    """``distribution`` of equally weighted samples: one sort, the inverted-CDF ranks worked
+    out directly (the same samples ``weighted_percentiles`` picks with unit weights)."""
+    count = values.size
+    ordered = np.sort(values)
+    # The smallest rank r (1-based) with r >= q * count, with the same relative slack.
+    ranks = [min(max(math.ceil(q * count * (1.0 - 1e-12)), 1), count) - 1 for q in (0.5, 0.9, 0.99)]
+    return Distribution(count, float(values.sum() / count), float(ordered[ranks[0]]), float(ordered[ranks[1]]),
+                        float(ordered[ranks[2]]), float(ordered[-1]))
+
+
 def distribution(values, weights=None):
     values = np.asarray(values, dtype=np.float64)
-    weights = np.ones_like(values) if weights is None else np.asarray(weights, dtype=np.float64)
+    if weights is None:
+        if values.size == 0:
+            return Distribution(0, math.nan, math.nan, math.nan, math.nan, math.nan)
+        return _unweighted_distribution(values)
+    weights = np.asarray(weights, dtype=np.float64)
     keep = weights > 0
     values = values[keep]
     weights = weights[keep]

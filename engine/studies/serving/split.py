@@ -29,8 +29,8 @@ from .study import (
     CAPACITY_STEPS,
     _server,
     deployment_physics,
-    draw_requests,
     kv_link,
+    requests_at_rates,
     server_setup,
     slo_of,
     static_best_rate,
@@ -59,9 +59,10 @@ def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRu
     if not spec.disaggregated:
         setup = server_setup(engine, scenario, spec)
         server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
+        at_rate = requests_at_rates(scenario, spec, setup.max_model_len)
 
         def run_at(rate: float) -> RunResult:
-            return simulate(draw_requests(scenario, spec, setup.max_model_len, rate), server)
+            return simulate(at_rate(rate), server)
 
         return RateRunner(run_at, static_best_rate(engine, scenario, setup), setup.replicas * setup.devices_per_replica)
 
@@ -71,9 +72,10 @@ def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRu
     decode_physics = deployment_physics(engine, scenario, decode_setup)
     decode_server = _server(decode_setup, decode_physics, spec.router)
     link = kv_link(engine, scenario, spec, decode_physics)
+    decode_at_rate = requests_at_rates(scenario, spec, decode_setup.max_model_len)
 
     def run_disaggregated(rate: float) -> RunResult:
-        workload = draw_requests(scenario, spec, decode_setup.max_model_len, rate)
+        workload = decode_at_rate(rate)
         return simulate_disaggregated(workload, prefill_server, decode_server, link).combined
 
     # The decode pool's static best: decode holds the requests longest, so it bounds the rate

@@ -19,6 +19,7 @@ module sets it up the way a serving engine sets itself up on the scenario's hard
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -213,6 +214,22 @@ def draw_requests(scenario: Scenario, spec: ServingSpec, max_context: int, rate_
     return draw_workload(spec.seed, spec.requests, rate, prompt, output, max_context, cv)
 
 
+def requests_at_rates(scenario: Scenario, spec: ServingSpec, max_context: int) -> Callable[[float], Workload]:
+    """``draw_requests`` at any rate of an open-loop ``spec``, drawn once: a workload's lengths
+    and arrival pattern do not depend on the rate, only its times do (divided by it), so a
+    sweep or a bisection need not draw the same requests again for every rate it tries."""
+    if spec.arrival in ("offline", "closed"):
+        raise ValueError("requests_at_rates needs an open-loop spec (Poisson or Gamma arrivals)")
+    unit = draw_requests(scenario, spec, max_context, 1.0)
+
+    def at(rate_rps: float) -> Workload:
+        if not rate_rps > 0.0 or math.isinf(rate_rps):
+            return draw_requests(scenario, spec, max_context, rate_rps)  # refuses or answers as drawn
+        return Workload(unit.arrival_s / rate_rps, unit.prompt_tokens, unit.output_tokens, unit.think_s)
+
+    return at
+
+
 def offered_rate(spec: ServingSpec, rate_rps: float | None = None) -> float:
     if spec.arrival == "closed":
         return math.nan
@@ -253,7 +270,8 @@ def sweep_rates(
     setup = server_setup(engine, scenario, spec)
     server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
     rates = [float(rate) for rate in rates_rps]
-    workloads = [draw_requests(scenario, spec, setup.max_model_len, rate) for rate in rates]
+    at_rate = requests_at_rates(scenario, spec, setup.max_model_len)
+    workloads = [at_rate(rate) for rate in rates]
     ttft_limit, tpot_limit = _seconds(spec.slo_ttft_ms), _seconds(spec.slo_tpot_ms)
     metrics = simulate_many(
         [(workload, server) for workload in workloads], threads=threads,
@@ -286,9 +304,10 @@ def capacity_at_slo(engine: Engine, scenario: Scenario, spec: ServingSpec) -> Ca
     setup = server_setup(engine, scenario, spec)
     server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
     scale = static_best_rate(engine, scenario, setup)
+    at_rate = requests_at_rates(scenario, spec, setup.max_model_len)
 
     def run_at(rate: float) -> RunResult:
-        return simulate(draw_requests(scenario, spec, setup.max_model_len, rate), server)
+        return simulate(at_rate(rate), server)
 
     return capacity(run_at, slo_of(spec), CAPACITY_LOW_SHARE * scale, CAPACITY_HIGH_SHARE * scale, CAPACITY_STEPS)
 
