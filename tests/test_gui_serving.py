@@ -170,3 +170,25 @@ def test_a_disaggregated_spec_shows_every_split(qtbot, engine):
     assert panel.split is not None and [o.label for o in panel.split.splits] == ["1:2", "2:1"]
     assert "prefill:decode 1:2" in panel.caption.text()
     assert panel.run is not None and panel.run.served.disaggregated
+
+
+@pytest.mark.parametrize("width", [1200, 640])
+def test_capacity_values_and_slo_labels_stay_inside_their_plots(qtbot, engine, width):
+    """On a projector the tab is ~650 px wide: each capacity bar's value must still fit beside
+    it (a range in shares of the data cut "33.5/s" to "33.5/"), and each SLO line's label must
+    lie inside its plot (a range ending at the highest point cut the label off above)."""
+    panel = make_panel(qtbot, engine, workspace(engine))
+    panel.resize(width, 700)
+    qtbot.wait(50)
+    view = panel.capacity_plot.getViewBox()
+    shown = [text for text in panel.capacity_texts if text.isVisible()]
+    assert len(shown) == len(SHOWN)
+    inside = view.mapRectToScene(view.boundingRect())
+    for text in shown:
+        assert inside.contains(text.mapRectToScene(text.boundingRect())), text.toPlainText()
+    for name, plot in (("ttft", panel.ttft_plot), ("tpot", panel.tpot_plot)):
+        line = panel.slo_lines[name]
+        assert line.isVisible()
+        box = plot.getViewBox()
+        label = line.label.mapRectToScene(line.label.boundingRect())
+        assert box.mapRectToScene(box.boundingRect()).contains(label), name

@@ -105,6 +105,12 @@ ITL_COLOUR = "#8172B2"
 BAR_HEIGHT = 0.6
 SPIN_WIDTH_PX = 92
 RATE_MARGIN = 1.25  # the rate axes reach this factor beyond the lowest and highest rate swept
+CAPACITY_TEXT_GAP_PX = 4  # between a capacity bar's end and its value, and after the value
+CAPACITY_RANGE_MIN_SHARE = 1.15  # the capacity axis reaches at least this far beyond the longest bar
+# On a plot too narrow for the texts, the longest bar keeps at least this share of the width
+# (its text is then cut by the plot's edge rather than the bars shrinking to nothing).
+CAPACITY_BAR_LEAST_SHARE = 0.25
+SLO_HEADROOM = 2.5  # a latency plot reaches at least this factor above its SLO line, for the line's label
 
 # Spin boxes whose 0 stands for "take the policy's default" / "no limit".
 DEFAULT_TEXT = "default"
@@ -350,13 +356,15 @@ class ServingPanel(AnalysisPanel):
         # accelerator, so as tall as can be) down the right.
         self.throughput_plot = self._log_plot(layout, 0, 0, "Output throughput", "tokens/s", colspan=2)
         # Short titles: a plot is never narrower than its title, and three share the width.
-        self.ttft_plot = self._log_plot(layout, 1, 0, "p99 TTFT", "time to first token (s)")
-        self.tpot_plot = self._log_plot(layout, 1, 1, "p99 TPOT", "time per output token (ms)")
+        # Short axis titles too: a rotated title longer than its plot is tall runs into the next
+        # plot (the plot titles say what the values are).
+        self.ttft_plot = self._log_plot(layout, 1, 0, "p99 TTFT", "TTFT (s)")
+        self.tpot_plot = self._log_plot(layout, 1, 1, "p99 TPOT", "TPOT (ms)")
         # One rate range for the three, set from the curves (an x link would align them by their
         # place on screen, which offsets plots side by side).
         self.capacity_plot = layout.addPlot(row=0, col=2, rowspan=2, axisItems={"left": RowAxis("left"),
                                                                                "bottom": GridAxis("bottom")})
-        style_plot(self.capacity_plot, title="Capacity", x_label="requests/s at the SLO", x_unit=None,
+        style_plot(self.capacity_plot, title="Capacity", x_label="req/s at the SLO", x_unit=None,
                    y_label="", y_unit=None)
         self.capacity_plot.getAxis("left").setLabel("")
         self.capacity_plot.getAxis("bottom").enableAutoSIPrefix(False)
@@ -373,6 +381,8 @@ class ServingPanel(AnalysisPanel):
         self.capacity_bars = pg.BarGraphItem(x0=[], y=[], width=[], height=BAR_HEIGHT)
         self.capacity_plot.addItem(self.capacity_bars)
         self.capacity_texts: list[pg.TextItem] = []
+        # The bars' value texts need room in pixels, whatever the plot's width: refit on resize.
+        self.capacity_plot.getViewBox().sigResized.connect(self._fit_capacity_range)
 
         self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
         self._refs = SpotRefs()
@@ -759,9 +769,24 @@ class ServingPanel(AnalysisPanel):
             for plot in (self.throughput_plot, self.ttft_plot, self.tpot_plot):
                 plot.setXRange(math.log10(low / RATE_MARGIN), math.log10(high * RATE_MARGIN), padding=0.0)
         self.capacity_marks.set_spots(*marks, brushes=[self._style(ref.accelerator)[1] for ref in marks[2]])
+        self._fit_latency_ranges(spots)
         self._draw_capacity_bars(found)
         self._write_slo_lines()
         self._write_rate_lines()
+
+    def _fit_latency_ranges(self, spots: dict) -> None:
+        """Each latency plot spans its points and its SLO line, with room above the line for its
+        label (left to itself the range ends at the highest point, and a line there lost its label)."""
+        spec = self.spec
+        ttft_limit_s = None if spec.slo_ttft_ms is None else spec.slo_ttft_ms / 1e3
+        for name, plot, limit in (("ttft", self.ttft_plot, ttft_limit_s), ("tpot", self.tpot_plot, spec.slo_tpot_ms)):
+            values = [value for value in spots[name][1] if value > 0 and math.isfinite(value)]
+            if limit is not None and limit > 0:
+                values += [limit / SLO_HEADROOM ** 0.5, limit * SLO_HEADROOM]
+            if not values:
+                plot.enableAutoRange(y=True)
+                continue
+            plot.setYRange(math.log10(min(values)), math.log10(max(values)), padding=0.05)
 
     def _style(self, accelerator_id: str) -> tuple:
         """(point pen, filled brush, hollow brush) of an accelerator, made once: pyqtgraph caches
@@ -788,17 +813,35 @@ class ServingPanel(AnalysisPanel):
             text.setFont(plot_font())
             self.capacity_plot.addItem(text, ignoreBounds=True)
             self.capacity_texts.append(text)
-        high = float(rates.max()) if rates.size and rates.max() > 0 else 1.0
         for index, text in enumerate(self.capacity_texts):
             if index >= len(found):
                 text.setVisible(False)
                 continue
             text.setText(self._capacity_text(found[index]))
-            text.setPos(rates[index] + 0.01 * high, index)
             text.setVisible(True)
-        # Room on the right for the texts beside the longest bar.
-        self.capacity_plot.setXRange(0, high * 1.6, padding=0.0)
+        self._capacity_rates = rates
+        self._fit_capacity_range()
         self.capacity_plot.setYRange(-0.6, max(len(found), 1) - 0.4, padding=0.0)
+
+    def _fit_capacity_range(self, *_args) -> None:
+        """An x range with room, in pixels, for each bar's value text beside it (texts do not
+        scale with the plot: a fixed share of the range cut them on a narrow plot)."""
+        rates = getattr(self, "_capacity_rates", None)
+        if rates is None:
+            return
+        width_px = max(float(self.capacity_plot.getViewBox().width()), 1.0)
+        high = float(rates.max()) if rates.size and rates.max() > 0 else 1.0
+        span = high * CAPACITY_RANGE_MIN_SHARE
+        for rate, text in zip(rates, self.capacity_texts, strict=False):
+            # A bar's end plus its text's width (and a gap) must lie inside the range: with the
+            # text taking share t of the width, the range must be at least rate / (1 - t).
+            # (A text item's width in pixels, its document margins included.)
+            text_share = (text.boundingRect().width() + 2 * CAPACITY_TEXT_GAP_PX) / width_px
+            span = max(span, rate / max(1.0 - text_share, CAPACITY_BAR_LEAST_SHARE))
+        gap = CAPACITY_TEXT_GAP_PX * span / width_px
+        for row, (rate, text) in enumerate(zip(rates, self.capacity_texts, strict=False)):
+            text.setPos(rate + gap, row)
+        self.capacity_plot.setXRange(0, span, padding=0.0)
 
     @staticmethod
     def _capacity_text(capacity: Capacity) -> str:
