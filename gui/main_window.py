@@ -136,15 +136,17 @@ class MainWindow(QMainWindow):
         self.controller.failed.connect(lambda message: self.statusBar().showMessage(message, 10000))
         self.controls.import_requested.connect(self.models.import_dialog)
         self.presets_panel.preset_chosen.connect(lambda entry: self.presets.open_file(entry.path, bundled=entry.bundled))
-        self.presets.current_changed.connect(lambda _preset: self.setWindowTitle(f"accelscope — {self.presets.name}"))
+        self.presets.current_changed.connect(lambda _preset: self._show_title())
+        self.presets.modified_changed.connect(self.setWindowModified)
+        self.presets.replacing.connect(self.comparison.release)
         self.presets.applied.connect(lambda preset: self.presets_panel.select(preset.name))
         self.presets.saved.connect(lambda _preset: self.presets_panel.refresh())  # lists the new file, then:
         self.presets.saved.connect(lambda preset: self.presets_panel.select(preset.name))
         self.presets.recent_changed.connect(self._refresh_recent_menu)
-        for source in (self.presets, self.models, self.exports):
+        for source in (self.presets, self.models, self.exports, self.comparison):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.comparison.changed.connect(self._show_comparison)
-        self.setWindowTitle(f"accelscope — {self.presets.name}")
+        self._show_title()
         self.explain_throttle = Throttle(EXPLAIN_INTERVAL_MS, self.update_explanation, self)
         # A tab may add to the explanation (Serving): it follows the tab shown.
         self.tabs.currentChanged.connect(lambda _index: self.explain_throttle.request())
@@ -240,6 +242,11 @@ class MainWindow(QMainWindow):
         self.display.set_theme("light")
         configure_pyqtgraph(theme.LIGHT)
         super().closeEvent(event)
+
+    def _show_title(self) -> None:
+        """The preset shown, and "*" (Qt's [*] place holder) while it has unsaved changes."""
+        self.setWindowTitle(f"accelscope — {self.presets.name}[*]")
+        self.setWindowModified(self.presets.modified)
 
     # -- docks, display ---------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog.presets import load_preset
 from accelscope.engine.physics.engine import Engine
 from accelscope.gui.main_window import MainWindow
 from accelscope.gui.state import session
@@ -228,3 +229,40 @@ def test_every_analysis_tab_setting_reaches_the_workspace(qtbot, data_dir):
     workspace = window.controller.workspace
     assert (workspace.option("far_tier"), workspace.option("device_budget"), workspace.option("routing_skew")) == (
         "cxl2-expander-x16", 8, 1.5)
+
+
+def _pinned(qtbot) -> MainWindow:
+    window = _window(qtbot)
+    window.controller.throttle.flush()
+    window.comparison.pin(True)
+    assert window.comparison.frame is not None
+    return window
+
+
+def test_compare_keeps_a_through_changes_of_the_same_model(qtbot, data_dir):
+    window = _pinned(qtbot)
+    window.controller.set_field("batch", 16)
+    window.controller.set_field("accelerator", window.controller.workspace.shown[-1])
+    assert window.comparison.frame is not None and window.qactions["view.compare"].isChecked()
+
+
+def test_compare_unpins_a_when_the_model_changes_and_says_so(qtbot, data_dir):
+    window = _pinned(qtbot)
+    window.controller.set_field("model", "qwen3-8b")
+    window.controller.throttle.flush()
+    assert window.comparison.frame is None and not window.qactions["view.compare"].isChecked()
+    message = window.statusBar().currentMessage()
+    assert "Unpinned A" in message and "model changed" in message
+    window.update_explanation()
+    assert "B against A" not in window.explain_panel.text()
+
+
+def test_compare_unpins_a_when_a_preset_is_loaded_and_says_so(qtbot, data_dir):
+    window = _pinned(qtbot)
+    entry = next(e for e in window.presets_panel.entries()
+                 if load_preset(e.path, window.engine.catalog).workspace.scenario.model
+                 == window.controller.workspace.scenario.model)  # the same model: the load alone unpins
+    assert window.presets.open_file(entry.path, bundled=True)
+    assert window.comparison.frame is None and not window.compare_label.isVisibleTo(window)
+    assert f"the preset {entry.name} was loaded" in window.statusBar().currentMessage()
+
