@@ -26,7 +26,7 @@ from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import explain
 from accelscope.engine.text.explain.explanation import Explanation
 
-from .actions import add_action, install_menus, no_mnemonic, shortcut_rows
+from .actions import add_action, install_menus, no_mnemonic, plain, shortcut_rows
 from .controls.bindings import bind_view
 from .controls.presets_dock import PresetsPanel
 from .controls.scenario_panel import ControlsPanel, ControlsScroll
@@ -130,6 +130,8 @@ class MainWindow(QMainWindow):
             # A dock shown from the View menu comes to the front of the docks tabbed with it.
             dock.toggleViewAction().triggered.connect(lambda checked, dock=dock: checked and dock.raise_())
         self._refresh_recent_menu()
+        self.presets_panel.set_save_as_path(
+            f"{plain(self.menus['file'].title())} → {plain(self.qactions['file.save_as'].text())}")
         self.controls.bind_to(self.controller)
         self.strip.bind_to(self.controller)
         self.controller.frame_ready.connect(self.show_frame)
@@ -153,7 +155,9 @@ class MainWindow(QMainWindow):
         self.last_repaint_seconds = 0.0
         if layout is not None:
             session.restore(self, layout)
-        self.problems: list[str] = [*catalog.problems] + ([session_problem] if session_problem else [])
+        # Every file that did not load: catalog files, the last session, and presets (listed greyed in their dock).
+        self.problems: list[str] = ([*catalog.problems] + ([session_problem] if session_problem else [])
+                                    + [entry.problem for entry in self.presets_panel.entries() if entry.problem])
         if self.problems:
             self.banner.show_problems(self.problems)
 
