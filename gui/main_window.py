@@ -26,7 +26,7 @@ from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import explain
 from accelscope.engine.text.explain.explanation import Explanation
 
-from .actions import add_action, install_menus, no_mnemonic, shortcut_rows
+from .actions import add_action, install_menus, no_mnemonic, plain, shortcut_rows
 from .controls.bindings import bind_view
 from .controls.presets_dock import PresetsPanel
 from .controls.scenario_panel import ControlsPanel, ControlsScroll
@@ -130,28 +130,34 @@ class MainWindow(QMainWindow):
             # A dock shown from the View menu comes to the front of the docks tabbed with it.
             dock.toggleViewAction().triggered.connect(lambda checked, dock=dock: checked and dock.raise_())
         self._refresh_recent_menu()
+        self.presets_panel.set_save_as_path(
+            f"{plain(self.menus['file'].title())} → {plain(self.qactions['file.save_as'].text())}")
         self.controls.bind_to(self.controller)
         self.strip.bind_to(self.controller)
         self.controller.frame_ready.connect(self.show_frame)
         self.controller.failed.connect(lambda message: self.statusBar().showMessage(message, 10000))
         self.controls.import_requested.connect(self.models.import_dialog)
         self.presets_panel.preset_chosen.connect(lambda entry: self.presets.open_file(entry.path, bundled=entry.bundled))
-        self.presets.current_changed.connect(lambda _preset: self.setWindowTitle(f"accelscope — {self.presets.name}"))
+        self.presets.current_changed.connect(lambda _preset: self._show_title())
+        self.presets.modified_changed.connect(self.setWindowModified)
+        self.presets.replacing.connect(self.comparison.release)
         self.presets.applied.connect(lambda preset: self.presets_panel.select(preset.name))
         self.presets.saved.connect(lambda _preset: self.presets_panel.refresh())  # lists the new file, then:
         self.presets.saved.connect(lambda preset: self.presets_panel.select(preset.name))
         self.presets.recent_changed.connect(self._refresh_recent_menu)
-        for source in (self.presets, self.models, self.exports):
+        for source in (self.presets, self.models, self.exports, self.comparison):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.comparison.changed.connect(self._show_comparison)
-        self.setWindowTitle(f"accelscope — {self.presets.name}")
+        self._show_title()
         self.explain_throttle = Throttle(EXPLAIN_INTERVAL_MS, self.update_explanation, self)
         # A tab may add to the explanation (Serving): it follows the tab shown.
         self.tabs.currentChanged.connect(lambda _index: self.explain_throttle.request())
         self.last_repaint_seconds = 0.0
         if layout is not None:
             session.restore(self, layout)
-        self.problems: list[str] = [*catalog.problems] + ([session_problem] if session_problem else [])
+        # Every file that did not load: catalog files, the last session, and presets (listed greyed in their dock).
+        self.problems: list[str] = ([*catalog.problems] + ([session_problem] if session_problem else [])
+                                    + [entry.problem for entry in self.presets_panel.entries() if entry.problem])
         if self.problems:
             self.banner.show_problems(self.problems)
 
@@ -240,6 +246,11 @@ class MainWindow(QMainWindow):
         self.display.set_theme("light")
         configure_pyqtgraph(theme.LIGHT)
         super().closeEvent(event)
+
+    def _show_title(self) -> None:
+        """The preset shown, and "*" (Qt's [*] place holder) while it has unsaved changes."""
+        self.setWindowTitle(f"accelscope — {self.presets.name}[*]")
+        self.setWindowModified(self.presets.modified)
 
     # -- docks, display ---------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import pytest
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
-from accelscope.engine.text.compare import comparison, deltas, input_changes
+from accelscope.engine.text.compare import FAR_FACTOR, comparison, deltas, input_changes
 
 
 def test_inputs_that_differ_are_named_with_both_values():
@@ -18,17 +18,39 @@ def test_inputs_that_differ_are_named_with_both_values():
 
 def test_deltas_are_the_engines_ratios_with_the_right_direction(engine):
     a = engine.predict(Scenario("llama-3.1-8b", "h100-sxm", batch=1))
-    b = engine.predict(Scenario("llama-3.1-8b", "h100-sxm", batch=64))
+    b = engine.predict(Scenario("llama-3.1-8b", "h100-sxm", batch=4))
     by_label = {d.label: d for d in deltas(a, b)}
     itl = by_label["inter-token latency"]
     assert itl.ratio == pytest.approx(b.itl_s / a.itl_s, rel=1e-12)
     assert itl.better is False  # batching lengthens each step
     throughput = by_label["output tokens/s (system)"]
     assert throughput.ratio == pytest.approx(b.throughput_output_tok_s / a.throughput_output_tok_s, rel=1e-12)
-    assert throughput.better is True and throughput.ratio > 10
-    assert f"{throughput.ratio - 1:+.1%}" in throughput.sentence()
+    assert throughput.better is True and 1.5 < throughput.ratio < FAR_FACTOR
+    assert f"{throughput.ratio - 1:+.1%}" in throughput.sentence() and "(better)" in throughput.sentence()
     same = {d.label: d for d in deltas(a, a)}
     assert all(d.better is None and "unchanged" in d.sentence() for d in same.values())
+
+
+def test_a_far_delta_gives_both_values_and_no_verdict(engine):
+    a = engine.predict(Scenario("llama-3.1-8b", "h100-sxm", batch=1))
+    b = engine.predict(Scenario("llama-3.1-8b", "h100-sxm", batch=64))
+    throughput = {d.label: d for d in deltas(a, b)}["output tokens/s (system)"]
+    assert throughput.ratio > FAR_FACTOR  # the engine's batching gain, beyond +1000 %
+    sentence = throughput.sentence()
+    assert throughput.better is None and "better" not in sentence and "worse" not in sentence and "%" not in sentence
+    assert f"A {throughput.a_text}" in sentence and f"B {throughput.b_text}" in sentence
+
+
+def test_two_models_are_never_better_or_worse_than_each_other(engine):
+    workspace = Workspace(Scenario("llama-3.1-8b", "h100-sxm", batch=8), shown=("h100-sxm",))
+    a = engine.predict(workspace.scenario)
+    b = engine.predict(workspace.scenario.with_changes(model="qwen3-8b"))
+    compared = deltas(a, b)
+    assert any(d.ratio is not None and abs(d.ratio - 1) > 1e-3 for d in compared)  # their outputs do differ
+    for delta in compared:
+        assert delta.better is None and not delta.comparable
+        assert "better" not in delta.sentence() and "worse" not in delta.sentence() and "%" not in delta.sentence()
+    assert "different models" in comparison(workspace, a, b).plain_text()
 
 
 def test_comparison_section_reads_inputs_and_outputs(engine):

@@ -23,6 +23,7 @@ from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.units import compact
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
+from accelscope.gui.look.palette import colour_for
 from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.panels.energy import EnergyPanel
 from accelscope.gui.panels.latency import LatencyPanel
@@ -252,6 +253,37 @@ def test_energy_bars_match_the_engine_and_name_the_power_scope(qtbot, engine, ca
     assert "energy per output token" in text
     panel.picker.hover(row_scene_pos(panel, 0))
     assert "device-level" in panel.picker.hover_text
+
+
+def test_energy_never_shows_a_bar_that_does_not_fit_as_the_winner(qtbot, engine, catalog):
+    shown = ("h100-sxm", "groq-lpu", "gc200", "tpu-v7")
+    frame = frame_of(engine, shown=shown, batch=1)
+    fits = frame.outputs.fits != 0
+    tokens_per_joule = frame.outputs.tokens_per_joule
+    # The case the panel must not mislead in: one chip of an accelerator that cannot hold the
+    # model gives the most tokens per joule of all.
+    assert not fits[int(np.argmax(tokens_per_joule))]
+    panel = make_panel(qtbot, catalog, EnergyPanel, frame)
+    drawn = panel.plotted()
+    fitting = [a for a, fit in zip(shown, fits, strict=True) if fit]
+    best = max(fitting, key=lambda a: tokens_per_joule[shown.index(a)])
+    assert list(drawn["best"]) == [best] and frame.best_that_fits(tokens_per_joule) == best
+    assert catalog.accelerators[best].name in panel.verdict.text()
+    for j, accelerator in enumerate(shown):
+        if fits[j]:
+            assert drawn["tokens_per_J_text"][j] != "does not fit" and not drawn["hatched"][j]
+            continue
+        assert drawn["hatched"][j] and drawn["colours"][j] not in {colour_for(a) for a in shown}  # greyed
+        assert drawn["tokens_per_J_text"][j] == drawn["power_text"][j] == "does not fit"
+        assert catalog.accelerators[accelerator].name not in panel.verdict.text()
+    assert "that do not fit left out" in panel.verdict.text()
+
+
+def test_energy_names_no_best_when_nothing_fits(qtbot, engine, catalog):
+    frame = frame_of(engine, shown=("groq-lpu", "gc200"), batch=1)
+    assert not (frame.outputs.fits != 0).any()
+    panel = make_panel(qtbot, catalog, EnergyPanel, frame)
+    assert len(panel.plotted()["best"]) == 0 and "None of the accelerators shown fits" in panel.verdict.text()
 
 
 # ---- all panels ----------------------------------------------------------------------------

@@ -144,3 +144,73 @@ def test_export_all(window, tmp_path):
     names = {path.name for path in written}
     assert {"1-roofline.png", "4-sweep.svg", "5-energy.csv", "explain.txt", "scenario.preset.json"} <= names
     assert all(path.stat().st_size > 0 for path in written)
+
+
+# ---- saving: the title marks changes, and Save writes only the preset the scenario came from ----
+
+
+def test_the_title_marks_changes_since_the_last_load_or_save(window):
+    def marked() -> bool:
+        assert window.windowTitle().endswith("[*]")  # Qt shows "*" there while the window is modified
+        return window.isWindowModified()
+
+    assert not marked() and "Unsaved scenario" in window.windowTitle()
+    window.controls.batch_spin.setValue(48)
+    assert marked()
+    window.presets.new()
+    assert not marked()
+    window.controller.set_workspace(window.controller.workspace.with_changes(view="energy"))
+    assert not marked()  # another tab is no change of scenario
+    entry = window.presets_panel.entries()[0]
+    assert window.presets.open_file(entry.path, bundled=True)
+    assert not marked() and entry.name in window.windowTitle()
+    batch = window.controller.workspace.scenario.batch
+    window.controller.set_field("batch", batch + 1)
+    assert marked() and entry.name in window.windowTitle()
+    window.controller.set_field("batch", batch)
+    assert not marked()  # back as it was loaded
+    window.controller.set_field("batch", batch + 1)
+    assert window.presets.save_to(user_presets_dir() / "mine.json", "Mine", "")
+    assert not marked() and "Mine" in window.windowTitle()
+
+
+@pytest.fixture
+def save_as_asked(window, monkeypatch):
+    asked: list[bool] = []
+    monkeypatch.setattr(window.presets, "save_as_dialog", lambda: asked.append(True))
+    return asked
+
+
+def test_save_writes_the_user_preset_the_scenario_came_from(window, save_as_asked):
+    path = user_presets_dir() / "mine.json"
+    assert window.presets.save_to(path, "Mine", "Mine, at batch 3.")
+    window.controller.set_field("batch", 3)
+    window.presets.save()
+    assert save_as_asked == [] and not window.isWindowModified()
+    assert load_preset(path, window.engine.catalog).workspace.scenario.batch == 3
+
+
+def test_save_of_a_bundled_preset_asks_for_a_name(window, save_as_asked):
+    entry = window.presets_panel.entries()[0]
+    assert window.presets.open_file(entry.path, bundled=True)
+    before = entry.path.read_bytes()
+    window.controller.set_field("batch", window.controller.workspace.scenario.batch + 1)
+    window.presets.save()
+    assert save_as_asked == [True] and entry.path.read_bytes() == before
+
+
+def test_a_model_vs_paper_row_is_no_presets_and_save_does_not_overwrite_it(window, save_as_asked, monkeypatch):
+    from accelscope.gui.windows.validation import ValidationWindow
+
+    monkeypatch.setattr(ValidationWindow, "start", lambda self, synchronous=False: None)  # no report needed
+    path = user_presets_dir() / "mine.json"
+    assert window.presets.save_to(path, "Mine", "")
+    saved = path.read_bytes()
+    row = window.controller.workspace.with_scenario(model="qwen3-8b", batch=16)  # as a row's setup would be
+    window.side.show_validation().workspace_requested.emit(row)
+    window.side.validation.close()
+    assert window.controller.workspace == row
+    assert "Mine" not in window.windowTitle() and window.presets.current is None
+    assert not window.isWindowModified()  # shown as loaded
+    window.presets.save()
+    assert save_as_asked == [True] and path.read_bytes() == saved

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog.presets import load_preset
 from accelscope.engine.physics.engine import Engine
 from accelscope.gui.main_window import MainWindow
 from accelscope.gui.state import session
@@ -228,3 +229,103 @@ def test_every_analysis_tab_setting_reaches_the_workspace(qtbot, data_dir):
     workspace = window.controller.workspace
     assert (workspace.option("far_tier"), workspace.option("device_budget"), workspace.option("routing_skew")) == (
         "cxl2-expander-x16", 8, 1.5)
+
+
+def _pinned(qtbot) -> MainWindow:
+    window = _window(qtbot)
+    window.controller.throttle.flush()
+    window.comparison.pin(True)
+    assert window.comparison.frame is not None
+    return window
+
+
+def test_compare_keeps_a_through_changes_of_the_same_model(qtbot, data_dir):
+    window = _pinned(qtbot)
+    window.controller.set_field("batch", 16)
+    window.controller.set_field("accelerator", window.controller.workspace.shown[-1])
+    assert window.comparison.frame is not None and window.qactions["view.compare"].isChecked()
+
+
+def test_compare_unpins_a_when_the_model_changes_and_says_so(qtbot, data_dir):
+    window = _pinned(qtbot)
+    window.controller.set_field("model", "qwen3-8b")
+    window.controller.throttle.flush()
+    assert window.comparison.frame is None and not window.qactions["view.compare"].isChecked()
+    message = window.statusBar().currentMessage()
+    assert "Unpinned A" in message and "model changed" in message
+    window.update_explanation()
+    assert "B against A" not in window.explain_panel.text()
+
+
+def test_compare_unpins_a_when_a_preset_is_loaded_and_says_so(qtbot, data_dir):
+    window = _pinned(qtbot)
+    entry = next(e for e in window.presets_panel.entries()
+                 if load_preset(e.path, window.engine.catalog).workspace.scenario.model
+                 == window.controller.workspace.scenario.model)  # the same model: the load alone unpins
+    assert window.presets.open_file(entry.path, bundled=True)
+    assert window.comparison.frame is None and not window.compare_label.isVisibleTo(window)
+    assert f"the preset {entry.name} was loaded" in window.statusBar().currentMessage()
+
+
+def test_the_start_up_notice_counts_every_bad_file_a_preset_too(qtbot, data_dir):
+    (data_dir / "accelerators").mkdir()
+    (data_dir / "accelerators" / "broken.toml").write_text('id = "broken"\nname = 5\n', encoding="utf-8")
+    (data_dir / "presets").mkdir()
+    (data_dir / "presets" / "broken-preset.json").write_text("{not json", encoding="utf-8")
+    window = _window(qtbot, Engine(Catalog.load()))
+    window.show()
+    assert len(window.problems) == 2 and any("broken-preset.json" in problem for problem in window.problems)
+    assert "2 files could not be loaded" in window.banner.label.text()
+
+
+def test_the_presets_hint_names_the_menu_entry_as_the_menu_shows_it(qtbot, data_dir):
+    from accelscope.gui.actions import plain
+
+    window = _window(qtbot)
+    hints = [window.presets_panel.list.item(row).text() for row in range(window.presets_panel.list.count())]
+    hint = next(text for text in hints if "adds yours here" in text)
+    assert plain(window.qactions["file.save_as"].text()) in hint and plain(window.menus["file"].title()) in hint
+
+
+def test_escape_closes_model_vs_paper(qtbot, data_dir, monkeypatch):
+    from PySide6.QtCore import Qt
+
+    from accelscope.gui.windows.validation import ValidationWindow
+
+    monkeypatch.setattr(ValidationWindow, "start", lambda self, synchronous=False: None)
+    window = _window(qtbot)
+    validation = window.side.show_validation()
+    assert validation.isVisible()
+    qtbot.keyClick(validation.table, Qt.Key.Key_Escape)
+    assert not validation.isVisible()
+
+
+def test_keyboard_shortcuts_need_no_horizontal_scrolling(qtbot, data_dir):
+    from PySide6.QtWidgets import QTableWidget
+
+    window = _window(qtbot)
+    window.side.show_shortcuts()
+    dialog = window.side.shortcuts
+    qtbot.addWidget(dialog)
+    qtbot.waitExposed(dialog)
+    table = dialog.findChild(QTableWidget)
+    assert table.horizontalScrollBar().maximum() == 0 and not table.horizontalScrollBar().isVisible()
+    for column in range(2):  # and nothing is cut instead
+        needed = max(table.sizeHintForColumn(column), table.horizontalHeader().sectionSizeHint(column))
+        assert table.columnWidth(column) >= needed
+
+
+def test_every_control_label_explains_as_its_control_does(qtbot, data_dir):
+    from PySide6.QtWidgets import QLabel
+
+    window = _window(qtbot)
+    labels = [label for label in window.controls.findChildren(QLabel)
+              if label.buddy() is not None and label.buddy().toolTip()]
+    assert len(labels) >= 8
+    for label in labels:
+        assert label.toolTip() == label.buddy().toolTip(), label.text()
+    ep = window.controls.parallel_spins["ep"]
+    ep_label = next(label for label in labels if label.buddy() is ep)
+    window.controller.set_field("model", "qwen3-235b-a22b")  # a mixture of experts: EP's tool tip changes
+    window.controller.throttle.flush()
+    assert ep_label.toolTip() == ep.toolTip() and "routed experts" in ep.toolTip()

@@ -140,3 +140,44 @@ def test_the_accelerator_filter_is_wide_enough_for_every_name(qtbot, report):
     widest = max(metrics.horizontalAdvance(combo.itemText(i)) for i in range(combo.count()))
     assert combo.width() >= widest  # the name itself fits, before the arrow and margins
     validation.stop()
+
+
+@pytest.mark.parametrize("presentation", [False, True], ids=["normal", "presentation"])
+@pytest.mark.parametrize("theme_name", ["light", "dark"])
+def test_every_cell_reads_in_light_and_dark(qtbot, catalog, report, theme_name, presentation):
+    """Each cell's text against its own background, the green and red ones included, at the
+    WCAG contrast for body text (4.5:1), in every theme the window can be shown in."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QBrush, QPalette
+    from PySide6.QtWidgets import QWidget
+
+    from accelscope.gui.look.display import Display
+    from accelscope.gui.look.theme import TEXT_CONTRAST, contrast_ratio
+    from accelscope.gui.windows.validation import ValidationWindow
+
+    host = QWidget()
+    qtbot.addWidget(host)
+    display = Display(host)
+    display.set_theme(theme_name)
+    display.set_presentation(presentation)
+    try:
+        validation = ValidationWindow(catalog)
+        qtbot.addWidget(validation)
+        validation._finished(report)
+        table = validation.table
+        palette = table.palette()
+        marked: set[str] = set()
+        for row in range(table.rowCount()):
+            for column in range(table.columnCount()):
+                item = table.item(row, column)
+                background = item.data(Qt.ItemDataRole.BackgroundRole)
+                foreground = item.data(Qt.ItemDataRole.ForegroundRole)
+                paper = background.color() if isinstance(background, QBrush) else palette.color(QPalette.ColorRole.Base)
+                ink = foreground.color() if isinstance(foreground, QBrush) else palette.color(QPalette.ColorRole.Text)
+                if isinstance(background, QBrush):
+                    marked.add(paper.name())
+                assert contrast_ratio(ink, paper) >= TEXT_CONTRAST, (row, COLUMNS[column], ink.name(), paper.name())
+        assert len(marked) == 2  # both the green and the red cells were checked
+    finally:
+        display.set_presentation(False)
+        display.set_theme("light")

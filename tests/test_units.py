@@ -59,3 +59,17 @@ def test_each_short_form_reads_as_the_panels_show_it(formatter, value, text):
 def test_every_precision_has_one_display_label():
     assert list(PRECISION_LABELS) == list(PRECISIONS)
     assert PRECISION_LABELS["bf16"] == "BF16" and PRECISION_LABELS["fp4"] == "FP4"
+
+
+@pytest.mark.parametrize("value, text", [
+    (8.03e9, "8.03 B"), (31.527303e9, "31.5 B"), (3.5e8, "350 M"), (1.04e12, "1.04 T"), (3.1527303e16, "31,527 T"),
+])
+def test_parameter_counts_read_as_model_cards_write_them(value, text):
+    assert units.format_params(value) == text
+
+
+def test_a_count_of_one_is_singular():
+    assert units.counted(1, "device") == "1 device"
+    assert units.counted(2048, "device") == "2,048 devices"
+    assert units.counted(1.0, "micro-batch", "micro-batches") == "1 micro-batch"
+    assert units.counted(3, "micro-batch", "micro-batches") == "3 micro-batches"

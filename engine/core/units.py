@@ -98,6 +98,20 @@ def format_time(seconds: float, trim: bool = False) -> str:
     return _scaled(seconds, ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")), trim)
 
 
+_PARAMETERS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+
+
+def format_params(value: float) -> str:
+    """A parameter count as model cards write it: 8.03 B, 31.5 B, 1.04 T, 350 M."""
+    return _scaled(value, _PARAMETERS).rstrip()
+
+
+def counted(n: float, noun: str, plural: str | None = None) -> str:
+    """A whole number of things, the noun singular for one: "1 device", "2,048 devices"."""
+    n = int(n)
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def format_usd(value: float | None, missing: str = "unknown") -> str:
     """US dollars to three significant figures: $0.0847, $2.49, $21,812; ``missing`` for none."""
     if value is None or not math.isfinite(value):

@@ -60,6 +60,16 @@ class Frame:
     def roofline(self, accelerator_id: str) -> Roofline:
         return self.rooflines[self.index(accelerator_id)]
 
+    def best_that_fits(self, values: np.ndarray) -> str | None:
+        """The shown accelerator with the largest of ``values`` (one per accelerator, in order)
+        among those whose scenario fits; None when none fits with a value. One that does not fit
+        is never best: its figures are of a device that cannot hold the model."""
+        values = np.asarray(values, float)
+        eligible = (self.outputs.fits != 0) & np.isfinite(values)
+        if not eligible.any():
+            return None
+        return self.accelerators[int(np.argmax(np.where(eligible, values, -np.inf)))]
+
 
 def compute_frame(engine: Engine, workspace: Workspace) -> Frame:
     """Evaluate the workspace. Its scenario must be resolved (known model, valid values)."""

@@ -31,6 +31,7 @@ from ..catalog.regimes import LayoutRule, Regime, RegimeDefinitions, load_regime
 from ..core import codes
 from ..core.scenario import Scenario
 from ..core.table import Table
+from ..core.units import format_time
 from ..physics.engine import Engine
 from ..physics.results import N_OUTPUT_ROWS, Outputs
 
@@ -370,14 +371,14 @@ def _requests_within_itl(run: _CellRun) -> _Raw:
             if rate > best[0]:
                 best = (rate, batch)
     if best[1] == 0:
-        first_itl = out.itl_s[run.fitting[0][1]] * 1e3
+        first_itl = out.itl_s[run.fitting[0][1]]
         return _Raw(0.0, True, (
             f"no batch keeps the inter-token latency within {target * 1e3:g} ms on {run.where} "
-            f"(batch {run.fitting[0][0]}: {first_itl:.4g} ms)"
+            f"(batch {run.fitting[0][0]}: {format_time(first_itl)})"
         ), 0, "")
     j = run.columns[regime.batches.index(best[1])]
     return _Raw(best[0], True, "", best[1], (
-        f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {out.itl_s[j] * 1e3:.3g} ms) on {run.where}"
+        f"{best[0]:.4g} requests/s per device at batch {best[1]} (ITL {format_time(out.itl_s[j])}) on {run.where}"
     ))
 
 

@@ -23,10 +23,15 @@ OUTPUTS: tuple[tuple[str, object, object, bool], ...] = (
     ("output tokens/s (system)", lambda r: r.throughput_output_tok_s, lambda v: f"{significant(v)} tokens/s", True),
     ("tokens per joule", lambda r: r.tokens_per_joule, lambda v: f"{significant(v)} tokens/J", True),
     ("power (all devices)", lambda r: r.power_W, format_power, False),
-    ("largest batch that fits", lambda r: float(r.memory.max_batch), lambda v: f"{v:,.0f}", True),
+    ("largest batch that fits", lambda r: float(r.memory.max_batch), lambda v: largest_batch_text(v), True),
     ("memory per device", lambda r: r.memory.weights_bytes + r.memory.kv_cache_bytes + r.memory.activation_bytes
      + r.memory.overhead_bytes + r.memory.recurrent_state_bytes, format_bytes, False),
 )
+
+
+# Beyond this factor either way (+1000 %, or −91 %) B is not A changed a little but another kind
+# of scenario: a percentage and a "better" would be a verdict on an accident of the pairing.
+FAR_FACTOR = 11.0
 
 
 @dataclass(frozen=True)
@@ -35,16 +40,23 @@ class Delta:
     a_text: str
     b_text: str
     ratio: float | None  # B / A; None where A is zero or either is not finite
-    better: bool | None  # whether B is better than A on this output; None when equal or unknown
+    better: bool | None  # whether B is better than A on this output; None when equal, unknown or not comparable
+    comparable: bool = True  # False: A and B are different models, or ``ratio`` is beyond FAR_FACTOR
 
     def sentence(self) -> str:
-        if self.ratio is None:
-            return f"{self.label}: {self.a_text} → {self.b_text}."
+        if self.a_text == self.b_text:
+            return f"{self.label}: {self.b_text}, unchanged."
+        if self.ratio is None or not self.comparable:
+            return f"{self.label}: A {self.a_text}, B {self.b_text}."
         change = self.ratio - 1.0
         if abs(change) < 5e-4:
             return f"{self.label}: {self.b_text}, unchanged."
         verdict = "" if self.better is None else (" (better)" if self.better else " (worse)")
         return f"{self.label}: {self.a_text} → {self.b_text}, {change:+.1%}{verdict}."
+
+
+def largest_batch_text(max_batch: float) -> str:
+    return f"{max_batch:,.0f}" if max_batch > 0 else "none, it does not fit at any batch"
 
 
 def input_changes(a: Scenario, b: Scenario) -> list[str]:
@@ -66,14 +78,17 @@ def _value(value: object) -> str:
 
 
 def deltas(a: Result, b: Result) -> list[Delta]:
+    """B's outputs against A's; no verdict where the two are different models or far apart."""
+    same_model = a.scenario.model == b.scenario.model
     out = []
     for label, read, show, higher_is_better in OUTPUTS:
         before, after = float(read(a)), float(read(b))
         ratio = after / before if before > 0 and math.isfinite(before) and math.isfinite(after) else None
+        comparable = same_model and (ratio is None or 1.0 / FAR_FACTOR <= ratio <= FAR_FACTOR)
         better = None
-        if ratio is not None and abs(ratio - 1.0) >= 5e-4:
+        if comparable and ratio is not None and abs(ratio - 1.0) >= 5e-4:
             better = (ratio > 1.0) == higher_is_better
-        out.append(Delta(label, show(before), show(after), ratio, better))
+        out.append(Delta(label, show(before), show(after), ratio, better, comparable))
     return out
 
 
@@ -86,6 +101,8 @@ def comparison(a_workspace: Workspace, a: Result | None, b: Result) -> Explanati
     if a is None:
         lines.append(f"A did not show {accelerator}, so there is nothing to compare on it; select another.")
     else:
+        if a.scenario.model != b.scenario.model:
+            lines.append("A and B are different models: their outputs are given side by side, not as changes.")
         if a.fits != b.fits:
             lines.append("A " + ("fits" if a.fits else "does not fit") + "; B " + ("fits." if b.fits else "does not fit."))
         lines.extend(delta.sentence() for delta in deltas(a, b))

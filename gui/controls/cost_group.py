@@ -22,6 +22,7 @@ from accelscope.engine.core.prices import Price
 from accelscope.engine.core.workspace import Workspace
 
 from .bindings import WorkspaceSource
+from .labels import BuddyLabel
 
 INVALID_STYLE = "QLineEdit { border: 2px solid #C62828; }"
 
@@ -155,7 +156,7 @@ class CostGroup(QGroupBox):
         edit.setClearButtonEnabled(True)
         binding = OptionalNumberBinding(edit, label, factor, parent=self)
         binding.problem.connect(self._show_problem)
-        form.addRow(QLabel(label), edit)
+        form.addRow(BuddyLabel(label, edit), edit)
         return binding
 
     # -- the controller ⇄ the fields ---------------------------------------------------------------

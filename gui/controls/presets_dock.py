@@ -28,6 +28,7 @@ class PresetsPanel(QWidget):
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.catalog = catalog
+        self.save_as_path = "File → Save preset as…"  # the menu's own words (set_save_as_path), for the hint
         self.list = QListWidget()
         self.list.setAccessibleName("Presets")
         self.list.setToolTip("Bundled presets set up a figure or table of the source papers, or one "
@@ -59,7 +60,7 @@ class PresetsPanel(QWidget):
             header.setFlags(Qt.ItemFlag.NoItemFlags)
             self.list.addItem(header)
             if not group and not bundled:
-                hint = QListWidgetItem("  (File → Save As… adds yours here)")
+                hint = QListWidgetItem(f"  ({self.save_as_path} adds yours here)")
                 hint.setFlags(Qt.ItemFlag.NoItemFlags)
                 self.list.addItem(hint)
             for entry in group:
@@ -71,6 +72,11 @@ class PresetsPanel(QWidget):
                 else:
                     item.setToolTip(entry.description)
                 self.list.addItem(item)
+
+    def set_save_as_path(self, path: str) -> None:
+        """Name the menu entry that saves a preset, as the menu shows it ("File → Save preset as…")."""
+        self.save_as_path = path
+        self.refresh()
 
     def entries(self) -> list[PresetEntry]:
         return [

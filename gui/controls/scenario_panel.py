@@ -37,6 +37,7 @@ from ..look.palette import colour_for
 from ..look.style import plot_colour
 from .bindings import ComboBinding, LinearScale, LogScale, SliderSpinBinding, SpinBinding, WorkspaceSource, bind
 from .cost_group import CostGroup
+from .labels import BuddyLabel
 
 # Slider ranges cover what is usually explored; typed entry accepts more (the slider then pins to its end).
 BATCH_SLIDER = (1, 1024)
@@ -256,8 +257,7 @@ class ControlsPanel(QWidget):
 
     def _label(self, text: str, buddy: QWidget) -> QLabel:
         """A label whose underlined letter, with Alt, moves the keyboard focus to ``buddy``."""
-        label = QLabel(text)
-        label.setBuddy(buddy)
+        label = BuddyLabel(text, buddy)
         letter = text[text.index("&") + 1].upper()
         self._shortcuts.append((f"Alt+{letter}", f"Focus: {text.replace('&', '')}"))
         return label

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QStackedWidget, QToolBu
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
-from accelscope.engine.core.units import compact, joules, watts
+from accelscope.engine.core.units import compact, counted, joules, watts
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
@@ -25,6 +25,9 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("energy", "Energy", "Power and tokens per joule"),
     ("cost", "Cost", "What a million tokens cost, rented and owned, and the batch sweep in dollars"),
 )
+
+NO_FIT_BAR_COLOUR = "#9A9A9A"  # grey: not a colour of any accelerator
+NO_FIT_TEXT = "does not fit"
 
 SCOPE_WORDS = {
     "device": "device-level: the accelerator board (GPU sensors)",
@@ -43,10 +46,13 @@ class EnergyPanel(Panel):
             "Log scales. Device-level figures are accelerator board power (as GPU sensors report it); "
             "accelerators marked <b>(system)</b> are system-level and include the chassis (power delivery, "
             "cooling, I/O), as the papers measured them differently — compare those with care. "
-            + swatch("#777777", "hatched: does not fit in memory", hatch=True)
+            + swatch(NO_FIT_BAR_COLOUR, "hatched grey: does not fit in memory (the figures are of a device that "
+                     "cannot hold the model; hover for them)", hatch=True)
         )
+        self.verdict = subtitle_label("")
         self.canvas = canvas()
         panel_layout(energy_page, self.header, self.canvas)
+        energy_page.layout().insertWidget(1, self.verdict)
         self.reference_note = reference_note_label(reference_bars_note())
         energy_page.layout().addWidget(self.reference_note)
         self.power = LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
@@ -56,6 +62,7 @@ class EnergyPanel(Panel):
         self.plots = (self.power, self.efficiency)
         self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
                                      self._clicked, self)
+        self.best: str | None = None  # the most tokens per joule among the accelerators that fit
         self._energy_drawn: tuple[Frame | None, Frame | None] | None = None  # (frame, pinned A) last drawn
         self.cost_page = CostPage(catalog)
         self.cost_page.accelerator_selected.connect(self.accelerator_selected.emit)
@@ -124,18 +131,34 @@ class EnergyPanel(Panel):
         ids = frame.accelerators
         self.power.row_axis.set_rows([self._row_label(a) for a in ids], ids=ids)
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
-        colours = [colour_for(a) for a in ids]
         fits = frame.outputs.fits != 0
+        # A bar that does not fit is grey and says so: its length is one device's figure, however
+        # many the model would need, and must not read as the longest of those that run.
+        colours = [colour_for(a) if fit else NO_FIT_BAR_COLOUR for a, fit in zip(ids, fits, strict=True)]
         power = frame.outputs.power_W
         tokens_per_joule = frame.outputs.tokens_per_joule
         reference_power = self._reference_values("power_W")
         reference_efficiency = self._reference_values("tokens_per_joule")
-        self.power.update({"value": power}, colours, fits, [watts(v) for v in power],
+        self.power.update({"value": power}, colours, fits,
+                          [watts(v) if fit else NO_FIT_TEXT for v, fit in zip(power, fits, strict=True)],
                           None if reference_power is None else {"value": reference_power})
         self.efficiency.update({"value": tokens_per_joule}, colours, fits,
-                               [compact(v) for v in tokens_per_joule],
+                               [compact(v) if fit else NO_FIT_TEXT
+                                for v, fit in zip(tokens_per_joule, fits, strict=True)],
                                None if reference_efficiency is None else {"value": reference_efficiency})
+        self.best = frame.best_that_fits(tokens_per_joule)
+        self.verdict.setText(self._verdict_text(frame))
         self._apply_selection()
+
+    def _verdict_text(self, frame: Frame) -> str:
+        """Which accelerator gives the most tokens per joule, among those that fit."""
+        left_out = sum(1 for fit in frame.outputs.fits if not fit)
+        aside = f" ({counted(left_out, 'accelerator')} that do not fit left out)" if left_out else ""
+        if self.best is None:
+            return "None of the accelerators shown fits this scenario: no tokens per joule to compare."
+        name = self.catalog.accelerators[self.best].name if self.best in self.catalog.accelerators else self.best
+        return (f"Most tokens per joule among those that fit{aside}: <b>{name}</b>, "
+                f"{compact(frame.output(self.best).tokens_per_joule)} tokens/J.")
 
     def _apply_reference(self) -> None:
         if self.frame is not None and self.page == "energy":
@@ -149,6 +172,9 @@ class EnergyPanel(Panel):
             "accelerators": np.array(self.power.row_axis.ids, dtype=object),
             "rows": np.array(self.power.row_axis.labels, dtype=object),
             "power_text": np.array(self.power.texts.texts(), dtype=object),
+            "tokens_per_J_text": np.array(self.efficiency.texts.texts(), dtype=object),
+            "colours": np.array(self.power.colours(), dtype=object),
+            "best": np.array([] if self.best is None else [self.best], dtype=object),  # the most tokens/J that fits
             # The pinned scenario A (NaN where no ghost is drawn): its ticks, and where its faint bars end.
             "reference_power_W": self.power.reference_values("value"),
             "reference_tokens_per_J": self.efficiency.reference_values("value"),
@@ -181,7 +207,7 @@ class EnergyPanel(Panel):
         if not Outputs(c).fits:
             lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(c).fit_code)]}")
         lines += [
-            f"power, all {int(Outputs(c).devices)} device(s), mean over the run: {watts(Outputs(c).power_W)}",
+            f"power, all {counted(Outputs(c).devices, 'device')}, mean over the run: {watts(Outputs(c).power_W)}",
             f"per device: prefill {watts(Outputs(c).prefill.power_per_device_W)}, decode {watts(Outputs(c).decode.power_per_device_W)}",
             f"tokens per joule (input + output): {compact(Outputs(c).tokens_per_joule)}",
             f"output tokens per joule: {compact(output_per_joule)}",
@@ -195,7 +221,7 @@ class EnergyPanel(Panel):
             a = reference.current[:, reference.index(accelerator_id)]
             lines += [f"<span style='color:{REFERENCE_NOTE_COLOUR}'>{text}</span>" for text in (
                 "<b>pinned scenario A</b> (the ghosts)",
-                f"power, all {int(Outputs(a).devices)} device(s) — A: {watts(Outputs(a).power_W)}",
+                f"power, all {counted(Outputs(a).devices, 'device')} — A: {watts(Outputs(a).power_W)}",
                 f"tokens per joule (input + output) — A: {compact(Outputs(a).tokens_per_joule)}",
             )]
         return tooltip_html(f"{name} ({accelerator_id})", lines)

@@ -394,7 +394,8 @@ class MemoryPanel(Panel):
         capacity = Outputs(column).memory.capacity_bytes
         fraction = f"{100 * usable / capacity:.0f}% of " if capacity > 0 else ""
         lines.append(f"usable: {gigabytes(usable)} ({fraction}{gigabytes(capacity)} physical)")
-        lines.append(f"largest batch that fits: {count(Outputs(column).memory.max_batch)}")
+        max_batch = Outputs(column).memory.max_batch
+        lines.append(f"largest batch that fits: {count(max_batch)}" if max_batch > 0 else "does not fit at any batch")
         if not Outputs(column).fits:
             lines.append(f"<b>does not fit</b>: {codes.FIT_REASONS[int(Outputs(column).fit_code)]}")
         lines.append(self._status[row] if row < len(self._status) else "")

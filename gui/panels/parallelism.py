@@ -19,7 +19,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.core.units import compact, short_bytes
+from accelscope.engine.core.units import compact, counted, short_bytes
 from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -481,7 +481,7 @@ class ParallelismPanel(AnalysisPanel):
             lines.append(f"⚠ TP does not fit: {p.tp.fit_reason}")
         if not p.ep.fits:
             lines.append(f"⚠ EP does not fit: {p.ep.fit_reason}")
-        return tooltip_html(f"batch {p.batch:,} sequences on {n} devices", lines)
+        return tooltip_html(f"batch {p.batch:,} sequences on {counted(n, 'device')}", lines)
 
     # ---- what is drawn ---------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.catalog.groups import GROUP_LABELS, grouped
 from accelscope.engine.core.precision import PRECISION_LABELS
-from accelscope.engine.core.units import compact, count, gigabytes, milliseconds
+from accelscope.engine.core.units import compact, count, format_params, gigabytes, milliseconds
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -384,7 +384,7 @@ class RunHerePanel(AnalysisPanel):
                 lines.append("tensor parallelism up to 65,536 devices does not hold it either")
         # The warnings are those of the scenario's settings on one device: only where those run.
         lines += [f"⚠ {text}" for text in row.warnings] if row.fits else []
-        lines.append(f"{row.total_params / 1e9:,.1f} B parameters · click: use it in the scenario")
+        lines.append(f"{format_params(row.total_params)} parameters · click: use it in the scenario")
         return tooltip_html(f"{row.name} on {device}", lines)
 
     @staticmethod

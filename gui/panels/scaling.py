@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from accelscope.engine.catalog import Catalog, synthetic
 from accelscope.engine.core.model import ModelArch
-from accelscope.engine.core.units import compact, short_time
+from accelscope.engine.core.units import compact, counted, format_params, short_time
 from accelscope.engine.core.workspace import MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -309,8 +309,8 @@ class SyntheticModelForm(QGroupBox):
         except ValueError as error:
             self._say(str(error), NO_FIT_COLOUR)
             return
-        active = f", {model.active_params / 1e9:.4g} B active per token" if model.is_moe else ""
-        self._say(f"{model.name}: {model.total_params / 1e9:.4g} B parameters{active}", FITS_COLOUR)
+        active = f", {format_params(model.active_params)} active per token" if model.is_moe else ""
+        self._say(f"{model.name}: {format_params(model.total_params)} parameters{active}", FITS_COLOUR)
         self.model_requested.emit(model)
 
     def _fill(self, values: dict[str, str], name: str | None) -> None:
@@ -787,7 +787,7 @@ class ScalingPanel(AnalysisPanel):
             return tooltip_html(title, ["not applicable: expert parallelism needs a mixture-of-experts model"])
         r = entry.result
         spread = entry.spread
-        lines = [f"layout: {_layout_words(entry)} · {entry.devices:,} devices"]
+        lines = [f"layout: {_layout_words(entry)} · {counted(entry.devices, 'device')}"]
         if not entry.found:
             lines.append(f"<b>does not fit</b> at its largest layout: {r.fit_reason}")
         else:

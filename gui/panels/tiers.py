@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.catalog.far_tiers import FarTierOption, load_far_tiers
-from accelscope.engine.core.units import compact
+from accelscope.engine.core.units import format_params, format_time
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
@@ -310,8 +310,8 @@ class TiersPanel(AnalysisPanel):
         self.capacity_plot.getAxis("left").set_rows(["device memory alone", f"+ {tier_name}"],
                                                     ids=["device_only", "with_tier"], max_width=190)
         if largest.device_only_params > 0:
-            texts = [f"{compact(values[0])} B",
-                     f"{compact(values[1])} B (×{largest.capacity_multiple:.3g})"]
+            texts = [format_params(largest.device_only_params),
+                     f"{format_params(largest.with_tier_params)} (×{largest.capacity_multiple:.3g})"]
         else:
             texts = ["none: KV cache and workspace fill the device", "none"]
         self.capacity_texts.set_texts(texts)
@@ -319,7 +319,7 @@ class TiersPanel(AnalysisPanel):
         self._fit_capacity_texts()
         set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
         self.model_line.setValue(math.log10(model_billions))
-        self.model_line.label.setFormat(f"{study.sweep.model}: {compact(model_billions)} B")
+        self.model_line.label.setFormat(f"{study.sweep.model}: {format_params(study.model_params)}")
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
@@ -353,7 +353,7 @@ class TiersPanel(AnalysisPanel):
             f"weights {scenario.weight_precision}, KV {scenario.kv_precision}, TP {scenario.tp} × PP {scenario.pp}): "
             f"{study.current_offload:.0%} of the weights and {study.current_kv_offload:.0%} of the KV cache in "
             f"{tier.name} → inter-token latency {study.current_slowdown:.3g}× that of all in device memory "
-            f"({1e3 * sweep.baseline_itl_s:.3g} ms){fits}.{baseline}"
+            f"({format_time(sweep.baseline_itl_s)}){fits}.{baseline}"
         )
         row = next((r for r in study.claim.tiers if r.tier.id == tier.id), None)
         chosen = ""
@@ -365,8 +365,8 @@ class TiersPanel(AnalysisPanel):
             )
             chosen = (f"<br><b>With {tier.name}</b> at batch {study.claim.batches[0]:,}: {at}; "
                       f"{max(study.claim.slowdowns) - 1:.0%} slower allows {row.largest_fraction:.1%} offloaded "
-                      f"({row.capacity_multiple_within:.2f}× the model), and its capacity "
-                      f"{row.capacity_multiple_with_tier:.3g}×.")
+                      f"({row.capacity_multiple_within:.2f}× the model), and "
+                      f"{_capacity_words(row.capacity_multiple_with_tier)}.")
         self.claim_text.setText(
             f"<b>The paper's claim</b> ({_claim_range()}): {html.escape(study.claim.sentence, quote=False)}{chosen}")
 
@@ -413,3 +413,10 @@ def _claim_range() -> str:
 
 def _short_tier_name(name: str) -> str:
     return name.split(" over ")[0].split(" (")[0]
+
+
+def _capacity_words(multiple: float) -> str:
+    """What the tier's capacity allows, as a multiple of the model that device memory alone holds."""
+    if multiple > 0:
+        return f"its capacity {multiple:.3g}×"
+    return "no capacity multiple: device memory alone holds no weights beside the KV cache and workspace"

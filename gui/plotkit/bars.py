@@ -460,6 +460,10 @@ class LogBarPlot:
         drawn = np.isfinite(self._reference_logs[rows][:n])
         return np.where(drawn, 10.0 ** ends, np.nan)
 
+    def colours(self) -> list[str]:
+        """Each row's bar colour, as given to :meth:`update`."""
+        return list(self._colours)
+
     def hatched_rows(self) -> np.ndarray:
         brushes = self.items[self.series[0][0]].opts["brushes"] or []
         return np.array([b.style() != Qt.BrushStyle.SolidPattern for b in brushes], bool)

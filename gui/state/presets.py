@@ -1,8 +1,11 @@
 """Presets in the window: open, save, save as, and the recently used files.
 
-:class:`PresetFiles` keeps the preset the window shows (None for an unsaved scenario). A preset
+:class:`PresetFiles` keeps the preset the window shows (None for an unsaved scenario) and the
+workspace as it was last loaded or saved, so the window can mark changes since then. A preset
 is applied as one new workspace on the controller, so every control follows it at once and the
-scenario is computed once. A bad file changes nothing and says why.
+scenario is computed once. A bad file changes nothing and says why. A scenario loaded from
+anywhere else (a Model vs paper row) is no preset's: Save then asks for a name rather than
+overwrite the preset shown before it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from accelscope.engine.catalog.presets import (
     write_atomically,
 )
 from accelscope.engine.core.errors import AccelscopeError
+from accelscope.engine.core.workspace import Workspace
 
 from .controller import Controller
 from .session import default_workspace
@@ -69,6 +73,8 @@ class SaveDialog(QDialog):
 
 class PresetFiles(QObject):
     current_changed = Signal(object)  # the Preset now shown (its name is the window's title), or None
+    modified_changed = Signal(bool)  # whether the scenario differs from the one last loaded or saved
+    replacing = Signal(str)  # a whole new scenario is about to be shown: what happened, as "a preset was loaded"
     applied = Signal(object)  # a Preset whose workspace was just applied
     saved = Signal(object)  # the Preset just written (as read back)
     recent_changed = Signal()
@@ -79,22 +85,40 @@ class PresetFiles(QObject):
         self.controller = controller
         self.window = window  # the parent of dialogs and message boxes
         self.current: Preset | None = None
+        self.baseline: Workspace = controller.workspace  # as last loaded or saved
+        self.modified = False
+        controller.workspace_changed.connect(self._follow_changes)
 
     @property
     def name(self) -> str:
         return self.current.name if self.current else UNSAVED_NAME
 
-    def _set_current(self, preset: Preset | None) -> None:
+    def _set_current(self, preset: Preset | None, baseline: Workspace | None = None) -> None:
+        """``preset`` shown, with ``baseline`` (else the controller's workspace) as its unchanged state."""
         self.current = preset
+        self.baseline = baseline if baseline is not None else self.controller.workspace
         self.current_changed.emit(preset)
+        self._follow_changes(self.controller.workspace)
+
+    def _follow_changes(self, workspace: Workspace) -> None:
+        # The tab shown is kept in a preset, but looking at another tab changes no scenario.
+        modified = workspace.with_changes(view=self.baseline.view) != self.baseline
+        if modified != self.modified:
+            self.modified = modified
+            self.modified_changed.emit(modified)
 
     # -- open ------------------------------------------------------------------------------
 
     def new(self) -> None:
         """An unsaved scenario: the one the app opens on without a session."""
-        self.current = None
-        self.controller.set_workspace(default_workspace(self.controller.engine.catalog))
-        self._set_current(None)
+        self.replacing.emit("a new scenario was started")
+        self._show(None, default_workspace(self.controller.engine.catalog))
+
+    def adopt(self, workspace: Workspace, origin: str) -> None:
+        """Show ``workspace``, which comes from ``origin`` (e.g. "a Model vs paper row"), not
+        from a preset file: the preset shown before is not its source any more."""
+        self.replacing.emit(f"{origin} was loaded")
+        self._show(None, workspace)
 
     def open_dialog(self) -> None:
         folder = user_presets_dir()
@@ -118,20 +142,26 @@ class PresetFiles(QObject):
         return True
 
     def apply(self, preset: Preset) -> None:
+        self.replacing.emit(f"the preset {preset.name} was loaded")
         if preset.model is not None:
             self.controller.use_models(preset.model)
-        self.current = preset
-        self.controller.set_workspace(preset.workspace)
-        self._set_current(preset)
+        self._show(preset, preset.workspace)
         self.applied.emit(preset)
 
+    def _show(self, preset: Preset | None, workspace: Workspace) -> None:
+        self.current, self.baseline = preset, workspace  # before the change, so it is not marked as one
+        self.controller.set_workspace(workspace)
+        self._set_current(preset)
+
     def restore(self, path: str) -> None:
-        """Show the last session's preset as the current one (its workspace is already shown)."""
+        """Show the last session's preset as the current one (the session's workspace is already
+        shown; where it differs from the file's, it is marked as changed)."""
         try:
-            self.current = load_preset(Path(path), self.controller.engine.catalog)
+            preset = load_preset(Path(path), self.controller.engine.catalog)
         except AccelscopeError:
-            self.current = None
-        self._set_current(self.current)
+            self._set_current(None)
+            return
+        self._set_current(preset, preset.workspace)
 
     # -- save ------------------------------------------------------------------------------
 
@@ -147,6 +177,7 @@ class PresetFiles(QObject):
         )
 
     def save(self) -> None:
+        """Write the user preset the scenario came from; any other scenario is saved as a new one."""
         current = self.current
         if current is None or current.bundled or current.source is None:
             self.save_as_dialog()
@@ -179,7 +210,7 @@ class PresetFiles(QObject):
         self.current = load_preset(path, self.controller.engine.catalog)
         self._remember_recent(path)
         self.saved.emit(self.current)
-        self._set_current(self.current)
+        self._set_current(self.current)  # what is shown is what was saved
         self.message.emit(f"Saved {path}")
         return True
 

@@ -29,12 +29,17 @@ def shortcuts_dialog(parent: QWidget, rows: list[tuple[str, str]]) -> QDialog:
         table.setItem(row, 0, QTableWidgetItem(keys))
         table.setItem(row, 1, QTableWidgetItem(does))
     table.resizeColumnsToContents()
+    table.horizontalHeader().setStretchLastSection(True)
     buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
     buttons.rejected.connect(dialog.reject)
     layout = QVBoxLayout(dialog)
     layout.addWidget(table)
     layout.addWidget(buttons)
-    dialog.resize(560, 620)
+    # Wide enough for both columns beside the vertical scroll bar: no horizontal one.
+    margins = layout.contentsMargins()
+    needed = (table.horizontalHeader().length() + table.verticalScrollBar().sizeHint().width()
+              + 2 * table.frameWidth() + margins.left() + margins.right())
+    dialog.resize(max(560, needed), 620)
     dialog.show()
     return dialog
 

@@ -20,6 +20,7 @@ class SideHost(Protocol):
     """What the side windows need of the main window."""
 
     controller: object  # gui.state.controller.Controller
+    presets: object  # gui.state.presets.PresetFiles
     problems: list[str]  # files that did not load
 
     def focus_control(self, control: str) -> None: ...
@@ -58,7 +59,8 @@ class SideWindows(QObject):
         """The papers' measurements beside the model's numbers; a selected row loads its setup."""
         if self.validation is None:
             self.validation = ValidationWindow(self.window.controller.engine.catalog)
-            self.validation.workspace_requested.connect(self.window.controller.set_workspace)
+            self.validation.workspace_requested.connect(
+                lambda workspace: self.window.presets.adopt(workspace, "a Model vs paper row"))
             self.validation.start()
         self.validation.shown_now = self.window.controller.workspace.shown
         self.validation.show()

@@ -11,7 +11,7 @@ import html
 import math
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush, QColor, QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -269,6 +269,12 @@ class ValidationWindow(QWidget):
             ("", ""),
             (entry.verdict(calibrated), entry.computed_as or claim.reason or claim.setup),
         ]
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Escape:  # as a dialog closes
+            self.close()
+            return
+        super().keyPressEvent(event)
 
     def select_row(self, row: int) -> None:
         self.table.selectRow(row)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from ...core.units import significant
+from ...core.units import counted, significant
 
 _SAME = 1e-6  # relative tolerance for "this formula reproduces the engine's number"
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+    return counted(n, noun, plural)
 
 
 def amount(value: float) -> str:

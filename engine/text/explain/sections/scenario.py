@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from ....core.units import format_factor, significant
+from ....core.units import format_factor, format_params
 from ..context import ExplainContext
 from ..words import count, percent_up, sentence
 
 
 def sentences(ctx: ExplainContext) -> list[str]:
     s, m, t = ctx.scenario, ctx.model, ctx.trace
-    size = f"{significant(m.total_params / 1e9)}B parameters"
+    size = f"{format_params(m.total_params)} parameters"
     if m.moe is not None:
-        size += f", {significant(m.active_params / 1e9)}B active per token"
+        size += f", {format_params(m.active_params)} active per token"
     layout = f"TP {s.tp} × PP {s.pp} × DP {s.dp} = {count(ctx.result.devices, 'device')}"
     if t.effective_ep > 1:
         layout += f", experts spread over EP {s.ep}"
