@@ -25,6 +25,7 @@ from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.gui.look.palette import colour_for
 from accelscope.gui.look.style import configure_pyqtgraph
+from accelscope.gui.panels.base import accelerator_label
 from accelscope.gui.panels.energy import EnergyPanel
 from accelscope.gui.panels.latency import LatencyPanel
 from accelscope.gui.panels.memory import MemoryPanel, short_reason
@@ -82,7 +83,8 @@ def test_memory_bars_are_shares_of_usable_memory(qtbot, engine, catalog):
     frame = frame_of(engine)
     panel = make_panel(qtbot, catalog, MemoryPanel, frame)
     drawn = panel.plotted()
-    assert list(drawn["rows"]) == list(SHOWN)
+    assert list(drawn["accelerators"]) == list(SHOWN)
+    assert list(drawn["rows"]) == [accelerator_label(catalog.accelerators[a]) for a in SHOWN]  # as legends name them
     for j, accelerator in enumerate(SHOWN):
         result = predictions(engine, frame)[accelerator]
         memory = result.memory
@@ -156,10 +158,11 @@ def test_memory_names_a_layout_problem(qtbot, engine, catalog):
     assert code == codes.FIT_EP_ON_DENSE_MODEL
     panel = make_panel(qtbot, catalog, MemoryPanel, frame, size=(1600, 800))
     assert panel.plotted()["status"][0] == "does not fit — " + short_reason(codes.FIT_REASONS[code])
-    panel.resize(900, 600)  # the text column narrows and cuts the label; hover gives it whole
+    panel.resize(900, 600)  # the text column narrows: the status goes brief, not cut; hover gives it whole
     panel.grab()
-    drawn = panel.plotted()["status"][0]
-    assert drawn.endswith("…") and short_reason(codes.FIT_REASONS[code]).startswith(drawn[15:-1])
+    drawn = panel.plotted()["status_shown"][0]
+    assert drawn == short_reason(codes.FIT_REASONS[code])
+    assert "…" not in "".join(panel.plot.getAxis("right").drawn_labels())
     panel.picker.hover(row_scene_pos(panel, 0))
     assert codes.FIT_REASONS[code] in panel.picker.hover_text
 
@@ -243,7 +246,9 @@ def test_energy_bars_match_the_engine_and_name_the_power_scope(qtbot, engine, ca
     for j, accelerator in enumerate(shown):
         assert drawn["power_W"][j] == pytest.approx(results[accelerator].power_W, rel=1e-9)
         assert drawn["tokens_per_J"][j] == pytest.approx(results[accelerator].tokens_per_joule, rel=1e-9)
-    assert list(drawn["rows"]) == ["h100-sxm", "wse-3 (system)", "sn40l (system)"]
+    assert list(drawn["rows"]) == [accelerator_label(catalog.accelerators["h100-sxm"]),
+                                   accelerator_label(catalog.accelerators["wse-3"]) + " (system)",
+                                   accelerator_label(catalog.accelerators["sn40l"]) + " (system)"]
     assert list(drawn["accelerators"]) == list(shown)
     panel.picker.hover(row_scene_pos(panel, 1))
     text = panel.picker.hover_text

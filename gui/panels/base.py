@@ -14,6 +14,7 @@ from accelscope.engine.physics.results import Outputs
 
 from ..look import palette
 from ..look.style import plot_font
+from ..plotkit.fit import ShownText, texts_in
 from ..plotkit.text import WrappedLabel
 
 
@@ -140,6 +141,16 @@ class Panel(QWidget):
 
     def plotted(self) -> dict[str, np.ndarray]:
         raise NotImplementedError
+
+    def shown_texts(self) -> list[ShownText]:
+        """The texts the panel's plots draw where it is shown, and whether each shows whole."""
+        views = [view for view in self.findChildren(pg.GraphicsView) if view.isVisibleTo(self)]
+        return [text for view in views for text in texts_in(view, self.title)]
+
+    def accelerator_name(self, accelerator_id: str) -> str:
+        """An accelerator as the legends name it (its id only if the catalog has no entry)."""
+        accelerator = self.catalog.accelerators.get(accelerator_id)
+        return accelerator_label(accelerator) if accelerator is not None else accelerator_id
 
     # -- rows: one per shown accelerator, in the frame's order ------------------------------
 

@@ -188,7 +188,8 @@ class EnergyPanel(Panel):
         return accelerator.power_scope if accelerator is not None else "device"
 
     def _row_label(self, accelerator_id: str) -> str:
-        return f"{accelerator_id} (system)" if self._scope(accelerator_id) == "system" else accelerator_id
+        name = self.accelerator_name(accelerator_id)
+        return f"{name} (system)" if self._scope(accelerator_id) == "system" else name
 
     def _apply_selection(self) -> None:
         row = self._selected_row()

@@ -62,7 +62,7 @@ class LatencyPanel(Panel):
     def update_frame(self, frame: Frame) -> None:
         self.frame = frame
         ids = frame.accelerators
-        self.ttft.row_axis.set_rows(list(ids), max_width=ROW_LABEL_MAX_PX)
+        self.ttft.row_axis.set_rows([self.accelerator_name(a) for a in ids], max_width=ROW_LABEL_MAX_PX, ids=list(ids))
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
         colours = [colour_for(a) for a in ids]
         fits = frame.outputs.fits != 0

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
@@ -69,7 +70,8 @@ HEAD_ROOM_ROWS = 0.9  # free space above the first row for the "usable" label
 USABLE_LINE_COLOUR = "#333333"
 PHYSICAL_COLOUR = "#555555"
 PHYSICAL_MARK_WIDTH = 1.2  # percent
-STATUS_SHARE = 0.36  # of the panel's width, at most, for the text beside the bars
+STATUS_SHARE = 0.3  # of the panel's width for the text beside the bars (more if a word needs it)
+ROW_LABEL_SHARE = 0.25  # of the panel's width for the accelerators' names (more if a word needs it)
 # The pinned scenario A's total: a thin grey bar in the gap beneath each row's bar.
 REFERENCE_TOTAL_OFFSET = BAR_HEIGHT / 2 + 0.075  # row centre to the thin bar's centre
 REFERENCE_TOTAL_HEIGHT = 0.11
@@ -82,6 +84,8 @@ LAYOUT_CODES = frozenset({
     codes.FIT_OFFLOAD_WITHOUT_FAR_TIER,
 })
 MAX_TP_SEARCHED = 65536
+
+TEXT_ITEM_MARGIN_PX = 4.0  # a TextItem's document margin, each side
 FAR_TIER_WORDS = {"host": "host memory", "cxl": "CXL memory"}  # else the tier's name, shortened
 
 
@@ -90,6 +94,16 @@ def short_reason(reason: str) -> str:
     for separator in (":", ";", " (", ", "):
         reason = reason.split(separator)[0]
     return reason
+
+
+def brief_status(status: str) -> str:
+    """A status in fewer words, every number kept, for a column too narrow for it whole (the
+    colour says fits, waves or not; hover gives it whole): "needs TP=2 or 2% offload",
+    "4 waves of 12", "+ 3.2 GB far", "offloading needs a far memory tier"."""
+    status = (status.replace("does not fit — not with TP up to ", "no TP ≤ ").replace("does not fit — ", "")
+              .replace("KV cache overflows: runs in ", ""))
+    head, far, _where = status.partition(" GB in ")
+    return head + " GB far" if far else status
 
 
 def fit_status(column: np.ndarray) -> tuple[str, str]:
@@ -140,7 +154,10 @@ class MemoryPanel(Panel):
         self.plot = row_plot(self.canvas.ci, 0, 0, title=None, x_label="share of usable memory per device",
                                   x_unit="%", log_x=False, row_labels=True, status_axis=True)
         self.canvas.resized.connect(self._fit_to_width)
-        self.plot.getAxis("bottom").setTicks([[(p, f"{p:.0f}") for p in (0, 50, 100, 150, 200)],
+        # 0, 100 and 200 first: where labels must be thinned, the 50s go (GridAxis drops a label
+        # that would run into one before it).
+        self.plot.getAxis("bottom").setTicks([[(p, f"{p:.0f}") for p in (0, 100, 200)],
+                                              [(p, f"{p:.0f}") for p in (50, 150)],
                                               [(p, "") for p in (25, 75, 125, 175)]])
         self.band = SelectionBand(self.plot)
         self.parts: list[pg.BarGraphItem] = []
@@ -180,10 +197,13 @@ class MemoryPanel(Panel):
         self.multiples = TextPool(self.plot, anchor=(0.0, 0.5))
         self.picker = RowPicker(self.canvas, [self.plot], self._rows, self._tooltip, self._clicked, self)
         self._status: list[str] = []
+        self._status_shown: list[str] = []  # the status as the column shows it: whole, or brief if it must
         self._status_colours: list[str] = []
         self._reference_status: list[str] = []  # per row: A's status where it differs from B's, else ""
         self._multiples: list[str] = []
         self._clipped_rows = np.zeros(0)  # rows with a clip mark
+        self._usable = "usable memory"  # the words over the usable line, as they would be whole
+        self._fitted_canvas_px = -1  # the canvas width the columns were last fitted to
 
     # ---- Panel ---------------------------------------------------------------------------
 
@@ -219,12 +239,10 @@ class MemoryPanel(Panel):
         statuses = [fit_status(frame.current[:, j]) for j in range(n)]
         self._status = [self._status_text(frame.current[:, j], text, ids[j]) for j, (text, _) in enumerate(statuses)]
         self._reference_status = self._reference_statuses()
-        self.plot.getAxis("left").set_rows(list(ids), colours=None, max_width=ROW_LABEL_MAX_PX)
         self._status_colours = [c for _, c in statuses]
         self._fit_to_width()
-        usable_words = self._usable_words(frame)
-        if usable_words != self.usable_text.toPlainText():
-            self.usable_text.setText(usable_words)
+        self._usable = self._usable_words(frame)
+        self._place_usable_text()
         set_row_range(self.plot, n, HEAD_ROOM_ROWS)
         self._apply_selection()
 
@@ -282,7 +300,8 @@ class MemoryPanel(Panel):
         drawn = {f"{name}_pct": bar_widths(item) for (name, _, _), item in zip(PARTS, self.parts, strict=True)}
         drawn["total_pct"] = bar_widths(self.outline)
         drawn["physical_pct"] = bar_ends(self.physical) - PHYSICAL_MARK_WIDTH / 2
-        drawn["status"] = np.array(self.plot.getAxis("right").labels, dtype=object)
+        drawn["status"] = np.array(self._status, dtype=object)
+        drawn["status_shown"] = np.array(self.plot.getAxis("right").labels, dtype=object)
         drawn["multiple"] = np.array(self.multiples.texts(), dtype=object)
         drawn["accelerators"] = np.array(self.plot.getAxis("left").ids, dtype=object)
         drawn["rows"] = np.array(self.plot.getAxis("left").labels, dtype=object)
@@ -298,6 +317,12 @@ class MemoryPanel(Panel):
     # ---- helpers -------------------------------------------------------------------------
 
     def _fit_to_width(self) -> None:
+        if self.canvas.width() != self._fitted_canvas_px:
+            # A new width: the columns may narrow by any amount (else only by whole steps).
+            self._fitted_canvas_px = self.canvas.width()
+            for side in ("left", "right"):
+                self.plot.getAxis(side).forget_width()
+        self._fit_row_labels()
         self._fit_status_column()
         self._fit_x_range()
 
@@ -314,11 +339,45 @@ class MemoryPanel(Panel):
         offset = CLIP_MARK_PX * (right + X_START_MARGIN) / view_px
         self.multiples.place(np.full(n, CLIP_PERCENT + offset), rows)
         set_range(self.plot, 0, -X_START_MARGIN, right)
+        self._place_usable_text()
+
+    def _place_usable_text(self) -> None:
+        """The words over the usable line, kept inside the plot: centred on the line where there
+        is room, else shifted sideways, and in short ("usable (90%)", "usable") in a narrow plot."""
+        view_px = self.plot.vb.width() or FALLBACK_VIEW_PX
+        low, high = self.plot.vb.viewRange()[0]
+        line_px = (100.0 - low) / max(high - low, 1e-9) * view_px
+        metrics = QFontMetricsF(plot_font())
+        margins = 2 * TEXT_ITEM_MARGIN_PX
+        words = self._usable
+        for shorter in (words.replace(" of memory)", ")"), "usable"):
+            if metrics.horizontalAdvance(words) + margins <= view_px:
+                break
+            words = shorter
+        width = metrics.horizontalAdvance(words) + margins
+        anchor = min(max(0.5, 1.0 - (view_px - line_px) / width), line_px / width) if width > 0 else 0.5
+        if words != self.usable_text.toPlainText():
+            self.usable_text.setText(words)
+        if abs(self.usable_text.anchor.x() - anchor) > 1e-3:
+            self.usable_text.setAnchor((anchor, 1.0))
+
+    def _fit_row_labels(self) -> None:
+        ids = self.frame.accelerators if self.frame is not None else ()
+        width = min(ROW_LABEL_MAX_PX, ROW_LABEL_SHARE * max(self.canvas.width(), 1))
+        self.plot.getAxis("left").set_rows([self.accelerator_name(a) for a in ids], colours=None,
+                                           max_width=width, ids=list(ids))
 
     def _fit_status_column(self) -> None:
-        self.plot.getAxis("right").set_rows(self._status, colours=self._status_colours,
-                                            max_width=STATUS_SHARE * max(self.canvas.width(), 1),
-                                            notes=self._reference_status or None)
+        """The status column as wide as its texts: each whole if it fits its share of the
+        panel, else brief, on two lines if it must; never cut (the numbers are the point)."""
+        share = STATUS_SHARE * max(self.canvas.width(), 1)
+        metrics = QFontMetricsF(self.plot.getAxis("right").style["tickFont"] or plot_font())
+        self._status_shown = [text if metrics.horizontalAdvance(text) <= share else brief_status(text)
+                              for text in self._status]
+        notes = [text if metrics.horizontalAdvance(text) <= share else brief_status(text)
+                 for text in self._reference_status]
+        self.plot.getAxis("right").set_rows(self._status_shown, colours=self._status_colours, max_width=share,
+                                            notes=notes or None)
         self.canvas.settle()
 
     def _outline_pens(self, ids: tuple[str, ...]) -> list:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
@@ -22,11 +21,12 @@ from ..look import theme
 from ..look.style import plot_font, plot_pen, plot_text_colour
 
 ROW_LABEL_SLACK_PX = 8  # room beside a row label so the bold (selected) one is not clipped
-# A row label wider than this is cut with an ellipsis (hover shows it whole): long accelerator
-# names would otherwise narrow the plots until the values beside the bars no longer fit.
+# A row label wider than this goes on two lines, broken at a space: long accelerator names
+# would otherwise narrow the plots until the values beside the bars no longer fit.
 ROW_LABEL_MAX_PX = 110
 ROW_WIDTH_STEP_PX = 48  # a row-label axis narrows only when it would lose this much
 REFERENCE_NOTE_COLOUR = "#808080"  # A's texts (e.g. its fit status)
+TICK_LABEL_GAP_PX = 6.0  # between neighbouring tick labels, at least
 GRID_Z = -200.0  # below pyqtgraph's view box (z = -100), so the data is drawn over the grid
 
 
@@ -74,6 +74,17 @@ def measured_draw_specs(sizes: dict, painter, generate):
     return generate(_MeasuringPainter(painter, sizes))
 
 
+def apart_labels(text_specs: list) -> list:
+    """pyqtgraph's tick labels (rect, flags, text), less any that would touch one kept before it:
+    labels come level by level (the round numbers first), so those are the ones kept."""
+    kept: list = []
+    for spec in text_specs:
+        rect = spec[0].adjusted(-TICK_LABEL_GAP_PX / 2, 0, TICK_LABEL_GAP_PX / 2, 0)
+        if all(not rect.intersects(other[0]) for other in kept):
+            kept.append(spec)
+    return kept
+
+
 class GridAxis(pg.AxisItem):
     """An axis whose grid lines are opaque and lie beneath the data.
 
@@ -100,10 +111,13 @@ class GridAxis(pg.AxisItem):
 
     def generateDrawSpecs(self, p):
         specs = measured_draw_specs(self._label_sizes, p, super().generateDrawSpecs)
-        if specs is None or self.grid is False:
+        if specs is None:
             return specs
         axis_spec, tick_specs, text_specs = specs
-        return axis_spec, [(self._opaque(pen), p1, p2) for pen, p1, p2 in tick_specs], text_specs
+        text_specs = apart_labels(text_specs)
+        if self.grid is not False:
+            tick_specs = [(self._opaque(pen), p1, p2) for pen, p1, p2 in tick_specs]
+        return axis_spec, tick_specs, text_specs
 
     def _opaque(self, pen: QPen) -> QPen:
         colour = pen.color()
@@ -117,13 +131,27 @@ class GridAxis(pg.AxisItem):
         return self._opaque_pens[key]
 
 
+def wrapped_lines(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
+    """``text`` on one line if it is at most ``width`` pixels wide, else on two, broken at the
+    space that makes the wider line narrowest. Nothing is cut: a line may stay wider than
+    ``width`` (a row is two lines high at least, so more lines would run into the next row)."""
+    if metrics.horizontalAdvance(text) <= width:
+        return [text]
+    words = text.split(" ")
+    pairs = [[" ".join(words[:cut]), " ".join(words[cut:])] for cut in range(1, len(words))]
+    if not pairs:
+        return [text]
+    return min(pairs, key=lambda lines: max(metrics.horizontalAdvance(line) for line in lines))
+
+
 class RowAxis(pg.AxisItem):
     """An axis naming one row per tick: the accelerators on the left, or a status text per
     row on the right. Each row can have its own colour; the selected row is bold."""
 
     def __init__(self, orientation: str) -> None:
         super().__init__(orientation)
-        self._labels: list[str] = []
+        self._labels: list[str] = []  # as given
+        self._drawn: list[str] = []  # as drawn: wrapped onto lines ("\n"), elided where a line is too wide
         self._ids: list[str] = []
         self._colours: list[QColor] = []
         self._bold_row: int | None = None
@@ -138,7 +166,18 @@ class RowAxis(pg.AxisItem):
 
     @property
     def labels(self) -> list[str]:
+        """Each row's label as given (:meth:`drawn_labels`: as drawn)."""
         return list(self._labels)
+
+    def drawn_labels(self) -> list[str]:
+        """Each row's label as drawn, its lines joined by a space: the label itself unless it
+        had to be cut."""
+        return [text.replace("\n", " ") for text in self._drawn]
+
+    def drawn_lines(self, row: int) -> list[str]:
+        """The lines drawn for a row: its label's, then its note if it has one."""
+        note = self._notes[row] if row < len(self._notes) else ""
+        return self._drawn[row].split("\n") + ([note] if note else [])
 
     @property
     def ids(self) -> list[str]:
@@ -155,9 +194,10 @@ class RowAxis(pg.AxisItem):
     def set_rows(self, labels: Sequence[str], colours: Sequence[str] | None = None,
                  max_width: float | None = None, ids: Sequence[str] | None = None,
                  notes: Sequence[str] | None = None) -> None:
-        """One label per row; labels wider than ``max_width`` pixels are cut with an ellipsis
-        (hover shows them whole). ``ids``: what each row stands for, if not its label.
-        ``notes``: a second line per row, in grey beneath the label ("" for none).
+        """One label per row; a label wider than ``max_width`` pixels goes on two lines, broken
+        at a space; notes wider than that are cut with an ellipsis.
+        ``ids``: what each row stands for, if not its label. ``notes``: a line more per row, in
+        grey beneath the label ("" for none).
         The same rows again change nothing (new ticks would make the axis redraw and the
         layout recompute its width)."""
         key = (tuple(labels), None if colours is None else tuple(colours), max_width,
@@ -166,16 +206,25 @@ class RowAxis(pg.AxisItem):
             return
         self._rows_set = key
         self._ids = list(ids) if ids is not None else list(labels)
+        self._labels = list(labels)
         notes = list(notes) if notes is not None else [""] * len(labels)
+        drawn = list(labels)
         if max_width is not None:
             metrics = QFontMetricsF(self._bold_font())
-            labels = [metrics.elidedText(text, Qt.TextElideMode.ElideRight, max_width) for text in labels]
+            drawn = ["\n".join(wrapped_lines(text, metrics, max_width)) for text in labels]
             notes = [metrics.elidedText(text, Qt.TextElideMode.ElideRight, max_width) for text in notes]
         self._notes = notes
-        self._labels = list(labels)
+        self._drawn = drawn
         self._colours = [plot_text_colour(c) for c in colours] if colours is not None else []
-        self.setTicks([[(float(i), text) for i, text in enumerate(self._labels)], []])
+        # pyqtgraph places and measures one line per tick (a taller text would be dropped near the
+        # axis' ends); each row's lines are drawn in drawPicture.
+        self.setTicks([[(float(i), text.split("\n")[0]) for i, text in enumerate(self._drawn)], []])
         self._fit_width()
+
+    def forget_width(self) -> None:
+        """Let the next rows set the width anew, narrower by any amount (the panel was resized)."""
+        self._fitted_width = None
+        self._rows_set = None
 
     def set_bold_row(self, row: int | None) -> None:
         if row != self._bold_row:
@@ -194,7 +243,8 @@ class RowAxis(pg.AxisItem):
         # width lays the plots out again and redraws their axes, and texts that change on
         # every frame (the memory status column) would otherwise do that on every frame.
         metrics = QFontMetricsF(self._bold_font())
-        widest = max((metrics.horizontalAdvance(text) for text in self._labels + self._notes), default=0.0)
+        lines = [line for text in self._drawn for line in text.split("\n")] + self._notes
+        widest = max((metrics.horizontalAdvance(line) for line in lines), default=0.0)
         offset = self.style["tickTextOffset"][0]
         needed = math.ceil(widest) + offset + ROW_LABEL_SLACK_PX
         current = self._fitted_width
@@ -226,63 +276,138 @@ class RowAxis(pg.AxisItem):
                 grow = (-ROW_LABEL_SLACK_PX * 4 - self.width(), 0, 0, 0)
             else:
                 grow = (0, 0, ROW_LABEL_SLACK_PX * 4 + self.width(), 0)
-            rect = rect.adjusted(*grow)
-            if note:  # the label and its note as two lines centred on the row
-                half = rect.height() / 2
-                p.drawText(rect.translated(0, -half), int(flags), text)
+            # The label's lines and its note, one under another, centred on the row.
+            lines = (self._drawn[row] if row is not None and 0 <= row < len(self._drawn) else text).split("\n")
+            line_px = QFontMetricsF(p.font()).height()
+            top = rect.center().y() - line_px * (len(lines) + bool(note)) / 2
+            rect = QRectF(rect.left() + grow[0], top, rect.width() - grow[0] + grow[2], line_px)
+            for line in lines:
+                p.drawText(rect, int(flags), line)
+                rect.translate(0, line_px)
+            if note:
                 p.setFont(normal)
                 p.setPen(QPen(plot_text_colour(REFERENCE_NOTE_COLOUR)))
-                p.drawText(rect.translated(0, half), int(flags), note)
-            else:
-                p.drawText(rect, int(flags), text)
+                p.drawText(rect, int(flags), note)
 
 
-class LogValueAxis(GridAxis):
-    """A bottom axis for bars drawn at log10(value): ticks at 1, 2, 5 × 10^k labelled with
-    the value itself (0.1, 1, 10, 100, 1000, 10k, 1M)."""
+MANTISSA_TIERS = ((1,), (2, 5), (3, 4, 6, 7, 8, 9))  # which ticks of a decade are labelled first
+FINE_MANTISSAS = (1.2, 1.4, 1.5, 1.6, 1.8, 2.5, 3.5, 4.5)  # for a range too short for whole mantissas
+
+
+def log_ticks(low: float, high: float) -> list[list[float]]:
+    """The ticks of a log axis between log10 values ``low`` and ``high``, by tier: the decades,
+    then 2 and 5, then the other whole mantissas (and finer ones if the range holds too few)."""
+    if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
+        return [[] for _ in MANTISSA_TIERS]
+    decades = range(math.floor(low), math.ceil(high) + 1)
+    tiers = [[k + math.log10(m) for k in decades for m in mantissas if low <= k + math.log10(m) <= high]
+             for mantissas in MANTISSA_TIERS]
+    if sum(len(tier) for tier in tiers) < 2:  # a range inside a decade: ticks between the whole mantissas
+        tiers[2] += [k + math.log10(m) for k in decades for m in FINE_MANTISSAS if low <= k + math.log10(m) <= high]
+    return tiers
+
+
+def labelled_log_ticks(tiers: Sequence[Sequence[float]], px_per_decade: float, extent) -> set[float]:
+    """The ticks (log10 values) to label so that no two labels run together on screen:
+    ``extent(value)`` is a label's length along the axis in pixels.
+
+    Every decade if they fit, else every 2nd, 3rd … decade (the multiples of that step); then,
+    when every decade is labelled, the 2s and 5s, then the other mantissas, each tick whose
+    label keeps clear of those already labelled. Without a decade in view the 2s and 5s (or the
+    others) are labelled as far as they fit, so a short axis still has numbers."""
+
+    def clear_of(value: float, chosen: list[float]) -> bool:
+        return all(abs(value - other) * px_per_decade >= (extent(value) + extent(other)) / 2 + TICK_LABEL_GAP_PX
+                   for other in chosen)
+
+    def apart(values: list[float]) -> bool:
+        return all(clear_of(b, [a]) for a, b in zip(values, values[1:], strict=False))
+
+    decades = sorted(tiers[0])
+    step = 1
+    while step < len(decades) and not apart([d for d in decades if round(d) % step == 0]):
+        step += 1
+    chosen = [d for d in decades if round(d) % step == 0]
+    if step > 1:
+        return set(chosen)
+    for tier in tiers[1:]:
+        for value in sorted(tier):
+            if clear_of(value, chosen):
+                chosen.append(value)
+    return set(chosen)
+
+
+class _LogLabels:
+    """Tick labels of an axis over log10 values: only those that fit are written (measured in
+    the tick font), thinned by :func:`labelled_log_ticks`. The ticks and grid lines all stay."""
+
+    _labelled: set[float] = set()
+
+    def log_tick_levels(self, low: float, high: float, size: float) -> list[tuple[float, list[float]]]:
+        low, high = sorted((low, high))
+        tiers = log_ticks(low, high)
+        metrics = QFontMetricsF(self.style["tickFont"] or self.font())
+        horizontal = self.orientation in ("top", "bottom")
+
+        def extent(value: float) -> float:
+            return metrics.horizontalAdvance(self.label_text(value)) if horizontal else metrics.height()
+
+        self._labelled = {round(v, 9) for v in labelled_log_ticks(tiers, size / max(high - low, 1e-9), extent)}
+        return [(1.0, tiers[0]), (0.5, tiers[1]), (0.1, tiers[2])]
+
+    def label_text(self, value: float) -> str:
+        raise NotImplementedError
+
+    def log_tick_strings(self, values) -> list[str | None]:
+        # None, not "": pyqtgraph would count an empty label's size and stop drawing the level
+        return [self.label_text(v) if round(v, 9) in self._labelled else None for v in values]
+
+
+class LogValueAxis(_LogLabels, GridAxis):
+    """An axis for bars (or points) drawn at log10(value): ticks at each whole mantissa,
+    labelled with the value itself (0.1, 1, 10, 100, 1000, 10k, 1M) where the labels fit."""
 
     def __init__(self, orientation: str = "bottom") -> None:
         super().__init__(orientation)
-        self.setStyle(maxTextLevel=1)
+        # Labels are thinned by measure here; pyqtgraph's own crowding limit would drop whole levels.
+        self.setStyle(maxTextLevel=2, textFillLimits=[(0, 1.0)])
 
     def tickValues(self, minVal, maxVal, size):
-        if not (math.isfinite(minVal) and math.isfinite(maxVal)) or maxVal <= minVal:
-            return []
-        low, high = math.floor(minVal), math.ceil(maxVal)
-        decades = [float(k) for k in range(low, high + 1) if minVal <= k <= maxVal]
-        twos_fives = [k + math.log10(m) for k in range(low, high) for m in (2, 5)
-                      if minVal <= k + math.log10(m) <= maxVal]
-        others = [k + math.log10(m) for k in range(low, high) for m in (3, 4, 6, 7, 8, 9)
-                  if minVal <= k + math.log10(m) <= maxVal]
-        return [(1.0, decades), (0.5, twos_fives), (0.1, others)]
+        return self.log_tick_levels(minVal, maxVal, size)
 
     def tickStrings(self, values, scale, spacing):
-        if spacing == 0.1:
-            return ["" for _ in values]
-        return [log_tick_text(v) for v in values]
+        return self.log_tick_strings(values)
+
+    def label_text(self, value: float) -> str:
+        return log_tick_text(value)
 
 
-class LogAxis(GridAxis):
-    """Log-axis tick labels that read at a glance: plain numbers, every decade labelled, and
-    minor ticks labelled at 2 and 5 only when a decade is long enough on screen (all of them
-    when it is very long), so labels never run into each other."""
+class LogAxis(_LogLabels, GridAxis):
+    """The axis of a true log plot (pyqtgraph's log mode), labelled with plain numbers where
+    the labels fit: every decade if there is room, then 2 and 5, then the rest."""
 
     def __init__(self, orientation: str) -> None:
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)  # keep the unit as labelled (no 'kTFLOP/s')
+        self._linear_style = {key: self.style[key] for key in ("maxTextLevel", "textFillLimits")}
 
-    def logTickStrings(self, values, scale, spacing):
-        decades = max(abs(self.range[1] - self.range[0]), 1e-6)
-        length = self.size().width() if self.orientation in ("top", "bottom") else self.size().height()
-        per_decade = length / decades  # pixels
-        labelled = {1, 2, 3, 4, 5, 6, 7, 8, 9} if per_decade > 700 else {1, 2, 5} if per_decade > 160 else {1}
-        strings = []
-        for v in values:
-            value = 10.0 ** float(v) * scale
-            mantissa = round(value / 10.0 ** np.floor(np.log10(value) + 1e-9))
-            # None, not "": pyqtgraph would count an empty label's height and drop the level
-            strings.append(tick_text(value) if spacing is not None or mantissa in labelled else None)
-        return strings
+    def setLogMode(self, *args, **kwargs) -> None:
+        super().setLogMode(*args, **kwargs)
+        # In log mode the labels are thinned by measure; pyqtgraph's crowding limit would drop whole levels.
+        self.setStyle(**({"maxTextLevel": 2, "textFillLimits": [(0, 1.0)]} if self.logMode else self._linear_style))
+
+    def tickValues(self, minVal, maxVal, size):
+        if not self.logMode:
+            return super().tickValues(minVal, maxVal, size)
+        return self.log_tick_levels(minVal, maxVal, size)
+
+    def tickStrings(self, values, scale, spacing):
+        if not self.logMode:
+            return super().tickStrings(values, scale, spacing)
+        return self.log_tick_strings(values)
+
+    def label_text(self, value: float) -> str:
+        return tick_text(10.0 ** float(value) * self.scale)
 
 
 def log_axes() -> dict[str, LogAxis]:

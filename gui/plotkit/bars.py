@@ -30,7 +30,7 @@ OUTLINE_WIDTH = 1.5
 SELECTED_OUTLINE = "#000000"
 SELECTED_OUTLINE_WIDTH = 3.5
 SELECTION_BAND = (255, 196, 0, 55)  # light amber behind the selected row
-MAX_TEXT_SHARE = 0.6  # of a plot's width, at most, for the value written beside a bar
+MAX_TEXT_SHARE = 0.7  # of a plot's width, at most, for the value written beside a bar
 TEXT_GAP_PX = 3.0  # between a bar and its text (which has a margin of its own)
 FALLBACK_VIEW_PX = 300.0  # before the first layout
 NO_FIT_PATTERN = Qt.BrushStyle.BDiagPattern  # hatching for scenarios that do not fit
@@ -167,7 +167,7 @@ def log_base(values: np.ndarray) -> tuple[float, float]:
 def right_end_for_texts(base: float, ends: np.ndarray, text_px: np.ndarray, view_px: float) -> float:
     """The right end of the axis that leaves each row room for its text (``text_px`` wide,
     gap included) beside its bar ending at ``ends``: (end_i − base)/(right − base)·W + t_i ≤ W
-    for every row. Texts may take at most 60% of the plot."""
+    for every row. Texts may take at most 70% of the plot."""
     room = np.maximum(view_px - np.minimum(text_px, MAX_TEXT_SHARE * view_px), 1.0)
     spans = (ends - base) * view_px / room
     return base + float(max(np.max(spans, initial=0.0), 1.0))
@@ -272,8 +272,12 @@ class RowCanvas(pg.GraphicsLayoutWidget):
             self.resized.emit()
 
     def settle(self) -> None:
-        """Lay the plots out now, after an axis changed width, so their sizes are current."""
+        """Lay the plots out now, after an axis changed width, so their sizes are current: the
+        canvas' grid, then each plot's own (which places its view box between its axes)."""
         self.ci.layout.activate()
+        for item in self.ci.items:
+            if isinstance(item, pg.PlotItem):
+                item.layout.activate()
 
 
 def canvas() -> RowCanvas:
