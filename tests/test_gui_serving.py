@@ -192,3 +192,25 @@ def test_capacity_values_and_slo_labels_stay_inside_their_plots(qtbot, engine, w
         box = plot.getViewBox()
         label = line.label.mapRectToScene(line.label.boundingRect())
         assert box.mapRectToScene(box.boundingRect()).contains(label), name
+
+
+def test_a_new_frame_redraws_no_curve_and_a_new_selection_restyles_it(qtbot, engine, monkeypatch):
+    """Every control change brings a new frame and the selection with it: the curves are
+    redrawn only when the selection moved (redrawing every curve of every accelerator on each
+    change cost ~100 ms with the whole catalog shown), and then the selected one is thicker."""
+    import pyqtgraph as pg
+
+    ws = workspace(engine)
+    panel = make_panel(qtbot, engine, ws)
+    panel.set_selected(ws.selected)
+    calls = []
+    original = pg.PlotDataItem.setData
+    monkeypatch.setattr(pg.PlotDataItem, "setData", lambda item, *a, **k: (calls.append(item), original(item, *a, **k)))
+    panel.update_frame(compute_frame(engine, ws.with_changes(scenario=ws.scenario.with_changes(batch=2))))
+    panel.set_selected(ws.selected)
+    assert [item for item in calls if item in panel.curves.values()] == []
+    panel.set_selected("l40s")
+    restyled = {key for key, item in panel.curves.items() if item in calls}
+    # The old selection drawn thinner and the new one thicker; no other curve touched.
+    assert restyled == {(a, name) for a in SHOWN for name in ("throughput", "ttft", "tpot")}
+    assert panel.curves[("l40s", "ttft")].opts["pen"].widthF() > panel.curves[("h100-sxm", "ttft")].opts["pen"].widthF()

@@ -385,6 +385,11 @@ class ServingPanel(AnalysisPanel):
         self.capacity_plot.getViewBox().sigResized.connect(self._fit_capacity_range)
 
         self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
+        # What each curve item was last given (the curve object and its pen width): a curve
+        # unchanged since is not given its data again (a study's progress redraws every curve
+        # so far once per accelerator, and each setData makes pyqtgraph redo the item).
+        self._drawn: dict[tuple[str, str], tuple[RateCurve, float]] = {}
+        self._drawn_selection: str | None = None
         self._refs = SpotRefs()
         tip = spot_tip(self._tip_for)
         self.points = {name: Spots(tip=tip, size=MARKER_PX) for name in ("throughput", "ttft", "tpot")}
@@ -714,6 +719,7 @@ class ServingPanel(AnalysisPanel):
     def _draw_curves(self, curves: tuple[RateCurve, ...], found: tuple[Capacity, ...]) -> None:
         self._curves = {curve.accelerator: curve for curve in curves}
         self._capacities = {c.accelerator: c for c in found}
+        self._drawn_selection = self.selected
         keys = set()
         spots: dict[str, tuple[list, list, list, list, list]] = {name: ([], [], [], [], [])
                                                                  for name in ("throughput", "ttft", "tpot")}
@@ -734,7 +740,10 @@ class ServingPanel(AnalysisPanel):
                     item = self.curves[key] = pg.PlotDataItem()
                     plot.addItem(item)
                 values = np.where(np.isfinite(series[name]) & (series[name] > 0), series[name], np.nan)
-                item.setData(curve.rates_rps, values, pen=pg.mkPen(colour, width=width), connect="finite")
+                drawn = self._drawn.get(key)
+                if drawn is None or drawn[0] is not curve or drawn[1] != width:
+                    item.setData(curve.rates_rps, values, pen=pg.mkPen(colour, width=width), connect="finite")
+                    self._drawn[key] = (curve, width)
                 xs, ys, refs, pens, brushes = spots[name]
                 point_pen, filled, hollow = self._style(curve.accelerator)
                 for index, rate in enumerate(curve.rates_rps):
@@ -758,6 +767,7 @@ class ServingPanel(AnalysisPanel):
         for key in list(self.curves):
             if key not in keys:
                 item = self.curves.pop(key)
+                self._drawn.pop(key, None)
                 view = item.getViewBox()
                 if view is not None:
                     view.removeItem(item)
@@ -893,7 +903,9 @@ class ServingPanel(AnalysisPanel):
                     line.setPos(math.log10(value))
 
     def _apply_selection(self) -> None:
-        if self._curves:
+        # Called with every new frame: redraw only when the selection moved (the selected
+        # accelerator's curves are thicker, its capacity row bold).
+        if self._curves and self.selected != self._drawn_selection:
             self._draw_curves(tuple(self._curves.values()), tuple(self._capacities.values()))
 
     # ---- words -----------------------------------------------------------------------------
