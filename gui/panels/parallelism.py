@@ -116,6 +116,7 @@ class ParallelismPanel(AnalysisPanel):
         budget_row.setContentsMargins(8, 2, 8, 2)
         budget_label = QLabel("Devices in the node:")
         self.budget = QComboBox()
+        budget_label.setBuddy(self.budget)
         for n in DEVICE_BUDGETS:
             self.budget.addItem(f"{n} devices", n)
         self.budget.setCurrentIndex(DEVICE_BUDGETS.index(int(VIEW_OPTION_DEFAULTS["device_budget"])))

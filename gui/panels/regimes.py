@@ -314,6 +314,11 @@ class RegimeHeatmap(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self.paint_canvas(painter)
+        painter.end()
+
+    def paint_canvas(self, painter: QPainter) -> None:
+        """The heat-map at the widget's size, on any painter (the screen, or an export's image or SVG)."""
         painter.fillRect(self.rect(), self._canvas)
         g = self.geometry_now()
         if g is not None:
@@ -321,7 +326,6 @@ class RegimeHeatmap(QWidget):
             self._paint_rows(painter, g)
             self._paint_paper(painter, g)
             self._paint_legend(painter, g)
-        painter.end()
 
     def _paint_headers(self, painter: QPainter, g: _Geometry) -> None:
         content = self.content
@@ -570,6 +574,10 @@ class RegimesPanel(AnalysisPanel):
             self.heatmap.set_shown(frozenset(self.frame.accelerators))
         self._set_note()
         self._apply_selection()
+
+    def figure_accelerators(self) -> tuple[str, ...]:
+        """Every accelerator of the grid, not only the shown ones."""
+        return tuple(self.row_ids)
 
     def plotted(self) -> dict[str, np.ndarray]:
         content = self.heatmap.content

@@ -87,6 +87,7 @@ class TiersPanel(AnalysisPanel):
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.currentIndexChanged.connect(self._combo_changed)
         tier_label = QLabel("Far memory tier:")
+        tier_label.setBuddy(self.combo)
         tier_label.setFont(font)
         self.tier_info = WrappedLabel("")
         self.tier_info.setFont(font)
