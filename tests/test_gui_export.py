@@ -110,3 +110,47 @@ def test_controls_show_as_their_settings_and_tables_are_left_to_the_csv(exportin
     scaling.refresh_now()
     table_words = "output tokens/s: system · device"
     assert all(table_words not in getattr(part, "text", "") for part in scaling.figure_parts())
+
+
+def visible_texts(panel) -> list[str]:
+    """Every text a tab shows: its plots' labels, values, titles and legends, its captions, and
+    the heat-map's rows."""
+    import pyqtgraph as pg
+
+    texts = [shown.whole for shown in panel.shown_texts()]
+    for view in panel.findChildren(pg.GraphicsView):
+        if view.isVisibleTo(panel):
+            texts += [item.text for item in view.scene().items() if isinstance(item, pg.LabelItem)]
+    texts += [getattr(part, "text", "") for part in panel.figure_parts()]
+    heatmap = getattr(panel, "heatmap", None)
+    if heatmap is not None and heatmap.content is not None:
+        texts += list(heatmap.content.names)
+    return texts
+
+
+def test_no_tab_names_an_accelerator_or_model_by_its_catalog_id(exporting_window):
+    """Where the catalog has a display name, a label says it, as the legends do, not the id."""
+    window = exporting_window
+    catalog = window.engine.catalog
+    ids = {a.id for a in catalog.accelerators.values() if a.name != a.id}
+    ids |= {m.id for m in catalog.models.values() if m.name != m.id}
+    # A mixture-of-experts model (the EP/TP plot's rows) and an accelerator it does not fit (the
+    # serving tab's "cannot serve" text), beside those shown.
+    window.controller.set_field("model", "mixtral-8x22b")
+    window.controller.set_shown((*SHOWN, "gc200"))
+    window.controller.throttle.flush()
+    for view in VIEWS:
+        window.tabs.setCurrentIndex(VIEWS.index(view))
+        panel = window.refresh_panel(view)
+        if hasattr(panel, "refresh_now"):
+            panel.refresh_now()
+        pages = [None, *getattr(panel, "extra_pages", ())]
+        for page in pages:
+            if page is not None:
+                panel.show_page(page)
+            for text in visible_texts(panel):
+                plain = re.sub(r"<[^>]+>", "\n", text)
+                fragments = {f.strip() for f in re.split(r"\n| on |: |, |; |\(|\)", plain)}
+                assert not fragments & ids, f"{view} {page or ''}: {text!r} names {fragments & ids}"
+        if pages[1:]:
+            panel.show_page(panel.main_page)
