@@ -25,6 +25,7 @@ from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import explain
 from accelscope.engine.text.explain.explanation import Explanation
+from accelscope.engine.text.summary import scenario_summary
 
 from .actions import add_action, install_menus, no_mnemonic, plain, shortcut_rows
 from .controls.bindings import bind_view
@@ -360,12 +361,7 @@ class MainWindow(QMainWindow):
             panel.repaint()
         self.last_repaint_seconds = time.perf_counter() - started
         s = frame.workspace.scenario
-        self.summary_label.setText(
-            f"{self.engine.model(s.model).name} · batch {s.batch:,} · {s.input_len:,} in / {s.output_len:,} out · "
-            f"W {s.weight_precision.upper()} A {s.activation_precision.upper()} KV {s.kv_precision.upper()} · "
-            f"TP {s.tp} PP {s.pp} EP {s.ep} DP {s.dp}" + (f" · offload {s.offload:.0%}" if s.offload else "")
-            + (f" · KV offload {s.kv_offload:.0%}" if s.kv_offload else "")
-        )
+        self.summary_label.setText(scenario_summary(s, self.engine.model(s.model).name))
         self.timing_label.setText(
             f"engine {frame.engine_seconds * 1e3:.1f} ms · repaint {self.last_repaint_seconds * 1e3:.1f} ms"
         )

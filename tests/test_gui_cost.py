@@ -66,13 +66,13 @@ def test_the_cost_page_draws_the_engines_costs_and_nothing_unknown(qtbot, engine
     assert np.all(np.isnan(drawn["y"][m4]))
     best = cheapest_frontier(frame.sweep_outputs.e2e_latency_s, expected)
     assert np.allclose(drawn["cheapest_y"], expected.ravel()[best])
-    assert "m4-max" in str(drawn["note"]) and "h100-sxm" not in str(drawn["note"])
+    assert "M4 Max" in str(drawn["note"]) and "H100" not in str(drawn["note"])  # by name, as the legends
     # Owned: the sweep follows the view chosen.
     panel.cost_page.set_view("ownership")
     drawn = panel.cost_page.plotted()
     expected = np.where(fits, costs.sweep.ownership.usd_per_mtok_output, np.nan)
     assert np.allclose(drawn["y"], expected, equal_nan=True, rtol=1e-9)
-    assert "a100" not in str(drawn["note"]) and "m4-max" in str(drawn["note"])
+    assert "A100" not in str(drawn["note"]) and "M4 Max" in str(drawn["note"])
 
 
 def test_hovering_a_row_shows_each_price_with_its_source_and_date(qtbot, engine, catalog):

@@ -136,7 +136,7 @@ def test_roofs_are_kept_as_a_picture_but_exported_as_lines(window):
     panel = window.refresh_panel("roofline")
     cached = QGraphicsItem.CacheMode.DeviceCoordinateCache
     assert panel.line_set.cacheMode() == cached
-    with _export_mode(panel):
+    with _export_mode(panel.figure_parts()):
         assert panel.line_set.cacheMode() == QGraphicsItem.CacheMode.NoCache
     assert panel.line_set.cacheMode() == cached
     # The sweep's curves change with nearly every control: drawn directly.

@@ -177,6 +177,7 @@ def test_report_analysis_tables_hold_the_engines_numbers(qapp, report_engine, tm
 def test_png_scale_sets_the_resolution(qtbot, tmp_path):
     from PySide6.QtGui import QImage
 
+    from accelscope.gui.export.figure import Figure
     from accelscope.gui.export.files import render_png
     from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.panels.memory import MemoryPanel
@@ -185,10 +186,11 @@ def test_png_scale_sets_the_resolution(qtbot, tmp_path):
     panel = MemoryPanel(Engine().catalog)
     qtbot.addWidget(panel)
     panel.resize(700, 500)
-    one = QImage(str(render_png(panel, tmp_path / "one.png", 1.0)))
-    three = QImage(str(render_png(panel, tmp_path / "three.png", 3.0)))
-    assert (one.width(), one.height()) == (700, 500)
-    assert (three.width(), three.height()) == (2100, 1500)
+    figure = Figure(panel, "a scenario")
+    one = QImage(str(render_png(figure, tmp_path / "one.png", 1.0)))
+    three = QImage(str(render_png(figure, tmp_path / "three.png", 3.0)))
+    assert (one.width(), one.height()) == (figure.width, figure.height)
+    assert (three.width(), three.height()) == (3 * figure.width, 3 * figure.height)
 
 
 def test_report_command_takes_a_theme(capsys, monkeypatch, tmp_path):

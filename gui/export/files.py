@@ -1,11 +1,11 @@
 """Export plots as PNG (at a chosen scale) and SVG, and their data as CSV, each with the
-scenario beside it (a comment header in the CSV, a sidecar preset), so that any exported
-plot can be traced back to its inputs.
+scenario beside it (a comment header in the CSV, a sidecar preset, a line beneath the title of
+a picture), so that any exported plot can be traced back to its inputs.
 
-A whole panel is rendered through QPainter — the plot and the legend and notes around it —
-into a QImage for PNG or a QSvgGenerator for SVG. Rendering the widget, rather than using
-pyqtgraph's SVGExporter, keeps the text beside the plot and avoids that exporter's crash with
-recent PySide6 releases (pyqtgraph issue 3495).
+A picture is the tab's :class:`~.figure.Figure` (its plots, legends, captions and scenario
+line, without its controls), drawn through QPainter into a QImage for PNG or a QSvgGenerator
+for SVG. Drawing it ourselves, rather than using pyqtgraph's SVGExporter, keeps the text beside
+the plot and avoids that exporter's crash with recent PySide6 releases (pyqtgraph issue 3495).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRect, QSize
+from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QWidget
@@ -31,19 +31,21 @@ from accelscope.engine.text.tables import cost_comments, cost_tables, frame_tabl
 
 from ..panels import PANELS
 from ..panels.analysis import AnalysisPanel
+from .figure import Figure, scenario_line
 
 PNG_SCALES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)  # × the panel's size on screen
 DEFAULT_EXPORT_SIZE = QSize(1400, 900)
 
 
 @contextmanager
-def _export_mode(widget: QWidget) -> Iterator[None]:
+def _export_mode(canvases: list[QWidget]) -> Iterator[None]:
     """Tell pyqtgraph's items they are being exported, as its own exporters do: scatter
     markers are then drawn as paths instead of from a cached pixmap atlas, which would be
     blurred when scaled and come out broken in SVG."""
     items = [
         item
-        for view in widget.findChildren(pg.GraphicsView)
+        for view in canvases
+        if isinstance(view, pg.GraphicsView)
         for item in view.scene().items()
         if hasattr(item, "setExportMode")
     ]
@@ -64,37 +66,40 @@ def refuse_special_file(path: Path) -> None:
         raise OSError(f"{path.name} is not a regular file ({kind})")
 
 
-def render_png(widget: QWidget, path: Path, scale: float = 2.0) -> Path:
-    """The widget as it looks, at ``scale`` times its on-screen size (vector drawing is
-    re-rasterised at that resolution, so lines and text stay sharp)."""
+def figure_of(panel: QWidget, frame: Frame, catalog: Catalog) -> Figure:
+    """The tab as a figure, for ``frame``'s scenario."""
+    return Figure(panel, scenario_line(panel, frame, catalog))
+
+
+def render_png(figure: Figure, path: Path, scale: float = 2.0) -> Path:
+    """The figure at ``scale`` times its size on screen (vector drawing is re-rasterised at that
+    resolution, so lines and text stay sharp)."""
     refuse_special_file(path)
-    size = widget.size()
-    image = QImage(round(size.width() * scale), round(size.height() * scale), QImage.Format.Format_ARGB32)
+    image = QImage(round(figure.width * scale), round(figure.height * scale), QImage.Format.Format_ARGB32)
     image.setDevicePixelRatio(scale)
-    image.fill(widget.palette().color(widget.backgroundRole()))  # the window's background, light or dark
+    image.fill(figure.background)  # the window's background, light or dark
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-    with _export_mode(widget):
-        widget.render(painter, QPoint())
+    with _export_mode(figure.canvases()):
+        figure.paint(painter)
     painter.end()
     if not image.save(str(path), "PNG"):
         raise OSError(f"could not write {path}")
     return path
 
 
-def render_svg(widget: QWidget, path: Path, title: str) -> Path:
+def render_svg(figure: Figure, path: Path) -> Path:
     refuse_special_file(path)
-    size = widget.size()
     generator = QSvgGenerator()
     generator.setFileName(str(path))
-    generator.setSize(size)
-    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
-    generator.setTitle(title)
-    generator.setDescription("Exported by accelscope; the sidecar preset holds the scenario.")
+    generator.setSize(QSize(figure.width, figure.height))
+    generator.setViewBox(QRect(0, 0, figure.width, figure.height))
+    generator.setTitle(figure.title)
+    generator.setDescription(f"Exported by accelscope: {figure.scenario}. The sidecar preset holds the scenario.")
     painter = QPainter(generator)
-    with _export_mode(widget):
-        widget.render(painter, QPoint())
+    with _export_mode(figure.canvases()):
+        figure.paint(painter)
     if not painter.end():
         raise OSError(f"could not write {path}")
     return path
@@ -120,10 +125,12 @@ def export_view(
     title = getattr(panel, "title", view)
     if PANELS[view].analysis:
         bring_up_to_date(panel, frame)
+    if "png" in formats or "svg" in formats:
+        figure = figure_of(panel, frame, catalog)
     if "png" in formats:
-        written.append(render_png(panel, base.with_suffix(".png"), scale))
+        written.append(render_png(figure, base.with_suffix(".png"), scale))
     if "svg" in formats:
-        written.append(render_svg(panel, base.with_suffix(".svg"), title))
+        written.append(render_svg(figure, base.with_suffix(".svg")))
     if "csv" in formats:
         tables = view_tables(view, panel, frame, catalog)
         comments = [f"{title}: the data behind the plot", *scenario_comments(frame, preset.name if preset else None)]
@@ -178,16 +185,18 @@ def export_all(
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for index, (view, panel) in enumerate(panels.items(), start=1):
-        if PANELS[view].analysis:
-            # The analysis tables go by their own names (regimes.csv, tp_dp.csv, ...).
-            written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", formats=("png", "svg"),
-                                   scale=scale, preset=preset)
-            written += _analysis_csvs(view, panel, frame, catalog, folder, preset)
-        else:
-            written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale,
-                                   preset=preset)
-            for page in getattr(panel, "extra_pages", ()):  # the energy tab's cost page
-                written += _export_page(panel, page, folder / f"{index}-{view}-{page}", scale)
+        extra_pages = getattr(panel, "extra_pages", ())  # the energy tab's cost page, the serving tab's run
+        with _showing(panel, getattr(panel, "main_page", None)):
+            if PANELS[view].analysis:
+                # The analysis tables go by their own names (regimes.csv, tp_dp.csv, ...).
+                written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}",
+                                       formats=("png", "svg"), scale=scale, preset=preset)
+                written += _analysis_csvs(view, panel, frame, catalog, folder, preset)
+            else:
+                written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale,
+                                       preset=preset)
+        for page in extra_pages:
+            written += _export_page(panel, page, frame, catalog, folder / f"{index}-{view}-{page}", scale)
     for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
         path = folder / f"{name}.csv"
         refuse_special_file(path)
@@ -204,18 +213,28 @@ def export_all(
     return written
 
 
-def _export_page(panel, page: str, base: Path, scale: float) -> list[Path]:
-    """A tab's other page as PNG and SVG (its data is in the report's own CSVs), the page the
-    tab showed restored after."""
-    shown = panel.page
+@contextmanager
+def _showing(panel, page: str | None) -> Iterator[None]:
+    """The tab showing ``page`` (None: as it is), its layout settled as a shown tab's would be,
+    and the page it showed restored after."""
+    shown = getattr(panel, "page", None)
+    if page is None or page == shown:
+        yield
+        return
     panel.show_page(page)
-    for _ in range(3):  # the page's layout settles as a shown tab's would
+    for _ in range(3):
         QApplication.processEvents()
     try:
-        return [render_png(panel, base.with_suffix(".png"), scale),
-                render_svg(panel, base.with_suffix(".svg"), f"{panel.title}: {page}")]
+        yield
     finally:
         panel.show_page(shown)
+
+
+def _export_page(panel, page: str, frame: Frame, catalog: Catalog, base: Path, scale: float) -> list[Path]:
+    """A tab's other page as PNG and SVG (its data is in the report's own CSVs)."""
+    with _showing(panel, page):
+        figure = figure_of(panel, frame, catalog)
+        return [render_png(figure, base.with_suffix(".png"), scale), render_svg(figure, base.with_suffix(".svg"))]
 
 
 def _analysis_csvs(view: str, panel: AnalysisPanel, frame: Frame, catalog: Catalog, folder: Path,

@@ -133,5 +133,9 @@ class AnalysisPanel(Panel):
         self.show_study(self.study)
         self.prepare_paint()
 
+    def figure_accelerators(self) -> tuple[str, ...]:
+        """A study of one device (scaling, layouts, tiers) is of the selected accelerator."""
+        return (self.frame.workspace.scenario.accelerator,) if self.frame is not None else ()
+
     def pending(self) -> bool:
         return self._timer.isActive()

@@ -4,27 +4,38 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QAbstractScrollArea, QAbstractSpinBox, QComboBox, QGroupBox, QLabel, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
+from accelscope.engine.text.summary import accelerator_short_name
 
 from ..look import palette
 from ..look.style import plot_font
 from ..plotkit.fit import ShownText, texts_in
-from ..plotkit.text import WrappedLabel
+from ..plotkit.text import FigureText, WrappedLabel
 
 
 def accelerator_label(accelerator: Accelerator) -> str:
     """A short name for legends: the catalog name without the vendor and parentheses."""
-    name = accelerator.name
-    if name.startswith(accelerator.vendor + " "):
-        name = name[len(accelerator.vendor) + 1 :]
-    name = name.split(" (")[0].strip()
-    return name or accelerator.id
+    return accelerator_short_name(accelerator)
+
+
+def _setting_text(label: QLabel) -> str:
+    """A control's label and the value it shows ("Rate: 2.000 req/s"); empty for other labels."""
+    control = label.buddy()
+    if isinstance(control, QComboBox):
+        value = control.currentText()
+    elif isinstance(control, QAbstractSpinBox):
+        value = control.text()
+    else:
+        return ""
+    name = label.text().replace("&", "").rstrip(" :")
+    return f"{name}: {value}" if name[-1:] not in "≤≥<>=" else f"{name} {value}"
 
 
 def reference_note_label(html: str) -> QLabel:
@@ -146,6 +157,53 @@ class Panel(QWidget):
         """The texts the panel's plots draw where it is shown, and whether each shows whole."""
         views = [view for view in self.findChildren(pg.GraphicsView) if view.isVisibleTo(self)]
         return [text for view in views for text in texts_in(view, self.title)]
+
+    def figure_parts(self) -> list[QWidget | FigureText]:
+        """What an export draws of the tab as shown, top to bottom: its plot canvases (pyqtgraph
+        views, or widgets that paint themselves with ``paint_canvas``), the captions and legends
+        beside them as text, and the tab's own settings as one line of text ("Devices in the
+        node: 8 devices"). Not its controls, nor the tables and side forms in scroll areas (their
+        data goes to the CSV export)."""
+        found: list[tuple[int, int, QWidget | FigureText | str]] = []
+
+        def visit(parent: QWidget) -> None:
+            for child in parent.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+                if not child.isVisibleTo(self):
+                    continue
+                place = child.mapTo(self, QPoint(0, 0))
+                if isinstance(child, pg.GraphicsView) or hasattr(child, "paint_canvas"):
+                    found.append((place.y(), place.x(), child))
+                elif isinstance(child, WrappedLabel):
+                    if child.text():
+                        found.append((place.y(), place.x(), FigureText.of_label(child)))
+                elif isinstance(child, QLabel):
+                    setting = _setting_text(child)
+                    if setting:
+                        found.append((place.y(), place.x(), setting))
+                elif not isinstance(child, (QAbstractScrollArea, QGroupBox)):
+                    visit(child)
+
+        visit(self)
+        parts: list[QWidget | FigureText] = []
+        settings: list[str] = []
+        for _y, _x, part in sorted(found, key=lambda entry: entry[:2]):
+            if isinstance(part, str):
+                settings.append(part)
+                continue
+            if settings:
+                parts.append(FigureText(" · ".join(settings), plot_font(), self._ink()))
+                settings = []
+            parts.append(part)
+        if settings:
+            parts.append(FigureText(" · ".join(settings), plot_font(), self._ink()))
+        return parts
+
+    def _ink(self) -> QColor:
+        return QColor(self.palette().color(QPalette.ColorRole.WindowText))
+
+    def figure_accelerators(self) -> tuple[str, ...]:
+        """The accelerators the tab's figure is about: every shown one by default."""
+        return self.frame.accelerators if self.frame is not None else ()
 
     def accelerator_name(self, accelerator_id: str) -> str:
         """An accelerator as the legends name it (its id only if the catalog has no entry)."""

@@ -106,7 +106,9 @@ class CostPage(Panel):
         self.note.setTextFormat(Qt.TextFormat.RichText)
         choose = QHBoxLayout()
         choose.setContentsMargins(8, 0, 8, 0)
-        choose.addWidget(QLabel("Sweep in dollars:"))
+        sweep_label = QLabel("Sweep in dollars:")
+        sweep_label.setBuddy(self.view_combo)
+        choose.addWidget(sweep_label)
         choose.addWidget(self.view_combo)
         choose.addWidget(self.note, 1)
         layout = QVBoxLayout(self)
@@ -133,7 +135,7 @@ class CostPage(Panel):
         self.frame = frame
         self.costs = frame_costs(frame, Pricing(self.catalog.prices, frame.workspace.cost))
         ids = frame.accelerators
-        self.bars.row_axis.set_rows(list(ids), ids=ids)
+        self.bars.row_axis.set_rows([self.accelerator_name(a) for a in ids], ids=ids)
         self.canvas.settle()
         colours = [palette.colour_for(a) for a in ids]
         fits = frame.outputs.fits != 0
@@ -190,7 +192,8 @@ class CostPage(Panel):
                                brushes=[self._ring] * len(ringed))
         missing = [a for a in frame.accelerators if costs.price(view, a) is None]
         self.note.setText(
-            f"No {'rental' if view == 'rental' else 'purchase'} price known (nothing drawn): {', '.join(missing)}. "
+            f"No {'rental' if view == 'rental' else 'purchase'} price known (nothing drawn): "
+            f"{', '.join(self.accelerator_name(a) for a in missing)}. "
             "Type one in the Cost group." if missing else "Every shown accelerator is priced.")
 
     def _brush(self, accelerator_id: str):

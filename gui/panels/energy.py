@@ -37,7 +37,8 @@ SCOPE_WORDS = {
 
 class EnergyPanel(Panel):
     title = "Energy"
-    extra_pages: tuple[str, ...] = ("cost",)  # exported beside the first page (gui.export)
+    main_page = "energy"  # what an export of every tab draws first, then its extra pages (gui.export)
+    extra_pages: tuple[str, ...] = ("cost",)
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)

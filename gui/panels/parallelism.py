@@ -116,6 +116,7 @@ class ParallelismPanel(AnalysisPanel):
         budget_row.setContentsMargins(8, 2, 8, 2)
         budget_label = QLabel("Devices in the node:")
         self.budget = QComboBox()
+        budget_label.setBuddy(self.budget)
         for n in DEVICE_BUDGETS:
             self.budget.addItem(f"{n} devices", n)
         self.budget.setCurrentIndex(DEVICE_BUDGETS.index(int(VIEW_OPTION_DEFAULTS["device_budget"])))
@@ -330,7 +331,8 @@ class ParallelismPanel(AnalysisPanel):
         self.cell_shares.set(shares_text, xs, [y + 0.06 for y in ys], text_colours)
         self.stars.setData(x=star_x, y=star_y)
         left = self.heat_plot.getAxis("left")
-        left.set_rows([f"{m} (current)" if k == 0 else m for k, m in enumerate(models)],
+        names = [self.engine.model(m).name for m in models]
+        left.set_rows([f"{n} (current)" if k == 0 else n for k, n in enumerate(names)],
                       ids=models, max_width=0.28 * max(self.canvas.width(), 600))
         self.heat_plot.getAxis("bottom").setTicks([[(float(j), _split_tick(tp, dp))
                                                     for j, (tp, dp) in enumerate(splits)], []])

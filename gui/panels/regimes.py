@@ -93,6 +93,7 @@ class HeatmapContent:
     """What the heatmap draws, in row order."""
 
     ids: tuple[str, ...]
+    names: tuple[str, ...]  # each row's accelerator as the legends name it
     headers: tuple[str, ...]  # "1. Low-latency single stream"
     units: tuple[str, ...]  # "ms · lower is better"
     scores: np.ndarray  # [rows, regimes], 0..1
@@ -225,7 +226,7 @@ class RegimeHeatmap(QWidget):
         content = self.content
         bold = QFontMetricsF(self.bold)
         normal = QFontMetricsF(self.font)
-        label_width = max((bold.horizontalAdvance(i) for i in content.ids), default=40.0) + DOT_PX + 2 * LABEL_GAP_PX
+        label_width = max((bold.horizontalAdvance(i) for i in content.names), default=40.0) + DOT_PX + 2 * LABEL_GAP_PX
         regimes = max(len(content.headers), 1)
         cells_left = MARGIN_PX + label_width
         # The paper's columns narrow (down to a two-letter grade) before a header word is cut.
@@ -314,6 +315,11 @@ class RegimeHeatmap(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self.paint_canvas(painter)
+        painter.end()
+
+    def paint_canvas(self, painter: QPainter) -> None:
+        """The heat-map at the widget's size, on any painter (the screen, or an export's image or SVG)."""
         painter.fillRect(self.rect(), self._canvas)
         g = self.geometry_now()
         if g is not None:
@@ -321,7 +327,6 @@ class RegimeHeatmap(QWidget):
             self._paint_rows(painter, g)
             self._paint_paper(painter, g)
             self._paint_legend(painter, g)
-        painter.end()
 
     def _paint_headers(self, painter: QPainter, g: _Geometry) -> None:
         content = self.content
@@ -360,19 +365,19 @@ class RegimeHeatmap(QWidget):
     def _paint_rows(self, painter: QPainter, g: _Geometry) -> None:
         content = self.content
         centre = int(Qt.AlignmentFlag.AlignCenter)
-        for row, accelerator in enumerate(content.ids):
+        for row, (accelerator, name) in enumerate(zip(content.ids, content.names, strict=True)):
             top = g.row_top(row, content.paper_rows)
             selected = row == self.selected_row
             if selected:
                 right = g.paper_left + g.paper_column * len(content.headers) if row < content.paper_rows \
                     else g.cells_left + g.column_width * len(content.headers)
                 painter.fillRect(QRectF(g.label_left, top, right - g.label_left, g.row_height), self._selected_band)
-            # Label: a colour dot if shown in the other tabs, then the id, right-aligned.
+            # Label: a colour dot if shown in the other tabs, then the name, right-aligned.
             label_right = g.cells_left - LABEL_GAP_PX
             painter.setFont(self.bold if selected else self.font)
             painter.setPen(self._ink)
             painter.drawText(QRectF(g.label_left, top, label_right - g.label_left, g.row_height),
-                             int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), accelerator)
+                             int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), name)
             if accelerator in self.shown:
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(plot_colour(colour_for(accelerator)))
@@ -562,7 +567,8 @@ class RegimesPanel(AnalysisPanel):
             for a in grid.accelerators[:paper_rows]
         )
         self.heatmap.set_content(HeatmapContent(
-            ids=grid.accelerators, headers=headers, units=units, scores=grid.scores.copy(), fits=grid.fits.copy(),
+            ids=grid.accelerators, names=tuple(self.accelerator_name(a) for a in grid.accelerators),
+            headers=headers, units=units, scores=grid.scores.copy(), fits=grid.fits.copy(),
             texts=texts, best=best, paper=paper, paper_rows=paper_rows, grades=self.definitions.paper_grades,
             paper_title="Paper's grades (Fig. 8)", zero_words=zero_words,
         ))
@@ -571,12 +577,17 @@ class RegimesPanel(AnalysisPanel):
         self._set_note()
         self._apply_selection()
 
+    def figure_accelerators(self) -> tuple[str, ...]:
+        """Every accelerator of the grid, not only the shown ones."""
+        return tuple(self.row_ids)
+
     def plotted(self) -> dict[str, np.ndarray]:
         content = self.heatmap.content
         if content is None:
             return {}
         return {
             "accelerators": np.array(content.ids, dtype=object),
+            "rows": np.array(content.names, dtype=object),
             "scores": content.scores,
             "fits": content.fits,
             "texts": np.array(content.texts, dtype=object),

@@ -29,7 +29,7 @@ from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, pen, plot_brush, plot_col
 from ..plotkit.axes import opaque_over
 from ..plotkit.picking import SpotRefs, select_on_click, spot_tip
 from ..plotkit.points import LineSet, SpotRef, Spots, log_log_plot
-from ..plotkit.text import WrappedLabel
+from ..plotkit.text import INTERACTION_HINT, WrappedLabel
 from .base import Panel, reference_note_label
 
 TFLOPS = 1e12  # display unit of the performance axis
@@ -108,7 +108,7 @@ class RooflinePanel(Panel):
             "Solid: device memory (HBM; on-chip SRAM on SRAM machines); dashed: the other "
             "tiers (on-chip SRAM, host memory over PCIe or C2C). The class-shaped marker on each "
             "line is its ridge point. ▲ prefill, ● decode step of the current scenario; "
-            "hollow: does not fit (hypothetical). Hover for values, click to select."
+            "hollow: does not fit (hypothetical). " + INTERACTION_HINT
         )
         self.note.setFont(plot_font())
         layout = QVBoxLayout(self)

@@ -398,6 +398,11 @@ class RunHerePanel(AnalysisPanel):
         return [f"runs {words} <b>{what}</b>: {compact(option.decode_tok_s)} tokens/s at batch 1 "
                 f"(ITL {milliseconds(option.itl_s)}), {batch}"]
 
+    def figure_accelerators(self) -> tuple[str, ...]:
+        if self.frame is None:
+            return ()
+        return (self.device or self.frame.workspace.scenario.accelerator,)
+
     def plotted(self) -> dict[str, np.ndarray]:
         study: RunHere | None = self.study
         rows = study.rows if study is not None else ()

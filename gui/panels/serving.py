@@ -90,6 +90,7 @@ from .analysis import AnalysisPanel
 from .base import accelerator_label
 
 RATE_PAGE, RUN_PAGE = 0, 1
+PAGE_NAMES = ("rate", "run")  # by index, as exports name the pages
 # The sweep and capacities leave one core to the window, so that a change's repaint never waits
 # behind the simulation for a core (on two cores: one simulation thread).
 STUDY_THREADS = max(1, (os.cpu_count() or 1) - 1)
@@ -183,6 +184,10 @@ class _Jobs(QObject):
 class ServingPanel(AnalysisPanel):
     title = "Serving under traffic"
     study_view = "serving"
+    # What an export of every tab draws (gui.export). Not the run page: its queue curves hold a point per
+    # event (~60k), a path longer than Qt's SVG reader accepts.
+    main_page = "rate"
+    extra_pages: tuple[str, ...] = ()
     serving_changed = Signal(str, object)  # a serving setting the user changed (field, value)
     explanation_changed = Signal()
 
@@ -478,7 +483,14 @@ class ServingPanel(AnalysisPanel):
 
     # ---- settings --------------------------------------------------------------------------
 
-    def show_page(self, page: int) -> None:
+    @property
+    def page(self) -> str:
+        return PAGE_NAMES[self.pages.currentIndex()]
+
+    def show_page(self, page: int | str) -> None:
+        """Show a page, by its index or its name in PAGE_NAMES."""
+        if isinstance(page, str):
+            page = PAGE_NAMES.index(page)
         self.pages.setCurrentIndex(page)
         button = self.page_buttons.button(page)
         if not button.isChecked():
@@ -1031,6 +1043,14 @@ class ServingPanel(AnalysisPanel):
         self.accelerator_selected.emit(self._capacity_rows[row].accelerator)
 
     # ---- for tests -------------------------------------------------------------------------
+
+    def figure_accelerators(self) -> tuple[str, ...]:
+        """The rate page draws every shown accelerator; the run page the selected one."""
+        if self.frame is None:
+            return ()
+        if self.pages.currentIndex() == RATE_PAGE:
+            return self.frame.accelerators
+        return (self.frame.workspace.scenario.accelerator,)
 
     def plotted(self) -> dict[str, np.ndarray]:
         """What is drawn, in data units: per accelerator, its rates and series; the capacity

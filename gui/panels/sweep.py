@@ -28,7 +28,7 @@ from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, 
 from ..plotkit.axes import opaque_over
 from ..plotkit.picking import SpotRefs, select_on_click, spot_tip
 from ..plotkit.points import LineSet, SpotRef, Spots, log_log_plot
-from ..plotkit.text import WrappedLabel
+from ..plotkit.text import INTERACTION_HINT, WrappedLabel
 from .base import Panel, reference_note_label
 
 FITS, WAVES, NO_FIT = 0, 1, 2  # how a point is drawn
@@ -356,7 +356,7 @@ class SweepPanel(Panel):
             "One line per accelerator, batch 1 → 1024 (static batch; B= labels follow the selected "
             f"accelerator). Large ringed marker: {current}. Filled: fits · hollow: KV cache "
             "overflows, runs in waves · faded × on a dashed line: weights do not fit "
-            "(hypothetical). Marker shape: accelerator class. Hover for values, click to select."
+            f"(hypothetical). Marker shape: accelerator class. {INTERACTION_HINT}"
         )
         self._note_batch = batch
 

@@ -87,6 +87,7 @@ class TiersPanel(AnalysisPanel):
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.combo.currentIndexChanged.connect(self._combo_changed)
         tier_label = QLabel("Far memory tier:")
+        tier_label.setBuddy(self.combo)
         tier_label.setFont(font)
         self.tier_info = WrappedLabel("")
         self.tier_info.setFont(font)
@@ -246,7 +247,8 @@ class TiersPanel(AnalysisPanel):
         # Two lines: a title is as wide as its longest line, and one long line took the
         # capacity plot's column from it in a window with both docks open.
         self.slowdown_plot.setTitle(
-            f"Decode slowdown against everything in device memory<br>{sweep.model} on {sweep.accelerator}",
+            f"Decode slowdown against everything in device memory<br>{self.engine.model(sweep.model).name} on "
+            f"{self.accelerator_name(sweep.accelerator)}",
             size=f"{PLOT_FONT_POINTS + 2}pt")
 
     def plotted(self) -> dict[str, np.ndarray]:
@@ -319,7 +321,8 @@ class TiersPanel(AnalysisPanel):
         self._fit_capacity_texts()
         set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
         self.model_line.setValue(math.log10(model_billions))
-        self.model_line.label.setFormat(f"{study.sweep.model}: {format_params(study.model_params)}")
+        self.model_line.label.setFormat(
+            f"{self.engine.model(study.sweep.model).name}: {format_params(study.model_params)}")
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""

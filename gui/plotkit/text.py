@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -16,6 +17,8 @@ from ..look import theme
 from ..look.style import PLOT_FONT_POINTS, html_colour, plot_font, plot_text_colour
 
 VALUE_FONT_POINTS = PLOT_FONT_POINTS
+# Said beneath interactive plots; a picture on paper has nothing to hover, so exports leave it out.
+INTERACTION_HINT = "Hover for values, click to select."
 
 
 class WrappedLabel(QLabel):
@@ -58,6 +61,20 @@ class WrappedLabel(QLabel):
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange, QEvent.Type.ContentsRectChange):
             self._heights.clear()
         super().changeEvent(event)
+
+
+@dataclass(frozen=True)
+class FigureText:
+    """A caption or legend of a figure as text, which an export draws itself (never its label widget)."""
+
+    text: str  # rich or plain, as the label shows it
+    font: QFont
+    colour: QColor  # of text without a colour of its own
+
+    @classmethod
+    def of_label(cls, label: QLabel) -> FigureText:
+        text = label.text().replace(" " + INTERACTION_HINT, "").replace(INTERACTION_HINT, "")
+        return cls(text, QFont(label.font()), QColor(label.palette().color(label.foregroundRole())))
 
 
 def subtitle_label(html: str) -> QLabel:

@@ -120,7 +120,8 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
     profile = engine.predict(scenario.with_changes(batch=max_num_seqs, input_len=profile_tokens, output_len=1))
     memory = profile.memory
     if not profile.fits and profile.fit_code != codes.FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE:
-        raise ScenarioError(f"cannot serve {scenario.model} on {scenario.accelerator}: {profile.fit_reason}")
+        model, accelerator = engine.model(scenario.model).name, engine.catalog.accelerator(scenario.accelerator).name
+        raise ScenarioError(f"cannot serve {model} on {accelerator}: {profile.fit_reason}")
     weights_near = memory.weights_bytes - memory.weights_far_bytes
     workspace = weights_near + memory.activation_bytes + memory.overhead_bytes
     if defaults.memory_of_total:
