@@ -93,8 +93,30 @@ def test_filter_by_accelerator_keeps_only_its_rows(qtbot, report):
     expected = [r for r in report.rows if "h100-sxm" in r.accelerator_key.split("+")]
     assert 0 < validation.table.rowCount() == len(expected)
     accelerator_column = COLUMNS.index("Accelerator")
+    name = window.engine.catalog.accelerators["h100-sxm"].name
     for row in range(validation.table.rowCount()):
-        assert "h100-sxm" in validation.table.item(row, accelerator_column).text()
+        assert name in validation.table.item(row, accelerator_column).text()
+    validation.stop()
+
+
+def test_the_table_names_accelerators_models_and_metrics_as_people_do(qtbot, report):
+    """Not by catalog id ("h100-sxm", "llama-3.1-8b") or field name ("ratio_throughput_total_tok_s")."""
+    window = _window(qtbot)
+    validation = window.side.show_validation()
+    qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)
+    catalog = window.engine.catalog
+    ids = set(catalog.accelerators) | set(catalog.models)
+    table = validation.table
+    columns = [COLUMNS.index(name) for name in ("Accelerator", "Model", "Metric")]
+    seen = set()
+    for row in range(len(report.rows)):
+        for column in columns:
+            text = table.item(row, column).text()
+            seen.add(text)
+            assert not {part.strip() for part in text.split("+")} & ids, text
+            assert "_" not in text, text
+    assert catalog.accelerators["h100-sxm"].name in {part.strip() for text in seen for part in text.split("+")}
+    assert "throughput, input + output ratio" in seen
     validation.stop()
 
 

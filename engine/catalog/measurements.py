@@ -36,17 +36,19 @@ class Metric:
     unit: str
     higher_is_better: bool
     description: str
+    label: str  # what a table shows for it
 
 
 METRICS: dict[str, Metric] = {
-    "throughput_total_tok_s": Metric("tokens/s", True, "input + output tokens per second, whole system"),
-    "throughput_output_tok_s": Metric("tokens/s", True, "output tokens per second, whole system"),
-    "ttft_ms": Metric("ms", False, "time to first token"),
-    "itl_ms": Metric("ms", False, "inter-token latency"),
-    "e2e_latency_s": Metric("s", False, "time until the batch's last token"),
-    "power_w": Metric("W", False, "mean power over the run, all devices"),
-    "tokens_per_joule": Metric("tokens/J", True, "input + output tokens per joule"),
-    "output_tokens_per_joule": Metric("tokens/J", True, "output tokens per joule"),
+    "throughput_total_tok_s": Metric("tokens/s", True, "input + output tokens per second, whole system",
+                                     "throughput, input + output"),
+    "throughput_output_tok_s": Metric("tokens/s", True, "output tokens per second, whole system", "output throughput"),
+    "ttft_ms": Metric("ms", False, "time to first token", "time to first token"),
+    "itl_ms": Metric("ms", False, "inter-token latency", "inter-token latency"),
+    "e2e_latency_s": Metric("s", False, "time until the batch's last token", "end-to-end latency"),
+    "power_w": Metric("W", False, "mean power over the run, all devices", "power"),
+    "tokens_per_joule": Metric("tokens/J", True, "input + output tokens per joule", "tokens per joule"),
+    "output_tokens_per_joule": Metric("tokens/J", True, "output tokens per joule", "output tokens per joule"),
 }
 RATIO_PREFIX = "ratio_"
 # Recorded because the papers print them, but no scenario output corresponds.
@@ -54,6 +56,20 @@ UNCOMPUTABLE_METRICS: dict[str, str] = {
     "latency_cov": "ratio",
     "scaling_efficiency": "ratio",
 }
+UNCOMPUTABLE_LABELS: dict[str, str] = {
+    "latency_cov": "latency variation (CoV)",
+    "scaling_efficiency": "scaling efficiency",
+}
+
+
+def metric_label(metric: str) -> str:
+    """A row's metric as a reader names it ("throughput, input + output"; a ratio of two runs
+    as "... ratio"); an unknown name as it is."""
+    if metric.startswith(RATIO_PREFIX) and metric[len(RATIO_PREFIX):] in METRICS:
+        return f"{METRICS[metric[len(RATIO_PREFIX):]].label} ratio"
+    if metric in METRICS:
+        return METRICS[metric].label
+    return UNCOMPUTABLE_LABELS.get(metric, metric)
 
 KINDS: tuple[str, ...] = (
     "measured",  # the authors measured it on the stated setup

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from accelscope.engine.catalog import Catalog
+from accelscope.engine.catalog.measurements import METRICS, metric_label
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.units import measured_number, ratio_text
 from accelscope.engine.core.workspace import Workspace
@@ -245,9 +246,9 @@ class ValidationWindow(QWidget):
             setup = f"Computed for: {setup_text(row.spec)}" if row.spec is not None else ""
             return [
                 (f"{row.paper} {row.where}", row.quote),
-                (entry.accelerator_key.replace("+", " + "), row.devices),
-                (row.model, setup),
-                (row.metric, ""),
+                (self._accelerator_names(entry.accelerator_key), row.devices),
+                (self._model_name(row.model), setup),
+                (metric_label(row.metric), METRICS[row.metric].description if row.metric in METRICS else ""),
                 (f"{row.published.text()} {row.unit}", row.kind),
                 (measured_number(calibrated.value if calibrated else None, missing="—"), ""),
                 (ratio_text(entry.ratio("calibrated")), "model / published"),
@@ -269,6 +270,18 @@ class ValidationWindow(QWidget):
             ("", ""),
             (entry.verdict(calibrated), entry.computed_as or claim.reason or claim.setup),
         ]
+
+    def _accelerator_names(self, key: str) -> str:
+        """The row's accelerators (ids joined by '+') by their catalog names."""
+        names = []
+        for accelerator_id in key.split("+"):
+            accelerator = self.catalog.accelerators.get(accelerator_id)
+            names.append(accelerator.name if accelerator is not None else accelerator_id)
+        return " + ".join(names)
+
+    def _model_name(self, model_id: str) -> str:
+        model = self.catalog.models.get(model_id)
+        return model.name if model is not None else model_id
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Escape:  # as a dialog closes
