@@ -53,6 +53,23 @@ def test_two_models_are_never_better_or_worse_than_each_other(engine):
     assert "different models" in comparison(workspace, a, b).plain_text()
 
 
+def test_models_and_accelerators_are_named_not_given_by_id(engine):
+    """A synthetic or imported model's id is generated: the changes name it as the legends do."""
+    catalog = engine.catalog
+
+    def name_of(field, catalog_id):
+        return (catalog.models if field == "model" else catalog.accelerators)[catalog_id].name
+
+    a = Scenario("llama-3.1-8b", "h100-sxm")
+    b = a.with_changes(model="qwen3-8b", accelerator="l40s")
+    changes = input_changes(a, b, name_of)
+    assert changes == [f"model {catalog.models['llama-3.1-8b'].name} → {catalog.models['qwen3-8b'].name}",
+                       f"accelerator {catalog.accelerators['h100-sxm'].name} → {catalog.accelerators['l40s'].name}"]
+    workspace = Workspace(a, shown=("h100-sxm",))
+    missing = comparison(workspace, None, engine.predict(a.with_changes(accelerator="l40s")), name_of)
+    assert catalog.accelerators["l40s"].name in missing.plain_text() and "l40s" not in missing.plain_text()
+
+
 def test_comparison_section_reads_inputs_and_outputs(engine):
     workspace = Workspace(Scenario("llama-3.1-8b", "h100-sxm", batch=1), shown=("h100-sxm",))
     a = engine.predict(workspace.scenario)

@@ -8,6 +8,7 @@ selected accelerator.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from ..core.scenario import Scenario
@@ -59,12 +60,23 @@ def largest_batch_text(max_batch: float) -> str:
     return f"{max_batch:,.0f}" if max_batch > 0 else "none, it does not fit at any batch"
 
 
-def input_changes(a: Scenario, b: Scenario) -> list[str]:
-    """The scenario fields that differ, as "batch 1 → 64"."""
+# The scenario fields that hold a catalog id, named for a reader by ``name_of(field, id)``.
+NAMED_FIELDS = ("model", "accelerator")
+
+
+def _as_is(_field: str, value: str) -> str:
+    return value
+
+
+def input_changes(a: Scenario, b: Scenario, name_of: Callable[[str, str], str] = _as_is) -> list[str]:
+    """The scenario fields that differ, as "batch 1 → 64"; a model or an accelerator by
+    ``name_of(field, id)`` (its catalog name), not by its id."""
     changes = []
     for field in fields(Scenario):
         before, after = getattr(a, field.name), getattr(b, field.name)
         if before != after:
+            if field.name in NAMED_FIELDS:
+                before, after = name_of(field.name, before), name_of(field.name, after)
             changes.append(f"{field.name.replace('_', ' ')} {_value(before)} → {_value(after)}")
     return changes
 
@@ -92,14 +104,17 @@ def deltas(a: Result, b: Result) -> list[Delta]:
     return out
 
 
-def comparison(a_workspace: Workspace, a: Result | None, b: Result) -> Explanation:
-    """A's and B's outputs on one accelerator, as an explanation section placed before B's own."""
+def comparison(a_workspace: Workspace, a: Result | None, b: Result,
+               name_of: Callable[[str, str], str] = _as_is) -> Explanation:
+    """A's and B's outputs on one accelerator, as an explanation section placed before B's own;
+    models and accelerators named by ``name_of(field, id)``."""
     accelerator = b.scenario.accelerator
-    changed = input_changes(a_workspace.scenario_on(accelerator), b.scenario)
+    changed = input_changes(a_workspace.scenario_on(accelerator), b.scenario, name_of)
     lines = [("What changed from A: " + "; ".join(changed) + ".") if changed else
              "B has the same inputs as A on this accelerator."]
     if a is None:
-        lines.append(f"A did not show {accelerator}, so there is nothing to compare on it; select another.")
+        lines.append(f"A did not show {name_of('accelerator', accelerator)}, so there is nothing to compare on it; "
+                     "select another.")
     else:
         if a.scenario.model != b.scenario.model:
             lines.append("A and B are different models: their outputs are given side by side, not as changes.")

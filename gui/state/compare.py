@@ -55,6 +55,14 @@ class Comparison(QObject):
                           f"{self._model_name(workspace.scenario.model)}); two models' outputs are not a "
                           "before and after. Ctrl+K pins the scenario shown now.")
 
+    def _name_of(self, field: str, catalog_id: str) -> str:
+        """A model's or an accelerator's name as the legends give it (an imported or synthetic
+        model by its name, not its generated id)."""
+        if field == "model":
+            return self._model_name(catalog_id)
+        accelerator = self.controller.engine.catalog.accelerators.get(catalog_id)
+        return accelerator.name if accelerator is not None else catalog_id
+
     def _model_name(self, model_id: str) -> str:
         try:
             return self.controller.engine.model(model_id).name
@@ -67,5 +75,5 @@ class Comparison(QObject):
         if a is None:
             return explanation
         a_result = a.result(accelerator) if accelerator in a.accelerators else None
-        deltas = comparison(a.workspace, a_result, frame.result(accelerator))
+        deltas = comparison(a.workspace, a_result, frame.result(accelerator), self._name_of)
         return Explanation(explanation.title, deltas.sections + explanation.sections)
