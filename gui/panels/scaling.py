@@ -444,7 +444,10 @@ class ScalingPanel(AnalysisPanel):
             # The panel shares the canvas' width among the plots, then fits them (_share_width).
             self.canvas.resized.disconnect(plot.fit_x_range)
         self.canvas.resized.connect(self._canvas_resized)
+        # Presentation mode zooms the scene without resizing the canvas: share the width again then.
+        self.canvas.sigDeviceRangeChanged.connect(self._zoom_changed)
         self._fit_pending = False
+        self._zoom_pending = False
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
@@ -739,6 +742,16 @@ class ScalingPanel(AnalysisPanel):
             for plot in self.plots:
                 plot.fit_x_range()
 
+    def _zoom_changed(self, *_args) -> None:
+        # From the event loop: the range changes inside the canvas' own resize, too.
+        if not self._zoom_pending:
+            self._zoom_pending = True
+            QTimer.singleShot(0, self, self._after_zoom)
+
+    def _after_zoom(self) -> None:
+        self._zoom_pending = False
+        self._canvas_resized()
+
     def _fit_plots(self) -> None:
         """Lay the plots out at the widths they were given, then fit each to its width."""
         self._fit_pending = False
@@ -758,16 +771,19 @@ class ScalingPanel(AnalysisPanel):
         values were cut while the devices plot had room to spare.)"""
         plots = [plot.plot for plot in self.plots]
         left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
-        around = left + right + PLOT_SPACING_PX * (len(plots) - 1) + 2 * self.canvas.frameWidth()
+        around = left + right + PLOT_SPACING_PX * (len(plots) - 1)
         chrome = [_beside_view_px(plot) for plot in plots]
         needs = [max(plot.needed_view_px(), plot.plot.getAxis("bottom").needed_width(), PLOT_MIN_VIEW_PX)
                  for plot in self.plots]
         least = [math.ceil(axes + need) for axes, need in zip(chrome, needs, strict=True)]
-        canvas_least = math.ceil(around) + sum(least)
+        # The plots are laid out in the scene, which presentation mode zooms: scene pixels here.
+        scene_px = max(float(self.canvas.range.width()), 1.0)
+        zoom = self.canvas.viewport().width() / scene_px
+        canvas_least = math.ceil((around + sum(least)) * zoom) + 2 * self.canvas.frameWidth()
         if self.canvas.minimumWidth() != canvas_least:
             self.canvas.setMinimumWidth(canvas_least)
             self._fit_side()
-        spare = max(self.canvas.width() - canvas_least, 0) // len(plots)
+        spare = max(int(scene_px - around) - sum(least), 0) // len(plots)
         changed = False
         for plot, width in zip(plots, (width + spare for width in least), strict=True):
             if plot.minimumWidth() != width or plot.maximumWidth() != width:
