@@ -348,6 +348,26 @@ def test_ep_tp_curves_are_the_engines(qtbot, private_engine):
     assert panel.tables()["ep_tp"] == ep_tp_table(comparison)
 
 
+@pytest.mark.parametrize("size", [(1600, 1000), (1024, 768), (700, 600)])
+def test_the_ep_tp_legend_covers_no_curve(qtbot, private_engine, size):
+    """The curves' legend lies outside the EP vs TP plot (in the legend above the plots), not
+    over the curves: no legend item in the canvas overlaps a plot's view."""
+    import pyqtgraph as pg
+
+    frame = frame_of(private_engine, "mixtral-8x22b", batch=64)
+    panel = make(qtbot, ParallelismPanel, private_engine, frame)
+    panel.resize(*size)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.grab()
+    views = [plot.vb.sceneBoundingRect() for plot in (panel.ep_plot, panel.ratio_plot, panel.heat_plot)]
+    legends = [item for item in panel.canvas.scene().items() if isinstance(item, pg.LegendItem) and item.isVisible()]
+    assert [item.sceneBoundingRect() for item in legends if any(item.sceneBoundingRect().intersects(v)
+                                                                 for v in views)] == []
+    words = panel.legend.text()
+    assert "TP (experts sliced)" in words and "EP (experts whole)" in words
+
+
 def test_dense_current_model_shows_the_default_moe_and_says_so(qtbot, private_engine):
     frame = frame_of(private_engine, "llama-3.1-8b", batch=16)
     panel = make(qtbot, ParallelismPanel, private_engine, frame)

@@ -61,13 +61,17 @@ LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated ti
 
 
 def legend_html() -> str:
-    """The heatmap's legend, in the current plot theme."""
+    """The heatmap's legend and the EP vs TP curves', in the current plot theme. The curves'
+    legend is here, above the plots, rather than in the EP vs TP plot: there it lay on the
+    curves, whichever corner it took, at some batch and model."""
     return (swatch(HEAT_HIGH, "the model's best split (100%)") + " &nbsp; "
             + swatch("#C9DBEE", "lower share") + " &nbsp; "
             + swatch(NO_FIT_CELL, "weights do not fit", hatch=True) + " &nbsp; "
             + swatch(STAR_COLOUR, "TP beats DP because the split with more replicas runs out of memory",
                           glyph="★")
-            + " &nbsp; " + swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□"))
+            + " &nbsp; " + swatch(BEATS_OUTLINE, "bold outline: TP beats DP", glyph="□")
+            + " &nbsp; " + swatch(TP_COLOUR, "TP (experts sliced)", glyph="●")
+            + " &nbsp; " + swatch(EP_COLOUR, "EP (experts whole)", glyph="■"))
 
 
 def _heat_colour(share: float) -> QColor:
@@ -159,7 +163,6 @@ class ParallelismPanel(AnalysisPanel):
                                                                   "left": LogValueAxis("left")})
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
                    y_label="output tokens/s, log scale", y_unit=None)
-        self.ep_plot.addLegend(offset=(10, 10), labelTextSize=f"{PLOT_FONT_POINTS}pt")
         # Brushes made once: pyqtgraph caches a rendered symbol per brush object.
         self.tp_brush, self.ep_brush, self.hollow_brush = plot_brush(TP_COLOUR), plot_brush(EP_COLOUR), plot_brush("w")
         self.tp_curve = self.ep_plot.plot([], [], pen=pen(TP_COLOUR), symbol="o", symbolSize=SYMBOL_PX,

@@ -17,7 +17,7 @@ from html import escape
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
@@ -57,6 +57,7 @@ from ..look.style import (
     plot_text_colour,
     style_plot,
 )
+from ..plotkit.axes import GridAxis
 from ..plotkit.bars import BAR_HEIGHT, LogBarPlot, canvas
 from ..plotkit.picking import RowPicker
 from ..plotkit.text import WrappedLabel, subtitle_label, swatch, tooltip_html
@@ -93,14 +94,14 @@ ITL_SERIES = (("p99", 0.0, BAR_HEIGHT, P99_ALPHA), ("itl", 0.0, BAR_HEIGHT, 255)
 P50_MARK_PX = 20
 SIDE_WIDTH_PX = 340  # the synthetic-model form and the routing box, at first
 SIDE_MIN_WIDTH_PX = 260
-CANVAS_MIN_WIDTH_PX = 360
+PLOT_MIN_VIEW_PX = 40  # a plot's view, at least
+PLOT_SPACING_PX = 6.0  # between the plots
 CANVAS_MIN_HEIGHT_PX = 300
-NOTES_MAX_HEIGHT_PX = 205  # the numbers table: a header and seven strategies at 11 pt
-NOTES_COLUMN_GAP_PX = 14
-NOTES_HEADERS = ("strategy", "layout", "devices", "output tokens/s: system · device", "TTFT",
-                 "ITL: mean · p50 · p99", "ITL CV")
-WIDE_PANEL_PX = 1100  # narrower than this at first show: the side column starts hidden
-NOTES_SCROLL_MARGIN_PX = 18  # room for a horizontal scroll bar
+NOTES_COLUMN_GAP_PX = 10
+# Two lines where a header is much wider than its numbers, so the table fits a narrower tab.
+NOTES_HEADERS = ("strategy", "layout", "devices", "output tokens/s<br>system · device", "TTFT",
+                 "ITL<br>mean · p50 · p99", "ITL CV")
+NOTES_MIN_ROWS = 3  # strategies the numbers table shows at least; on a short window it scrolls
 HISTOGRAM_HEIGHT_PX = 230
 HISTOGRAM_MAX_BINS = 30
 HISTOGRAM_COLOUR = "#CC6677"
@@ -114,7 +115,8 @@ def legend_html() -> str:
     return (swatch("#777777", f"hatched: does not fit within {DEFAULT_MAX_DEVICES:,} devices", hatch=True)
             + " &nbsp; " + swatch("#555555", "whole system") + " &nbsp; "
             + swatch(DEVICE_SWATCH, "per device") + " &nbsp; "
-            + swatch(P50_COLOUR, "ITL p50", glyph="|") + " &nbsp; "
+            # A word joiner after the bar: a line may otherwise break between "|" and its words.
+            + swatch(P50_COLOUR, "ITL p50", glyph="|\u2060") + " &nbsp; "
             + swatch("#BBBBBB", "light: up to ITL p99"))
 
 # The synthetic form's fields: (key, label, placeholder). Parameters are typed in billions.
@@ -138,6 +140,14 @@ MOE_1T_FORM = {
 MAX_FORM_TEXT = 40  # characters kept from a stored form value (presets are untrusted)
 
 
+def _beside_view_px(plot: pg.PlotItem) -> float:
+    """The width of a plot's parts beside its view box: its margins and its shown side axes
+    (read from their size hints, so it holds before the plot is laid out again)."""
+    left, _top, right, _bottom = plot.layout.getContentsMargins()
+    axes = [plot.getAxis(name) for name in ("left", "right") if plot.getAxis(name).isVisible()]
+    return left + right + sum(axis.effectiveSizeHint(Qt.SizeHint.PreferredSize).width() for axis in axes)
+
+
 def _layout_words(entry: StrategyResult) -> str:
     s = entry.scenario
     parts = [f"tp {s.tp}"] if s.tp > 1 else []
@@ -154,7 +164,7 @@ def _layout_words(entry: StrategyResult) -> str:
 
 
 class StrategyTable(QWidget):
-    """The numbers beside the plots: one row per strategy, one plain-text label per cell.
+    """The numbers under the plots: one row per strategy, one plain-text label per cell.
 
     Labels, not a rich-text table: a study changes most cells, and laying out a rich-text
     table (for its size hint, then again to paint) costs about ten times as much as setting
@@ -173,8 +183,12 @@ class StrategyTable(QWidget):
         font.setPointSize(PLOT_FONT_POINTS)
         self.setFont(font)
         columns = len(NOTES_HEADERS)
+        self.headers: list[QLabel] = []
         for column, text in enumerate(NOTES_HEADERS):
-            grid.addWidget(self._label(f"<b>{text}</b>", rich=True), 0, column)
+            header = self._label(f"<b>{text}</b>", rich=True)
+            header.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom)
+            grid.addWidget(header, 0, column)
+            self.headers.append(header)
         self.names = [STRATEGY_NAMES[name] for name in strategies]
         self.cells: list[list[QLabel]] = []  # per row, the cells after the name
         self.not_applicable: list[QLabel] = []
@@ -194,13 +208,22 @@ class StrategyTable(QWidget):
             self.no_fit.append(no_fit)
         grid.setColumnStretch(columns, 1)  # spare width right of the table
 
+    def height_for_rows(self, rows: int) -> int:
+        """The height that shows the header and the first ``rows`` strategies."""
+        grid = self.layout()
+        margins = grid.contentsMargins()
+        heights = [max(label.sizeHint().height() for label in self.headers)]
+        heights += [label.sizeHint().height() for label in self.cells[0][:1]] * min(rows, len(self.cells))
+        return margins.top() + margins.bottom() + sum(heights) + grid.verticalSpacing() * (len(heights) - 1)
+
     @staticmethod
     def _label(text: str, *, rich: bool = False, colour: str = "") -> QLabel:
         label = QLabel(text)
         label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         if colour:
-            label.setStyleSheet(f"color: {html_text_colour(colour)}")
+            # The size too: a label with a style sheet of its own does not take the table's font.
+            label.setStyleSheet(f"color: {html_text_colour(colour)}; font-size: {PLOT_FONT_POINTS}pt")
             label.hide()
         return label
 
@@ -232,6 +255,40 @@ class StrategyTable(QWidget):
             labels = [*self.cells[row], self.not_applicable[row], self.no_fit[row]]
             lines.append("\t".join([name, *(label.text() for label in labels if label.isVisibleTo(self))]))
         return "\n".join(lines)
+
+
+class NotesArea(QScrollArea):
+    """The numbers table's scroll area: as tall as the table (and the horizontal scroll bar it
+    needs when it is wider than the tab), and, on a short window, as short as a header and
+    NOTES_MIN_ROWS strategies, so it never lies over the plots; then it scrolls."""
+
+    def __init__(self, table: StrategyTable, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.table = table
+        self.setWidget(table)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+
+    def _bar_px(self, width: int) -> int:
+        """The horizontal scroll bar's height if the table is wider than ``width``, else 0."""
+        return self.horizontalScrollBar().sizeHint().height() if self.table.sizeHint().width() > width else 0
+
+    def _bars(self, width: int) -> tuple[int, int]:
+        """Horizontal scroll bars needed at ``width``: showing every row, and showing the least
+        (then a vertical scroll bar takes some of the width)."""
+        return self._bar_px(width), self._bar_px(width - self.verticalScrollBar().sizeHint().width())
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.table.sizeHint().height() + self._bars(self.width())[0])
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(),
+                     self.table.height_for_rows(NOTES_MIN_ROWS) + self._bars(self.width())[1])
+
+    def resizeEvent(self, event) -> None:
+        if self._bars(event.size().width()) != self._bars(event.oldSize().width()):
+            self.updateGeometry()  # a horizontal scroll bar comes or goes: the heights it needs change
+        super().resizeEvent(event)
 
 
 # ---- the synthetic-model form ------------------------------------------------------------------
@@ -368,6 +425,7 @@ class ScalingPanel(AnalysisPanel):
 
         self.header = subtitle_label("")
         self.canvas = canvas()
+        self.canvas.ci.layout.setHorizontalSpacing(PLOT_SPACING_PX)
         # What each plot shows is said by its axis label, not a title: a title's text sets its
         # plot's least width, and the three plots must fit beside the side column even in a
         # window with both docks open.
@@ -378,6 +436,18 @@ class ScalingPanel(AnalysisPanel):
         self.itl_plot = LogBarPlot(self.canvas, 2, title="", x_label="ITL, log scale",
                                         x_unit="ms", row_labels=False, series=ITL_SERIES)
         self.plots = (self.devices_plot, self.throughput_plot, self.itl_plot)
+        # In a narrow plot an axis title goes on two lines rather than running into its
+        # neighbour's; the three axes keep one height so the rows stay level.
+        self._title_axes: list = []
+        for plot in self.plots:
+            plot.plot.getAxis("bottom").fit_title(self._title_axes)
+            # The panel shares the canvas' width among the plots, then fits them (_share_width).
+            self.canvas.resized.disconnect(plot.fit_x_range)
+        self.canvas.resized.connect(self._canvas_resized)
+        # Presentation mode zooms the scene without resizing the canvas: share the width again then.
+        self.canvas.sigDeviceRangeChanged.connect(self._zoom_changed)
+        self._fit_pending = False
+        self._zoom_pending = False
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
@@ -390,15 +460,11 @@ class ScalingPanel(AnalysisPanel):
         self.form.model_requested.connect(self.model_requested)
         self.routing_box = self._routing_box()
 
-        left = QVBoxLayout()
-        left.setContentsMargins(0, 0, 0, 0)
-        left.setSpacing(0)
-        self.canvas.setMinimumSize(CANVAS_MIN_WIDTH_PX, CANVAS_MIN_HEIGHT_PX)
-        # The numbers table scrolls rather than squeezing the plots on a small window.
-        notes_scroll = self.notes_scroll = QScrollArea()
-        notes_scroll.setWidget(self.notes)
-        notes_scroll.setWidgetResizable(True)
-        notes_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # The least width is what the plots' texts need (_share_width); the page scrolls below it.
+        self.canvas.setMinimumHeight(CANVAS_MIN_HEIGHT_PX)
+        # The numbers table spans the tab under the plots and the side column, so its columns
+        # fit beside each other more often; when they do not, it scrolls.
+        self.notes_scroll = NotesArea(self.notes)
         # The legend never changes: a label of its own is laid out once, not with every header.
         self.legend = subtitle_label(legend_html())
         self.header.setContentsMargins(8, 4, 8, 0)
@@ -419,11 +485,6 @@ class ScalingPanel(AnalysisPanel):
         self.side_button.toggled.connect(self._show_side)
         self.side_button.clicked.connect(self._side_clicked)
         top.addWidget(self.side_button, 0, Qt.AlignmentFlag.AlignTop)
-        left.addLayout(top)
-        left.addWidget(self.canvas, 1)
-        left.addWidget(notes_scroll)
-        left_widget = QWidget()
-        left_widget.setLayout(left)
         side = QVBoxLayout()
         side.setContentsMargins(4, 4, 6, 4)
         side.addWidget(self.form)
@@ -442,17 +503,20 @@ class ScalingPanel(AnalysisPanel):
         side_scroll.setMinimumWidth(max(SIDE_MIN_WIDTH_PX, side_widget.minimumSizeHint().width() + scroll_bar_px))
         # A splitter: on a narrow window the user can give the plots the room of the side column.
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(left_widget)
+        self.splitter.addWidget(self.canvas)
         self.splitter.addWidget(side_scroll)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 0)
         self.splitter.setCollapsible(0, False)
         self.splitter.setSizes([max(1, 1500 - SIDE_WIDTH_PX), SIDE_WIDTH_PX])
-        layout = QHBoxLayout(self)
+        layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(self.splitter)
+        layout.addLayout(top)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.notes_scroll)
         self._side_chosen = False  # once the user toggles the side column, width no longer decides
+        self._watching_room = False
 
     def _side_clicked(self) -> None:
         self._side_chosen = True
@@ -461,15 +525,31 @@ class ScalingPanel(AnalysisPanel):
         self.side.setVisible(shown)
 
     def showEvent(self, event) -> None:
-        # On a narrow tab (a window with both docks open) the three plots need the whole width:
-        # the side column starts hidden there, one click away.
-        if not self._side_chosen:
+        room = self.parentWidget()
+        if room is not None and not self._watching_room:
+            room.installEventFilter(self)  # the page scrolls: the room is its scroll area's viewport
+            self._watching_room = True
+        self._fit_side()
+        super().showEvent(event)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.parentWidget() and event.type() == QEvent.Type.Resize:
+            self._fit_side()
+        return super().eventFilter(watched, event)
+
+    def _fit_side(self) -> None:
+        """On a tab too narrow for the plots' numbers beside the side column (a projector, both
+        docks open) the plots need the whole width: the side column is hidden there, one click
+        away, until the user shows or hides it."""
+        if self._side_chosen:
+            return
+        room = self.parentWidget().width() if self.parentWidget() is not None else self.width()
+        wide = room >= self.canvas.minimumWidth() + self.side.minimumWidth() + self.splitter.handleWidth()
+        if wide != self.side_button.isChecked() or wide != self.side.isVisibleTo(self):
             self.side_button.blockSignals(True)
-            wide = self.width() >= WIDE_PANEL_PX
             self.side_button.setChecked(wide)
             self.side.setVisible(wide)
             self.side_button.blockSignals(False)
-        super().showEvent(event)
 
     def _routing_box(self) -> QGroupBox:
         box = QGroupBox("MoE routing under expert parallelism")
@@ -488,10 +568,13 @@ class ScalingPanel(AnalysisPanel):
         row.addWidget(label)
         row.addWidget(self.skew, 1)
         layout.addLayout(row)
-        self.histogram = pg.PlotWidget()
+        self.histogram = pg.PlotWidget(axisItems={"bottom": GridAxis("bottom")})
         self.histogram.setFixedHeight(HISTOGRAM_HEIGHT_PX)
         hist_plot = self.histogram.getPlotItem()
-        style_plot(hist_plot, x_label="busiest device / mean", x_unit="×", y_label="layer passes", y_unit="%")
+        # "busiest / mean" kept on one line if the title wraps (no-break spaces).
+        style_plot(hist_plot, x_label="busiest\u00a0/\u00a0mean device load", x_unit="×", y_label="layer passes",
+                   y_unit="%")
+        hist_plot.getAxis("bottom").fit_title()
         hist_plot.getAxis("bottom").enableAutoSIPrefix(False)
         hist_plot.getAxis("left").enableAutoSIPrefix(False)
         hist_plot.setMouseEnabled(x=False, y=False)
@@ -500,10 +583,11 @@ class ScalingPanel(AnalysisPanel):
         self.histogram_bars = pg.BarGraphItem(x0=[], x1=[], height=[], y0=0, brush=plot_brush(HISTOGRAM_COLOUR),
                                               pen=plot_pen("w", width=1))
         hist_plot.addItem(self.histogram_bars)
-        # Labels at different heights: p50 and the engine's expectation often coincide.
-        self.p50_line = self._marker_line(hist_plot, P50_COLOUR, "p50", 0.93)
-        self.p99_line = self._marker_line(hist_plot, P99_COLOUR, "p99", 0.93)
-        self.engine_line = self._marker_line(hist_plot, ENGINE_COLOUR, "engine", 0.75, dashed=True)
+        # Each label at a height of its own: any two of the lines can lie close together (p50
+        # and the engine's expectation often coincide), and a label is wider than the gap.
+        self.p50_line = self._marker_line(hist_plot, P50_COLOUR, "p50", 0.92)
+        self.p99_line = self._marker_line(hist_plot, P99_COLOUR, "p99", 0.76)
+        self.engine_line = self._marker_line(hist_plot, ENGINE_COLOUR, "engine", 0.6, dashed=True)
         layout.addWidget(self.histogram)
         self.routing_text = WrappedLabel("")
         self.routing_text.setTextFormat(Qt.TextFormat.RichText)
@@ -632,16 +716,81 @@ class ScalingPanel(AnalysisPanel):
             itl[i] = entry.itl_s * 1e3
             p50[i] = entry.spread.p50_s * 1e3
             p99[i] = entry.spread.p99_s * 1e3
+            # System · per device, as the legend and the table's header say ("/dev" made the
+            # text too wide for a narrow plot).
             throughput_texts.append(compact(system[i])
-                                    + (f" · {compact(per_device[i])}/dev" if entry.devices > 1 else ""))
+                                    + (f" · {compact(per_device[i])}" if entry.devices > 1 else ""))
             itl_texts.append(compact(itl[i]) if p99[i] <= p50[i]
                              else f"{compact(p50[i])}–{compact(p99[i])}")
         self.devices_plot.update({"value": devices}, colours, fits, device_texts)
         self.throughput_plot.update({"system": system, "device": per_device}, colours, fits, throughput_texts)
         self.itl_plot.update({"p99": np.maximum(p99, itl), "itl": itl}, colours, fits, itl_texts)
+        if self._share_width():
+            self._fit_plots()
         shown = p50 > 0
         with np.errstate(divide="ignore"):
             self.p50_marks.setData(x=np.log10(p50[shown]), y=np.arange(n, dtype=float)[shown])
+
+    def _canvas_resized(self) -> None:
+        # No layout pass from inside the canvas' resize: new widths wait for the event loop,
+        # else the plots are fitted now.
+        if self._share_width():
+            if not self._fit_pending:
+                self._fit_pending = True
+                QTimer.singleShot(0, self, self._fit_plots)
+        else:
+            for plot in self.plots:
+                plot.fit_x_range()
+
+    def _zoom_changed(self, *_args) -> None:
+        # From the event loop: the range changes inside the canvas' own resize, too.
+        if not self._zoom_pending:
+            self._zoom_pending = True
+            QTimer.singleShot(0, self, self._after_zoom)
+
+    def _after_zoom(self) -> None:
+        self._zoom_pending = False
+        self._canvas_resized()
+
+    def _fit_plots(self) -> None:
+        """Lay the plots out at the widths they were given, then fit each to its width."""
+        self._fit_pending = False
+        self.canvas.settle()
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)  # inside each plot too
+        for plot in self.plots:
+            plot.fit_x_range()
+
+    def _share_width(self) -> bool:
+        """Give each plot the width its texts need; True if a plot's width changed.
+
+        Each plot needs its axes (the first has the strategy names) and a view in which the
+        values beside its bars fit (``LogBarPlot.needed_view_px``) and its axis title shows
+        whole, on two lines at most (``needed_width``). Room to spare is shared out evenly.
+        The canvas asks for what they need together: below it the page scrolls rather than
+        cut a number. (Left to the layout, the plots got about equal widths: the throughput
+        values were cut while the devices plot had room to spare.)"""
+        plots = [plot.plot for plot in self.plots]
+        left, _top, right, _bottom = self.canvas.ci.layout.getContentsMargins()
+        around = left + right + PLOT_SPACING_PX * (len(plots) - 1)
+        chrome = [_beside_view_px(plot) for plot in plots]
+        needs = [max(plot.needed_view_px(), plot.plot.getAxis("bottom").needed_width(), PLOT_MIN_VIEW_PX)
+                 for plot in self.plots]
+        least = [math.ceil(axes + need) for axes, need in zip(chrome, needs, strict=True)]
+        # The plots are laid out in the scene, which presentation mode zooms: scene pixels here.
+        scene_px = max(float(self.canvas.range.width()), 1.0)
+        zoom = self.canvas.viewport().width() / scene_px
+        canvas_least = math.ceil((around + sum(least)) * zoom) + 2 * self.canvas.frameWidth()
+        if self.canvas.minimumWidth() != canvas_least:
+            self.canvas.setMinimumWidth(canvas_least)
+            self._fit_side()
+        spare = max(int(scene_px - around) - sum(least), 0) // len(plots)
+        changed = False
+        for plot, width in zip(plots, (width + spare for width in least), strict=True):
+            if plot.minimumWidth() != width or plot.maximumWidth() != width:
+                plot.setMinimumWidth(width)
+                plot.setMaximumWidth(width)
+                changed = True
+        return changed
 
     def _show_notes(self, study: ScalingStudy) -> None:
         self.notes.setVisible(study.comparison is not None)
@@ -664,9 +813,7 @@ class ScalingPanel(AnalysisPanel):
                     f"{short_time(entry.itl_s)} · {short_time(spread.p50_s)} · {short_time(spread.p99_s)}",
                     f"{spread.coefficient_of_variation:.2%}" if spread.modelled else "— (no routing)",
                 ))
-        # As tall as the table, up to a limit; beyond it the table scrolls.
-        self.notes_scroll.setFixedHeight(min(self.notes.sizeHint().height() + NOTES_SCROLL_MARGIN_PX,
-                                             NOTES_MAX_HEIGHT_PX))
+        self.notes_scroll.updateGeometry()  # its height follows the table's
 
     def _show_routing(self, study: ScalingStudy) -> None:
         self.skew.setEnabled(study.is_moe)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from html import escape
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
@@ -28,6 +29,7 @@ ROW_WIDTH_STEP_PX = 48  # a row-label axis narrows only when it would lose this 
 REFERENCE_NOTE_COLOUR = "#808080"  # A's texts (e.g. its fit status)
 TICK_LABEL_GAP_PX = 6.0  # between neighbouring tick labels, at least
 GRID_Z = -200.0  # below pyqtgraph's view box (z = -100), so the data is drawn over the grid
+AXIS_TITLE_END_PX = 2.0  # kept clear at each end of an axis beside its fitted title
 
 
 def opaque_over(colour: QColor, background: QColor | None = None) -> QColor:
@@ -85,7 +87,141 @@ def apart_labels(text_specs: list) -> list:
     return kept
 
 
-class GridAxis(pg.AxisItem):
+def fitted_lines(text: str, metrics: QFontMetricsF, width: float) -> tuple[list[str], bool]:
+    """``text`` on one line if it is at most ``width`` pixels wide, else on two, broken at a
+    space (not a no-break space): after a comma if both lines then fit, else where the wider
+    line is narrowest; a line still too wide is elided. Returns the lines and whether any was
+    elided."""
+    if metrics.horizontalAdvance(text) <= width:
+        return [text], False
+    lines = [text]
+    best = (True, math.inf)
+    for pair, widest in _two_lines(text, metrics):
+        rank = (not (pair[0].endswith(",") and widest <= width), widest)
+        if rank < best:
+            lines, best = pair, rank
+    fitted = [metrics.elidedText(line, Qt.TextElideMode.ElideRight, max(width, 0.0)) for line in lines]
+    return fitted, fitted != lines
+
+
+def two_line_width(text: str, metrics: QFontMetricsF) -> float:
+    """The least width (pixels) at which :func:`fitted_lines` writes ``text`` whole: on one
+    line if it cannot be broken, else on two, after a comma if there is one."""
+    pairs = list(_two_lines(text, metrics))
+    if not pairs:
+        return metrics.horizontalAdvance(text)
+    after_comma = [widest for pair, widest in pairs if pair[0].endswith(",")]
+    return min(after_comma or [widest for _pair, widest in pairs])
+
+
+def _two_lines(text: str, metrics: QFontMetricsF):
+    """Each way to break ``text`` at a space: the two lines and the wider one's width."""
+    words = text.split(" ")
+    for cut in range(1, len(words)):
+        pair = [" ".join(words[:cut]), " ".join(words[cut:])]
+        yield pair, max(metrics.horizontalAdvance(line) for line in pair)
+
+
+class FittedTitleAxis(pg.AxisItem):
+    """A horizontal axis whose title stays within the axis' length, once :meth:`fit_title` is
+    called.
+
+    pyqtgraph centres an axis' title under the axis whatever its width, so a title longer than
+    a narrow plot runs over its neighbours' (or out of the widget). Here a title that does not
+    fit goes on two lines (:func:`fitted_lines`) and, only if a line still does not fit, is
+    elided, whole in its tool tip. Axes of plots side by side can share one height
+    (``group``), so their view boxes, and the rows in them, stay level whatever number of
+    lines each title takes. Titles are plain text."""
+
+    _fit_title = False
+    _title_group: list | None = None
+    _fitted_width: int | None = None
+    _natural_height = 0.0
+    title_lines: tuple[str, ...] = ()
+    title_elided = False
+
+    def fit_title(self, group: list | None = None) -> None:
+        """Keep the title within the axis from now on; ``group``: a list shared by the bottom
+        axes of plots side by side (this axis joins it)."""
+        if self.orientation not in ("bottom", "top"):
+            raise ValueError("only a horizontal axis fits its title to its length")
+        self._fit_title = True
+        if group is not None:
+            group.append(self)
+            self._title_group = group
+        self._updateLabel()
+
+    def needed_width(self) -> float:
+        """The least length (pixels) at which the title shows whole (on two lines if it must)."""
+        return two_line_width(self.title_text(), QFontMetricsF(self.title_font())) + 2 * AXIS_TITLE_END_PX
+
+    def title_font(self) -> QFont:
+        """The font the title is drawn in: the label's, at the size its style asks for."""
+        font = QFont(self.label.font())
+        size = str(self.labelStyle.get("font-size", ""))
+        if size.endswith("pt"):
+            font.setPointSizeF(float(size[:-2]))
+        elif size.endswith("px"):
+            font.setPixelSize(round(float(size[:-2])))
+        return font
+
+    def title_text(self) -> str:
+        """The whole title, units included, on one line."""
+        if self.labelUnits:
+            return f"{self.labelText} ({self.labelUnitPrefix}{self.labelUnits})".strip()
+        return str(self.labelText).strip()
+
+    def _updateLabel(self) -> None:
+        if not self._fit_title:
+            super()._updateLabel()
+            return
+        style = ";".join(f"{key}: {value}" for key, value in self.labelStyle.items())
+        width = self.size().width()
+        self._fitted_width = round(width)
+        text = self.title_text()
+        lines, elided = fitted_lines(text, QFontMetricsF(self.title_font()), width - 2 * AXIS_TITLE_END_PX)
+        self.title_lines, self.title_elided = tuple(lines), elided
+        self.label.setTextWidth(-1)
+        self.label.setHtml(f"<span style='{style}'>{'<br>'.join(escape(line) for line in lines)}</span>")
+        if len(lines) > 1:  # a text width of its own, so the lines are centred within it
+            option = self.label.document().defaultTextOption()
+            option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+            self.label.document().setDefaultTextOption(option)
+            self.label.setTextWidth(math.ceil(self.label.boundingRect().width()) + 1)
+        self.label.setToolTip(text if elided else "")
+        self._adjustSize()
+        self.picture = None
+        self.update()
+
+    def resizeEvent(self, ev=None) -> None:
+        if self._fit_title and self.label is not None and round(self.size().width()) != self._fitted_width:
+            self._updateLabel()
+        super().resizeEvent(ev)
+
+    def _updateHeight(self) -> None:
+        super()._updateHeight()
+        self._natural_height = self.maximumHeight()
+        if self._title_group:
+            tallest = max(axis._natural_height for axis in self._title_group)
+            for axis in self._title_group:
+                axis._hold_height(max(tallest, axis._natural_height))
+
+    def _hold_height(self, height: float) -> None:
+        if self.maximumHeight() != height or self.minimumHeight() != height:
+            self.setMaximumHeight(height)
+            self.setMinimumHeight(height)
+            self.picture = None
+
+    def title_box(self) -> QRectF:
+        """Where the title's text is drawn (its document's margin left out), in scene pixels;
+        empty if it is hidden."""
+        if self.label is None or not self.label.isVisible() or not self.isVisible():
+            return QRectF()
+        margin = self.label.document().documentMargin()
+        return self.label.mapRectToScene(self.label.boundingRect().adjusted(margin, margin, -margin, -margin))
+
+
+class GridAxis(FittedTitleAxis):
     """An axis whose grid lines are opaque and lie beneath the data.
 
     pyqtgraph draws grid lines as translucent one-pixel lines over the data. Qt's raster

@@ -413,6 +413,12 @@ class LogBarPlot:
         self.texts.place(text_ends + TEXT_GAP_PX * per_px, rows)
         set_range(self.plot, 0, self._base, right)
 
+    def needed_view_px(self) -> float:
+        """The narrowest view (pixels) in which :meth:`fit_x_range` leaves every row's text
+        its room beside the bars (a text may take MAX_TEXT_SHARE of the view)."""
+        text_px = self.texts.widths_of(self._labels) + TEXT_GAP_PX
+        return float(np.max(text_px, initial=0.0)) / MAX_TEXT_SHARE
+
     def _fit_beside_reference(self, text_px: np.ndarray, view_px: float) -> tuple[float, np.ndarray]:
         """The right end of the axis and where each row's text starts (view units, before
         the gap) while A's ghosts are drawn: beside B's bars, as without them, unless A's

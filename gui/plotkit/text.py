@@ -232,7 +232,11 @@ class TextPool:
 
     def widths_px(self) -> np.ndarray:
         """Width of each row's text on screen, margins included (0 where none is shown)."""
-        return np.array([self._width(text) if text else 0.0 for text in self._texts])
+        return self.widths_of(self._texts)
+
+    def widths_of(self, texts: Sequence[str]) -> np.ndarray:
+        """Width each of ``texts`` would take on screen, margins included (0 for "")."""
+        return np.array([self._width(text) if text else 0.0 for text in texts])
 
     def _width(self, text: str) -> float:
         width = self._widths.get(text)
