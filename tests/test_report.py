@@ -31,6 +31,8 @@ ANALYSIS_TABLES = {
 # the report also draws the energy tab's cost page.
 COST_TABLES = ("cost.csv", "cost_sweep.csv")
 COST_PAGE = ("5-energy-cost.png", "5-energy-cost.svg")
+# And the Serving tab's second page: the selected accelerator's run over time.
+SERVING_RUN = f"{len(VIEWS) + 1 + ANALYSIS_VIEWS.index('serving')}-serving-run"
 
 
 def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -65,12 +67,13 @@ def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_fi
         assert {f"{index}-{view}.png", f"{index}-{view}.svg", f"{index}-{view}.csv"} <= names
     for index, view in enumerate(ANALYSIS_VIEWS, start=len(VIEWS) + 1):
         assert {f"{index}-{view}.png", f"{index}-{view}.svg", *ANALYSIS_TABLES[view]} <= names
-    assert {"explain.txt", "scenario.preset.json", *COST_TABLES, *COST_PAGE} <= names
+    assert {"explain.txt", "scenario.preset.json", *COST_TABLES, *COST_PAGE, f"{SERVING_RUN}.png",
+            f"{SERVING_RUN}.svg"} <= names
     for path in written:
         assert path.stat().st_size > 100, path
 
     pages = [f"{index}-{view}" for index, view in enumerate(VIEWS + ANALYSIS_VIEWS, start=1)]
-    for page in [*pages, COST_PAGE[0].removesuffix(".png")]:
+    for page in [*pages, COST_PAGE[0].removesuffix(".png"), SERVING_RUN]:
         assert distinct_colours(tmp_path / f"{page}.png") > 20  # a real plot, not a blank page
         from PySide6.QtSvg import QSvgRenderer
 

@@ -184,10 +184,10 @@ class _Jobs(QObject):
 class ServingPanel(AnalysisPanel):
     title = "Serving under traffic"
     study_view = "serving"
-    # What an export of every tab draws (gui.export). Not the run page: its queue curves hold a point per
-    # event (~60k), a path longer than Qt's SVG reader accepts.
+    # What an export of every tab draws (gui.export): both pages (the run page's long timelines are
+    # drawn, and exported, at a point or two per pixel).
     main_page = "rate"
-    extra_pages: tuple[str, ...] = ()
+    extra_pages: tuple[str, ...] = ("run",)
     serving_changed = Signal(str, object)  # a serving setting the user changed (field, value)
     explanation_changed = Signal()
 
@@ -463,6 +463,12 @@ class ServingPanel(AnalysisPanel):
         self.running_line = self.timeline_plot.plot(pen=pen(RUNNING_COLOUR), name="running")
         self.waiting_line = self.timeline_plot.plot(pen=pen(WAITING_COLOUR), name="waiting")
         self.kv_line = self.kv_plot.plot(pen=pen(KV_COLOUR))
+        # A run has a record per iteration (tens of thousands to millions): drawn as each pixel
+        # column's lowest and highest value, which keeps every peak and costs a point or two per
+        # pixel to draw or export (a whole run made an SVG path longer than Qt reads back).
+        for line in (self.running_line, self.waiting_line, self.kv_line):
+            line.setDownsampling(auto=True, method="peak")
+            line.setClipToView(True)
         self.ttft_bars = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pen(TTFT_COLOUR),
                                          brush=plot_brush((76, 114, 176, 110)))
         self.itl_bars = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pen(ITL_COLOUR),
