@@ -162,7 +162,7 @@ class ParallelismPanel(AnalysisPanel):
         self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": LogValueAxis("bottom"),
                                                                   "left": LogValueAxis("left")})
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
-                   y_label="output tokens/s, log scale", y_unit=None)
+                   y_label="tokens/s (log)", y_unit=None)  # short: longer than the plot is tall, it ran into the next
         # Brushes made once: pyqtgraph caches a rendered symbol per brush object.
         self.tp_brush, self.ep_brush, self.hollow_brush = plot_brush(TP_COLOUR), plot_brush(EP_COLOUR), plot_brush("w")
         self.tp_curve = self.ep_plot.plot([], [], pen=pen(TP_COLOUR), symbol="o", symbolSize=SYMBOL_PX,
@@ -173,7 +173,7 @@ class ParallelismPanel(AnalysisPanel):
                                           name="EP (experts whole)")
         self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
         style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
-                   y_label="TP / EP throughput", y_unit="×")
+                   y_label="TP / EP", y_unit="×")
         self.ratio_plot.getAxis("left").enableAutoSIPrefix(False)
         self.ratio_plot.setXLink(self.ep_plot)
         for plot_item in (self.ep_plot, self.ratio_plot):  # one width, so the two plots line up
