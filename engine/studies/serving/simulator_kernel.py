@@ -127,7 +127,8 @@ RP_SIZE = 18
 # Steady window sums, float64[replicas, SF_SIZE].
 SF_POSITIONS = 0  # decode positions of the window's next step
 SF_INCREMENT = 1  # and their change per step until RP_STEADY_HOLD
-SF_SIZE = 2
+SF_LAST_TOKEN_S = 2  # when the window's last completed step emitted
+SF_SIZE = 3
 
 # Scheduled entries, int64[replicas, capacity, SCHED_SIZE].
 SCHED_REQUEST = 0
@@ -163,6 +164,7 @@ def allocate_workspace(requests, replicas, running_capacity, users, block_size):
         np.empty((replicas, SF_SIZE), dtype=np.float64),
         np.empty((replicas, block_size), dtype=np.int64),
         np.empty((replicas, DECODE_TERMS), dtype=np.float64),
+        np.empty(requests, dtype=np.float64),
     )
 
 
@@ -204,6 +206,7 @@ def simulate_kernel(
     steady_float,
     block_phases,
     steady_terms,
+    last_token_s,
 ):
     """Run the simulation; fills the output arrays (layouts in ``layout``) like ``simulate_reference``.
 
@@ -640,22 +643,14 @@ def simulate_kernel(
             elif last_emit_iteration >= 0 and last_emit_iteration == previous_iteration:
                 regular_gaps += 1  # its gap is exactly this iteration's duration
             else:
-                # The previous token came at the end of the iteration that emitted it, or before
-                # this pool for a request whose first token came with its KV.
-                if last_emit_iteration >= 0:
-                    last_token_s = (
-                        iteration_float[last_emit_iteration, IT_START_S]
-                        + iteration_float[last_emit_iteration, IT_DURATION_S]
-                    )
-                else:
-                    last_token_s = prior_token_s[request]
                 gaps = counters[CNT_GAPS]
                 if gaps < gap_s.shape[0]:
-                    gap_s[gaps] = time_s - last_token_s
+                    gap_s[gaps] = time_s - last_token_s[request]
                     counters[CNT_GAPS] = gaps + 1
                 else:
                     counters[CNT_GAPS_DROPPED] += 1
             request_state[request, RS_LAST_EMIT_ITERATION] = iteration
+            last_token_s[request] = time_s
             request_state[request, RS_RECOMPUTING] = 0
             if emitted == output_tokens[request]:
                 any_finished = True
@@ -857,6 +852,7 @@ def simulate_kernel(
         iteration = replica_state[replica, RP_ITERATION]
         members = replica_state[replica, RP_STEADY_MEMBERS]
         completed = replica_state[replica, RP_STEADY_STEPS]
+        steady_float[replica, SF_LAST_TOKEN_S] = time_s
         changed = False
         any_finished = False
         positions = steady_float[replica, SF_POSITIONS]
@@ -883,6 +879,7 @@ def simulate_kernel(
                     request_state[request, RS_NUM_TOKENS] = computed + completed + 1
                     request_state[request, RS_EMITTED] += completed
                     request_state[request, RS_LAST_EMIT_ITERATION] = iteration
+                    last_token_s[request] = time_s
                     finish(replica, request, time_s)
                     any_finished = True
                 else:
@@ -942,6 +939,7 @@ def simulate_kernel(
             request_state[request, RS_EMITTED] += completed
             if completed > 0:
                 request_state[request, RS_LAST_EMIT_ITERATION] = last_iteration
+                last_token_s[request] = steady_float[replica, SF_LAST_TOKEN_S]
         replica_state[replica, RP_STEADY] = 0
 
     def start_iteration(replica, time_s):
@@ -1007,6 +1005,8 @@ def simulate_kernel(
         request_state[request, RS_SHARED_BLOCKS] = 0
         request_state[request, RS_RECOMPUTING] = 0
         request_state[request, RS_LAST_EMIT_ITERATION] = -1
+        # A request whose first token came with its KV (before this pool) has it at prior_token_s.
+        last_token_s[request] = prior_token_s[request]
         request_state[request, RS_NEXT_WAITING] = -1
         request_state[request, RS_OWN_BLOCKS_TO_COMPLETION] = 0
         if kv_ready:
