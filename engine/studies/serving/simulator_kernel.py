@@ -74,6 +74,7 @@ from .layout import (
     SET_KV_BLOCKS_TOTAL,
     SET_LONG_PREFILL_THRESHOLD,
     SET_MAX_BATCHED_TOKENS,
+    SET_MAX_ITERATIONS,
     SET_MAX_MODEL_LEN,
     SET_MAX_NUM_SEQS,
     SET_POLICY,
@@ -223,7 +224,8 @@ def simulate_kernel(
     long_prefill_threshold = settings[SET_LONG_PREFILL_THRESHOLD]
     max_model_len = settings[SET_MAX_MODEL_LEN]
     prefix_tokens = settings[SET_PREFIX_TOKENS]
-    max_iterations = iteration_float.shape[0]
+    max_iterations = settings[SET_MAX_ITERATIONS]
+    record_rows = iteration_float.shape[0]  # iteration i writes row i % record_rows (layout)
     prefix_blocks = 0
     if policy != POLICY_STATIC:
         prefix_blocks = prefix_tokens // block_size
@@ -680,19 +682,20 @@ def simulate_kernel(
         """Write the record of an iteration starting now; the replica is busy until it ends."""
         iteration = loop_state[LOOP_ITERATIONS]
         loop_state[LOOP_ITERATIONS] = iteration + 1
-        iteration_float[iteration, IT_START_S] = time_s
-        iteration_float[iteration, IT_DURATION_S] = duration_s
-        iteration_float[iteration, IT_ENERGY_J] = energy_j
-        iteration_int[iteration, IT_REPLICA] = replica
-        iteration_int[iteration, IT_SEQUENCES] = sequences
-        iteration_int[iteration, IT_TOKENS] = tokens
-        iteration_int[iteration, IT_PREFILL_TOKENS] = prefill_tokens
-        iteration_int[iteration, IT_DECODE_TOKENS] = 0
-        iteration_int[iteration, IT_ITL_TOKENS] = 0
-        iteration_int[iteration, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
-        iteration_int[iteration, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
-        iteration_int[iteration, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
-        iteration_int[iteration, IT_PREEMPTIONS] = preemptions
+        row = iteration % record_rows
+        iteration_float[row, IT_START_S] = time_s
+        iteration_float[row, IT_DURATION_S] = duration_s
+        iteration_float[row, IT_ENERGY_J] = energy_j
+        iteration_int[row, IT_REPLICA] = replica
+        iteration_int[row, IT_SEQUENCES] = sequences
+        iteration_int[row, IT_TOKENS] = tokens
+        iteration_int[row, IT_PREFILL_TOKENS] = prefill_tokens
+        iteration_int[row, IT_DECODE_TOKENS] = 0
+        iteration_int[row, IT_ITL_TOKENS] = 0
+        iteration_int[row, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
+        iteration_int[row, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
+        iteration_int[row, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
+        iteration_int[row, IT_PREEMPTIONS] = preemptions
         replica_state[replica, RP_ITERATION] = iteration
         replica_state[replica, RP_BUSY] = 1
         replica_end_s[replica] = time_s + duration_s
@@ -897,8 +900,8 @@ def simulate_kernel(
             decode_tokens += others_decoded
             regular_gaps += others_regular
             any_finished = any_finished or others_finished
-        iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        iteration_int[iteration % record_rows, IT_DECODE_TOKENS] = decode_tokens
+        iteration_int[iteration % record_rows, IT_ITL_TOKENS] = regular_gaps
         if any_finished:
             drop_finished(replica)
         # The requests behind the members join once they decode, in order.
@@ -971,8 +974,8 @@ def simulate_kernel(
             return
         iteration = replica_state[replica, RP_ITERATION]
         decode_tokens, regular_gaps, any_finished = complete_scheduled(replica, time_s, iteration)
-        iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        iteration_int[iteration % record_rows, IT_DECODE_TOKENS] = decode_tokens
+        iteration_int[iteration % record_rows, IT_ITL_TOKENS] = regular_gaps
         length = replica_state[replica, RP_RUNNING_LENGTH]
         if policy == POLICY_STATIC:
             batch_done = True
