@@ -17,6 +17,8 @@ from serving_cases import Server, random_case, steady_case
 from accelscope.engine.studies.serving import (
     KvLink,
     Lengths,
+    Slo,
+    capacity,
     draw_workload,
     simulate,
     simulate_disaggregated,
@@ -98,6 +100,24 @@ def test_summarize_refuses_a_run_without_records():
     run = simulate(workload, server, record_iterations=False, **bounds)
     with pytest.raises(ValueError, match="iteration records"):
         summarize(run)
+
+
+def test_capacity_searching_without_records_finds_the_same_answer():
+    prompt, output = Lengths("lognormal", 512, 1.0), Lengths("lognormal", 64, 1.0)
+    server = Server(max_num_seqs=64, kv_blocks_total=3000)
+
+    def run_at_rate(rate_per_s, record_iterations=True):
+        return simulate(draw_workload(7, 300, rate_per_s, prompt, output), server, record_iterations=record_iterations)
+
+    for slo in (Slo(ttft_p99_s=0.5, tpot_p99_s=0.02), Slo(ttft_p99_s=1e-4)):
+        recorded = capacity(run_at_rate, slo, 0.5, 200.0, steps=5)
+        searched = capacity(lambda rate: run_at_rate(rate, False), slo, 0.5, 200.0, steps=5,
+                            recorded_run_at_rate=run_at_rate)
+        assert (searched.rate_per_s, searched.failing_rate_per_s, searched.runs) == (
+            recorded.rate_per_s, recorded.failing_rate_per_s, recorded.runs)
+        assert searched.result.iterations_recorded
+        assert np.array_equal(searched.result.iteration_float, recorded.result.iteration_float)
+        assert np.array_equal(check_values(searched.metrics), check_values(recorded.metrics), equal_nan=True)
 
 
 JIT_OFF_SCRIPT = """
