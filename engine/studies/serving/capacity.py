@@ -44,21 +44,30 @@ def meets_slo(metrics, slo):
     return no_tpot_limit or metrics.tpot_s.p99 <= slo.tpot_p99_s
 
 
-def capacity(run_at_rate, slo, low, high, steps=10):
+def capacity(run_at_rate, slo, low, high, steps=10, *, recorded_run_at_rate=None):
     """Largest rate (requests/s) in [low, high] at which ``run_at_rate(rate)`` meets ``slo``.
 
     ``run_at_rate`` must return a ``RunResult`` and be deterministic (seeded), which also makes
     the answer monotone in the SLO: a looser SLO never gives a lower rate. At most ``steps + 2``
     runs; the bracket shrinks to (high / low) ** (1 / 2 ** steps).
+
+    The search reads only per-request outputs (``slo_check``). When ``recorded_run_at_rate``
+    is given, ``run_at_rate``'s runs may lack iteration records (``record_iterations=False``)
+    and the run the answer stands on is simulated once more by ``recorded_run_at_rate`` (the
+    same run, with its records) for the whole summary: one run more than ``runs`` counts, and
+    no search run's records held meanwhile.
     """
     if not 0.0 < low < high:
         raise ValueError("need 0 < low < high")
 
     def evaluate(rate):
         result = run_at_rate(rate)
-        return meets_slo(slo_check(result, slo.ttft_p99_s, slo.tpot_p99_s), slo), result
+        ok = meets_slo(slo_check(result, slo.ttft_p99_s, slo.tpot_p99_s), slo)
+        return ok, (result if recorded_run_at_rate is None else None)
 
     def found(rate, result, runs, failing=math.inf):
+        if recorded_run_at_rate is not None:
+            result = recorded_run_at_rate(rate if rate > 0.0 else low)
         # The whole summary only for the run the answer stands on.
         return CapacityResult(rate, result, summarize(result, slo.ttft_p99_s, slo.tpot_p99_s), runs, failing)
 

@@ -95,7 +95,8 @@ def kv_transfer_kernel(
 
 
 def simulate_disaggregated(workload, prefill_server, decode_server, link, engine="kernel", **bounds):
-    """Simulate the tandem; ``bounds`` (max_iterations, max_time_s, max_gaps) apply to each pool."""
+    """Simulate the tandem; ``bounds`` (max_iterations, max_time_s, max_gaps, record_iterations)
+    apply to each pool."""
     if workload.users > 0:
         raise ValueError("disaggregated runs take open-loop workloads")
     requests = workload.requests
@@ -168,4 +169,5 @@ def _combine(workload, prefill, decode, decode_order, prefill_server, decode_ser
         iteration_int=np.concatenate([prefill.iteration_int, decode_iterations]),
         gap_s=np.concatenate([prefill.gap_s, decode.gap_s]),
         counters=counters,
+        iterations_recorded=prefill.iterations_recorded and decode.iterations_recorded,
     )

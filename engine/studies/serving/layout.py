@@ -43,7 +43,8 @@ SET_MAX_MODEL_LEN = 9
 SET_PREFIX_TOKENS = 10  # shared system prompt, 0 = none
 SET_STATIC_BATCH = 11
 SET_FAST_FORWARD = 12  # 1: steady decode iterations are costed without revisiting every request
-SETTINGS_SIZE = 13
+SET_MAX_ITERATIONS = 13  # reaching it stops the run (capped)
+SETTINGS_SIZE = 14
 
 # Per-request outputs, float64[n, REQUEST_FLOAT_SIZE] (NaN where it did not happen).
 REQ_ISSUE_S = 0  # when it arrived (open loop) or was issued by its user (closed loop)
@@ -58,13 +59,15 @@ REQ_PREEMPTIONS = 2
 REQ_TOKENS_EMITTED = 3
 REQUEST_INT_SIZE = 4
 
-# Per-iteration outputs, float64[max_iterations, ITERATION_FLOAT_SIZE].
+# Per-iteration outputs, float64[rows, ITERATION_FLOAT_SIZE]. Iteration i's record goes to row
+# i % rows: with rows = SET_MAX_ITERATIONS every record is kept; a run that needs only the
+# per-request outputs passes one row, which each iteration overwrites.
 IT_START_S = 0
 IT_DURATION_S = 1
 IT_ENERGY_J = 2
 ITERATION_FLOAT_SIZE = 3
 
-# Per-iteration outputs, int64[max_iterations, ITERATION_INT_SIZE].
+# Per-iteration outputs, int64[rows, ITERATION_INT_SIZE], rows as above.
 IT_REPLICA = 0
 IT_SEQUENCES = 1  # scheduled requests (static batches include finished members)
 IT_TOKENS = 2  # new tokens computed

@@ -210,6 +210,9 @@ def slo_check(result, ttft_limit_s=None, tpot_limit_s=None):
 
 def summarize(result, ttft_limit_s=None, tpot_limit_s=None):
     """Metrics of a ``RunResult``; the SLO limits (s) are optional, each one independently."""
+    if not result.iterations_recorded:
+        raise ValueError("summarize needs the run's iteration records: simulate it with record_iterations=True "
+                         "(slo_check needs none)")
     status = result.status
     output = result.output_tokens
     prompt = result.prompt_tokens

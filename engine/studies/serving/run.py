@@ -74,6 +74,7 @@ class Server:
         settings[layout.SET_PREFIX_TOKENS] = self.prefix_tokens
         settings[layout.SET_STATIC_BATCH] = self.static_batch
         settings[layout.SET_FAST_FORWARD] = int(bool(self.fast_forward))
+        # SET_MAX_ITERATIONS belongs to the run: simulate sets it.
         return settings
 
 
@@ -82,6 +83,9 @@ class RunResult:
     """Outputs of one run. Column layouts are in ``layout``; the properties are named views.
 
     Iteration arrays are trimmed to the iterations used, ``gap_s`` to the irregular gaps written.
+    A run simulated with ``record_iterations=False`` has no iteration records
+    (``iterations_recorded`` is False and the iteration arrays are empty); its per-request
+    outputs, gaps and counters are those of the recorded run.
     """
 
     prompt_tokens: np.ndarray
@@ -96,6 +100,7 @@ class RunResult:
     counters: np.ndarray
     # Iterations the run fast-forwarded (a diagnostic of the work done: no output depends on it).
     fast_forwarded: int = 0
+    iterations_recorded: bool = True
 
     # Per request.
     @property
@@ -207,11 +212,15 @@ def simulate(
     request_positions=None,
     iteration_cost=None,
     decode_positions=None,
+    record_iterations=True,
 ):
     """Simulate ``workload`` on ``server``; returns a ``RunResult``.
 
-    ``max_iterations`` sizes the per-iteration outputs and ``max_time_s`` bounds simulated
-    time (s); reaching either stops the run and sets ``capped``. ``max_gaps`` sizes the buffer
+    ``max_iterations`` bounds the iterations and ``max_time_s`` simulated time (s); reaching
+    either stops the run and sets ``capped``. ``record_iterations=False`` keeps no
+    per-iteration records (see ``RunResult``): for callers that read only per-request outputs
+    (``slo_check``), it spares arrays sized for the longest possible run (about 100 bytes per
+    iteration). ``max_gaps`` sizes the buffer
     of irregular inter-token gaps (default 4 per request + 1024). ``prior_token_s`` (s, NaN =
     none) marks requests whose prompt KV arrives computed with the first token emitted then.
     ``engine`` is ``"kernel"`` or ``"reference"``. The kernel costs iterations with the
@@ -225,6 +234,11 @@ def simulate(
     settings = server.settings(workload.users)
     if max_iterations is None:
         max_iterations = default_max_iterations(workload, server)
+    if max_iterations < 0:
+        raise ValueError("max_iterations must not be negative")
+    settings[layout.SET_MAX_ITERATIONS] = max_iterations
+    # Without records the engines overwrite one row (layout: iteration i writes row i % rows).
+    record_rows = max_iterations if record_iterations else 1
     if max_gaps is None:
         max_gaps = 4 * requests + 1024
     if prior_token_s is None:
@@ -238,8 +252,8 @@ def simulate(
 
     request_float = np.empty((requests, layout.REQUEST_FLOAT_SIZE))
     request_int = np.empty((requests, layout.REQUEST_INT_SIZE), dtype=np.int64)
-    iteration_float = np.empty((max_iterations, layout.ITERATION_FLOAT_SIZE))
-    iteration_int = np.empty((max_iterations, layout.ITERATION_INT_SIZE), dtype=np.int64)
+    iteration_float = np.empty((record_rows, layout.ITERATION_FLOAT_SIZE))
+    iteration_int = np.empty((record_rows, layout.ITERATION_INT_SIZE), dtype=np.int64)
     gap_s = np.empty(max_gaps)
     counters = np.zeros(layout.COUNTERS_SIZE, dtype=np.int64)
     arguments = (
@@ -272,7 +286,7 @@ def simulate(
         )
     else:
         raise ValueError(f"unknown engine {engine!r}")
-    iterations = int(counters[layout.CNT_ITERATIONS])
+    iterations = int(counters[layout.CNT_ITERATIONS]) if record_iterations else 0
     return RunResult(
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,
@@ -285,6 +299,7 @@ def simulate(
         gap_s=gap_s[: int(counters[layout.CNT_GAPS])],
         counters=counters,
         fast_forwarded=fast_forwarded,
+        iterations_recorded=bool(record_iterations),
     )
 
 
@@ -299,7 +314,8 @@ def simulate_many(runs, *, threads=None, summary=None, **options):
     A run's iteration records take about 100 bytes per iteration (a 1,000-request run at low
     load has 50,000 iterations or more), in arrays sized for its longest possible run; a sweep
     that keeps every run holds them all. With ``summary`` each run is reduced on its thread as
-    it ends and dropped, so its memory serves the next run.
+    it ends and dropped, so its memory serves the next run; a summary that reads only
+    per-request outputs (``slo_check``) needs no records at all (``record_iterations=False``).
     """
     runs = list(runs)
     if threads is None:

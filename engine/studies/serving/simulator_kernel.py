@@ -74,6 +74,7 @@ from .layout import (
     SET_KV_BLOCKS_TOTAL,
     SET_LONG_PREFILL_THRESHOLD,
     SET_MAX_BATCHED_TOKENS,
+    SET_MAX_ITERATIONS,
     SET_MAX_MODEL_LEN,
     SET_MAX_NUM_SEQS,
     SET_POLICY,
@@ -127,7 +128,8 @@ RP_SIZE = 18
 # Steady window sums, float64[replicas, SF_SIZE].
 SF_POSITIONS = 0  # decode positions of the window's next step
 SF_INCREMENT = 1  # and their change per step until RP_STEADY_HOLD
-SF_SIZE = 2
+SF_LAST_TOKEN_S = 2  # when the window's last completed step emitted
+SF_SIZE = 3
 
 # Scheduled entries, int64[replicas, capacity, SCHED_SIZE].
 SCHED_REQUEST = 0
@@ -163,6 +165,7 @@ def allocate_workspace(requests, replicas, running_capacity, users, block_size):
         np.empty((replicas, SF_SIZE), dtype=np.float64),
         np.empty((replicas, block_size), dtype=np.int64),
         np.empty((replicas, DECODE_TERMS), dtype=np.float64),
+        np.empty(requests, dtype=np.float64),
     )
 
 
@@ -204,6 +207,7 @@ def simulate_kernel(
     steady_float,
     block_phases,
     steady_terms,
+    last_token_s,
 ):
     """Run the simulation; fills the output arrays (layouts in ``layout``) like ``simulate_reference``.
 
@@ -220,7 +224,8 @@ def simulate_kernel(
     long_prefill_threshold = settings[SET_LONG_PREFILL_THRESHOLD]
     max_model_len = settings[SET_MAX_MODEL_LEN]
     prefix_tokens = settings[SET_PREFIX_TOKENS]
-    max_iterations = iteration_float.shape[0]
+    max_iterations = settings[SET_MAX_ITERATIONS]
+    record_rows = iteration_float.shape[0]  # iteration i writes row i % record_rows (layout)
     prefix_blocks = 0
     if policy != POLICY_STATIC:
         prefix_blocks = prefix_tokens // block_size
@@ -640,22 +645,14 @@ def simulate_kernel(
             elif last_emit_iteration >= 0 and last_emit_iteration == previous_iteration:
                 regular_gaps += 1  # its gap is exactly this iteration's duration
             else:
-                # The previous token came at the end of the iteration that emitted it, or before
-                # this pool for a request whose first token came with its KV.
-                if last_emit_iteration >= 0:
-                    last_token_s = (
-                        iteration_float[last_emit_iteration, IT_START_S]
-                        + iteration_float[last_emit_iteration, IT_DURATION_S]
-                    )
-                else:
-                    last_token_s = prior_token_s[request]
                 gaps = counters[CNT_GAPS]
                 if gaps < gap_s.shape[0]:
-                    gap_s[gaps] = time_s - last_token_s
+                    gap_s[gaps] = time_s - last_token_s[request]
                     counters[CNT_GAPS] = gaps + 1
                 else:
                     counters[CNT_GAPS_DROPPED] += 1
             request_state[request, RS_LAST_EMIT_ITERATION] = iteration
+            last_token_s[request] = time_s
             request_state[request, RS_RECOMPUTING] = 0
             if emitted == output_tokens[request]:
                 any_finished = True
@@ -685,19 +682,20 @@ def simulate_kernel(
         """Write the record of an iteration starting now; the replica is busy until it ends."""
         iteration = loop_state[LOOP_ITERATIONS]
         loop_state[LOOP_ITERATIONS] = iteration + 1
-        iteration_float[iteration, IT_START_S] = time_s
-        iteration_float[iteration, IT_DURATION_S] = duration_s
-        iteration_float[iteration, IT_ENERGY_J] = energy_j
-        iteration_int[iteration, IT_REPLICA] = replica
-        iteration_int[iteration, IT_SEQUENCES] = sequences
-        iteration_int[iteration, IT_TOKENS] = tokens
-        iteration_int[iteration, IT_PREFILL_TOKENS] = prefill_tokens
-        iteration_int[iteration, IT_DECODE_TOKENS] = 0
-        iteration_int[iteration, IT_ITL_TOKENS] = 0
-        iteration_int[iteration, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
-        iteration_int[iteration, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
-        iteration_int[iteration, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
-        iteration_int[iteration, IT_PREEMPTIONS] = preemptions
+        row = iteration % record_rows
+        iteration_float[row, IT_START_S] = time_s
+        iteration_float[row, IT_DURATION_S] = duration_s
+        iteration_float[row, IT_ENERGY_J] = energy_j
+        iteration_int[row, IT_REPLICA] = replica
+        iteration_int[row, IT_SEQUENCES] = sequences
+        iteration_int[row, IT_TOKENS] = tokens
+        iteration_int[row, IT_PREFILL_TOKENS] = prefill_tokens
+        iteration_int[row, IT_DECODE_TOKENS] = 0
+        iteration_int[row, IT_ITL_TOKENS] = 0
+        iteration_int[row, IT_WAITING] = replica_state[replica, RP_WAITING_LENGTH]
+        iteration_int[row, IT_RUNNING] = replica_state[replica, RP_RUNNING_LENGTH]
+        iteration_int[row, IT_KV_BLOCKS] = replica_state[replica, RP_BLOCKS_USED]
+        iteration_int[row, IT_PREEMPTIONS] = preemptions
         replica_state[replica, RP_ITERATION] = iteration
         replica_state[replica, RP_BUSY] = 1
         replica_end_s[replica] = time_s + duration_s
@@ -857,6 +855,7 @@ def simulate_kernel(
         iteration = replica_state[replica, RP_ITERATION]
         members = replica_state[replica, RP_STEADY_MEMBERS]
         completed = replica_state[replica, RP_STEADY_STEPS]
+        steady_float[replica, SF_LAST_TOKEN_S] = time_s
         changed = False
         any_finished = False
         positions = steady_float[replica, SF_POSITIONS]
@@ -883,6 +882,7 @@ def simulate_kernel(
                     request_state[request, RS_NUM_TOKENS] = computed + completed + 1
                     request_state[request, RS_EMITTED] += completed
                     request_state[request, RS_LAST_EMIT_ITERATION] = iteration
+                    last_token_s[request] = time_s
                     finish(replica, request, time_s)
                     any_finished = True
                 else:
@@ -900,8 +900,8 @@ def simulate_kernel(
             decode_tokens += others_decoded
             regular_gaps += others_regular
             any_finished = any_finished or others_finished
-        iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        iteration_int[iteration % record_rows, IT_DECODE_TOKENS] = decode_tokens
+        iteration_int[iteration % record_rows, IT_ITL_TOKENS] = regular_gaps
         if any_finished:
             drop_finished(replica)
         # The requests behind the members join once they decode, in order.
@@ -942,6 +942,7 @@ def simulate_kernel(
             request_state[request, RS_EMITTED] += completed
             if completed > 0:
                 request_state[request, RS_LAST_EMIT_ITERATION] = last_iteration
+                last_token_s[request] = steady_float[replica, SF_LAST_TOKEN_S]
         replica_state[replica, RP_STEADY] = 0
 
     def start_iteration(replica, time_s):
@@ -973,8 +974,8 @@ def simulate_kernel(
             return
         iteration = replica_state[replica, RP_ITERATION]
         decode_tokens, regular_gaps, any_finished = complete_scheduled(replica, time_s, iteration)
-        iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        iteration_int[iteration % record_rows, IT_DECODE_TOKENS] = decode_tokens
+        iteration_int[iteration % record_rows, IT_ITL_TOKENS] = regular_gaps
         length = replica_state[replica, RP_RUNNING_LENGTH]
         if policy == POLICY_STATIC:
             batch_done = True
@@ -1007,6 +1008,8 @@ def simulate_kernel(
         request_state[request, RS_SHARED_BLOCKS] = 0
         request_state[request, RS_RECOMPUTING] = 0
         request_state[request, RS_LAST_EMIT_ITERATION] = -1
+        # A request whose first token came with its KV (before this pool) has it at prior_token_s.
+        last_token_s[request] = prior_token_s[request]
         request_state[request, RS_NEXT_WAITING] = -1
         request_state[request, RS_OWN_BLOCKS_TO_COMPLETION] = 0
         if kv_ready:

@@ -70,6 +70,7 @@ from .layout import (
     SET_KV_BLOCKS_TOTAL,
     SET_LONG_PREFILL_THRESHOLD,
     SET_MAX_BATCHED_TOKENS,
+    SET_MAX_ITERATIONS,
     SET_MAX_MODEL_LEN,
     SET_MAX_NUM_SEQS,
     SET_POLICY,
@@ -214,7 +215,8 @@ class ReferenceEngine:
         self.iteration_int = iteration_int
         self.gap_s = gap_s
         self.counters = counters
-        self.max_iterations = iteration_float.shape[0]
+        self.max_iterations = int(settings[SET_MAX_ITERATIONS])
+        self.record_rows = iteration_float.shape[0]  # iteration i writes row i % record_rows (layout)
 
         self.requests = [
             Request(i, int(prompt_tokens[i]), int(output_tokens[i]), float(prior_token_s[i]))
@@ -602,8 +604,8 @@ class ReferenceEngine:
             decode_tokens += others_decoded
             regular_gaps += others_regular
             any_finished = any_finished or others_finished
-        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        self.iteration_int[iteration % self.record_rows, IT_DECODE_TOKENS] = decode_tokens
+        self.iteration_int[iteration % self.record_rows, IT_ITL_TOKENS] = regular_gaps
         if any_finished:
             replica.running = [request for request in replica.running if not request.finished]
         while window.members < len(replica.running) and self.can_join(replica.running[window.members], iteration):
@@ -639,11 +641,11 @@ class ReferenceEngine:
         """Write the record of an iteration starting now; the replica is busy until it ends."""
         iteration = self.iterations_used
         self.iterations_used += 1
-        record_float = self.iteration_float[iteration]
+        record_float = self.iteration_float[iteration % self.record_rows]
         record_float[IT_START_S] = time_s
         record_float[IT_DURATION_S] = duration_s
         record_float[IT_ENERGY_J] = energy_j
-        record_int = self.iteration_int[iteration]
+        record_int = self.iteration_int[iteration % self.record_rows]
         record_int[IT_REPLICA] = replica.index
         record_int[IT_SEQUENCES] = sequences
         record_int[IT_TOKENS] = tokens
@@ -702,8 +704,8 @@ class ReferenceEngine:
             return
         iteration = replica.iteration
         decode_tokens, regular_gaps, any_finished = self.complete_scheduled(replica, time_s)
-        self.iteration_int[iteration, IT_DECODE_TOKENS] = decode_tokens
-        self.iteration_int[iteration, IT_ITL_TOKENS] = regular_gaps
+        self.iteration_int[iteration % self.record_rows, IT_DECODE_TOKENS] = decode_tokens
+        self.iteration_int[iteration % self.record_rows, IT_ITL_TOKENS] = regular_gaps
         if self.policy == POLICY_STATIC:
             if all(request.finished for request in replica.running):
                 replica.running = []

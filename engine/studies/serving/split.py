@@ -41,11 +41,12 @@ MAX_SPLIT_REPLICAS = 64  # a split search tries every P:D of at most this many r
 
 @dataclass(frozen=True)
 class RateRunner:
-    """Runs of one deployment at a chosen rate: ``run_at(rate)`` gives the whole run (both pools
-    of a disaggregated one), ``scale_rps`` the rate its static best batch would sustain, about
+    """Runs of one deployment at a chosen rate: ``run_at(rate, record_iterations=True)`` gives
+    the whole run (both pools of a disaggregated one; without iteration records when a caller
+    reads only ``slo_check``), ``scale_rps`` the rate its static best batch would sustain, about
     which rates are worth trying, and ``devices`` what it occupies."""
 
-    run_at: Callable[[float], RunResult]
+    run_at: Callable[..., RunResult]
     scale_rps: float
     devices: int
 
@@ -61,8 +62,8 @@ def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRu
         server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
         at_rate = requests_at_rates(scenario, spec, setup.max_model_len)
 
-        def run_at(rate: float) -> RunResult:
-            return simulate(at_rate(rate), server)
+        def run_at(rate: float, record_iterations: bool = True) -> RunResult:
+            return simulate(at_rate(rate), server, record_iterations=record_iterations)
 
         return RateRunner(run_at, static_best_rate(engine, scenario, setup), setup.replicas * setup.devices_per_replica)
 
@@ -74,9 +75,10 @@ def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRu
     link = kv_link(engine, scenario, spec, decode_physics)
     decode_at_rate = requests_at_rates(scenario, spec, decode_setup.max_model_len)
 
-    def run_disaggregated(rate: float) -> RunResult:
+    def run_disaggregated(rate: float, record_iterations: bool = True) -> RunResult:
         workload = decode_at_rate(rate)
-        return simulate_disaggregated(workload, prefill_server, decode_server, link).combined
+        return simulate_disaggregated(workload, prefill_server, decode_server, link,
+                                      record_iterations=record_iterations).combined
 
     # The decode pool's static best: decode holds the requests longest, so it bounds the rate
     # unless prefill is starved of replicas, which the search's low end still brackets.
@@ -86,10 +88,12 @@ def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRu
 
 
 def capacity_of(engine: Engine, scenario: Scenario, spec: ServingSpec) -> CapacityResult:
-    """The largest rate meeting the spec's SLO, aggregated or disaggregated as the spec says."""
+    """The largest rate meeting the spec's SLO, aggregated or disaggregated as the spec says;
+    the search's runs keep no iteration records, only the run at the answer does."""
     runner = rate_runner(engine, scenario, spec)
-    return capacity(runner.run_at, slo_of(spec), CAPACITY_LOW_SHARE * runner.scale_rps,
-                    CAPACITY_HIGH_SHARE * runner.scale_rps, CAPACITY_STEPS)
+    return capacity(lambda rate: runner.run_at(rate, record_iterations=False), slo_of(spec),
+                    CAPACITY_LOW_SHARE * runner.scale_rps, CAPACITY_HIGH_SHARE * runner.scale_rps, CAPACITY_STEPS,
+                    recorded_run_at_rate=runner.run_at)
 
 
 @dataclass(frozen=True)

@@ -307,10 +307,12 @@ def capacity_at_slo(engine: Engine, scenario: Scenario, spec: ServingSpec) -> Ca
     scale = static_best_rate(engine, scenario, setup)
     at_rate = requests_at_rates(scenario, spec, setup.max_model_len)
 
-    def run_at(rate: float) -> RunResult:
-        return simulate(at_rate(rate), server)
+    def run_at(rate: float, record_iterations: bool = True) -> RunResult:
+        return simulate(at_rate(rate), server, record_iterations=record_iterations)
 
-    return capacity(run_at, slo_of(spec), CAPACITY_LOW_SHARE * scale, CAPACITY_HIGH_SHARE * scale, CAPACITY_STEPS)
+    # The search reads per-request outputs only; the run at the answer is simulated again with its records.
+    return capacity(lambda rate: run_at(rate, record_iterations=False), slo_of(spec), CAPACITY_LOW_SHARE * scale,
+                    CAPACITY_HIGH_SHARE * scale, CAPACITY_STEPS, recorded_run_at_rate=run_at)
 
 
 def devices_for_rate(capacity_rps: float, target_rps: float, devices: int) -> int | None:

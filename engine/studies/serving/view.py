@@ -101,7 +101,8 @@ def rate_curve(engine: Engine, scenario: Scenario, spec: ServingSpec, points: in
     rates = sweep_rates(runner.scale_rps, points)
     slo = (None if spec.slo_ttft_ms is None else spec.slo_ttft_ms / 1e3,
            None if spec.slo_tpot_ms is None else spec.slo_tpot_ms / 1e3)
-    metrics = [slo_check(runner.run_at(rate), *slo) for rate in rates]
+    # slo_check reads per-request outputs only: the runs need no iteration records.
+    metrics = [slo_check(runner.run_at(rate, record_iterations=False), *slo) for rate in rates]
     return RateCurve(
         accelerator=scenario.accelerator,
         rates_rps=rates,
