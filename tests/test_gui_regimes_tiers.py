@@ -359,3 +359,30 @@ def test_the_tabs_curves_are_the_studys_curves():
     from accelscope.gui.panels.tiers import CURVES
 
     assert tuple(key for key, *_ in CURVES) == OFFLOAD_CURVES
+
+
+def test_every_row_of_the_heatmap_shows_on_a_short_screen(qtbot, engine):
+    """A projector in presentation mode left ~400 px for 38 rows and more: the rows past the
+    bottom were cut off. The heat map asks for every row at the least row height; its page then
+    scrolls rather than cutting rows."""
+    from accelscope.gui.panels.regimes import MIN_ROW_PX
+    from accelscope.gui.windows.pages import PageScroll
+
+    panel = RegimesPanel(engine.catalog, engine)
+    scroll = PageScroll(panel)
+    qtbot.addWidget(scroll)
+    scroll.resize(900, 500)
+    scroll.show()
+    qtbot.waitExposed(scroll)
+    panel.update_frame(frame_of(engine))
+    panel.refresh_now()
+    qtbot.wait(20)
+    heatmap = panel.heatmap
+    geometry = heatmap.geometry_now()
+    rows = len(heatmap.content.ids)
+    assert rows > 30
+    assert heatmap.minimumSizeHint().height() >= geometry.rows_top + rows * MIN_ROW_PX
+    assert heatmap.height() >= heatmap.minimumSizeHint().height()
+    last_row_bottom = geometry.row_top(rows - 1, heatmap.content.paper_rows) + geometry.row_height
+    assert last_row_bottom <= heatmap.height()
+    assert scroll.verticalScrollBar().maximum() > 0  # the page scrolls instead

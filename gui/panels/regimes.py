@@ -14,11 +14,12 @@ wrapped headers, text, hatching and a second grid, and it stays crisp when expor
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainter, QPen
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
@@ -52,6 +53,10 @@ PAPER_COLUMN_PX = 40
 MIN_PAPER_COLUMN_PX = 30
 GROUP_GAP_PX = 8  # between the paper's seven accelerators and the rest
 MAX_ROW_PX = 46
+# The least the heat map asks for with few rows (a layout honours an explicit minimum size over
+# the hint, so these live in the hint, which grows with the rows).
+HEATMAP_MIN_WIDTH_PX = 700
+HEATMAP_MIN_HEIGHT_PX = 420
 MIN_ROW_PX = 16
 COLOUR_BAR_PX = 16
 
@@ -172,7 +177,6 @@ class RegimeHeatmap(QWidget):
         self.bold = QFont(self.font)
         self.bold.setBold(True)
         self.setMouseTracking(True)
-        self.setMinimumSize(700, 420)
         self._geometry: _Geometry | None = None
         # Colours of the current plot theme; the white between cells is the canvas.
         self._canvas = plot_colour("w")
@@ -189,7 +193,19 @@ class RegimeHeatmap(QWidget):
     def set_content(self, content: HeatmapContent) -> None:
         self.content = content
         self._geometry = None
+        self.updateGeometry()  # its least height follows its rows
         self.update()
+
+    def minimumSizeHint(self) -> QSize:
+        """Tall enough for every row at the least row height: on a short screen (a projector in
+        presentation mode) the page then scrolls, where the rows past the bottom were cut off."""
+        least = QSize(HEATMAP_MIN_WIDTH_PX, HEATMAP_MIN_HEIGHT_PX)
+        geometry = self.geometry_now()
+        if geometry is None:
+            return least
+        content = self.content
+        rows_height = len(content.ids) * MIN_ROW_PX + (GROUP_GAP_PX if content.paper_rows else 0)
+        return least.expandedTo(QSize(least.width(), int(math.ceil(geometry.rows_top + rows_height + MARGIN_PX))))
 
     def set_shown(self, shown: frozenset[str]) -> None:
         if shown != self.shown:
@@ -221,6 +237,10 @@ class RegimeHeatmap(QWidget):
     def resizeEvent(self, event) -> None:
         self._geometry = None
         super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            # The headers stand upright in narrow columns, which changes the least height: asked
+            # again once this resize is done, not from inside it.
+            QTimer.singleShot(0, self, self.updateGeometry)
 
     def _layout(self) -> _Geometry:
         content = self.content
