@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainter, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QLinearGradient, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QToolTip, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
@@ -178,6 +178,10 @@ class RegimeHeatmap(QWidget):
         self.bold.setBold(True)
         self.setMouseTracking(True)
         self._geometry: _Geometry | None = None
+        # The painted heat map, kept until what it shows changes: a control change leaves it as
+        # it is, and a tab switch then draws one pixmap instead of ~400 cells and their texts.
+        self._painted: QPixmap | None = None
+        self._colours: dict[float, QColor] = {}
         # Colours of the current plot theme; the white between cells is the canvas.
         self._canvas = plot_colour("w")
         self._ink = plot_text_colour("k")
@@ -193,6 +197,7 @@ class RegimeHeatmap(QWidget):
     def set_content(self, content: HeatmapContent) -> None:
         self.content = content
         self._geometry = None
+        self._painted = None
         self.updateGeometry()  # its least height follows its rows
         self.update()
 
@@ -210,15 +215,21 @@ class RegimeHeatmap(QWidget):
     def set_shown(self, shown: frozenset[str]) -> None:
         if shown != self.shown:
             self.shown = shown
+            self._painted = None
             self.update()
 
     def set_selected_row(self, row: int | None) -> None:
         if row != self.selected_row:
             self.selected_row = row
+            self._painted = None
             self.update()
 
     def colour(self, score: float) -> QColor:
-        return self.colour_map.map(float(np.clip(score, 0.0, 1.0)), mode="qcolor")
+        score = float(np.clip(score, 0.0, 1.0))
+        colour = self._colours.get(score)
+        if colour is None:  # the map's interpolation is most of a cell's cost: once per score
+            colour = self._colours[score] = self.colour_map.map(score, mode="qcolor")
+        return colour
 
     def grade_score(self, grade: str) -> float:
         """A grade's place on the score's colours, by rank: the best 1, the worst 0."""
@@ -236,6 +247,7 @@ class RegimeHeatmap(QWidget):
 
     def resizeEvent(self, event) -> None:
         self._geometry = None
+        self._painted = None
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
             # The headers stand upright in narrow columns, which changes the least height: asked
@@ -332,10 +344,18 @@ class RegimeHeatmap(QWidget):
     # ---- painting ------------------------------------------------------------------------
 
     def paintEvent(self, event) -> None:
+        ratio = self.devicePixelRatioF()
+        if self._painted is None or self._painted.devicePixelRatio() != ratio:
+            pixmap = QPixmap(self.size() * ratio)
+            pixmap.setDevicePixelRatio(ratio)
+            painter = QPainter(pixmap)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+            self.paint_canvas(painter)
+            painter.end()
+            self._painted = pixmap
         painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-        self.paint_canvas(painter)
+        painter.drawPixmap(0, 0, self._painted)
         painter.end()
 
     def paint_canvas(self, painter: QPainter) -> None:
