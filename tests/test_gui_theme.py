@@ -179,9 +179,10 @@ def test_a_report_in_the_dark_theme(tmp_path):
     preset = find_preset("teach-roofline-basics", engine.catalog)
     written = write_report(preset, tmp_path, engine, scale=1.0, theme_name="dark")
     pngs = [path for path in written if path.suffix == ".png"]
-    # Every tab, and the Energy tab's cost page.
+    # Every tab, the Energy tab's cost page and the Serving tab's run page.
     assert sorted(path.name for path in pngs) == sorted(
-        [f"{index}-{view}.png" for index, view in enumerate(VIEWS, start=1)] + [f"{VIEWS.index('energy') + 1}-energy-cost.png"])
+        [f"{index}-{view}.png" for index, view in enumerate(VIEWS, start=1)]
+        + [f"{VIEWS.index('energy') + 1}-energy-cost.png", f"{VIEWS.index('serving') + 1}-serving-run.png"])
     for path in pngs:
         image = QImage(str(path))
         sample = [QColor(image.pixel(x, y)) for x in range(0, image.width(), 23) for y in range(0, image.height(), 23)]
