@@ -678,6 +678,12 @@ def simulate_kernel(
                 prefill_tokens += new_tokens
         return tokens, prefill_tokens, prefill_positions, decode_positions, kv_read_positions
 
+    def record_emissions(iteration, decode_tokens, regular_gaps):
+        """Complete an iteration's record with the tokens it emitted, once it has ended."""
+        row = iteration % record_rows
+        iteration_int[row, IT_DECODE_TOKENS] = decode_tokens
+        iteration_int[row, IT_ITL_TOKENS] = regular_gaps
+
     def record_iteration(replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions):
         """Write the record of an iteration starting now; the replica is busy until it ends."""
         iteration = loop_state[LOOP_ITERATIONS]
@@ -900,8 +906,7 @@ def simulate_kernel(
             decode_tokens += others_decoded
             regular_gaps += others_regular
             any_finished = any_finished or others_finished
-        iteration_int[iteration % record_rows, IT_DECODE_TOKENS] = decode_tokens
-        iteration_int[iteration % record_rows, IT_ITL_TOKENS] = regular_gaps
+        record_emissions(iteration, decode_tokens, regular_gaps)
         if any_finished:
             drop_finished(replica)
         # The requests behind the members join once they decode, in order.
@@ -974,8 +979,7 @@ def simulate_kernel(
             return
         iteration = replica_state[replica, RP_ITERATION]
         decode_tokens, regular_gaps, any_finished = complete_scheduled(replica, time_s, iteration)
-        iteration_int[iteration % record_rows, IT_DECODE_TOKENS] = decode_tokens
-        iteration_int[iteration % record_rows, IT_ITL_TOKENS] = regular_gaps
+        record_emissions(iteration, decode_tokens, regular_gaps)
         length = replica_state[replica, RP_RUNNING_LENGTH]
         if policy == POLICY_STATIC:
             batch_done = True

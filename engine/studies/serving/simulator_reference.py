@@ -604,8 +604,7 @@ class ReferenceEngine:
             decode_tokens += others_decoded
             regular_gaps += others_regular
             any_finished = any_finished or others_finished
-        self.iteration_int[iteration % self.record_rows, IT_DECODE_TOKENS] = decode_tokens
-        self.iteration_int[iteration % self.record_rows, IT_ITL_TOKENS] = regular_gaps
+        self.record_emissions(iteration, decode_tokens, regular_gaps)
         if any_finished:
             replica.running = [request for request in replica.running if not request.finished]
         while window.members < len(replica.running) and self.can_join(replica.running[window.members], iteration):
@@ -636,6 +635,12 @@ class ReferenceEngine:
         replica.window = None
 
     # -- iterations --------------------------------------------------------------------------
+
+    def record_emissions(self, iteration, decode_tokens, regular_gaps):
+        """Complete an iteration's record with the tokens it emitted, once it has ended."""
+        record_int = self.iteration_int[iteration % self.record_rows]
+        record_int[IT_DECODE_TOKENS] = decode_tokens
+        record_int[IT_ITL_TOKENS] = regular_gaps
 
     def record_iteration(self, replica, time_s, duration_s, energy_j, sequences, tokens, prefill_tokens, preemptions):
         """Write the record of an iteration starting now; the replica is busy until it ends."""
@@ -704,8 +709,7 @@ class ReferenceEngine:
             return
         iteration = replica.iteration
         decode_tokens, regular_gaps, any_finished = self.complete_scheduled(replica, time_s)
-        self.iteration_int[iteration % self.record_rows, IT_DECODE_TOKENS] = decode_tokens
-        self.iteration_int[iteration % self.record_rows, IT_ITL_TOKENS] = regular_gaps
+        self.record_emissions(iteration, decode_tokens, regular_gaps)
         if self.policy == POLICY_STATIC:
             if all(request.finished for request in replica.running):
                 replica.running = []
