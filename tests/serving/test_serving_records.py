@@ -52,17 +52,13 @@ def assert_same_without_records(recorded, unrecorded):
 
 
 @pytest.mark.parametrize("engine", ["kernel", "reference"])
-@pytest.mark.parametrize("seed", RANDOM_SEEDS)
-def test_random_runs_without_records_equal_the_recorded(seed, engine):
-    workload, server, bounds = random_case(seed)
-    recorded = simulate(workload, server, engine=engine, **bounds)
-    assert_same_without_records(recorded, simulate(workload, server, engine=engine, record_iterations=False, **bounds))
-
-
-@pytest.mark.parametrize("engine", ["kernel", "reference"])
-@pytest.mark.parametrize("seed", STEADY_SEEDS)
-def test_fast_forwarded_runs_without_records_equal_the_recorded(seed, engine):
-    workload, server, bounds = steady_case(seed)
+@pytest.mark.parametrize(("make_case", "seed"), [
+    *(pytest.param(random_case, seed, id=f"random-{seed}") for seed in RANDOM_SEEDS),
+    *(pytest.param(steady_case, seed, id=f"fast-forwarded-{seed}") for seed in STEADY_SEEDS),
+])
+def test_runs_without_records_equal_the_recorded(make_case, seed, engine):
+    """Random runs, and runs that fast-forward steady decoding."""
+    workload, server, bounds = make_case(seed)
     recorded = simulate(workload, server, engine=engine, **bounds)
     assert_same_without_records(recorded, simulate(workload, server, engine=engine, record_iterations=False, **bounds))
 
