@@ -35,43 +35,6 @@ def long_run(test):
     return pytest.mark.slow(only_when_asked(test))
 
 
-def screen_of_size(size: tuple[int, int]):
-    from PySide6.QtWidgets import QApplication
-
-    for screen in QApplication.screens():
-        if (screen.geometry().width(), screen.geometry().height()) == size:
-            return screen
-    pytest.skip(f"no {size[0]}x{size[1]} screen on this platform (tests/fixtures/screens.json sets them up)")
-
-
-@pytest.fixture
-def window_on(qtbot, monkeypatch, tmp_path):
-    """A main window shown on the screen of the given size as the app shows it (filling the
-    screen), its kernels ready."""
-
-    def make(size: tuple[int, int]):
-        from accelscope.engine.physics.engine import Engine
-        from accelscope.gui.app import show_main_window
-        from accelscope.gui.look.style import configure_pyqtgraph
-        from accelscope.gui.main_window import MainWindow
-
-        monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-        configure_pyqtgraph()
-        screen = screen_of_size(size)
-        window = MainWindow(Engine())
-        qtbot.addWidget(window)
-        window.setScreen(screen)
-        window.move(screen.geometry().topLeft())
-        window.arrangement.reset()  # the default layout for the screen it is on now
-        show_main_window(window, restored=False)
-        qtbot.waitExposed(window)
-        window.start(synchronous=True)
-        settle(qtbot)
-        return window
-
-    return make
-
-
 def settle(qtbot, ms: int = 50) -> None:
     qtbot.wait(ms)
 

@@ -35,38 +35,6 @@ def show(window, qtbot, view: str, workspace: Workspace) -> None:
     window.panels[view].grab()  # lays the page out, so positions are final
 
 
-@pytest.fixture
-def window_on_screen(qtbot, monkeypatch, tmp_path):
-    """A window shown on the offscreen screen of the given size as the app shows it there: the
-    default layout for that screen, filling it (tests/fixtures/screens.json sets the screens up)."""
-
-    def make(size: tuple[int, int]):
-        from PySide6.QtWidgets import QApplication
-
-        from accelscope.engine.physics.engine import Engine
-        from accelscope.gui.app import show_main_window
-        from accelscope.gui.look.style import configure_pyqtgraph
-        from accelscope.gui.main_window import MainWindow
-
-        screen = next((s for s in QApplication.screens()
-                       if (s.geometry().width(), s.geometry().height()) == size), None)
-        if screen is None:
-            pytest.skip(f"no {size[0]}x{size[1]} screen on this platform")
-        monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-        configure_pyqtgraph()
-        window = MainWindow(Engine())
-        qtbot.addWidget(window)
-        window.setScreen(screen)
-        window.move(screen.geometry().topLeft())
-        window.arrangement.reset()
-        show_main_window(window, restored=False)
-        qtbot.waitExposed(window)
-        window.start(synchronous=True)
-        return window
-
-    return make
-
-
 def cut(texts) -> list[str]:
     return [f"{t.text!r} (for {t.whole!r}) at {t.box.getRect()}" for t in texts if NUMBER.search(t.whole)
             and not t.fits]
@@ -77,8 +45,8 @@ def cut(texts) -> list[str]:
     {"model": "llama-3.3-70b", "batch": 64, "input_len": 4096, "output_len": 1024},
     {"model": "deepseek-v3", "batch": 256, "input_len": 8192, "output_len": 1024, "offload": 0.5},
 ])
-def test_no_number_on_the_memory_tab_is_cut(open_window, window_on_screen, qtbot, size, scenario):
-    window = open_window(size=size) if size == (1600, 1000) else window_on_screen(size)
+def test_no_number_on_the_memory_tab_is_cut(open_window, window_on, qtbot, size, scenario):
+    window = open_window(size=size) if size == (1600, 1000) else window_on(size)
     show(window, qtbot, "memory", Workspace(Scenario(accelerator="h100-sxm", **scenario), shown=CROWDED))
     panel = window.panels["memory"]
     texts = panel.shown_texts()
