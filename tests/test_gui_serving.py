@@ -21,6 +21,7 @@ from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
 from accelscope.engine.studies.serving.view import capacity_on, current_run, rate_curve
 from accelscope.gui.look.style import configure_pyqtgraph
+from accelscope.gui.main_window import EXPLAIN_INTERVAL_MS
 from accelscope.gui.panels.serving import RUN_PAGE, ServingPanel
 
 SHOWN = ("h100-sxm", "l40s")
@@ -153,6 +154,32 @@ def test_the_explain_panel_reads_the_run_while_the_tab_is_shown(qtbot, open_wind
     window.show_view("memory")
     window.update_explanation()
     assert "TTFT: median" not in window.explain_panel.text()
+
+
+def test_the_explanation_is_rebuilt_on_a_switch_only_when_the_tabs_sections_differ(qtbot, open_window, monkeypatch):
+    window = open_window(size=(1400, 900))
+    window.controller.set_workspace(window.controller.workspace.with_changes(serving=SPEC))
+    window.controller.throttle.flush()
+    window.show_view("serving")
+    window.panels["serving"].refresh_now()
+    window.explain_throttle.flush()
+    assert "TTFT: median" in window.explain_panel.text()
+    shown = []
+    show_explanation = window.explain_panel.show_explanation
+    monkeypatch.setattr(window.explain_panel, "show_explanation", lambda e: (shown.append(e), show_explanation(e)))
+
+    def switch(view: str) -> int:
+        before = len(shown)
+        qtbot.wait(EXPLAIN_INTERVAL_MS + 50)  # the throttle's interval has passed: a request runs at once
+        window.show_view(view)
+        window.explain_throttle.flush()
+        return len(shown) - before
+
+    assert switch("memory") == 1  # the run's sections go
+    assert "TTFT: median" not in window.explain_panel.text()
+    assert switch("latency") == 0  # neither tab adds a section: nothing to rebuild
+    assert switch("serving") == 1  # its run is still current: its sections come back
+    assert "TTFT: median" in window.explain_panel.text()
 
 
 def test_the_run_page_and_a_model_that_cannot_be_served(qtbot, engine):
