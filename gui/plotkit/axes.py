@@ -485,8 +485,12 @@ class _LogLabels:
         metrics = QFontMetricsF(self.style["tickFont"] or self.font())
         horizontal = self.orientation in ("top", "bottom")
 
+        extents: dict[float, float] = {}  # each label is measured once, not at every comparison
+
         def extent(value: float) -> float:
-            return metrics.horizontalAdvance(self.label_text(value)) if horizontal else metrics.height()
+            if value not in extents:
+                extents[value] = metrics.horizontalAdvance(self.label_text(value)) if horizontal else metrics.height()
+            return extents[value]
 
         self._labelled = {round(v, 9) for v in labelled_log_ticks(tiers, size / max(high - low, 1e-9), extent)}
         return [(1.0, tiers[0]), (0.5, tiers[1]), (0.1, tiers[2])]

@@ -117,6 +117,7 @@ class _Texts(pg.GraphicsObject):
         self.colours: list[QColor] = []
         self.places = np.zeros((0, 2))
         self._static: dict[str, QStaticText] = {}
+        self._widths: dict[str, float] = {}
         self._rect: QRectF | None = None
 
     def set(self, texts: list[str], colours: list[QColor], places: np.ndarray) -> None:
@@ -126,7 +127,12 @@ class _Texts(pg.GraphicsObject):
         self.update()
 
     def width_px(self, text: str) -> float:
-        return self.metrics.horizontalAdvance(text) + 2 * self.MARGIN_PX
+        width = self._widths.get(text)
+        if width is None:  # measured once: the boxes are asked for at every paint and bounds query
+            if len(self._widths) >= TextPool.MEASURED_TEXTS:
+                self._widths.clear()
+            width = self._widths[text] = self.metrics.horizontalAdvance(text) + 2 * self.MARGIN_PX
+        return width
 
     def boxes(self) -> list[QRectF]:
         """Each text's box in scene coordinates (pixels), margins included; empty where none."""
@@ -199,7 +205,6 @@ class TextPool:
         self._texts: list[str] = []  # per row: its text, "" for none
         self._colours: list[QColor] = []
         self._places = np.zeros((0, 2))
-        self._widths: dict[str, float] = {}  # pixels, by text (one font)
 
     def set(self, texts: Sequence[str], xs: Sequence[float], ys: Sequence[float],
             colours: Sequence[str | QColor] | str = "k") -> None:
@@ -236,15 +241,7 @@ class TextPool:
 
     def widths_of(self, texts: Sequence[str]) -> np.ndarray:
         """Width each of ``texts`` would take on screen, margins included (0 for "")."""
-        return np.array([self._width(text) if text else 0.0 for text in texts])
-
-    def _width(self, text: str) -> float:
-        width = self._widths.get(text)
-        if width is None:
-            if len(self._widths) >= self.MEASURED_TEXTS:
-                self._widths.clear()
-            width = self._widths[text] = self.item.width_px(text)
-        return width
+        return np.array([self.item.width_px(text) if text else 0.0 for text in texts])
 
     def texts(self) -> list[str]:
         """The text of each row ("" where none is shown)."""
