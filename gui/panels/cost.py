@@ -23,7 +23,7 @@ from accelscope.engine.studies.cost import VIEWS, FrameCosts, cheapest_frontier,
 
 from ..look import palette
 from ..look.style import LINE_WIDTH, plot_colour, plot_font, plot_pen, style_plot
-from ..plotkit.axes import log_axes
+from ..plotkit.axes import ROW_LABEL_MAX_PX, log_axes
 from ..plotkit.bars import LogBarPlot, canvas
 from ..plotkit.picking import RowPicker, SpotRefs, select_on_click, spot_tip
 from ..plotkit.points import LineSet, SpotRef, Spots
@@ -135,7 +135,7 @@ class CostPage(Panel):
         self.frame = frame
         self.costs = frame_costs(frame, Pricing(self.catalog.prices, frame.workspace.cost))
         ids = frame.accelerators
-        self.bars.row_axis.set_rows([self.accelerator_name(a) for a in ids], ids=ids)
+        self.bars.row_axis.set_rows([self.accelerator_name(a) for a in ids], max_width=ROW_LABEL_MAX_PX, ids=ids)
         self.canvas.settle()
         colours = [palette.colour_for(a) for a in ids]
         fits = frame.outputs.fits != 0

@@ -14,7 +14,7 @@ from accelscope.engine.physics.frame import Frame
 from accelscope.engine.physics.results import Outputs
 
 from ..look.palette import colour_for
-from ..plotkit.axes import REFERENCE_NOTE_COLOUR
+from ..plotkit.axes import REFERENCE_NOTE_COLOUR, ROW_LABEL_MAX_PX
 from ..plotkit.bars import LogBarPlot, canvas, panel_layout, reference_bars_note
 from ..plotkit.picking import RowPicker
 from ..plotkit.text import subtitle_label, swatch, tooltip_html
@@ -130,7 +130,9 @@ class EnergyPanel(Panel):
     def _draw_energy(self, frame: Frame) -> None:
         self._energy_drawn = (frame, self.reference)
         ids = frame.accelerators
-        self.power.row_axis.set_rows([self._row_label(a) for a in ids], ids=ids)
+        # Long names go on two lines, as on the other bar tabs: one line each made the page
+        # wider than a projector's tab, which then scrolled sideways.
+        self.power.row_axis.set_rows([self._row_label(a) for a in ids], max_width=ROW_LABEL_MAX_PX, ids=ids)
         self.canvas.settle()  # the plots' widths, for the texts beside the bars
         fits = frame.outputs.fits != 0
         # A bar that does not fit is grey and says so: its length is one device's figure, however

@@ -87,12 +87,21 @@ def subtitle_label(html: str) -> QLabel:
     return label
 
 
+SWATCH_ONE_LINE_CHARS = 40  # a legend entry up to this long is never broken
+
+
 def swatch(colour: str, text: str, *, hatch: bool = False, glyph: str | None = None) -> str:
     """A legend entry as rich text: a coloured block (or ``glyph``) in the current plot theme,
     and its meaning."""
     glyph = glyph or ("▨" if hatch else "■")
+    # A legend entry stays on one line; a sentence-long meaning wraps after its first word
+    # (kept whole, the Energy tab's note made its page wider than a projector's tab).
+    if len(text) <= SWATCH_ONE_LINE_CHARS or " " not in text:
+        first, rest = text, ""
+    else:
+        first, rest = text.split(" ", 1)
     return (f'<span style="white-space:nowrap"><span style="color:{html_colour(colour)}; '
-            f'font-size:{PLOT_FONT_POINTS + 5}pt">{glyph}</span>&nbsp;{text}</span>')
+            f'font-size:{PLOT_FONT_POINTS + 5}pt">{glyph}</span>&nbsp;{first}</span>' + (f" {rest}" if rest else ""))
 
 
 def tooltip_html(title: str, lines: Sequence[str]) -> str:
