@@ -72,6 +72,11 @@ PHYSICAL_COLOUR = "#555555"
 PHYSICAL_MARK_WIDTH = 1.2  # percent
 STATUS_SHARE = 0.3  # of the panel's width for the text beside the bars (more if a word needs it)
 ROW_LABEL_SHARE = 0.25  # of the panel's width for the accelerators' names (more if a word needs it)
+# Narrower than this, the names, the bars to the cut with their "×N" and the statuses (brief, on two
+# lines) no longer all fit (at 426 px, beside both docks on a 1024 px screen, every "×N" was cut
+# and the bars were 35 px long); the page scrolls sideways instead. 520 px was the least found to
+# fit the crowded rows of tests/test_gui_texts_fit.py.
+MIN_PANEL_WIDTH_PX = 560
 # The pinned scenario A's total: a thin grey bar in the gap beneath each row's bar.
 REFERENCE_TOTAL_OFFSET = BAR_HEIGHT / 2 + 0.075  # row centre to the thin bar's centre
 REFERENCE_TOTAL_HEIGHT = 0.11
@@ -143,6 +148,7 @@ class MemoryPanel(Panel):
         )
         self.canvas = canvas()
         panel_layout(self, self.header, self.canvas)
+        self.setMinimumWidth(MIN_PANEL_WIDTH_PX)
         self.reference_note = reference_note_label(
             "<b>ghost: A (pinned)</b> — "
             + swatch(REFERENCE_TOTAL_COLOUR, "thin grey bar beneath each row: A's total (cut at "
