@@ -197,6 +197,8 @@ def test_a_disaggregated_spec_shows_every_split(qtbot, engine):
     assert panel.split is not None and [o.label for o in panel.split.splits] == ["1:2", "2:1"]
     assert "prefill:decode 1:2" in panel.caption.text()
     assert panel.run is not None and panel.run.served.disaggregated
+    panel.show_page(RUN_PAGE)  # the run's caption says whose iterations its timelines hold
+    assert "(disaggregated: 1 prefill + 2 decode replicas)" in panel.caption.text()
 
 
 @pytest.mark.parametrize("width", [1200, 640])

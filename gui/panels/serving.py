@@ -985,6 +985,10 @@ class ServingPanel(AnalysisPanel):
             return ["<i>Simulating…</i>"]
         m = run.metrics
         name = self._label(run.served.scenario.accelerator)
+        spec = run.served.spec
+        if run.served.disaggregated:  # the timelines list the prefill pool's iterations, then the decode pool's
+            name += (f" (disaggregated: {spec.prefill_replicas} prefill + {spec.decode_replicas} decode "
+                     f"replica{'s' if spec.decode_replicas != 1 else ''})")
         stable = "<b>unstable</b>: the queue was still growing" if m.unstable else "stable"
         rate = run.served.rate_rps
         offered = ("all at once" if math.isinf(rate) else "a closed loop" if math.isnan(rate)
