@@ -58,7 +58,6 @@ VERDICT_WORDS: dict[str, str] = {
     "more_devices": "needs more devices",
     "none": "runs nowhere",
 }
-ROW_LABEL_PX = 220  # model names wider than this are cut with an ellipsis (hover gives them whole)
 BATCH_TEXT_MIN_PX = 520  # a plot narrower than this leaves the largest batch to the table and hover
 MIN_ROW_PX = 13  # the chart keeps at least this per model before the table gives up room
 CHART_CHROME_PX = 70  # the chart's axis and margins
@@ -260,7 +259,9 @@ class RunHerePanel(AnalysisPanel):
     def show_study(self, study: RunHere) -> None:
         rows = study.rows
         self.row_ids = tuple(row.model for row in rows)
-        self.chart.row_axis.set_rows([row.name for row in rows], max_width=ROW_LABEL_PX, ids=list(self.row_ids))
+        # Each name whole on one line: a row may be as short as MIN_ROW_PX, where a name wrapped
+        # onto two lines ran into the next row's ("Llama 3.3 Nemotron Super 49B v1" at 1024 x 768).
+        self.chart.row_axis.set_rows([row.name for row in rows], ids=list(self.row_ids))
         self.canvas.settle()  # the plot's width, for the texts beside the bars
         self._draw_bars(study)
         self.canvas.setMinimumHeight(MIN_ROW_PX * len(rows) + CHART_CHROME_PX)
