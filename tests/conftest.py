@@ -17,6 +17,19 @@ os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-dat
 import pytest  # noqa: E402
 
 
+NUMBA_SETTINGS = ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")
+
+
+@pytest.fixture(autouse=True)
+def _numba_settings_left_as_found():
+    """No test leaves numba's settings changed in the environment, where every later subprocess
+    would inherit them (a cache folder left behind had each one compile every kernel anew)."""
+    before = {name: os.environ.get(name) for name in NUMBA_SETTINGS}
+    yield
+    after = {name: os.environ.get(name) for name in NUMBA_SETTINGS}
+    assert after == before, f"the test left numba's settings changed: {before} -> {after}"
+
+
 @pytest.fixture(autouse=True)
 def _collect_on_the_gui_thread(request):
     """In a test with Qt, Python's collector runs on the GUI thread only, as in the app

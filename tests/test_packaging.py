@@ -237,7 +237,12 @@ def test_launcher_puts_the_kernel_cache_in_the_user_cache(monkeypatch, tmp_path)
     import platformdirs
 
     launcher = _load_launcher()
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    # Set, then removed: so that undoing the test removes what the launcher sets. (Removing a
+    # variable that is not set records nothing to undo, and the launcher's folder, a fresh one
+    # under tmp_path, stayed in the environment of every later test: each subprocess after this
+    # test compiled every kernel anew into it, ~2 min on two cores.)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "")
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
     monkeypatch.setattr(platformdirs, "user_cache_dir", lambda app: str(tmp_path / app))
     launcher._point_numba_cache_at_user_folder()
     folder = Path(launcher.os.environ["NUMBA_CACHE_DIR"])
