@@ -16,7 +16,6 @@ os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-dat
 
 import pytest  # noqa: E402
 
-
 NUMBA_SETTINGS = ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")
 
 
