@@ -60,6 +60,15 @@ def catalog(engine):
     return engine.catalog
 
 
+@pytest.fixture(scope="session")
+def validation_report(engine):
+    """The catalog run against every published figure (``validate``), once for the run: a whole
+    validation takes ~8 s, and the validation tests and the Model vs paper window read the same."""
+    from accelscope.engine.validation.report import validate
+
+    return validate(engine)
+
+
 @pytest.fixture
 def open_window(qtbot, monkeypatch, tmp_path):
     """Makes a main window with its own engine (imports must not leak into other tests) and its
