@@ -9,8 +9,9 @@ back. Drawing a report (every tab as PNG and SVG) takes 3 to 8 s a preset, so th
 suite draws those of ``DRAWN``, which between them have every kind of page the others have,
 and checks their pages and that the report's CSVs are the headless ones byte for byte:
 
-- ``teach-hybrid-long-context``: a hybrid model (12 of 48 layers attention, the others linear)
-  at a 128K context, as the long-context preset has it with a dense model;
+- ``teach-hybrid-long-context``: a hybrid model (12 of its 48 layers attention with a KV cache,
+  the others linear attention with a state) at a 128K context, the workload the long-context
+  preset gives a dense model;
 - ``serving-aggregated-vs-disaggregated``: the Serving tab's run page of a disaggregated
   deployment (prefill and decode replicas, the KV cache carried between them);
 - ``sharma-scaling-1t-moe``: a preset's own synthetic model, a 1T mixture of experts on TP,
