@@ -94,7 +94,8 @@ def test_engine_runs_without_loading_qt():
         "from accelscope.engine.physics.engine import Engine\n"
         "from accelscope.engine.core.scenario import Scenario\n"
         "Engine().predict(Scenario('llama-3.1-8b', 'h100-sxm'))\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'PyQt5', 'PyQt6', 'shiboken6')]\n"
+        "loaded = [m for m in sys.modules\n"
+        "          if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'PyQt5', 'PyQt6', 'shiboken6')]\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)
