@@ -16,6 +16,18 @@ os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-dat
 
 import pytest  # noqa: E402
 
+NUMBA_SETTINGS = ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")
+
+
+@pytest.fixture(autouse=True)
+def _numba_settings_left_as_found():
+    """No test leaves numba's settings changed in the environment, where every later subprocess
+    would inherit them (a cache folder left behind had each one compile every kernel anew)."""
+    before = {name: os.environ.get(name) for name in NUMBA_SETTINGS}
+    yield
+    after = {name: os.environ.get(name) for name in NUMBA_SETTINGS}
+    assert after == before, f"the test left numba's settings changed: {before} -> {after}"
+
 
 @pytest.fixture(autouse=True)
 def _collect_on_the_gui_thread(request):
@@ -46,6 +58,15 @@ def engine():
 @pytest.fixture(scope="session")
 def catalog(engine):
     return engine.catalog
+
+
+@pytest.fixture(scope="session")
+def validation_report(engine):
+    """The catalog run against every published figure (``validate``), once for the run: a whole
+    validation takes ~8 s, and the validation tests and the Model vs paper window read the same."""
+    from accelscope.engine.validation.report import validate
+
+    return validate(engine)
 
 
 @pytest.fixture

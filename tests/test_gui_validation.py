@@ -7,14 +7,14 @@ import math
 import pytest
 
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.validation.report import RowReport, validate
+from accelscope.engine.validation.report import RowReport
 from accelscope.gui.main_window import MainWindow
 from accelscope.gui.windows.validation import COLUMNS, row_workspace
 
 
 @pytest.fixture(scope="module")
-def report(engine):
-    return validate(engine)
+def report(validation_report):
+    return validation_report
 
 
 # The one test whose window validates the catalog on its own worker, as the app does; the others

@@ -94,7 +94,8 @@ def test_engine_runs_without_loading_qt():
         "from accelscope.engine.physics.engine import Engine\n"
         "from accelscope.engine.core.scenario import Scenario\n"
         "Engine().predict(Scenario('llama-3.1-8b', 'h100-sxm'))\n"
-        "loaded = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'PyQt5', 'PyQt6', 'shiboken6')]\n"
+        "loaded = [m for m in sys.modules\n"
+        "          if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'PyQt5', 'PyQt6', 'shiboken6')]\n"
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT.parent)
@@ -237,7 +238,12 @@ def test_launcher_puts_the_kernel_cache_in_the_user_cache(monkeypatch, tmp_path)
     import platformdirs
 
     launcher = _load_launcher()
-    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    # Set, then removed: so that undoing the test removes what the launcher sets. (Removing a
+    # variable that is not set records nothing to undo, and the launcher's folder, a fresh one
+    # under tmp_path, stayed in the environment of every later test: each subprocess after this
+    # test compiled every kernel anew into it, ~2 min on two cores.)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "")
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
     monkeypatch.setattr(platformdirs, "user_cache_dir", lambda app: str(tmp_path / app))
     launcher._point_numba_cache_at_user_folder()
     folder = Path(launcher.os.environ["NUMBA_CACHE_DIR"])

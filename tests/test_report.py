@@ -1,6 +1,29 @@
-"""The headless report on every bundled preset: non-empty files, PNGs that are not blank,
-SVGs that Qt can render, CSVs that parse and hold the engine's numbers, and a sidecar preset
-that loads back to the same workspace."""
+"""The headless report of the bundled presets: non-empty files, PNGs that are not blank, SVGs
+that Qt can render, CSVs that parse and hold the engine's numbers, and a sidecar preset that
+loads back to the same workspace.
+
+Every bundled preset gets the checks that need no drawing, on the files of ``report
+--tables-only`` (``cli.tables.write_tables``): the CSVs, the explanation and the sidecar
+preset are there and not empty, the CSVs hold the engine's numbers, and the sidecar loads
+back. Drawing a report (every tab as PNG and SVG) takes 3 to 8 s a preset, so the default
+suite draws those of ``DRAWN``, which between them have every kind of page the others have,
+and checks their pages and that the report's CSVs are the headless ones byte for byte:
+
+- ``teach-hybrid-long-context``: a hybrid model (12 of its 48 layers attention with a KV cache,
+  the others linear attention with a state) at a 128K context, the workload the long-context
+  preset gives a dense model;
+- ``serving-aggregated-vs-disaggregated``: the Serving tab's run page of a disaggregated
+  deployment (prefill and decode replicas, the KV cache carried between them);
+- ``sharma-scaling-1t-moe``: a preset's own synthetic model, a 1T mixture of experts on TP,
+  PP and EP;
+- ``sharma-heterogeneous-memory``: half the weights in a far memory tier of the preset's own
+  choosing (its view options);
+- ``sharma-fig8-regimes``: nine accelerators of every kind (GPUs, TPU, wafer-scale, dataflow).
+
+No bundled preset compares two scenarios or asks for the dark theme (tests/test_gui_theme.py
+draws a report in it). The other presets' reports are drawn and checked the same way under
+``pytest -m slow tests/test_report.py``.
+"""
 
 from __future__ import annotations
 
@@ -51,43 +74,66 @@ def distinct_colours(path: Path) -> int:
     return len({image.pixel(x, y) for x in range(0, image.width(), step) for y in range(0, image.height(), step)})
 
 
+# A ``slow`` case, run only when asked for with ``-m slow`` (plain ``pytest`` selects no
+# markers, so the marker alone would not keep it out of the default suite).
+LONG_RUN = (pytest.mark.slow,
+            pytest.mark.skipif("'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"))
+
+
+def preset_name(preset_file) -> str:
+    return Path(str(preset_file)).stem
+
+
+# Presets whose report the default suite draws (the module's notes say why these).
+DRAWN = ("teach-hybrid-long-context", "serving-aggregated-vs-disaggregated", "sharma-scaling-1t-moe",
+         "sharma-heterogeneous-memory", "sharma-fig8-regimes")
+REGIMES_PRESET = "sharma-fig8-regimes"
+BUNDLED = bundled_preset_files()
+assert set(DRAWN) <= {preset_name(preset_file) for preset_file in BUNDLED}
+# The reports of the others are drawn in the long run only.
+DRAWN_PRESETS = [preset_file if preset_name(preset_file) in DRAWN else pytest.param(preset_file, marks=LONG_RUN)
+                 for preset_file in BUNDLED]
+# What the report writes beside its pictures, and --tables-only alone.
+TABLE_FILES = {*(f"{index}-{view}.csv" for index, view in enumerate(VIEWS, start=1)),
+               *(name for tables in ANALYSIS_TABLES.values() for name in tables), *COST_TABLES,
+               "explain.txt", "scenario.preset.json"}
+
+
 @pytest.fixture(scope="module")
 def report_engine():
     return Engine()
 
 
-@pytest.mark.parametrize("preset_file", bundled_preset_files(), ids=lambda f: Path(str(f)).stem)
-def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_file):
+@pytest.fixture(scope="module")
+def drawn_report(qapp, report_engine, tmp_path_factory):
+    """``drawn_report(preset_file)``: the preset and the files of its report, drawn once for the module."""
     from accelscope.gui.export.report import write_report
 
-    preset = load_preset(preset_file, report_engine.catalog, bundled=True)
-    written = write_report(preset, tmp_path, report_engine, scale=1.0)
-    names = {path.name for path in written}
-    for index, view in enumerate(VIEWS, start=1):
-        assert {f"{index}-{view}.png", f"{index}-{view}.svg", f"{index}-{view}.csv"} <= names
-    for index, view in enumerate(ANALYSIS_VIEWS, start=len(VIEWS) + 1):
-        assert {f"{index}-{view}.png", f"{index}-{view}.svg", *ANALYSIS_TABLES[view]} <= names
-    assert {"explain.txt", "scenario.preset.json", *COST_TABLES, *COST_PAGE, f"{SERVING_RUN}.png",
-            f"{SERVING_RUN}.svg"} <= names
+    made: dict[str, tuple] = {}
+
+    def draw(preset_file):
+        name = preset_name(preset_file)
+        if name not in made:
+            preset = load_preset(preset_file, report_engine.catalog, bundled=True)
+            folder = tmp_path_factory.mktemp(name)
+            made[name] = preset, folder, write_report(preset, folder, report_engine, scale=1.0)
+        return made[name]
+
+    return draw
+
+
+def check_tables(preset, folder: Path, written: list[Path], report_engine) -> None:
+    """The files of a report that are not pictures: all there and not empty, the CSVs carrying
+    the scenario and the engine's numbers, the sidecar preset loading back to the workspace."""
+    assert TABLE_FILES <= {path.name for path in written}
     for path in written:
         assert path.stat().st_size > 100, path
-
-    pages = [f"{index}-{view}" for index, view in enumerate(VIEWS + ANALYSIS_VIEWS, start=1)]
-    for page in [*pages, COST_PAGE[0].removesuffix(".png"), SERVING_RUN]:
-        assert distinct_colours(tmp_path / f"{page}.png") > 20  # a real plot, not a blank page
-        from PySide6.QtSvg import QSvgRenderer
-
-        svg = tmp_path / f"{page}.svg"
-        text = svg.read_text()
-        assert QSvgRenderer(str(svg)).isValid() and ("<path" in text or "<rect" in text or "<polygon" in text)
-        assert text.count("<text") > 5  # axis labels, notes
-
-    # The CSVs carry the scenario and the engine's numbers (the report leaves the engine it was
-    # given as it was: a preset's own model is known to an engine made for the report).
+    # The report leaves the engine it was given as it was: a preset's own model is known to an
+    # engine made for the report.
     assert preset.model is None or preset.model.id not in report_engine.model_index
     engine = report_engine.with_models(preset.model) if preset.model is not None else report_engine
     workspace = preset.workspace
-    comments, rows = read_csv(tmp_path / "3-latency.csv")
+    comments, rows = read_csv(folder / "3-latency.csv")
     assert any(f"model: {workspace.scenario.model}" in line for line in comments)
     assert [row["accelerator"] for row in rows] == list(workspace.shown)
     for row in rows:
@@ -95,16 +141,49 @@ def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_fi
         assert float(row["itl [ms]"]) == pytest.approx(result.itl_s * 1e3, rel=1e-12)
         assert float(row["itl_of_which_host [ms]"]) == pytest.approx(result.decode.host_time_s * 1e3, rel=1e-12)
         assert float(row["ttft [ms]"]) == pytest.approx(result.ttft_s * 1e3, rel=1e-12)
-    _, memory = read_csv(tmp_path / "2-memory.csv")
+    _, memory = read_csv(folder / "2-memory.csv")
     for row in memory:
         result = engine.predict(workspace.scenario_on(row["accelerator"]))
         assert int(row["max_batch [sequences]"]) == result.memory.max_batch
         assert row["fits"] == ("yes" if result.fits else "no")
-    _, sweep = read_csv(tmp_path / "4-sweep.csv")
+    _, sweep = read_csv(folder / "4-sweep.csv")
     assert len(sweep) == len(workspace.shown) * 28
 
-    sidecar = load_preset(tmp_path / "scenario.preset.json", report_engine.catalog)
+    sidecar = load_preset(folder / "scenario.preset.json", report_engine.catalog)
     assert sidecar.workspace == workspace
+
+
+@pytest.mark.parametrize("preset_file", BUNDLED, ids=preset_name)
+def test_the_tables_of_every_bundled_preset(report_engine, tmp_path, preset_file):
+    from accelscope.cli.tables import write_tables
+
+    preset = load_preset(preset_file, report_engine.catalog, bundled=True)
+    written = write_tables(preset, tmp_path, report_engine)
+    assert {path.name for path in written} == TABLE_FILES
+    check_tables(preset, tmp_path, written, report_engine)
+
+
+@pytest.mark.parametrize("preset_file", DRAWN_PRESETS, ids=preset_name)
+def test_the_drawn_report_of_a_bundled_preset(drawn_report, report_engine, tmp_path, preset_file):
+    preset, folder, written = drawn_report(preset_file)
+    names = {path.name for path in written}
+    for index, view in enumerate(VIEWS, start=1):
+        assert {f"{index}-{view}.png", f"{index}-{view}.svg", f"{index}-{view}.csv"} <= names
+    for index, view in enumerate(ANALYSIS_VIEWS, start=len(VIEWS) + 1):
+        assert {f"{index}-{view}.png", f"{index}-{view}.svg", *ANALYSIS_TABLES[view]} <= names
+    assert {"explain.txt", "scenario.preset.json", *COST_TABLES, *COST_PAGE, f"{SERVING_RUN}.png",
+            f"{SERVING_RUN}.svg"} <= names
+    check_tables(preset, folder, written, report_engine)
+
+    pages = [f"{index}-{view}" for index, view in enumerate(VIEWS + ANALYSIS_VIEWS, start=1)]
+    for page in [*pages, COST_PAGE[0].removesuffix(".png"), SERVING_RUN]:
+        assert distinct_colours(folder / f"{page}.png") > 20  # a real plot, not a blank page
+        from PySide6.QtSvg import QSvgRenderer
+
+        svg = folder / f"{page}.svg"
+        text = svg.read_text()
+        assert QSvgRenderer(str(svg)).isValid() and ("<path" in text or "<rect" in text or "<polygon" in text)
+        assert text.count("<text") > 5  # axis labels, notes
 
     # Without Qt, the same tables, explanation and preset: the same files, byte for byte.
     from accelscope.cli.tables import write_tables
@@ -112,7 +191,7 @@ def test_report_on_every_bundled_preset(qapp, report_engine, tmp_path, preset_fi
     headless = write_tables(preset, tmp_path / "tables-only", report_engine)
     assert {path.name for path in headless} == {path.name for path in written if path.suffix not in (".png", ".svg")}
     for path in headless:
-        assert path.read_bytes() == (tmp_path / path.name).read_bytes(), path.name
+        assert path.read_bytes() == (folder / path.name).read_bytes(), path.name
 
 
 def test_report_command_and_a_bad_preset(capsys, tmp_path):
@@ -145,10 +224,7 @@ def test_tables_only_imports_no_qt(tmp_path):
         "assert status == 0 and not loaded, (status, loaded)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
-    names = {path.name for path in tmp_path.iterdir()}
-    assert names == {*(f"{index}-{view}.csv" for index, view in enumerate(VIEWS, start=1)),
-                     *(name for tables in ANALYSIS_TABLES.values() for name in tables), *COST_TABLES,
-                     "explain.txt", "scenario.preset.json"}
+    assert {path.name for path in tmp_path.iterdir()} == TABLE_FILES
 
 
 def test_the_headless_tables_carry_each_tabs_title():
@@ -158,19 +234,19 @@ def test_the_headless_tables_carry_each_tabs_title():
     assert {view: entry.panel.title for view, entry in PANELS.items()} == TITLES
 
 
-def test_report_analysis_tables_hold_the_engines_numbers(qapp, report_engine, tmp_path):
+def test_report_analysis_tables_hold_the_engines_numbers(drawn_report, report_engine):
     from accelscope.engine.studies.regimes import regime_scores, regimes_table
-    from accelscope.gui.export.report import write_report
 
-    preset = load_preset(bundled_preset_files()[0], report_engine.catalog, bundled=True)
-    write_report(preset, tmp_path, report_engine, scale=1.0)
-    comments, rows = read_csv(tmp_path / "regimes.csv")
+    # A report the module draws anyway (its scenario offloads nothing, as the check below needs).
+    preset, folder, _ = drawn_report(next(f for f in BUNDLED if preset_name(f) == REGIMES_PRESET))
+    assert preset.workspace.scenario.offload == 0.0
+    comments, rows = read_csv(folder / "regimes.csv")
     assert any("model:" in line for line in comments)
     expected = regimes_table(regime_scores(report_engine))
     # Same cells, whatever the row order the tab uses (the paper's accelerators first).
     assert sorted(tuple(row.values()) for row in rows) == sorted(tuple(str(v) for v in r) for r in expected.rows)
     assert len(rows) == len(report_engine.catalog.accelerators)
-    _, tiers = read_csv(tmp_path / "memory_tiers.csv")
+    _, tiers = read_csv(folder / "memory_tiers.csv")
     assert {"share_offloaded [%]", "weights_offloaded: itl [ms]", "kv_offloaded: itl [ms]"} <= set(tiers[0])
     nothing_offloaded = next(row for row in tiers if float(row["share_offloaded [%]"]) == 0.0)
     expected_itl = report_engine.predict(preset.workspace.scenario).itl_s * 1e3

@@ -20,7 +20,7 @@ from accelscope.engine.core.serving import ServingSpec
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.studies.serving.study import capacity_at_slo, simulate_served
 from accelscope.engine.validation.ideal import ideal_catalog, ideal_constants
-from accelscope.engine.validation.report import METRIC_VALUES, stats, validate
+from accelscope.engine.validation.report import METRIC_VALUES, stats
 from accelscope.engine.validation.served import SERVED_SEEDS, served_runs, served_spec, server_runs, server_spec
 from accelscope.engine.validation.text import format_report, setup_text, to_dict
 
@@ -31,8 +31,41 @@ def table(catalog):
 
 
 @pytest.fixture(scope="module")
-def report(engine, table):
-    return validate(engine, table)
+def report(validation_report):
+    return validation_report  # validate(engine): the table is the default one, ``table`` above
+
+
+@pytest.fixture(scope="module")
+def validate_command(report, engine):
+    """What ``accelscope validate --json`` and ``accelscope validate`` print: {arguments: (exit
+    status, out, err)}. The command runs ``validate(Engine())``, the default catalog and table;
+    here that call is checked to be so and answered with the module's ``report`` of the same
+    catalog and table, which spares two whole validations (~8 s each). The command's own
+    validation runs in tests/test_cli_hostile.py (beside broken user files it ignores)."""
+    import contextlib
+    import io
+
+    calls = []
+
+    def validate_default(*args, **kwargs):
+        calls.append((args, kwargs))
+        return report
+
+    printed = {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("accelscope.engine.validation.validate", validate_default)
+        for arguments in (("validate", "--json"), ("validate",)):
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = main(list(arguments))
+            printed[arguments] = status, out.getvalue(), err.getvalue()
+    assert len(calls) == 2
+    for args, kwargs in calls:
+        (given,) = args
+        assert not kwargs and isinstance(given, Engine)
+        assert given.catalog.accelerators.keys() == engine.catalog.accelerators.keys()
+        assert given.catalog.models.keys() == engine.catalog.models.keys()
+    return printed
 
 
 def test_the_table_loads_with_rows_claims_and_the_chat_workload(table):
@@ -156,8 +189,10 @@ def test_a_small_valid_file_loads(tmp_path, catalog):
     ("old", "new", "field"),
     [
         ('accelerator = "a100-80gb"\ndevices', 'accelerator = "a100-80gx"\ndevices', "measurement[0].accelerator"),
-        ('model = "llama-3.1-8b"\nprecision = { weights = "bf16", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
-         'model = "llama-9b"\nprecision = { weights = "bf16", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
+        ('model = "llama-3.1-8b"\nprecision = { weights = "bf16", activations = "bf16", kv = "bf16" }\n'
+         'batch = 1\nworkload = "chat"\nmetric = "throughput',
+         'model = "llama-9b"\nprecision = { weights = "bf16", activations = "bf16", kv = "bf16" }\n'
+         'batch = 1\nworkload = "chat"\nmetric = "throughput',
          "measurement[0].model"),
         ('quote = "It reaches 215 tokens/s."\n', "", "measurement[0].quote"),
         ('quote = "It reaches 215 tokens/s."', 'quote = "  "', "measurement[0].quote"),
@@ -165,16 +200,24 @@ def test_a_small_valid_file_loads(tmp_path, catalog):
         ('unit = "tokens/s"', 'unit = "tok/s"', "measurement[0].unit"),
         ('value = 215', 'value = -215', "measurement[0].value"),
         ('value = 215', 'value = "215"', "measurement[0].value"),
-        ('kind = "measured"\naccelerator = "a100', 'kind = "rumour"\naccelerator = "a100', "measurement[0].kind"),
-        ('paper = "p"\nwhere = "Table 1"\nquote = "It', 'paper = "q"\nwhere = "Table 1"\nquote = "It', "measurement[0].paper"),
-        ('batch = 1\nworkload = "chat"\nmetric = "throughput', 'batch = 0\nworkload = "chat"\nmetric = "throughput', "measurement[0].batch"),
-        ('counts = "input + output tokens"', 'counts = "input + output tokens"\nspeed = 3', "measurement[0].speed"),
-        ('workload = "chat"\nmetric = "throughput', 'workload = "chats"\nmetric = "throughput', "measurement[0].workload"),
-        ('precision = { weights = "bf16", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
-         'precision = { weights = "bf15", activations = "bf16", kv = "bf16" }\nbatch = 1\nworkload = "chat"\nmetric = "throughput',
+        ('kind = "measured"\naccelerator = "a100', 'kind = "rumour"\naccelerator = "a100',
+         "measurement[0].kind"),
+        ('paper = "p"\nwhere = "Table 1"\nquote = "It', 'paper = "q"\nwhere = "Table 1"\nquote = "It',
+         "measurement[0].paper"),
+        ('batch = 1\nworkload = "chat"\nmetric = "throughput', 'batch = 0\nworkload = "chat"\nmetric = "throughput',
+         "measurement[0].batch"),
+        ('counts = "input + output tokens"', 'counts = "input + output tokens"\nspeed = 3',
+         "measurement[0].speed"),
+        ('workload = "chat"\nmetric = "throughput', 'workload = "chats"\nmetric = "throughput',
+         "measurement[0].workload"),
+        ('precision = { weights = "bf16", activations = "bf16", kv = "bf16" }\n'
+         'batch = 1\nworkload = "chat"\nmetric = "throughput',
+         'precision = { weights = "bf15", activations = "bf16", kv = "bf16" }\n'
+         'batch = 1\nworkload = "chat"\nmetric = "throughput',
          "measurement[0].precision.weights"),
         ('numerator = { accelerator = "a100-80gb" }\n', "", "measurement[1].numerator"),
-        ('denominator = { accelerator = "wse-3" }', 'denominator = { accelerator = "wse-4" }', "measurement[1].denominator.accelerator"),
+        ('denominator = { accelerator = "wse-3" }', 'denominator = { accelerator = "wse-4" }',
+         "measurement[1].denominator.accelerator"),
         ('id = "row-two"', 'id = "row-one"', "measurement[1].id"),
         ('counts = "input + output tokens"', 'counts = "input + output tokens"\nderived_from = ["row-three"]',
          "measurement[0].derived_from[0]"),
@@ -182,7 +225,8 @@ def test_a_small_valid_file_loads(tmp_path, catalog):
          "measurement[0].sweep.batch[1]"),
         ('counts = "input + output tokens"', 'counts = "input + output tokens"\nlayout = { tp = 2, ep = 3 }',
          "measurement[0]"),
-        ('basis = "why"', 'basis = "why"\nfixed_batch = ["wse-3"]\nfixed_batch_basis = "b"', "workload.chat.fixed_batch"),
+        ('basis = "why"', 'basis = "why"\nfixed_batch = ["wse-3"]\nfixed_batch_basis = "b"',
+         "workload.chat.fixed_batch"),
         ('basis = "why"', f'basis = "why"\n{SERVED}\nfixed_batch = ["wse-4"]\nfixed_batch_basis = "b"',
          "workload.chat.fixed_batch[0]"),
         ('basis = "why"', f'basis = "why"\n{SERVED}\nfixed_batch = ["wse-3"]', "workload.chat.fixed_batch_basis"),
@@ -288,7 +332,8 @@ def test_derived_and_restated_rows_are_shown_but_not_counted(report):
     counted = report.summaries["calibrated"]["measured"]["all"]["n"]
     eligible = [
         r for r in report.rows
-        if r.row.kind == "measured" and r.row.in_statistics and r.calibrated is not None and r.calibrated.value is not None
+        if r.row.kind == "measured" and r.row.in_statistics and r.calibrated is not None
+        and r.calibrated.value is not None
     ]
     assert counted == len(eligible)
     derived = [r for r in report.rows if r.row.derived_from]
@@ -422,11 +467,10 @@ def test_the_700b_moe_claim_compares_the_two_models_on_the_same_devices(report, 
     assert itl(moe, 1) / itl(dense, 1) < 1.2 < claim.calibrated.value  # similar only while few experts are read
 
 
-def test_validate_json_parses_and_exits_zero(capsys):
-    status = main(["validate", "--json"])
-    captured = capsys.readouterr()
-    assert status == 0 and captured.err == ""
-    data = json.loads(captured.out)
+def test_validate_json_parses_and_exits_zero(validate_command):
+    status, out, err = validate_command[("validate", "--json")]
+    assert status == 0 and err == ""
+    data = json.loads(out)
     assert {"workloads", "measurements", "summaries", "targets", "claims", "ideal_model"} <= data.keys()
     row = next(r for r in data["measurements"] if r["id"] == "b25-a100-llama8b-b1-throughput")
     assert row["published"]["value"] == 215 and row["calibrated"]["predicted"] > 0
@@ -434,9 +478,8 @@ def test_validate_json_parses_and_exits_zero(capsys):
     assert data["summaries"]["ideal"]["measured"]["by_group"]["GPUs"]["n"] > 0
 
 
-def test_validate_text_lists_rows_summaries_targets_and_claims(capsys, table):
-    status = main(["validate"])
-    out = capsys.readouterr().out
+def test_validate_text_lists_rows_summaries_targets_and_claims(validate_command, table):
+    status, out, _ = validate_command[("validate",)]
     assert status == 0
     for row in table.measurements:
         assert row.metric in out

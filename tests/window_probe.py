@@ -3,11 +3,12 @@ through presentation mode, the dock toggles and Reset layout, and prints what it
 JSON object. Run in a process of its own by tests/test_gui_projector.py, which chooses the
 platform and the screen's size (offscreen with a configured screen, or xcb on Xvfb).
 
-    python tests/window_probe.py [--remember] [--save-narrow-explain]
+    python tests/window_probe.py [--remember] [--save-narrow-explain] [--start-only]
 
 ``--remember``: start from (and on close save) the session in ACCELSCOPE_DATA_DIR, as the app
 does. ``--save-narrow-explain``: before closing, put Explain in a column of its own at its
-least width (the layout a small screen leaves).
+least width (the layout a small screen leaves). ``--start-only``: only the window as it
+starts (``normal``), without the tour.
 """
 
 from __future__ import annotations
@@ -91,6 +92,11 @@ def main(argv: list[str]) -> None:
     window.start(synchronous=True)
     settle(app, 0.5)
     report: dict = {"normal": layout_of(window, app)}
+    if "--start-only" in argv:
+        window.close()
+        settle(app)
+        print(json.dumps(report))
+        return
 
     toggles = {}
     for dock in window.arrangement.docks:
