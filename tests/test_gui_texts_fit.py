@@ -141,3 +141,16 @@ def test_the_regimes_columns_never_run_into_the_papers_grades(open_window, qtbot
     assert geometry.paper_left + regimes * geometry.paper_column <= heatmap.width()
     score = QFontMetricsF(heatmap.font).horizontalAdvance("0.00")
     assert geometry.column_width >= score  # a score is whole in its cell
+
+
+def test_the_memory_tiers_curves_keep_their_height_on_a_projector(window_on, qtbot):
+    """At 1024x768 with a dock the notes beneath took the height and left the slowdown curves
+    ~50 px; the page keeps the plots' least height and scrolls."""
+    window = window_on((1024, 768))
+    show(window, qtbot, "tiers", Workspace(Scenario(model="llama-3.1-8b", accelerator="h100-sxm"),
+                                           shown=("h100-sxm",), view="tiers"))
+    panel = window.panels["tiers"]
+    panel.refresh_now()  # its study writes the long notes beneath the plots
+    qtbot.wait(30)
+    panel.grab()
+    assert panel.slowdown_plot.vb.height() >= 100, panel.slowdown_plot.vb.height()

@@ -54,6 +54,8 @@ from ..plotkit.text import TextPool, WrappedLabel, subtitle_label, swatch
 from .analysis import AnalysisPanel
 
 # (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
+CANVAS_MIN_HEIGHT_PX = 340  # the curves (5/7 of it) and the capacity strip (2/7), each readable
+
 CURVES: tuple[tuple[str, str, str, str], ...] = (
     ("weights", "weights offloaded", "#4C72B0", "o"),
     ("kv", "KV cache offloaded", "#DD8452", "s"),
@@ -105,6 +107,9 @@ class TiersPanel(AnalysisPanel):
         # both fit a tab between the docks.
         self.canvas.ci.layout.setRowStretchFactor(0, 5)
         self.canvas.ci.layout.setRowStretchFactor(1, 2)
+        # Below this the notes beneath took the height and left the slowdown curves ~50 px (1024 x
+        # 768 with a dock); the page scrolls instead.
+        self.canvas.setMinimumHeight(CANVAS_MIN_HEIGHT_PX)
 
         legend = " &nbsp; ".join(swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
         self.legend = subtitle_label(
