@@ -212,23 +212,20 @@ class RegimeHeatmap(QWidget):
             return least
         content = self.content
         rows_height = len(content.ids) * MIN_ROW_PX + (GROUP_GAP_PX if content.paper_rows else 0)
-        return least.expandedTo(QSize(self._least_width(), int(math.ceil(geometry.rows_top + rows_height + MARGIN_PX))))
-
-    def _label_width(self) -> float:
-        bold = QFontMetricsF(self.bold)
-        return max((bold.horizontalAdvance(i) for i in self.content.names), default=40.0) + DOT_PX + 2 * LABEL_GAP_PX
+        height = int(math.ceil(geometry.rows_top + rows_height + MARGIN_PX))
+        return least.expandedTo(QSize(self._least_width(geometry.label_width), height))
 
     def _least_column_width(self) -> float:
         """A computed column as narrow as a score ("0.45") allows; a wider text ("<0.01", a bold
         best score) then reaches the cell's edges but stays whole (texts are not clipped)."""
         return QFontMetricsF(self.font).horizontalAdvance(LEAST_CELL_TEXT) + 2 * CELL_PADDING_PX
 
-    def _least_width(self) -> int:
-        """The names, every computed column at its least and the paper's at theirs: narrower,
-        the columns ran into the paper's grades and the legend (the tab beside a dock at 1024 px).
-        The page scrolls sideways instead."""
+    def _least_width(self, label_width: float) -> int:
+        """The names (``label_width``), every computed column at its least and the paper's at
+        theirs: narrower, the columns ran into the paper's grades and the legend (the tab beside a
+        dock at 1024 px). The page scrolls sideways instead."""
         regimes = max(len(self.content.headers), 1)
-        return int(math.ceil(2 * MARGIN_PX + self._label_width() + regimes * self._least_column_width()
+        return int(math.ceil(2 * MARGIN_PX + label_width + regimes * self._least_column_width()
                              + PAPER_GAP_PX + regimes * MIN_PAPER_COLUMN_PX))
 
     def set_shown(self, shown: frozenset[str]) -> None:
@@ -277,7 +274,7 @@ class RegimeHeatmap(QWidget):
         content = self.content
         bold = QFontMetricsF(self.bold)
         normal = QFontMetricsF(self.font)
-        label_width = self._label_width()
+        label_width = max((bold.horizontalAdvance(i) for i in content.names), default=40.0) + DOT_PX + 2 * LABEL_GAP_PX
         regimes = max(len(content.headers), 1)
         cells_left = MARGIN_PX + label_width
         # The paper's columns narrow (down to a two-letter grade) before a header word is cut.

@@ -53,9 +53,9 @@ from ..plotkit.bars import (
 from ..plotkit.text import TextPool, WrappedLabel, subtitle_label, swatch
 from .analysis import AnalysisPanel
 
-# (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
 CANVAS_MIN_HEIGHT_PX = 340  # the curves (5/7 of it) and the capacity strip (2/7), each readable
 
+# (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
 CURVES: tuple[tuple[str, str, str, str], ...] = (
     ("weights", "weights offloaded", "#4C72B0", "o"),
     ("kv", "KV cache offloaded", "#DD8452", "s"),
