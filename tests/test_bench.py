@@ -25,6 +25,9 @@ def test_bench_quick_prints_every_figure(capsys):
     assert figures["startup_cold_ready_s"] >= figures["startup_cold_s"]
     assert 0 < figures["update_cpu_ms_p50"] <= figures["update_cpu_ms_p95"] <= figures["update_cpu_ms_p99"]
     assert figures["load_average"] >= 0
+    # The explanation follows the frame: timed on its own, and with the frame.
+    assert 0 < figures["explanation_ms_p50"] <= figures["explanation_ms_p95"]
+    assert 0 < figures["whole_ms_p50"] <= figures["whole_ms_p95"] <= figures["whole_ms_p99"]
     # Studies of analysis tabs are reported beside the updates, not inside them (zeros when
     # none of the few changes left one due).
     assert figures["analyses_measured"] >= 0

@@ -30,7 +30,7 @@ def window(qtbot):
 def settle(window) -> None:
     """Run any throttled update now (what the timer would do a frame later)."""
     window.controller.throttle.flush()
-    window.explain_throttle.flush()
+    window.flush_explanation()
 
 
 def plotted(window, view: str) -> dict:

@@ -175,7 +175,7 @@ def test_the_explanation_follows_the_cost_settings(open_window):
     controller.set_workspace(controller.workspace.with_changes(
         cost=CostSettings().with_price("h100-sxm", purchase_usd=30_000.0)))
     controller.throttle.flush()
-    window.explain_throttle.flush()
+    window.flush_explanation()
     text = window.explain_panel.text()
     assert "Owned: $30,000 per device (your own value)" in text
     assert not math.isnan(controller.last_frame.outputs.power_W[0])

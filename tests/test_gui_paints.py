@@ -86,7 +86,7 @@ def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:
     for _ in range(CHANGES):
         rng.choice(moves)()
         window.controller.throttle.flush()
-        window.explain_throttle.flush()
+        window.flush_explanation()
         if isinstance(panel, AnalysisPanel):
             panel.hold()  # the study waits for the controls to rest; not part of a change
         app.processEvents()
@@ -223,3 +223,48 @@ def _largest_channel_difference(first, second) -> int:
         return np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes()).astype(np.int16)
 
     return int(np.abs(channels(first) - channels(second)).max())
+
+
+def test_the_explanation_follows_the_frame(window, qtbot, monkeypatch):
+    """The explanation (~4-6 ms) is rebuilt after the window has painted the change's frame,
+    not before it: the plots and controls reach the screen first."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from accelscope.engine.core.workspace import VIEWS
+    from accelscope.gui.main_window import EXPLAIN_INTERVAL_MS
+
+    window.tabs.setCurrentIndex(VIEWS.index("roofline"))
+    qtbot.wait(EXPLAIN_INTERVAL_MS + 50)  # nothing pending; the next request is due at once
+    window.flush_explanation()
+    events: list[str] = []
+
+    class Order(QObject):
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                events.append("paint")
+            return False
+
+    order = Order()
+    viewport = window.panels["roofline"].findChild(pg.GraphicsView).viewport()
+    viewport.installEventFilter(order)
+    rebuild = window.update_explanation
+    monkeypatch.setattr(window, "update_explanation", lambda: (events.append("explanation"), rebuild()))
+    before = window.explain_panel.text()
+    window.controls.batch_spin.setValue(window.controls.batch_spin.value() * 2)
+    assert "explanation" not in events  # asked for, not built inside the change
+    QApplication.instance().processEvents()
+    viewport.removeEventFilter(order)
+    assert "explanation" in events and "paint" in events
+    assert events.index("paint") < events.index("explanation"), events
+    assert window.explain_panel.text() != before  # the new batch is in the text
+
+
+def test_the_explanation_comes_even_when_nothing_is_painted(window, qtbot):
+    """If no paint follows (nothing on screen changed), the explanation comes after a short wait."""
+    from accelscope.gui.main_window import EXPLAIN_FALLBACK_MS
+
+    window._explain_after_frame()
+    assert window._explanation_due
+    qtbot.waitUntil(lambda: not window._explanation_due, timeout=EXPLAIN_FALLBACK_MS * 20)

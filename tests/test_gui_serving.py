@@ -162,7 +162,7 @@ def test_the_explanation_is_rebuilt_on_a_switch_only_when_the_tabs_sections_diff
     window.controller.throttle.flush()
     window.show_view("serving")
     window.panels["serving"].refresh_now()
-    window.explain_throttle.flush()
+    window.flush_explanation()
     assert "TTFT: median" in window.explain_panel.text()
     shown = []
     show_explanation = window.explain_panel.show_explanation
@@ -170,9 +170,9 @@ def test_the_explanation_is_rebuilt_on_a_switch_only_when_the_tabs_sections_diff
 
     def switch(view: str) -> int:
         before = len(shown)
-        qtbot.wait(EXPLAIN_INTERVAL_MS + 50)  # the throttle's interval has passed: a request runs at once
+        qtbot.wait(EXPLAIN_INTERVAL_MS + 50)  # the throttle's interval has passed: a request is due at once
         window.show_view(view)
-        window.explain_throttle.flush()
+        window.flush_explanation()
         return len(shown) - before
 
     assert switch("memory") == 1  # the run's sections go

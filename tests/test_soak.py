@@ -190,7 +190,7 @@ def soak(window, qtbot, changes: int, seed: int, *, serving_requests: int = SOAK
 
     def settle() -> None:
         window.controller.throttle.flush()  # what the timers would run a frame later
-        window.explain_throttle.flush()
+        window.flush_explanation()
         app.processEvents()  # the paint events: the plot and the text are drawn
 
     def rest() -> None:

@@ -49,7 +49,7 @@ def replay(window, start) -> None:
 
     def settle() -> None:
         window.controller.throttle.flush()
-        window.explain_throttle.flush()
+        window.flush_explanation()
         app.processEvents()
         panel = window.tabs.currentWidget()
         if callable(getattr(panel, "pending", None)) and panel.pending():
