@@ -673,3 +673,66 @@ def test_roofline_hover_on_a_decode_point_names_its_accelerator(engine, roofline
         assert tip.startswith(f"{name} — decode step"), tip  # the point, not a line
         assert "roofline" not in tip  # a line's tip does not win over the point's
         assert len(tip.split("\n\n")) == len(set(tip.split("\n\n")))  # nothing twice
+
+
+# ---- the range the sweep holds ------------------------------------------------------------
+
+
+def test_steady_range_holds_while_the_data_stays_inside_and_fills_enough_of_it():
+    from accelscope.gui.plotkit.points import STEADY_FILL, STEADY_MIN_ROOM, STEADY_ROOM, steady_range
+
+    assert (STEADY_ROOM, STEADY_MIN_ROOM, STEADY_FILL) == (0.15, 0.1, 0.6)  # the figures worked below
+    # Set anew: a span of 2 decades gets 0.3 of a decade free on each side.
+    assert steady_range(None, 1.0, 3.0) == pytest.approx((0.7, 3.3))
+    # A short span gets the least room, a tenth of a decade.
+    assert steady_range(None, 1.0, 1.2) == pytest.approx((0.9, 1.3))
+    held = (0.7, 3.3)  # 2.6 decades
+    assert steady_range(held, 0.8, 3.2) == held  # moved inside it
+    assert steady_range(held, 1.0, 2.6) == held  # spans 1.6 of 2.6: 0.62 of it, above 0.6
+    assert steady_range(held, 1.0, 2.5) == pytest.approx((0.775, 2.725))  # 1.5 of 2.6: too little, set anew
+    assert steady_range(held, 0.5, 3.0) == pytest.approx((0.125, 3.375))  # left it below: set anew
+
+
+def test_the_sweep_holds_its_range_while_the_curves_move_inside_it(engine, sweep_panel, qtbot):
+    """Every point drawn lies within the view, and a change that keeps the curves inside the
+    range leaves the range (and so the axes) as they were."""
+    render(qtbot, sweep_panel)
+    view = sweep_panel.plot.vb
+
+    def assert_every_point_in_view() -> None:
+        drawn = sweep_panel.plotted()
+        (x_low, x_high), (y_low, y_high) = view.viewRange()
+        for x, y in ((drawn["x"], drawn["y"]), (drawn["current_x"], drawn["current_y"])):
+            placed = np.isfinite(x) & np.isfinite(y)
+            assert placed.any()
+            assert np.all((x_low <= np.log10(x[placed])) & (np.log10(x[placed]) <= x_high))
+            assert np.all((y_low <= np.log10(y[placed])) & (np.log10(y[placed]) <= y_high))
+
+    ranges = []
+    for input_len in (1024, 1100, 1200, 64, 32768):
+        sweep_panel.update_frame(make_frame(engine, EIGHT, input_len=input_len))
+        sweep_panel.grab()  # the view auto-ranges as it paints
+        assert_every_point_in_view()
+        ranges.append(view.viewRange())
+    assert ranges[1] == ranges[0] and ranges[2] == ranges[0]  # ~7% and ~17% longer prompts move the curves a little
+    assert ranges[4] != ranges[0]  # 32x longer: the curves leave the range, which follows them
+
+
+def test_lines_set_together_change_the_items_geometry_once(sweep_panel, monkeypatch):
+    """Many lines set inside ``changes()`` tell the scene and the view once, at the end; the
+    bounds then hold every line."""
+    from PySide6.QtGui import QPen
+
+    from accelscope.gui.plotkit.points import LineSet
+
+    line_set = LineSet()
+    sweep_panel.plot.addItem(line_set)
+    told = count_calls(monkeypatch, LineSet, "informViewBoundsChanged")
+    with line_set.changes():
+        for i in range(10):
+            line_set.set_line(i, [1.0, 10.0 ** (i + 1)], [2.0, 3.0], pen=QPen())
+        assert told == []
+    assert len(told) == 1
+    assert line_set.dataBounds(0) == (0.0, 10.0)  # x from 1 to 1e10 on the log axis
+    line_set.set_line(3, [1.0, 2.0], [2.0, 3.0])  # one line alone: told at once
+    assert len(told) == 2

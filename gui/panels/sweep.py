@@ -27,7 +27,7 @@ from ..look import palette
 from ..look.style import LINE_WIDTH, PLOT_FONT_POINTS, plot_brush, plot_colour, plot_font, plot_pen, plot_text_colour
 from ..plotkit.axes import opaque_over
 from ..plotkit.picking import SpotRefs, select_on_click, spot_tip
-from ..plotkit.points import LineSet, SpotRef, Spots, log_log_plot
+from ..plotkit.points import LineSet, SpotRef, Spots, SteadyBounds, log_log_plot
 from ..plotkit.text import INTERACTION_HINT, WrappedLabel
 from .base import Panel, reference_note_label
 
@@ -155,6 +155,8 @@ class SweepPanel(Panel):
         self.line_set = LineSet()  # every accelerator's solid and dashed line
         self.line_set.setZValue(LINES_Z)
         self.plot.addItem(self.line_set)
+        self.steady = SteadyBounds()  # the view's range holds while the curves move inside it
+        self.plot.addItem(self.steady)
         self._ref = SpotRefs()  # what each spot stands for
         tip = spot_tip(self.tip_for)
         # One item for every accelerator's sweep points, one for the current batches (see Spots).
@@ -226,27 +228,46 @@ class SweepPanel(Panel):
 
     def update_frame(self, frame: Frame) -> None:
         self.frame = frame
+        with self.line_set.changes():  # the lines' geometry changes once, after all of them
+            self._draw_lines(frame)
+            current = frame.current
+            self._current_rows = (Outputs(current).e2e_latency_s, Outputs(current).throughput_output_tok_s,
+                                  marker_states(Outputs(current).fits, Outputs(current).waves))
+            self.legend.show(frame.accelerators, self.selected)
+            self._apply_selection()  # restyles the selected lines and draws the points
+            self._draw_reference()
+        self._hold_range()
+        self._set_note(frame.workspace.scenario.batch)
+
+    def _draw_lines(self, frame: Frame) -> None:
+        """Each shown accelerator's sweep whose inputs changed; the others' lines hidden."""
         shown = set(frame.accelerators)
         for accelerator_id, lines in self.lines.items():
             if accelerator_id not in shown:
                 self._show(lines, False)
-
         # The sweep's inputs for every accelerator at once: [row, accelerator, batch].
         sweep = np.stack([frame.sweep_outputs.row(name) for name in SWEEP_FIELDS])
+        latency, throughput, fits, waves = sweep
+        drawable = np.isfinite(latency) & np.isfinite(throughput) & (latency > 0) & (throughput > 0)
+        states = marker_states(fits, waves)
         for j, accelerator_id in enumerate(frame.accelerators):
             lines = self._lines_for(accelerator_id)
             if lines.curve_drawn is None or not np.array_equal(lines.curve_drawn, sweep[:, j], equal_nan=True):
-                self._draw_sweep(lines, frame, j)
+                columns = np.flatnonzero(drawable[j])
+                self._draw_sweep(lines, columns, latency[j, columns], throughput[j, columns], states[j, columns])
                 lines.curve_drawn = sweep[:, j].copy()
             self._show(lines, True)
-        current = frame.current
-        self._current_rows = (Outputs(current).e2e_latency_s, Outputs(current).throughput_output_tok_s,
-                              marker_states(Outputs(current).fits, Outputs(current).waves))
 
-        self.legend.show(frame.accelerators, self.selected)
-        self._apply_selection()  # restyles the selected lines and draws the points
-        self._draw_reference()
-        self._set_note(frame.workspace.scenario.batch)
+    def _hold_range(self) -> None:
+        """Every point drawn, B's and the pinned A's, within the range the view holds."""
+        shown = [lines for lines in self.lines.values() if lines.visible]
+        x = [lines.x for lines in shown] + [self._current_rows[0]]
+        y = [lines.y for lines in shown] + [self._current_rows[1]]
+        reference_x, reference_y, _refs = self.reference_targets.shown_spots()
+        ring_x, ring_y, _refs = self.reference_current.shown_spots()
+        with np.errstate(divide="ignore", invalid="ignore"):  # a point at 0 or below is not drawn
+            self.steady.follow(np.log10(np.concatenate([*x, reference_x, ring_x])),
+                               np.log10(np.concatenate([*y, reference_y, ring_y])))
 
     def _show(self, lines: _SweepLines, visible: bool) -> None:
         """Show or hide an accelerator's lines."""
@@ -255,22 +276,21 @@ class SweepPanel(Panel):
                 self.line_set.set_style(key, visible=visible)
             lines.visible = visible
 
-    def _draw_sweep(self, lines: _SweepLines, frame: Frame, j: int) -> None:
-        x = Outputs(frame.sweep).e2e_latency_s[j]
-        y = Outputs(frame.sweep).throughput_output_tok_s[j]
-        drawable = np.flatnonzero(np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0))
-        states = marker_states(Outputs(frame.sweep).fits[j], Outputs(frame.sweep).waves[j])[drawable]
-        lines.columns, lines.x, lines.y, lines.states = drawable, x[drawable], y[drawable], states
-        lines.refs = [self._ref(lines.accelerator_id, "sweep", int(column)) for column in drawable]
+    def _draw_sweep(self, lines: _SweepLines, columns: np.ndarray, x: np.ndarray, y: np.ndarray,
+                    states: np.ndarray) -> None:
+        """An accelerator's sweep: the points that can be drawn (their sweep columns, latency,
+        throughput and state) and the lines through them."""
+        lines.columns, lines.x, lines.y, lines.states = columns, x, y, states
+        lines.refs = [self._ref(lines.accelerator_id, "sweep", column) for column in columns.tolist()]
         lines.version += 1
-        if drawable.size == 0:
+        if columns.size == 0:
             self.line_set.set_line(lines.curve, [], [])
             self.line_set.set_line(lines.hypothetical, [], [])
             return
         runs = states != NO_FIT
         solid = np.append(runs[:-1] & runs[1:], False)  # connect[i]: join point i to i + 1
-        self.line_set.set_line(lines.curve, lines.x, lines.y, connect=solid)
-        self.line_set.set_line(lines.hypothetical, lines.x, lines.y, connect=np.append(~solid[:-1], False))
+        self.line_set.set_line(lines.curve, x, y, connect=solid)
+        self.line_set.set_line(lines.hypothetical, x, y, connect=np.append(~solid[:-1], False))
 
     def _draw_points(self) -> None:
         """Every shown accelerator's sweep points and current batch, the selected one's last
@@ -313,6 +333,7 @@ class SweepPanel(Panel):
     def _apply_reference(self) -> None:
         if self.frame is not None:
             self._draw_reference()
+            self._hold_range()
 
     def _draw_reference(self) -> None:
         """A's sweep and current batch for each shown accelerator A also showed; redone only
