@@ -8,6 +8,7 @@ labels true log axes with plain numbers.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from html import escape
@@ -453,8 +454,11 @@ def labelled_log_ticks(tiers: Sequence[Sequence[float]], px_per_decade: float, e
     others) are labelled as far as they fit, so a short axis still has numbers."""
 
     def clear_of(value: float, chosen: list[float]) -> bool:
+        """Whether ``value``'s label keeps clear of its neighbours among ``chosen`` (sorted): labels
+        that keep clear of each other and of a neighbour keep clear of those beyond it too."""
+        at = bisect.bisect_left(chosen, value)
         return all(abs(value - other) * px_per_decade >= (extent(value) + extent(other)) / 2 + TICK_LABEL_GAP_PX
-                   for other in chosen)
+                   for other in chosen[max(at - 1, 0):at + 1])
 
     def apart(values: list[float]) -> bool:
         return all(clear_of(b, [a]) for a, b in zip(values, values[1:], strict=False))
@@ -469,7 +473,7 @@ def labelled_log_ticks(tiers: Sequence[Sequence[float]], px_per_decade: float, e
     for tier in tiers[1:]:
         for value in sorted(tier):
             if clear_of(value, chosen):
-                chosen.append(value)
+                bisect.insort(chosen, value)
     return set(chosen)
 
 

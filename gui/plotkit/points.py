@@ -394,8 +394,9 @@ class LineSet(pg.GraphicsObject):
             pg.getConfigOption("antialias"))
         painter.setRenderHint(painter.RenderHint.Antialiasing, antialias)
         for line in self._visible():
-            painter.setPen(line.pen)
-            painter.drawPath(line.path)
+            if line.extent is not None:  # an empty path (a dashed part where there is none) draws nothing
+                painter.setPen(line.pen)
+                painter.drawPath(line.path)
 
     # ---- clicks --------------------------------------------------------------------------
 
