@@ -243,3 +243,28 @@ def test_a_new_frame_redraws_no_curve_and_a_new_selection_restyles_it(qtbot, eng
     # The old selection drawn thinner and the new one thicker; no other curve touched.
     assert restyled == {(a, name) for a in SHOWN for name in ("throughput", "ttft", "tpot")}
     assert panel.curves[("l40s", "ttft")].opts["pen"].widthF() > panel.curves[("h100-sxm", "ttft")].opts["pen"].widthF()
+
+
+def test_the_cheapest_line_is_written_once_for_its_capacities_and_prices(qtbot, engine, monkeypatch):
+    """The rate page's caption names the cheapest accelerator meeting the SLO; a run that the
+    current rate brings writes the caption again, but not that line's cost study, which only
+    new capacities or new prices change."""
+    from accelscope.engine.core.cost import CostSettings
+    from accelscope.gui.panels import serving
+
+    ws = workspace(engine)
+    panel = make_panel(qtbot, engine, ws)
+    assert "Cheapest meeting the SLO, rented" in panel.caption.text()
+    studies = []
+    original = serving.cheapest_sentences
+    monkeypatch.setattr(serving, "cheapest_sentences", lambda *args: (studies.append(args), original(*args))[1])
+    before = panel.caption.text()
+    panel._take_run(panel.run)  # the current rate's run arrives again
+    assert studies == [] and panel.caption.text() == before
+    # A rental price set by hand: the line is written anew, with that price.
+    cheaper = ws.with_changes(cost=CostSettings().with_price("l40s", rental_usd_per_hour=0.01))
+    panel.update_frame(compute_frame(engine, cheaper))
+    panel._take_run(panel.run)
+    assert len(studies) == 1
+    assert "rented: NVIDIA L40S (1 device)" in panel.caption.text()
+    assert "($0.01 per device-hour: your own value)" in panel.caption.text()
