@@ -19,7 +19,7 @@ def every_pair_labelled(tiers, px_per_decade: float, extent) -> set[float]:
                    for other in chosen)
 
     def apart(values):
-        return all(clear_of(b, [a]) for a, b in zip(values, values[1:]))
+        return all(clear_of(b, [a]) for a, b in zip(values, values[1:], strict=False))
 
     decades = sorted(tiers[0])
     step = 1
@@ -50,7 +50,7 @@ def test_labels_keep_clear_and_match_a_check_of_every_pair(low, span, px):
     chosen = labelled_log_ticks(tiers, px_per_decade, label_width)
     assert chosen == every_pair_labelled(tiers, px_per_decade, label_width)
     ordered = sorted(chosen)
-    for a, b in zip(ordered, ordered[1:]):
+    for a, b in zip(ordered, ordered[1:], strict=False):
         assert (b - a) * px_per_decade >= (label_width(a) + label_width(b)) / 2 + TICK_LABEL_GAP_PX - 1e-9
 
 

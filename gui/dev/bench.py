@@ -197,8 +197,10 @@ def measure_updates(changes: int, seed: int = 2, rest_before_tabs: bool = True) 
     and the process's CPU time, per change. Each change moves one control the way a user
     would (a slider, a combo choice, a spin box, a tab); the throttles are flushed, so the
     explanation is rebuilt on every change: it follows the frame's paint, and is timed on its
-    own and with the frame (``explanation_ms``, ``whole_ms``). When the change leaves the visible analysis
-    tab's study due, the study is then run and timed on its own (:data:`ANALYSIS_RATIONALE`)."""
+    own and with the frame (``explanation_ms``, ``whole_ms``). When the change leaves the
+    visible analysis tab's study due, the study is then run and timed on its own
+    (:data:`ANALYSIS_RATIONALE`); before a tab is picked, the hidden plot tabs catch up, timed
+    on their own (:data:`TAB_REST_RATIONALE`), unless ``rest_before_tabs`` is False."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
