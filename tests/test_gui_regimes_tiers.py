@@ -304,7 +304,9 @@ def test_a_device_without_its_own_far_tier_falls_back(qtbot, engine):
     assert own_far_tier(engine, "tpu-v7") is None
     assert panel.study.tier_id == FALLBACK_TIER and panel.options() == {"far_tier": OWN_TIER}
     assert panel.combo.findData(OWN_TIER) == -1 and panel.combo.currentData() == FALLBACK_TIER
-    assert "no far tier of its own" in panel.tier_info.text()
+    name = engine.catalog.accelerator("tpu-v7").name
+    assert f"the {name} has no far tier of its own" in panel.tier_info.text()  # its name, not its id
+    assert "tpu-v7" not in panel.tier_info.text()
     sweep = engine_sweep(engine, frame.workspace.scenario, load_far_tiers()[FALLBACK_TIER])
     np.testing.assert_allclose(panel.plotted()["weights_slowdown"], sweep.itl_slowdown[:, 0], rtol=1e-12)
 

@@ -171,6 +171,9 @@ def test_the_claim_does_not_hold_for_the_listed_tiers(engine, tiers):
     assert host.engine_slowdown.shape == (2, 2) and (host.engine_slowdown > 15.0).all()
     assert host.capacity_multiple_within == pytest.approx(1.0 / (1.0 - 0.3 / (3.35e12 / 64e9 - 1.0)))
     assert "does not hold" in check.sentence and "73%-75%" in check.sentence
+    # The accelerator by the name the interface shows, not its catalog id.
+    assert "larger than the NVIDIA H100 SXM5 80GB's memory holds" in check.sentence
+    assert "h100-sxm" not in check.sentence
 
 
 def test_the_claim_holds_for_a_far_tier_at_the_bandwidth_it_needs(engine, tiers):

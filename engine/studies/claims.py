@@ -338,7 +338,7 @@ def heterogeneous_claim_check(
         tiers=tuple(rows),
         sentence="",
     )
-    return replace(check, sentence=_claim_sentence(check))
+    return replace(check, sentence=_claim_sentence(check, engine.catalog.accelerator(accelerator).name))
 
 
 def _claim_tier(
@@ -369,7 +369,7 @@ def _claim_tier(
     return row, sweep.near_bandwidth_Bps
 
 
-def _claim_sentence(check: HeterogeneousMemoryClaim) -> str:
+def _claim_sentence(check: HeterogeneousMemoryClaim, accelerator_name: str) -> str:
     low_f, high_f = min(check.fractions), max(check.fractions)
     high_s = max(check.slowdowns)
     share_low = far_bandwidth_share_needed(low_f, high_s)
@@ -386,7 +386,7 @@ def _claim_sentence(check: HeterogeneousMemoryClaim) -> str:
             "read (cold experts of a mixture-of-experts model, prefetch hidden behind compute at large batch)."
         )
     return (
-        f"A model {multiples}x larger than {check.accelerator}'s memory holds keeps {low_f:.0%}-{high_f:.0%} of its "
+        f"A model {multiples}x larger than the {accelerator_name}'s memory holds keeps {low_f:.0%}-{high_f:.0%} of its "
         f"weights in the far tier; dense decode reads them all every token, so the step is (1 - f) + f x "
         f"(near/far bandwidth) times longer. Within {high_s - 1:.0%} that needs a far tier sustaining "
         f"{share_low:.0%}-{share_high:.0%} of device-memory bandwidth "

@@ -66,6 +66,7 @@ CURRENT_MARKER_PX = 22
 CURRENT_COLOUR = "#000000"
 CLAIM_BAND_BRUSH = (46, 139, 87, 60)  # translucent green: the paper's slowdown range
 CLAIM_LINE_COLOUR = "#2E8B57"
+CLAIM_LABEL_HEIGHTS = (0.85, 0.6)  # of the plot's height, from its foot: the 5x and the 10x model's labels
 CAPACITY_COLOURS = ("#7F7F7F", "#4C72B0")  # device memory alone, with the far tier
 MODEL_LINE_COLOUR = "#B2182B"
 CAPACITY_BAR_HEIGHT = 0.5  # of a row
@@ -97,7 +98,9 @@ class TiersPanel(AnalysisPanel):
         controls.setContentsMargins(8, 6, 8, 2)
         controls.addWidget(tier_label)
         controls.addWidget(self.combo)
-        controls.addWidget(self.tier_info, 1)
+        controls.addStretch(1)
+        # On a line of its own: beside the combo box on a narrow screen its lines were cut.
+        self.tier_info.setContentsMargins(8, 0, 8, 2)
 
         self.canvas = canvas()
         self.canvas.resized.connect(self._fit_capacity_texts)
@@ -123,6 +126,7 @@ class TiersPanel(AnalysisPanel):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(controls)
+        layout.addWidget(self.tier_info)
         layout.addWidget(self.canvas, 1)
         layout.addWidget(self.legend)
         layout.addWidget(self.current_text)
@@ -134,7 +138,7 @@ class TiersPanel(AnalysisPanel):
         plot = self.canvas.addPlot(row=0, col=0, axisItems={"left": LogValueAxis("left"),
                                                             "bottom": GridAxis("bottom")})
         style_plot(plot, title="Decode slowdown against everything in device memory",
-                   x_label="share kept in the far tier", x_unit="%", y_label="inter-token latency slowdown",
+                   x_label="share kept in the far tier", x_unit="%", y_label="slowdown",
                    y_unit="×")
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.getAxis("bottom").enableAutoSIPrefix(False)
@@ -157,12 +161,13 @@ class TiersPanel(AnalysisPanel):
         self.claim_lines = []
         for index, multiple in enumerate(CLAIM_CAPACITY_MULTIPLES):
             share = 100.0 * (1.0 - 1.0 / multiple)
-            # The first label left of its line, the others right of theirs, so close lines do not collide.
-            anchor = (1, 0) if index == 0 else (0, 0)
+            # Left of their lines (the last lies near the plot's right end, where a label right
+            # of it was cut), each at its own height so close lines' labels do not collide.
+            anchor = (1, 0)
             line = pg.InfiniteLine(pos=share, angle=90, movable=False,
                                    pen=plot_pen(CLAIM_LINE_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
                                    label=f"{multiple:g}× model",
-                                   labelOpts={"position": 0.6, "color": plot_text_colour(CLAIM_LINE_COLOUR),
+                                   labelOpts={"position": CLAIM_LABEL_HEIGHTS[index % len(CLAIM_LABEL_HEIGHTS)], "color": plot_text_colour(CLAIM_LINE_COLOUR),
                                               "anchors": [anchor, anchor], "fill": plot_brush((255, 255, 255, 210))})
             line.label.setFont(plot_font())
             plot.addItem(line, ignoreBounds=True)
@@ -345,9 +350,10 @@ class TiersPanel(AnalysisPanel):
         tier = sweep.tier
         fallback = ""
         if self.far_tier == OWN_TIER and study.tier_id != OWN_TIER:
-            fallback = f" — {sweep.accelerator} has no far tier of its own, so {tier.name} is shown. "
+            own = self.catalog.accelerators[sweep.accelerator].name
+            fallback = f" — the {own} has no far tier of its own, so {tier.name} is shown. "
         self.tier_info.setText(
-            f"sustains {sweep.far_bandwidth_Bps / 1e9:.3g} GB/s, 1/{sweep.bandwidth_ratio:.3g} of "
+            f"{tier.name} sustains {sweep.far_bandwidth_Bps / 1e9:.3g} GB/s, 1/{sweep.bandwidth_ratio:.3g} of "
             f"device memory's {sweep.near_bandwidth_Bps / 1e12:.3g} TB/s; holds {float(tier.capacity_bytes) / 1e9:,.0f} GB"
             f"{fallback}"
         )
