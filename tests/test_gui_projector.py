@@ -303,6 +303,27 @@ def test_the_texts_beside_the_bars_are_fitted_to_the_zoomed_plots_entering_and_l
         assert ticks and [t.text for t in ticks if not t.fits] == []
 
 
+def test_the_scaling_plots_share_the_zoomed_width_entering_and_leaving_presentation(window_on, qtbot):
+    """The Scaling tab shares its canvas' width among its three plots by what their texts need:
+    in presentation mode the width in the plots' own pixels is the canvas' divided by the zoom,
+    and the plots are shared out again (else the last one reached past the canvas)."""
+    window = window_on((1024, 768))
+    window.showFullScreen()
+    settle(qtbot, 100)
+    window.show_view("scaling")
+    panel = window.panels["scaling"]
+    panel.refresh_now()
+    for presentation in (True, False):
+        window.qactions["view.presentation"].trigger()
+        settle(qtbot, 100)
+        panel.grab()
+        zoom = window.display.plot_zoom if presentation else 1.0
+        scene_width = panel.canvas.width() / zoom  # the canvas' width in the plots' own pixels
+        assert [plot.plot.vb.sceneBoundingRect().right() <= scene_width for plot in panel.plots] == [True] * 3
+        numbers = [t.text for t in panel.shown_texts() if any(c.isdigit() for c in t.whole) and not t.fits]
+        assert numbers == []
+
+
 def test_a_long_legend_takes_a_second_column_only_when_the_plot_is_too_short(open_window, qtbot):
     window = open_window(size=(1600, 1000))
     window.controller.set_shown(tuple(window.engine.catalog.accelerators))  # every one: a long legend
