@@ -263,6 +263,67 @@ def test_presentation_scales_text_to_the_same_share_of_any_screen():
     assert presentation_scale(PRESENTATION_PLOT_ZOOM, 600) == 1.0  # never smaller than normal
 
 
+def beside_the_bars_and_cut(panel) -> list[str]:
+    """The run-here tab's texts beside its bars that reach past either side of the plot."""
+    plot = panel.chart.plot.vb.sceneBoundingRect()
+    beside = set(panel.plotted()["texts"])
+    return [f"{t.text!r} at {t.box.left():.0f}..{t.box.right():.0f} (the plot {plot.left():.0f}..{plot.right():.0f})"
+            for t in panel.shown_texts() if t.whole in beside
+            and not (plot.left() - 1 <= t.box.left() and t.box.right() <= plot.right() + 1)]
+
+
+def test_the_texts_beside_the_bars_are_fitted_to_the_zoomed_plots_entering_and_leaving_presentation(
+        window_on, qtbot):
+    """Presentation mode zooms each plot's scene, narrowing the plots without resizing their
+    canvas. Where the canvas is resized by F5 before the zoom and not after (a window already
+    filling the screen, as on a projector's X screen, where it has no frame), the texts stayed
+    fitted to the plot's width before the zoom: "INT4 weights · 300 tok/s · batch ≤" lost its
+    number at the plot's edge."""
+    from accelscope.gui.panels.run_here import BATCH_TEXT_MIN_PX
+
+    window = window_on((1024, 768))
+    window.showFullScreen()
+    settle(qtbot, 100)
+    window.show_view("run_here")
+    panel = window.panels["run_here"]
+    panel.refresh_now()
+    for presentation in (True, False):
+        window.qactions["view.presentation"].trigger()
+        settle(qtbot, 100)
+        assert window.display.presentation == presentation
+        panel.grab()  # lays the page out, so positions are final
+        texts = list(panel.plotted()["texts"])
+        assert len(texts) == len(panel.row_ids) > 20
+        # The largest batch is written where the plot has room for it (in presentation: it has).
+        wide = panel.chart.plot.vb.width() >= BATCH_TEXT_MIN_PX
+        assert wide == presentation
+        assert all(("batch ≤" in text) == wide for text in texts if "tok/s" in text)
+        assert beside_the_bars_and_cut(panel) == []
+        ticks = [t for t in panel.shown_texts() if t.whole not in set(texts) | set(panel.chart.row_axis.labels)]
+        assert ticks and [t.text for t in ticks if not t.fits] == []
+
+
+def test_the_scaling_plots_share_the_zoomed_width_entering_and_leaving_presentation(window_on, qtbot):
+    """The Scaling tab shares its canvas' width among its three plots by what their texts need:
+    in presentation mode the width in the plots' own pixels is the canvas' divided by the zoom,
+    and the plots are shared out again (else the last one reached past the canvas)."""
+    window = window_on((1024, 768))
+    window.showFullScreen()
+    settle(qtbot, 100)
+    window.show_view("scaling")
+    panel = window.panels["scaling"]
+    panel.refresh_now()
+    for presentation in (True, False):
+        window.qactions["view.presentation"].trigger()
+        settle(qtbot, 100)
+        panel.grab()
+        zoom = window.display.plot_zoom if presentation else 1.0
+        scene_width = panel.canvas.width() / zoom  # the canvas' width in the plots' own pixels
+        assert [plot.plot.vb.sceneBoundingRect().right() <= scene_width for plot in panel.plots] == [True] * 3
+        numbers = [t.text for t in panel.shown_texts() if any(c.isdigit() for c in t.whole) and not t.fits]
+        assert numbers == []
+
+
 def test_a_long_legend_takes_a_second_column_only_when_the_plot_is_too_short(open_window, qtbot):
     window = open_window(size=(1600, 1000))
     window.controller.set_shown(tuple(window.engine.catalog.accelerators))  # every one: a long legend

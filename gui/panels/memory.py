@@ -70,8 +70,9 @@ HEAD_ROOM_ROWS = 0.9  # free space above the first row for the "usable" label
 USABLE_LINE_COLOUR = "#333333"
 PHYSICAL_COLOUR = "#555555"
 PHYSICAL_MARK_WIDTH = 1.2  # percent
-STATUS_SHARE = 0.3  # of the panel's width for the text beside the bars (more if a word needs it)
-ROW_LABEL_SHARE = 0.25  # of the panel's width for the accelerators' names (more if a word needs it)
+# Shares of the plots' width in their own pixels (presentation mode zooms them: fewer than the canvas').
+STATUS_SHARE = 0.3  # of the plots' width for the text beside the bars (more if a word needs it)
+ROW_LABEL_SHARE = 0.25  # of the plots' width for the accelerators' names (more if a word needs it)
 # Narrower than this, the names, the bars to the cut with their "×N" and the statuses (brief, on two
 # lines) no longer all fit (at 426 px, beside both docks on a 1024 px screen, every "×N" was cut
 # and the bars were 35 px long); the page scrolls sideways instead. 520 px was the least found to
@@ -209,7 +210,7 @@ class MemoryPanel(Panel):
         self._multiples: list[str] = []
         self._clipped_rows = np.zeros(0)  # rows with a clip mark
         self._usable = "usable memory"  # the words over the usable line, as they would be whole
-        self._fitted_canvas_px = -1  # the canvas width the columns were last fitted to
+        self._fitted_canvas_px = -1.0  # the plots' width (scene pixels) the columns were last fitted to
 
     # ---- Panel ---------------------------------------------------------------------------
 
@@ -323,9 +324,9 @@ class MemoryPanel(Panel):
     # ---- helpers -------------------------------------------------------------------------
 
     def _fit_to_width(self) -> None:
-        if self.canvas.width() != self._fitted_canvas_px:
+        if self.canvas.scene_width() != self._fitted_canvas_px:
             # A new width: the columns may narrow by any amount (else only by whole steps).
-            self._fitted_canvas_px = self.canvas.width()
+            self._fitted_canvas_px = self.canvas.scene_width()
             for side in ("left", "right"):
                 self.plot.getAxis(side).forget_width()
         self._fit_row_labels()
@@ -369,14 +370,14 @@ class MemoryPanel(Panel):
 
     def _fit_row_labels(self) -> None:
         ids = self.frame.accelerators if self.frame is not None else ()
-        width = min(ROW_LABEL_MAX_PX, ROW_LABEL_SHARE * max(self.canvas.width(), 1))
+        width = min(ROW_LABEL_MAX_PX, ROW_LABEL_SHARE * max(self.canvas.scene_width(), 1))
         self.plot.getAxis("left").set_rows([self.accelerator_name(a) for a in ids], colours=None,
                                            max_width=width, ids=list(ids))
 
     def _fit_status_column(self) -> None:
         """The status column as wide as its texts: each whole if it fits its share of the
-        panel, else brief, on two lines if it must; never cut (the numbers are the point)."""
-        share = STATUS_SHARE * max(self.canvas.width(), 1)
+        plots' width, else brief, on two lines if it must; never cut (the numbers are the point)."""
+        share = STATUS_SHARE * max(self.canvas.scene_width(), 1)
         metrics = QFontMetricsF(self.plot.getAxis("right").style["tickFont"] or plot_font())
         self._status_shown = [text if metrics.horizontalAdvance(text) <= share else brief_status(text)
                               for text in self._status]

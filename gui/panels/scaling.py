@@ -443,11 +443,9 @@ class ScalingPanel(AnalysisPanel):
             plot.plot.getAxis("bottom").fit_title(self._title_axes)
             # The panel shares the canvas' width among the plots, then fits them (_share_width).
             self.canvas.resized.disconnect(plot.fit_x_range)
+        # Also when presentation mode zooms the scene, which resizes the plots but not the canvas.
         self.canvas.resized.connect(self._canvas_resized)
-        # Presentation mode zooms the scene without resizing the canvas: share the width again then.
-        self.canvas.sigDeviceRangeChanged.connect(self._zoom_changed)
         self._fit_pending = False
-        self._zoom_pending = False
         self.p50_marks = pg.ScatterPlotItem(symbol="|", size=P50_MARK_PX, pen=plot_pen(P50_COLOUR, width=2.5),
                                             brush=None)
         self.p50_marks.setZValue(6)
@@ -741,16 +739,6 @@ class ScalingPanel(AnalysisPanel):
         else:
             for plot in self.plots:
                 plot.fit_x_range()
-
-    def _zoom_changed(self, *_args) -> None:
-        # From the event loop: the range changes inside the canvas' own resize, too.
-        if not self._zoom_pending:
-            self._zoom_pending = True
-            QTimer.singleShot(0, self, self._after_zoom)
-
-    def _after_zoom(self) -> None:
-        self._zoom_pending = False
-        self._canvas_resized()
 
     def _fit_plots(self) -> None:
         """Lay the plots out at the widths they were given, then fit each to its width."""

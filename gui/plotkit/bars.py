@@ -260,16 +260,31 @@ class SelectionBand:
 
 
 class RowCanvas(pg.GraphicsLayoutWidget):
-    """The panels' plot area. ``resized`` is emitted once the plots inside have their new
-    size, so texts can be refitted in pixels. (A ViewBox's own sigResized also fires while
-    the scene is being torn down, when touching its items crashes.)"""
+    """The panels' plot area. ``resized`` is emitted once the plots are given a new width, so
+    texts can be refitted in pixels: when the canvas is resized, and when presentation mode
+    zooms its scene (gui/look/display.py), which narrows or widens the plots without resizing
+    the widget. Both change the view's range: ``GraphicsView.setRange`` lays the plots out in
+    it, then calls ``updateMatrix``, where the width is looked at. Not when only the height
+    changed (a refit lays every text out again). (A ViewBox's own sigResized also fires while
+    the scene is being torn down, when touching its items crashes; a closed view tells nothing.)"""
 
     resized = Signal()
+    _told_width: float | None = None  # the plots' width (scene pixels) ``resized`` last told of
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        if event is not None:  # pyqtgraph calls it with None while it sets itself up
+    def updateMatrix(self, propagate: bool = True) -> None:
+        super().updateMatrix(propagate)
+        width = self.scene_width()
+        # pyqtgraph calls this while it sets the view up, before it has its plots.
+        if width != self._told_width and getattr(self, "centralWidget", None) is not None and not self.closed:
+            self._told_width = width
             self.resized.emit()
+
+    def scene_width(self) -> float:
+        """The width the plots are given, in their own pixels: the widget's, or less while
+        presentation mode zooms the scene. (The view's range, not the plots' laid-out width,
+        which stays at their least width when the range is narrower than that: the plots
+        are told, so they can share out less.)"""
+        return float(self.range.width())
 
     def settle(self) -> None:
         """Lay the plots out now, after an axis changed width, so their sizes are current: the
