@@ -279,6 +279,9 @@ def test_the_texts_beside_the_bars_are_fitted_to_the_zoomed_plots_entering_and_l
     filling the screen, as on a projector's X screen, where it has no frame), the texts stayed
     fitted to the plot's width before the zoom: "INT4 weights · 300 tok/s · batch ≤" lost its
     number at the plot's edge."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFontMetricsF
+
     from accelscope.gui.panels.run_here import BATCH_TEXT_MIN_PX
 
     window = window_on((1024, 768))
@@ -301,6 +304,11 @@ def test_the_texts_beside_the_bars_are_fitted_to_the_zoomed_plots_entering_and_l
         assert beside_the_bars_and_cut(panel) == []
         ticks = [t for t in panel.shown_texts() if t.whole not in set(texts) | set(panel.chart.row_axis.labels)]
         assert ticks and [t.text for t in ticks if not t.fits] == []
+        # Rows a line of their names' font apart (13 px rows of 17 px names ran into each other).
+        line_px = QFontMetricsF(panel.chart.row_axis.style["tickFont"]).height()
+        view = panel.chart.plot.vb
+        centres = [view.mapViewToScene(pg.Point(0.0, float(row))).y() for row in (0, 1)]
+        assert abs(centres[1] - centres[0]) >= line_px - 0.5, (presentation, centres, line_px)
 
 
 def test_the_scaling_plots_share_the_zoomed_width_entering_and_leaving_presentation(window_on, qtbot):

@@ -12,9 +12,11 @@ a view option, so presets keep it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QFont, QFontMetricsF, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -59,7 +61,6 @@ VERDICT_WORDS: dict[str, str] = {
     "none": "runs nowhere",
 }
 BATCH_TEXT_MIN_PX = 520  # a plot narrower than this leaves the largest batch to the table and hover
-MIN_ROW_PX = 13  # the chart keeps at least this per model before the table gives up room
 CHART_CHROME_PX = 70  # the chart's axis and margins
 TABLE_MIN_PX = 90
 MODEL_COLUMN_PX = 200
@@ -259,12 +260,12 @@ class RunHerePanel(AnalysisPanel):
     def show_study(self, study: RunHere) -> None:
         rows = study.rows
         self.row_ids = tuple(row.model for row in rows)
-        # Each name whole on one line: a row may be as short as MIN_ROW_PX, where a name wrapped
-        # onto two lines ran into the next row's ("Llama 3.3 Nemotron Super 49B v1" at 1024 x 768).
+        # Each name whole on one line: a name wrapped onto two lines ran into the next row's
+        # ("Llama 3.3 Nemotron Super 49B v1" at 1024 x 768).
         self.chart.row_axis.set_rows([row.name for row in rows], ids=list(self.row_ids))
         self.canvas.settle()  # the plot's width, for the texts beside the bars
         self._draw_bars(study)
-        self.canvas.setMinimumHeight(MIN_ROW_PX * len(rows) + CHART_CHROME_PX)
+        self._keep_rows_apart()
         self._show_table(study)
         self._show_header(study)
         self._apply_selection()
@@ -289,6 +290,17 @@ class RunHerePanel(AnalysisPanel):
     def _resized(self) -> None:
         if self.study is not None and self._room_for_batches() != self._batch_texts:
             self._draw_bars(self.study)
+        self._keep_rows_apart()
+
+    def _keep_rows_apart(self) -> None:
+        """The chart keeps a line of its text per model before the table gives up room (then
+        the page scrolls): 30 models in 13 px rows of 17 px text ran into each other on a
+        1024 x 768 projector. In the canvas' pixels: presentation mode zooms its scene."""
+        line_px = QFontMetricsF(self.chart.row_axis.style["tickFont"] or plot_font()).height()
+        zoom = max(1.0, self.canvas.width() / max(self.canvas.scene_width(), 1.0))
+        least = math.ceil((line_px * len(self.row_ids) + CHART_CHROME_PX) * zoom)
+        if self.canvas.minimumHeight() != least:
+            self.canvas.setMinimumHeight(least)
 
     def _show_header(self, study: RunHere) -> None:
         w = study.workload
