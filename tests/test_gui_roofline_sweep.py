@@ -681,16 +681,16 @@ def test_roofline_hover_on_a_decode_point_names_its_accelerator(engine, roofline
 def test_steady_range_holds_while_the_data_stays_inside_and_fills_enough_of_it():
     from accelscope.gui.plotkit.points import STEADY_FILL, STEADY_MIN_ROOM, STEADY_ROOM, steady_range
 
-    assert (STEADY_ROOM, STEADY_MIN_ROOM, STEADY_FILL) == (0.15, 0.1, 0.6)  # the figures worked below
-    # Set anew: a span of 2 decades gets 0.3 of a decade free on each side.
-    assert steady_range(None, 1.0, 3.0) == pytest.approx((0.7, 3.3))
+    assert (STEADY_ROOM, STEADY_MIN_ROOM, STEADY_FILL) == (0.08, 0.1, 0.7)  # the figures worked below
+    # Set anew: a span of 2.5 decades gets 0.2 of a decade free on each side.
+    assert steady_range(None, 1.0, 3.5) == pytest.approx((0.8, 3.7))
     # A short span gets the least room, a tenth of a decade.
     assert steady_range(None, 1.0, 1.2) == pytest.approx((0.9, 1.3))
-    held = (0.7, 3.3)  # 2.6 decades
-    assert steady_range(held, 0.8, 3.2) == held  # moved inside it
-    assert steady_range(held, 1.0, 2.6) == held  # spans 1.6 of 2.6: 0.62 of it, above 0.6
-    assert steady_range(held, 1.0, 2.5) == pytest.approx((0.775, 2.725))  # 1.5 of 2.6: too little, set anew
-    assert steady_range(held, 0.5, 3.0) == pytest.approx((0.125, 3.375))  # left it below: set anew
+    held = (0.8, 3.7)  # 2.9 decades
+    assert steady_range(held, 0.9, 3.6) == held  # moved inside it
+    assert steady_range(held, 1.0, 3.1) == held  # spans 2.1 of 2.9: 0.72 of it, above 0.7
+    assert steady_range(held, 1.0, 3.0) == pytest.approx((0.84, 3.16))  # 2.0 of 2.9: too little, set anew
+    assert steady_range(held, 0.7, 3.0) == pytest.approx((0.516, 3.184))  # left it below: set anew
 
 
 def test_the_sweep_holds_its_range_while_the_curves_move_inside_it(engine, sweep_panel, qtbot):

@@ -425,9 +425,9 @@ class LineSet(pg.GraphicsObject):
 
 
 # The range a SteadyBounds holds (per axis, in view coordinates: decades on a log axis).
-STEADY_ROOM = 0.15  # set anew: the data's span, and this share of it free on each side...
+STEADY_ROOM = 0.08  # set anew: the data's span, and this share of it free on each side...
 STEADY_MIN_ROOM = 0.1  # ...but at least this much (a tenth of a decade)
-STEADY_FILL = 0.6  # kept while the data stays inside it and spans at least this share of it
+STEADY_FILL = 0.7  # kept while the data stays inside it and spans at least this share of it
 
 
 def steady_range(held: tuple[float, float] | None, low: float, high: float) -> tuple[float, float]:
