@@ -163,11 +163,11 @@ class TiersPanel(AnalysisPanel):
             share = 100.0 * (1.0 - 1.0 / multiple)
             # Left of their lines (the last lies near the plot's right end, where a label right
             # of it was cut), each at its own height so close lines' labels do not collide.
-            anchor = (1, 0)
+            anchor, height = (1, 0), CLAIM_LABEL_HEIGHTS[index % len(CLAIM_LABEL_HEIGHTS)]
             line = pg.InfiniteLine(pos=share, angle=90, movable=False,
                                    pen=plot_pen(CLAIM_LINE_COLOUR, width=1.5, style=Qt.PenStyle.DashLine),
                                    label=f"{multiple:g}× model",
-                                   labelOpts={"position": CLAIM_LABEL_HEIGHTS[index % len(CLAIM_LABEL_HEIGHTS)], "color": plot_text_colour(CLAIM_LINE_COLOUR),
+                                   labelOpts={"position": height, "color": plot_text_colour(CLAIM_LINE_COLOUR),
                                               "anchors": [anchor, anchor], "fill": plot_brush((255, 255, 255, 210))})
             line.label.setFont(plot_font())
             plot.addItem(line, ignoreBounds=True)
