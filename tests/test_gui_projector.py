@@ -272,6 +272,25 @@ def beside_the_bars_and_cut(panel) -> list[str]:
             and not (plot.left() - 1 <= t.box.left() and t.box.right() <= plot.right() + 1)]
 
 
+def into_presentation_and_back(window_on, qtbot, view: str):
+    """A 1024x768 window filling its screen (as on a projector's X screen, where it has no
+    frame, so F5 resizes the canvas before the zoom and not after), on ``view`` with its study
+    run; yields (window, panel, presentation) in presentation mode, then out of it again, the
+    page laid out so positions are final."""
+    window = window_on((1024, 768))
+    window.showFullScreen()
+    settle(qtbot, 100)
+    window.show_view(view)
+    panel = window.panels[view]
+    panel.refresh_now()
+    for presentation in (True, False):
+        window.qactions["view.presentation"].trigger()
+        settle(qtbot, 100)
+        assert window.display.presentation == presentation
+        panel.grab()
+        yield window, panel, presentation
+
+
 def test_the_texts_beside_the_bars_are_fitted_to_the_zoomed_plots_entering_and_leaving_presentation(
         window_on, qtbot):
     """Presentation mode zooms each plot's scene, narrowing the plots without resizing their
@@ -284,17 +303,7 @@ def test_the_texts_beside_the_bars_are_fitted_to_the_zoomed_plots_entering_and_l
 
     from accelscope.gui.panels.run_here import BATCH_TEXT_MIN_PX
 
-    window = window_on((1024, 768))
-    window.showFullScreen()
-    settle(qtbot, 100)
-    window.show_view("run_here")
-    panel = window.panels["run_here"]
-    panel.refresh_now()
-    for presentation in (True, False):
-        window.qactions["view.presentation"].trigger()
-        settle(qtbot, 100)
-        assert window.display.presentation == presentation
-        panel.grab()  # lays the page out, so positions are final
+    for _window, panel, presentation in into_presentation_and_back(window_on, qtbot, "run_here"):
         texts = list(panel.plotted()["texts"])
         assert len(texts) == len(panel.row_ids) > 20
         # The largest batch is written where the plot has room for it (in presentation: it has).
@@ -315,16 +324,7 @@ def test_the_scaling_plots_share_the_zoomed_width_entering_and_leaving_presentat
     """The Scaling tab shares its canvas' width among its three plots by what their texts need:
     in presentation mode the width in the plots' own pixels is the canvas' divided by the zoom,
     and the plots are shared out again (else the last one reached past the canvas)."""
-    window = window_on((1024, 768))
-    window.showFullScreen()
-    settle(qtbot, 100)
-    window.show_view("scaling")
-    panel = window.panels["scaling"]
-    panel.refresh_now()
-    for presentation in (True, False):
-        window.qactions["view.presentation"].trigger()
-        settle(qtbot, 100)
-        panel.grab()
+    for window, panel, presentation in into_presentation_and_back(window_on, qtbot, "scaling"):
         zoom = window.display.plot_zoom if presentation else 1.0
         scene_width = panel.canvas.width() / zoom  # the canvas' width in the plots' own pixels
         assert [plot.plot.vb.sceneBoundingRect().right() <= scene_width for plot in panel.plots] == [True] * 3

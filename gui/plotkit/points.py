@@ -468,11 +468,6 @@ class SteadyBounds(pg.GraphicsObject):
             self._ranges = ranges
             self.informViewBoundsChanged()
 
-    @property
-    def ranges(self) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-        """(x range, y range) held, in view coordinates; None before any point."""
-        return self._ranges
-
     def dataBounds(self, ax: int, frac: float = 1.0, orthoRange=None):
         held = self._ranges[ax]
         return (None, None) if held is None else held
