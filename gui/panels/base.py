@@ -6,7 +6,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QCoreApplication, QEvent, QPoint, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QAbstractScrollArea, QAbstractSpinBox, QComboBox, QGroupBox, QLabel, QWidget
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QAbstractSpinBox,
+    QComboBox,
+    QGroupBox,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core.accelerator import Accelerator
@@ -47,6 +55,52 @@ def reference_note_label(html: str) -> QLabel:
     label.setContentsMargins(8, 2, 8, 2)
     label.setVisible(False)
     return label
+
+
+class PageStack(QWidget):
+    """A tab's pages, one shown at a time, that asks for the room of the page shown alone. A
+    QStackedWidget asks for its largest page's (its layout measures hidden pages too): the tall
+    cost sweep, hidden, made the energy page beside it scroll on a projector. Here the pages
+    share a box layout, which leaves hidden widgets out."""
+
+    currentChanged = Signal(int)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pages: list[QWidget] = []
+        self._current = -1
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+
+    def addWidget(self, page: QWidget) -> int:
+        self._pages.append(page)
+        self.layout().addWidget(page, 1)
+        if self._current < 0:
+            self._current = 0
+        page.setVisible(len(self._pages) - 1 == self._current)
+        return len(self._pages) - 1
+
+    def count(self) -> int:
+        return len(self._pages)
+
+    def widget(self, index: int) -> QWidget | None:
+        return self._pages[index] if 0 <= index < len(self._pages) else None
+
+    def currentIndex(self) -> int:
+        return self._current
+
+    def currentWidget(self) -> QWidget | None:
+        return self.widget(self._current)
+
+    def setCurrentIndex(self, index: int) -> None:
+        if index == self._current or not 0 <= index < len(self._pages):
+            return
+        # Show the new page before hiding the old, so the tab never lays out with neither.
+        self._pages[index].setVisible(True)
+        self._pages[self._current].setVisible(False)
+        self._current = index
+        self.currentChanged.emit(index)
 
 
 class Panel(QWidget):

@@ -5,7 +5,7 @@ page, what a million tokens cost (:mod:`.cost`)."""
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QStackedWidget, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QButtonGroup, QHBoxLayout, QToolButton, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.core import codes
@@ -18,7 +18,7 @@ from ..plotkit.axes import REFERENCE_NOTE_COLOUR, ROW_LABEL_MAX_PX
 from ..plotkit.bars import LogBarPlot, canvas, panel_layout, reference_bars_note
 from ..plotkit.picking import RowPicker
 from ..plotkit.text import subtitle_label, swatch, tooltip_html
-from .base import Panel, reference_note_label
+from .base import PageStack, Panel, reference_note_label
 from .cost import CostPage
 
 PAGES: tuple[tuple[str, str, str], ...] = (
@@ -44,7 +44,8 @@ class EnergyPanel(Panel):
         super().__init__(catalog, parent)
         energy_page = QWidget()
         self.header = subtitle_label(
-            "Log scales. Device-level figures are accelerator board power (as GPU sensors report it); "
+            "Log scales. Power is the mean over the run, of all devices; tokens per joule count input and "
+            "output tokens. Device-level figures are accelerator board power (as GPU sensors report it); "
             "accelerators marked <b>(system)</b> are system-level and include the chassis (power delivery, "
             "cooling, I/O), as the papers measured them differently — compare those with care. "
             + swatch(NO_FIT_BAR_COLOUR, "hatched grey: does not fit in memory (the figures are of a device that "
@@ -56,9 +57,9 @@ class EnergyPanel(Panel):
         energy_page.layout().insertWidget(1, self.verdict)
         self.reference_note = reference_note_label(reference_bars_note())
         energy_page.layout().addWidget(self.reference_note)
-        self.power = LogBarPlot(self.canvas, 0, title="Power, all devices (mean over the run)",
+        self.power = LogBarPlot(self.canvas, 0, title="Power, all devices",
                                      x_label="power, log scale", x_unit="W", row_labels=True)
-        self.efficiency = LogBarPlot(self.canvas, 1, title="Tokens per joule (input + output)",
+        self.efficiency = LogBarPlot(self.canvas, 1, title="Tokens per joule",
                                           x_label="tokens/J, log scale", x_unit=None, row_labels=False)
         self.plots = (self.power, self.efficiency)
         self.picker = RowPicker(self.canvas, [p.plot for p in self.plots], self._rows, self._tooltip,
@@ -67,7 +68,7 @@ class EnergyPanel(Panel):
         self._energy_drawn: tuple[Frame | None, Frame | None] | None = None  # (frame, pinned A) last drawn
         self.cost_page = CostPage(catalog)
         self.cost_page.accelerator_selected.connect(self.accelerator_selected.emit)
-        self.stack = QStackedWidget()
+        self.stack = PageStack()
         self.stack.addWidget(energy_page)
         self.stack.addWidget(self.cost_page)
         self.page_buttons = QButtonGroup(self)

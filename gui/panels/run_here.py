@@ -12,11 +12,9 @@ a view option, so presets keep it.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont, QFontMetricsF, QStandardItem, QStandardItemModel
+from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -61,7 +59,6 @@ VERDICT_WORDS: dict[str, str] = {
     "none": "runs nowhere",
 }
 BATCH_TEXT_MIN_PX = 520  # a plot narrower than this leaves the largest batch to the table and hover
-CHART_CHROME_PX = 70  # the chart's axis and margins
 TABLE_MIN_PX = 90
 MODEL_COLUMN_PX = 200
 SPLIT_SIZES = [700, 260]  # chart over table, in proportion until the user drags the handle
@@ -265,7 +262,6 @@ class RunHerePanel(AnalysisPanel):
         self.chart.row_axis.set_rows([row.name for row in rows], ids=list(self.row_ids))
         self.canvas.settle()  # the plot's width, for the texts beside the bars
         self._draw_bars(study)
-        self._keep_rows_apart()
         self._show_table(study)
         self._show_header(study)
         self._apply_selection()
@@ -290,17 +286,6 @@ class RunHerePanel(AnalysisPanel):
     def _resized(self) -> None:
         if self.study is not None and self._room_for_batches() != self._batch_texts:
             self._draw_bars(self.study)
-        self._keep_rows_apart()
-
-    def _keep_rows_apart(self) -> None:
-        """The chart keeps a line of its text per model before the table gives up room (then
-        the page scrolls): 30 models in 13 px rows of 17 px text ran into each other on a
-        1024 x 768 projector. In the canvas' pixels: presentation mode zooms its scene."""
-        line_px = QFontMetricsF(self.chart.row_axis.style["tickFont"] or plot_font()).height()
-        zoom = max(1.0, self.canvas.width() / max(self.canvas.scene_width(), 1.0))
-        least = math.ceil((line_px * len(self.row_ids) + CHART_CHROME_PX) * zoom)
-        if self.canvas.minimumHeight() != least:
-            self.canvas.setMinimumHeight(least)
 
     def _show_header(self, study: RunHere) -> None:
         w = study.workload

@@ -443,6 +443,7 @@ class ScalingPanel(AnalysisPanel):
             plot.plot.getAxis("bottom").fit_title(self._title_axes)
             # The panel shares the canvas' width among the plots, then fits them (_share_width).
             self.canvas.resized.disconnect(plot.fit_x_range)
+            plot.keeps_room_for_texts = False
         # Also when presentation mode zooms the scene, which resizes the plots but not the canvas.
         self.canvas.resized.connect(self._canvas_resized)
         self._fit_pending = False

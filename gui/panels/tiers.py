@@ -321,6 +321,7 @@ class TiersPanel(AnalysisPanel):
         tier_name = _short_tier_name(study.sweep.tier.name)
         self.capacity_plot.getAxis("left").set_rows(["device memory alone", f"+ {tier_name}"],
                                                     ids=["device_only", "with_tier"], max_width=190)
+        self.canvas.settle()  # the plot's width after its names', for the texts beside the bars
         if largest.device_only_params > 0:
             texts = [format_params(largest.device_only_params),
                      f"{format_params(largest.with_tier_params)} (×{largest.capacity_multiple:.3g})"]
@@ -328,11 +329,11 @@ class TiersPanel(AnalysisPanel):
             texts = ["none: KV cache and workspace fill the device", "none"]
         self.capacity_texts.set_texts(texts)
         self._capacity_axis = (base, top, base + widths, math.log10(model_billions))
-        self._fit_capacity_texts()
-        set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
         self.model_line.setValue(math.log10(model_billions))
         self.model_line.label.setFormat(
             f"{self.engine.model(study.sweep.model).name}: {format_params(study.model_params)}")
+        self._fit_capacity_texts()
+        set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
@@ -344,6 +345,14 @@ class TiersPanel(AnalysisPanel):
         right = max(right, top + 0.15, model_log + 0.15)
         set_range(self.capacity_plot, 0, base, right)
         self.capacity_texts.place(ends + TEXT_GAP_PX * (right - base) / view_px, np.arange(len(ends), dtype=float))
+        # The model line's name hangs right of the line, or left of it where it would run past
+        # the plot's end (a large model on a narrow plot).
+        label = self.model_line.label
+        line_px = (model_log - base) / (right - base) * view_px
+        side = 1.0 if line_px + label.boundingRect().width() > view_px else 0.0
+        if label.anchors[0][0] != side:
+            label.anchors = [(side, 0.0), (side, 0.0)]
+            label.updatePosition()
 
     def _show_texts(self, study: TierStudy) -> None:
         sweep = study.sweep

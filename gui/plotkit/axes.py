@@ -357,6 +357,20 @@ class RowAxis(pg.AxisItem):
         # axis' ends); each row's lines are drawn in drawPicture.
         self.setTicks([[(float(i), text.split("\n")[0]) for i, text in enumerate(self._drawn)], []])
         self._fit_width()
+        self._keep_rows_apart()
+
+    def _keep_rows_apart(self) -> None:
+        """Ask for the height at which no row's lines run into the next row's: rows are evenly
+        spaced, so two neighbours need half their lines each, and the first and last rows half
+        theirs inside the plot; a plot may show up to a row more than its rows at its ends
+        (room for a label). (The plot, its canvas and the page grow with it; a page with less
+        room scrolls.)"""
+        lines = [len(self.drawn_lines(row)) for row in range(len(self._drawn))]
+        needs = [(above + below) / 2 for above, below in zip(lines, lines[1:], strict=False)] + lines[:1] + lines[-1:]
+        line_px = QFontMetricsF(self._bold_font()).height()
+        least = math.ceil(max(needs, default=0) * line_px * (len(lines) + 1)) if lines else 0
+        if self.minimumHeight() != least:
+            self.setMinimumHeight(least)
 
     def forget_width(self) -> None:
         """Let the next rows set the width anew, narrower by any amount (the panel was resized)."""

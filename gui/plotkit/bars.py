@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -31,6 +31,7 @@ SELECTED_OUTLINE = "#000000"
 SELECTED_OUTLINE_WIDTH = 3.5
 SELECTION_BAND = (255, 196, 0, 55)  # light amber behind the selected row
 MAX_TEXT_SHARE = 0.7  # of a plot's width, at most, for the value written beside a bar
+VIEW_WIDTH_STEP_PX = 16  # a bar plot's least width moves in these steps (see LogBarPlot)
 TEXT_GAP_PX = 3.0  # between a bar and its text (which has a margin of its own)
 FALLBACK_VIEW_PX = 300.0  # before the first layout
 NO_FIT_PATTERN = Qt.BrushStyle.BDiagPattern  # hatching for scenarios that do not fit
@@ -197,6 +198,12 @@ def row_plot(layout: pg.GraphicsLayout, row: int, col: int, *, title: str | None
     if not row_labels:
         left.setStyle(showValues=False)
         left.setWidth(1)
+    elif title:
+        # The title over the names and the bars together: over the bars alone, the plot was
+        # never narrower than its names and its title side by side, and three such plots made
+        # a projector's tab scroll sideways.
+        plot.layout.removeItem(plot.titleLabel)
+        plot.layout.addItem(plot.titleLabel, 0, 0, 1, 2)
     if status_axis:
         plot.showAxis("right")
         plot.getAxis("right").showLabel(False)
@@ -270,6 +277,43 @@ class RowCanvas(pg.GraphicsLayoutWidget):
 
     resized = Signal()
     _told_width: float | None = None  # the plots' width (scene pixels) ``resized`` last told of
+    _least = QSize(0, 0)  # the plots' least size the widget's minimum size hint last gave
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ci.installEventFilter(self)
+
+    def minimumSizeHint(self) -> QSize:
+        """The plots' least size (their titles, axes, row labels a line apart, their texts'
+        room), zoom included: a page that cannot give it scrolls (gui/windows/pages.py) rather
+        than cut the plots, and the numbers beside their bars, at its edge, or run their rows'
+        names into each other."""
+        return self._least.expandedTo(super().minimumSizeHint())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # The plots' layout asks to be laid out again (an axis, a title or the rows changed).
+        if event.type() == QEvent.Type.LayoutRequest and watched is getattr(self, "ci", None):
+            self._tell_least_size()
+        return False
+
+    def paintEvent(self, event) -> None:
+        # Laying the plots out can change their least size again (an axis' tick labels widen
+        # it once the axis has its new length) without asking for another layout.
+        self._tell_least_size()
+        super().paintEvent(event)
+
+    def _tell_least_size(self) -> None:
+        """Tell the page when the plots' least size (in the widget's pixels) changed."""
+        layout = getattr(self, "ci", None)  # None while pyqtgraph sets the view up
+        if layout is None or self.closed:
+            return
+        least = layout.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        zoom = max(1.0, self.width() / max(self.scene_width(), 1.0))  # presentation mode zooms the scene
+        frame = 2 * self.frameWidth()
+        size = QSize(math.ceil(least.width() * zoom) + frame, math.ceil(least.height() * zoom) + frame)
+        if size != self._least:
+            self._least = size
+            self.updateGeometry()
 
     def updateMatrix(self, propagate: bool = True) -> None:
         super().updateMatrix(propagate)
@@ -278,6 +322,7 @@ class RowCanvas(pg.GraphicsLayoutWidget):
         if width != self._told_width and getattr(self, "centralWidget", None) is not None and not self.closed:
             self._told_width = width
             self.resized.emit()
+            self._tell_least_size()  # the zoom may have changed with the width
 
     def scene_width(self) -> float:
         """The width the plots are given, in their own pixels: the widget's, or less while
@@ -344,6 +389,9 @@ class LogBarPlot:
         self._reference_rows = np.zeros(0)  # their y
         self._reference_heights = np.zeros(0)  # their bars' heights
         self.texts = TextPool(self.plot, anchor=(0.0, 0.5))
+        # Whether the view keeps a least width for its texts (off where a panel shares the
+        # width among its plots itself, from needed_view_px).
+        self.keeps_room_for_texts = True
         self._colours: list[str] = []
         self._fits = np.zeros(0, bool)
         self._selected_row: int | None = None
@@ -427,6 +475,25 @@ class LogBarPlot:
                      height=self._reference_heights * REFERENCE_TICK_OVERHANG)
         self.texts.place(text_ends + TEXT_GAP_PX * per_px, rows)
         set_range(self.plot, 0, self._base, right)
+        self._keep_room_for_texts()
+
+    def _keep_room_for_texts(self) -> None:
+        """The view's least width: its widest text in its share of it, so a narrow tab scrolls
+        rather than cut "1.12 M" at the plot's edge. Raised only when the view is narrower than
+        that, in steps, and lowered only by two steps: a new least width lays the canvas out
+        again, a paint more, and the values change on every frame."""
+        if not self.keeps_room_for_texts:
+            return
+        needed = math.ceil(self.needed_view_px() / VIEW_WIDTH_STEP_PX) * VIEW_WIDTH_STEP_PX
+        current = self.plot.vb.minimumWidth()
+        if (needed > current and needed > self.plot.vb.width()) or needed <= current - 2 * VIEW_WIDTH_STEP_PX:
+            self.plot.vb.setMinimumWidth(needed)
+            # Lay the plots out now, before they paint, and place the texts in the new width.
+            grid = self.plot.parentItem()
+            if isinstance(grid, pg.GraphicsLayout):
+                grid.layout.activate()
+                self.plot.layout.activate()
+                self.fit_x_range()  # this least width again: nothing more to lay out
 
     def needed_view_px(self) -> float:
         """The narrowest view (pixels) in which :meth:`fit_x_range` leaves every row's text

@@ -33,6 +33,12 @@ def _inside(box: QRectF, area: QRectF) -> bool:
     return area.adjusted(-EDGE_SLACK_PX, -EDGE_SLACK_PX, EDGE_SLACK_PX, EDGE_SLACK_PX).contains(box)
 
 
+def _without_margin(box: QRectF, margin_px: float) -> QRectF:
+    """A text's box without the empty margin round it (nothing is drawn there, so a margin
+    past an edge cuts nothing)."""
+    return box.adjusted(margin_px, margin_px, -margin_px, -margin_px)
+
+
 def _clipping_view(item: pg.GraphicsItem) -> QRectF | None:
     """The scene rectangle of the view box that clips ``item`` (None if none does)."""
     parent = item.parentItem()
@@ -105,13 +111,14 @@ def texts_in(view: pg.GraphicsView, where: str = "") -> list[ShownText]:
             clip = _clipping_view(item)
             for text, box in zip(item.texts, item.boxes(), strict=True):
                 if text:
-                    fits = _inside(box, area) and (clip is None or _inside(box, clip))
-                    shown.append(ShownText(where, text, text, box, fits))
+                    ink = _without_margin(box, item.MARGIN_PX)
+                    fits = _inside(ink, area) and (clip is None or _inside(ink, clip))
+                    shown.append(ShownText(where, text, text, ink, fits))
         elif isinstance(item, pg.TextItem):
             text = item.toPlainText()
             if text:
-                box = item.sceneBoundingRect()
+                ink = _without_margin(item.sceneBoundingRect(), item.textItem.document().documentMargin())
                 clip = _clipping_view(item)
-                fits = _inside(box, area) and (clip is None or _inside(box, clip))
-                shown.append(ShownText(where, text, text, box, fits))
+                fits = _inside(ink, area) and (clip is None or _inside(ink, clip))
+                shown.append(ShownText(where, text, text, ink, fits))
     return shown
