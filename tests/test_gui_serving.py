@@ -204,8 +204,13 @@ def test_a_disaggregated_spec_shows_every_split(qtbot, engine):
 @pytest.mark.parametrize("width", [1200, 640])
 def test_capacity_values_and_slo_labels_stay_inside_their_plots(qtbot, engine, width):
     """On a projector the tab is ~650 px wide: each capacity bar's value must still fit beside
-    it (a range in shares of the data cut "33.5/s" to "33.5/"), and each SLO line's label must
-    lie inside its plot (a range ending at the highest point cut the label off above)."""
+    it (a range in shares of the data cut "33.5/s" to "33.5/"), and each SLO line is named
+    beside its plot at the line's height, whole (inside the plot, the name lay over the
+    curves; a range ending at the highest point cut it off above)."""
+    from PySide6.QtCore import QPointF
+
+    from accelscope.gui.plotkit.fit import axis_texts
+
     panel = make_panel(qtbot, engine, workspace(engine))
     panel.resize(width, 700)
     qtbot.wait(50)
@@ -219,8 +224,14 @@ def test_capacity_values_and_slo_labels_stay_inside_their_plots(qtbot, engine, w
         line = panel.slo_lines[name]
         assert line.isVisible()
         box = plot.getViewBox()
-        label = line.label.mapRectToScene(line.label.boundingRect())
-        assert box.mapRectToScene(box.boundingRect()).contains(label), name
+        line_y = box.mapViewToScene(QPointF(0.0, line.value())).y()
+        assert box.sceneBoundingRect().top() < line_y < box.sceneBoundingRect().bottom(), name
+        [(text, label)] = axis_texts(panel.slo_names[name])
+        assert text == "SLO"
+        assert abs(label.center().y() - line_y) < 1.0, name
+        assert label.left() >= box.sceneBoundingRect().right() - 1.0  # beside the plot, not over the curves
+        canvas = panel.rate_canvas
+        assert canvas.mapToScene(canvas.viewport().rect()).boundingRect().contains(label), name
 
 
 def test_a_new_frame_redraws_no_curve_and_a_new_selection_restyles_it(qtbot, engine, monkeypatch):

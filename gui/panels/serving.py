@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QSpinBox,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -80,14 +79,16 @@ from ..look.style import (
     plot_colour,
     plot_font,
     plot_pen,
+    plot_text_colour,
     style_plot,
 )
 from ..plotkit.axes import ROW_LABEL_MAX_PX, GridAxis, RowAxis, log_axes
+from ..plotkit.bars import RowCanvas
 from ..plotkit.picking import RowPicker, SpotRefs, spot_tip
 from ..plotkit.points import SpotRef, Spots
 from ..plotkit.text import WrappedLabel, tooltip_html
 from .analysis import AnalysisPanel
-from .base import accelerator_label
+from .base import PageStack, accelerator_label
 
 RATE_PAGE, RUN_PAGE = 0, 1
 PAGE_NAMES = ("rate", "run")  # by index, as exports name the pages
@@ -111,7 +112,7 @@ CAPACITY_RANGE_MIN_SHARE = 1.15  # the capacity axis reaches at least this far b
 # On a plot too narrow for the texts, the longest bar keeps at least this share of the width
 # (its text is then cut by the plot's edge rather than the bars shrinking to nothing).
 CAPACITY_BAR_LEAST_SHARE = 0.25
-SLO_HEADROOM = 2.5  # a latency plot reaches at least this factor above its SLO line, for the line's label
+SLO_HEADROOM = 2.5  # a latency plot reaches at least this factor above its SLO line (and √ of it below)
 
 # Spin boxes whose 0 stands for "take the policy's default" / "no limit".
 DEFAULT_TEXT = "default"
@@ -219,7 +220,7 @@ class ServingPanel(AnalysisPanel):
             retired.set(), executor.shutdown(wait=False, cancel_futures=True)))
 
         self._build_settings()
-        self.pages = QStackedWidget()
+        self.pages = PageStack()
         self.pages.addWidget(self._build_rate_page())
         self.pages.addWidget(self._build_run_page())
         self.caption = WrappedLabel("")
@@ -356,7 +357,7 @@ class ServingPanel(AnalysisPanel):
         return float(value)
 
     def _build_rate_page(self) -> QWidget:
-        self.rate_canvas = pg.GraphicsLayoutWidget()
+        self.rate_canvas = RowCanvas()  # as tall as the capacity bars' names need, a line apart
         layout = self.rate_canvas.ci
         # The capacity bars name every accelerator in its colour: the curves' legend.
         # Throughput across the top, the two latencies beneath, the capacity bars (a row per
@@ -410,13 +411,14 @@ class ServingPanel(AnalysisPanel):
         self.capacity_marks.setZValue(20)
         self.throughput_plot.addItem(self.capacity_marks)
         self.slo_lines = {
-            name: pg.InfiniteLine(angle=0, movable=False, pen=plot_pen(SLO_COLOUR, width=2, style=Qt.PenStyle.DashLine),
-                                  label="SLO", labelOpts={"position": 0.05, "color": plot_colour(SLO_COLOUR),
-                                                          "anchors": [(0, 1), (0, 1)]})
+            name: pg.InfiniteLine(angle=0, movable=False, pen=plot_pen(SLO_COLOUR, width=2, style=Qt.PenStyle.DashLine))
             for name in ("ttft", "tpot")
         }
         self.ttft_plot.addItem(self.slo_lines["ttft"], ignoreBounds=True)
         self.tpot_plot.addItem(self.slo_lines["tpot"], ignoreBounds=True)
+        # The line's name beside the plot, at its height: inside, it lay over the curves
+        # wherever it was put.
+        self.slo_names = {"ttft": self._slo_axis(self.ttft_plot), "tpot": self._slo_axis(self.tpot_plot)}
         self.rate_lines = []
         for plot in (self.throughput_plot, self.ttft_plot, self.tpot_plot):
             line = pg.InfiniteLine(angle=90, movable=False,
@@ -427,6 +429,19 @@ class ServingPanel(AnalysisPanel):
                                          self._capacity_tip, self._capacity_clicked, self)
         self._capacity_rows: list[Capacity] = []
         return self.rate_canvas
+
+    @staticmethod
+    def _slo_axis(plot: pg.PlotItem) -> pg.AxisItem:
+        """A right axis whose one tick names the SLO line (no line or tick mark of its own)."""
+        axis = pg.AxisItem("right")
+        plot.setAxisItems({"right": axis})
+        plot.showAxis("right")
+        axis.setStyle(tickLength=0)
+        axis.setTickFont(plot_font())
+        axis.setPen(pg.mkPen(None))
+        axis.setTextPen(pg.mkPen(plot_text_colour(SLO_COLOUR)))
+        axis.setTicks([[], []])
+        return axis
 
     def _log_plot(self, layout: pg.GraphicsLayout, row: int, col: int, title: str, y_label: str,
                   colspan: int = 1) -> pg.PlotItem:
@@ -850,6 +865,12 @@ class ServingPanel(AnalysisPanel):
             text.setText(self._capacity_text(found[index]))
             text.setVisible(True)
         self._capacity_rates = rates
+        # Room for the widest text beside a bar a quarter of the plot long ("cannot serve"
+        # beside no bar at all ran past the plot's edge on a projector).
+        widest = max((text.boundingRect().width() for text in self.capacity_texts[:len(found)]), default=0.0)
+        least = math.ceil((widest + 2 * CAPACITY_TEXT_GAP_PX) / (1.0 - CAPACITY_BAR_LEAST_SHARE))
+        if self.capacity_plot.vb.minimumWidth() != least:
+            self.capacity_plot.vb.setMinimumWidth(least)
         self._fit_capacity_range()
         self.capacity_plot.setYRange(-0.6, max(len(found), 1) - 0.4, padding=0.0)
 
@@ -888,6 +909,7 @@ class ServingPanel(AnalysisPanel):
             line.setVisible(limit_ms is not None)
             if limit_ms is not None:
                 line.setPos(math.log10(limit_ms * scale))
+            self.slo_names[name].setTicks([[] if limit_ms is None else [(math.log10(limit_ms * scale), "SLO")], []])
 
     def _write_rate_lines(self) -> None:
         spec = self.spec
