@@ -368,6 +368,35 @@ def test_the_ep_tp_legend_covers_no_curve(qtbot, private_engine, size):
     assert "TP (experts sliced)" in words and "EP (experts whole)" in words
 
 
+@pytest.mark.parametrize("batch", [1, 8, 64, 256])
+@pytest.mark.parametrize("size", [(1600, 1000), (1024, 768)])
+def test_no_label_lies_over_the_ep_tp_curves(qtbot, private_engine, batch, size):
+    """The current batch's label lay over the curves at batch 1 (they run low on the left), and
+    the parity line's "TP faster above, EP below" over the ratio wherever it neared 1: the
+    label keeps clear of every point and inside its plot, and the ratio's meaning is its
+    plot's title."""
+    from PySide6.QtCore import QPointF
+
+    frame = frame_of(private_engine, "mixtral-8x22b", batch=batch)
+    panel = make(qtbot, ParallelismPanel, private_engine, frame)
+    panel.resize(*size)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.grab()
+    label = panel.batch_marks[0].label
+    box = label.mapRectToScene(label.boundingRect())
+    assert label.toPlainText() == f"current batch {batch:,}"
+    assert panel.ep_plot.vb.sceneBoundingRect().contains(box)
+    drawn = panel.plotted()
+    vb = panel.ep_plot.vb
+    points = [vb.mapViewToScene(QPointF(np.log10(b), np.log10(v))) for series in ("tp_tok_s", "ep_tok_s")
+              for b, v in zip(drawn["ep_tp_batch"], drawn[series], strict=True)]
+    marker_px = 10  # the symbols' half size and a little more
+    assert [p for p in points if box.adjusted(-marker_px, -marker_px, marker_px, marker_px).contains(p)] == []
+    assert getattr(panel.parity, "label", None) is None  # the line carries no text
+    assert "TP faster above 1" in panel.ratio_plot.titleLabel.text
+
+
 def test_dense_current_model_shows_the_default_moe_and_says_so(qtbot, private_engine):
     frame = frame_of(private_engine, "llama-3.1-8b", batch=16)
     panel = make(qtbot, ParallelismPanel, private_engine, frame)

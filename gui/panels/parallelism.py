@@ -56,6 +56,8 @@ TP_COLOUR = "#0077BB"
 EP_COLOUR = "#CC3311"
 RATIO_COLOUR = "#555555"
 BATCH_MARK_COLOUR = "#888888"
+BATCH_LABEL_HIGH = 0.97  # the current batch's label hangs from near the top of the plot (a share of its height)
+BATCH_LABEL_LOW = 0.03  # or stands near its bottom
 SYMBOL_PX = 10
 LEFT_AXIS_PX = 78  # the EP/TP plots' value axes: tick labels and the rotated title side by side
 
@@ -134,6 +136,9 @@ class ParallelismPanel(AnalysisPanel):
         budget_row.addStretch(1)
 
         self.canvas = canvas()
+        # The current batch's label is placed in pixels, clear of the curves: again on a resize.
+        self.canvas.resized.connect(lambda: self._mark_batch(self.frame.workspace.scenario.batch)
+                                    if self.frame is not None else None)
         layout_ci = self.canvas.ci
         self.heat_plot = layout_ci.addPlot(row=0, col=0, rowspan=2,
                                            axisItems={"left": RowAxis("left"), "bottom": pg.AxisItem("bottom")})
@@ -172,8 +177,10 @@ class ParallelismPanel(AnalysisPanel):
                                           symbolBrush=self.ep_brush, symbolPen=plot_pen(EP_COLOUR),
                                           name="EP (experts whole)")
         self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
-        style_plot(self.ratio_plot, title=None, x_label="batch, log scale", x_unit="sequences",
-                   y_label="TP / EP", y_unit="×")
+        # What the ratio means in its title: a label on the parity line lay over the curve
+        # wherever the ratio neared 1.
+        style_plot(self.ratio_plot, title="TP faster above 1, EP below", x_label="batch, log scale",
+                   x_unit="sequences", y_label="TP / EP", y_unit="×")
         self.ratio_plot.getAxis("left").enableAutoSIPrefix(False)
         self.ratio_plot.setXLink(self.ep_plot)
         for plot_item in (self.ep_plot, self.ratio_plot):  # one width, so the two plots line up
@@ -188,11 +195,7 @@ class ParallelismPanel(AnalysisPanel):
         for curve in (self.tp_curve, self.ep_curve, self.ratio_curve):
             curve.setDynamicRangeLimit(None)
         self._drawn_ep_tp: tuple | None = None  # what the EP/TP curves show, to skip redrawing it
-        self.parity = pg.InfiniteLine(pos=1.0, angle=0, movable=False, pen=pen("#999999", width=1.5, dashed=True),
-                                      label="TP faster above, EP below", labelOpts={
-                                          "position": 0.02, "anchors": [(0, 1), (0, 1)],
-                                          "color": plot_text_colour("#555555")})
-        self.parity.label.setFont(plot_font())
+        self.parity = pg.InfiniteLine(pos=1.0, angle=0, movable=False, pen=pen("#999999", width=1.5, dashed=True))
         self.ratio_plot.addItem(self.parity, ignoreBounds=True)
         self.batch_marks: list[pg.InfiniteLine] = []
         for plot_item in (self.ep_plot, self.ratio_plot):
@@ -202,7 +205,7 @@ class ParallelismPanel(AnalysisPanel):
             first = not self.batch_marks
             mark = pg.InfiniteLine(angle=90, movable=False, pen=pen(BATCH_MARK_COLOUR, width=1.5, dashed=True),
                                    label="batch" if first else None,
-                                   labelOpts={"position": 0.06, "anchors": [(0, 1), (0, 1)],
+                                   labelOpts={"position": BATCH_LABEL_HIGH, "anchors": [(0, 0), (0, 0)],
                                               "color": plot_text_colour(BATCH_MARK_COLOUR)} if first else None)
             if first:
                 mark.label.setFont(plot_font())
@@ -406,12 +409,47 @@ class ParallelismPanel(AnalysisPanel):
             mark.setPos(math.log10(batch))
         label = self.batch_marks[0].label
         label.setFormat(f"current batch {batch:,}")
-        # Beside the line on the side with more room, so the text is not cut at the plot's edge.
-        middle = math.log10(EP_TP_BATCHES[0] * EP_TP_BATCHES[-1]) / 2
-        anchor = (1, 1) if math.log10(batch) > middle else (0, 1)
-        if label.anchors[0] != anchor:
+        anchor, position = self._batch_label_place(math.log10(batch))
+        if label.anchors[0] != anchor or label.orthoPos != position:
             label.anchors = [anchor, anchor]
+            label.setPosition(position)
             label.updatePosition()
+
+    def _batch_label_place(self, x: float) -> tuple[tuple[int, int], float]:
+        """Where the current batch's label goes (its anchor and its height on the line): beside
+        the line, inside the plot and clear of the curves' points. Throughput grows with the
+        batch, so the curves run low on the left and high on the right: the label hangs from
+        the top right of the line on the left half, and stands at the bottom left of it on the
+        right; the other places are tried where that one covers a point (a narrow plot)."""
+        (x0, x1), (y0, y1) = self.ep_plot.vb.viewRange()
+        width_px, height_px = self.ep_plot.vb.width(), self.ep_plot.vb.height()
+        high = ((0, 0), BATCH_LABEL_HIGH), ((1, 0), BATCH_LABEL_HIGH)
+        low = ((1, 1), BATCH_LABEL_LOW), ((0, 1), BATCH_LABEL_LOW)
+        places = high + low if x <= (x0 + x1) / 2 else low + high
+        if width_px <= 0 or height_px <= 0:
+            return places[0]
+        text = self.batch_marks[0].label.boundingRect()
+        w, h = text.width() * (x1 - x0) / width_px, text.height() * (y1 - y0) / height_px
+        xs, ys = [], []
+        for curve in (self.tp_curve, self.ep_curve):
+            data_x, data_y = curve.getData()
+            if data_x is not None:
+                xs.extend(data_x)
+                ys.extend(data_y)
+        points = np.column_stack([xs, ys]) if xs else np.zeros((0, 2))
+        # A point's marker reaches this far round it (view units).
+        reach_x, reach_y = SYMBOL_PX * (x1 - x0) / width_px, SYMBOL_PX * (y1 - y0) / height_px
+
+        def covered(place: tuple[tuple[int, int], float]) -> int:
+            (side, hang), position = place
+            left = x - side * w
+            bottom = y0 + position * (y1 - y0) - (1 - hang) * h
+            inside = x0 <= left and left + w <= x1
+            hits = ((points[:, 0] > left - reach_x) & (points[:, 0] < left + w + reach_x)
+                    & (points[:, 1] > bottom - reach_y) & (points[:, 1] < bottom + h + reach_y))
+            return int(np.count_nonzero(hits)) + (0 if inside else len(points) + 1)
+
+        return min(places, key=covered)  # the first of the least covered, in order of preference
 
     # ---- hover ------------------------------------------------------------------------------
 
