@@ -27,6 +27,10 @@ ROW_LABEL_SLACK_PX = 8  # room beside a row label so the bold (selected) one is 
 # would otherwise narrow the plots until the values beside the bars no longer fit.
 ROW_LABEL_MAX_PX = 110
 ROW_WIDTH_STEP_PX = 48  # a row-label axis narrows only when it would lose this much
+# Labels go on two lines (narrower) only while two-line rows, a line apart, need at most this
+# height: many rows (the whole catalog) keep one line each, so they fit a desk's window without
+# scrolling (two lines each made 38 rows ~1,400 px tall).
+WRAPPED_ROWS_MAX_PX = 600
 REFERENCE_NOTE_COLOUR = "#808080"  # A's texts (e.g. its fit status)
 TICK_LABEL_GAP_PX = 6.0  # between neighbouring tick labels, at least
 GRID_Z = -200.0  # below pyqtgraph's view box (z = -100), so the data is drawn over the grid
@@ -332,7 +336,8 @@ class RowAxis(pg.AxisItem):
                  max_width: float | None = None, ids: Sequence[str] | None = None,
                  notes: Sequence[str] | None = None) -> None:
         """One label per row; a label wider than ``max_width`` pixels goes on two lines, broken
-        at a space; notes wider than that are cut with an ellipsis.
+        at a space (unless the rows are many: WRAPPED_ROWS_MAX_PX); notes wider than that are
+        cut with an ellipsis.
         ``ids``: what each row stands for, if not its label. ``notes``: a line more per row, in
         grey beneath the label ("" for none).
         The same rows again change nothing (new ticks would make the axis redraw and the
@@ -348,7 +353,8 @@ class RowAxis(pg.AxisItem):
         drawn = list(labels)
         if max_width is not None:
             metrics = QFontMetricsF(self._bold_font())
-            drawn = ["\n".join(wrapped_lines(text, metrics, max_width)) for text in labels]
+            if len(labels) * 2 * metrics.height() <= WRAPPED_ROWS_MAX_PX:
+                drawn = ["\n".join(wrapped_lines(text, metrics, max_width)) for text in labels]
             notes = [metrics.elidedText(text, Qt.TextElideMode.ElideRight, max_width) for text in notes]
         self._notes = notes
         self._drawn = drawn

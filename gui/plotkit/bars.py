@@ -32,6 +32,7 @@ SELECTED_OUTLINE_WIDTH = 3.5
 SELECTION_BAND = (255, 196, 0, 55)  # light amber behind the selected row
 MAX_TEXT_SHARE = 0.7  # of a plot's width, at most, for the value written beside a bar
 VIEW_WIDTH_STEP_PX = 16  # a bar plot's least width moves in these steps (see LogBarPlot)
+LEAST_SIZE_STEP_PX = 24  # a plot canvas' least size moves in these steps (see RowCanvas)
 TEXT_GAP_PX = 3.0  # between a bar and its text (which has a margin of its own)
 FALLBACK_VIEW_PX = 300.0  # before the first layout
 NO_FIT_PATTERN = Qt.BrushStyle.BDiagPattern  # hatching for scenarios that do not fit
@@ -279,8 +280,13 @@ class RowCanvas(pg.GraphicsLayoutWidget):
     _told_width: float | None = None  # the plots' width (scene pixels) ``resized`` last told of
     _least = QSize(0, 0)  # the plots' least size the widget's minimum size hint last gave
 
-    def __init__(self) -> None:
+    def __init__(self, *, least_width: bool = True) -> None:
+        """``least_width``: whether the canvas asks for its plots' least width too, or only
+        their least height (a canvas whose plots change their least width with every frame,
+        the serving curves' axes and partial capacity rows, would otherwise lay the page out
+        again at every frame)."""
         super().__init__()
+        self._asks_width = least_width
         self.ci.installEventFilter(self)
 
     def minimumSizeHint(self) -> QSize:
@@ -310,7 +316,8 @@ class RowCanvas(pg.GraphicsLayoutWidget):
         least = layout.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         zoom = max(1.0, self.width() / max(self.scene_width(), 1.0))  # presentation mode zooms the scene
         frame = 2 * self.frameWidth()
-        size = QSize(math.ceil(least.width() * zoom) + frame, math.ceil(least.height() * zoom) + frame)
+        width = _stepped(self._least.width(), math.ceil(least.width() * zoom) + frame) if self._asks_width else 0
+        size = QSize(width, _stepped(self._least.height(), math.ceil(least.height() * zoom) + frame))
         if size != self._least:
             self._least = size
             self.updateGeometry()
@@ -338,6 +345,15 @@ class RowCanvas(pg.GraphicsLayoutWidget):
         for item in self.ci.items:
             if isinstance(item, pg.PlotItem):
                 item.layout.activate()
+
+
+def _stepped(told: int, needed: int) -> int:
+    """A least size in steps: raised at once to the step that holds ``needed``, lowered only
+    when two steps too large. An axis' tick labels widen and narrow it a little with every
+    range; each new least size lays the page out again (and, where the page is at its least,
+    resizes the canvas and repaints every plot)."""
+    stepped = math.ceil(needed / LEAST_SIZE_STEP_PX) * LEAST_SIZE_STEP_PX
+    return stepped if stepped > told or stepped <= told - 2 * LEAST_SIZE_STEP_PX else told
 
 
 def canvas() -> RowCanvas:
@@ -392,6 +408,7 @@ class LogBarPlot:
         # Whether the view keeps a least width for its texts (off where a panel shares the
         # width among its plots itself, from needed_view_px).
         self.keeps_room_for_texts = True
+        self._room_rows = 0  # the rows the least width was last set for
         self._colours: list[str] = []
         self._fits = np.zeros(0, bool)
         self._selected_row: int | None = None
@@ -479,14 +496,16 @@ class LogBarPlot:
 
     def _keep_room_for_texts(self) -> None:
         """The view's least width: its widest text in its share of it, so a narrow tab scrolls
-        rather than cut "1.12 M" at the plot's edge. Raised only when the view is narrower than
-        that, in steps, and lowered only by two steps: a new least width lays the canvas out
-        again, a paint more, and the values change on every frame."""
+        rather than cut "1.12 M" at the plot's edge. Raised, in steps, only when the view is
+        narrower than that, and lowered only when the rows change: a new least width lays the
+        page out again (~1-5 ms with its notes) and the texts change width on every frame."""
         if not self.keeps_room_for_texts:
             return
         needed = math.ceil(self.needed_view_px() / VIEW_WIDTH_STEP_PX) * VIEW_WIDTH_STEP_PX
         current = self.plot.vb.minimumWidth()
-        if (needed > current and needed > self.plot.vb.width()) or needed <= current - 2 * VIEW_WIDTH_STEP_PX:
+        rows = len(self._labels)
+        if (needed > current and needed > self.plot.vb.width()) or (rows != self._room_rows and needed < current):
+            self._room_rows = rows
             self.plot.vb.setMinimumWidth(needed)
             # Lay the plots out now, before they paint, and place the texts in the new width.
             grid = self.plot.parentItem()
