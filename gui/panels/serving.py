@@ -79,7 +79,6 @@ from ..look.style import (
     plot_colour,
     plot_font,
     plot_pen,
-    plot_text_colour,
     style_plot,
 )
 from ..plotkit.axes import ROW_LABEL_MAX_PX, GridAxis, RowAxis, log_axes
@@ -357,7 +356,7 @@ class ServingPanel(AnalysisPanel):
         return float(value)
 
     def _build_rate_page(self) -> QWidget:
-        self.rate_canvas = RowCanvas()  # as tall as the capacity bars' names need, a line apart
+        self.rate_canvas = RowCanvas(least_width=False)  # as tall as the capacity bars' names need, a line apart
         layout = self.rate_canvas.ci
         # The capacity bars name every accelerator in its colour: the curves' legend.
         # Throughput across the top, the two latencies beneath, the capacity bars (a row per
@@ -416,9 +415,8 @@ class ServingPanel(AnalysisPanel):
         }
         self.ttft_plot.addItem(self.slo_lines["ttft"], ignoreBounds=True)
         self.tpot_plot.addItem(self.slo_lines["tpot"], ignoreBounds=True)
-        # The line's name beside the plot, at its height: inside, it lay over the curves
-        # wherever it was put.
-        self.slo_names = {"ttft": self._slo_axis(self.ttft_plot), "tpot": self._slo_axis(self.tpot_plot)}
+        # The lines are named in the caption: a label inside the plot lay over the curves
+        # wherever it was put, and one beside it took a projector's width from the plots.
         self.rate_lines = []
         for plot in (self.throughput_plot, self.ttft_plot, self.tpot_plot):
             line = pg.InfiniteLine(angle=90, movable=False,
@@ -428,20 +426,8 @@ class ServingPanel(AnalysisPanel):
         self.capacity_picker = RowPicker(self.rate_canvas, [self.capacity_plot], lambda: len(self._capacity_rows),
                                          self._capacity_tip, self._capacity_clicked, self)
         self._capacity_rows: list[Capacity] = []
+        self._capacity_room_rows: tuple[str, ...] = ()  # the rows the capacity plot's least width is for
         return self.rate_canvas
-
-    @staticmethod
-    def _slo_axis(plot: pg.PlotItem) -> pg.AxisItem:
-        """A right axis whose one tick names the SLO line (no line or tick mark of its own)."""
-        axis = pg.AxisItem("right")
-        plot.setAxisItems({"right": axis})
-        plot.showAxis("right")
-        axis.setStyle(tickLength=0)
-        axis.setTickFont(plot_font())
-        axis.setPen(pg.mkPen(None))
-        axis.setTextPen(pg.mkPen(plot_text_colour(SLO_COLOUR)))
-        axis.setTicks([[], []])
-        return axis
 
     def _log_plot(self, layout: pg.GraphicsLayout, row: int, col: int, title: str, y_label: str,
                   colspan: int = 1) -> pg.PlotItem:
@@ -866,11 +852,17 @@ class ServingPanel(AnalysisPanel):
             text.setVisible(True)
         self._capacity_rates = rates
         # Room for the widest text beside a bar a quarter of the plot long ("cannot serve"
-        # beside no bar at all ran past the plot's edge on a projector).
+        # beside no bar at all ran past the plot's edge on a projector). Raised only when the
+        # plot is narrower than that, lowered only when the rows change: a new least width
+        # lays the page out again and repaints every plot, and the texts change every frame.
         widest = max((text.boundingRect().width() for text in self.capacity_texts[:len(found)]), default=0.0)
         least = math.ceil((widest + 2 * CAPACITY_TEXT_GAP_PX) / (1.0 - CAPACITY_BAR_LEAST_SHARE))
-        if self.capacity_plot.vb.minimumWidth() != least:
-            self.capacity_plot.vb.setMinimumWidth(least)
+        view = self.capacity_plot.vb
+        rows = tuple(c.accelerator for c in found)
+        if (least > view.minimumWidth() and least > view.width()) or (rows != self._capacity_room_rows
+                                                                      and least < view.minimumWidth()):
+            self._capacity_room_rows = rows
+            view.setMinimumWidth(least)
         self._fit_capacity_range()
         self.capacity_plot.setYRange(-0.6, max(len(found), 1) - 0.4, padding=0.0)
 
@@ -909,7 +901,6 @@ class ServingPanel(AnalysisPanel):
             line.setVisible(limit_ms is not None)
             if limit_ms is not None:
                 line.setPos(math.log10(limit_ms * scale))
-            self.slo_names[name].setTicks([[] if limit_ms is None else [(math.log10(limit_ms * scale), "SLO")], []])
 
     def _write_rate_lines(self) -> None:
         spec = self.spec
@@ -971,7 +962,7 @@ class ServingPanel(AnalysisPanel):
                 f"Capacity: the largest rate meeting {self._slo_text()} with a stable queue. Each accelerator is "
                 "swept from a tenth to 1.5× the rate its largest static batch sustains; hollow points: the queue "
                 "was still growing (unstable). ◆ marks the capacity; the dotted line is the current rate; colours as "
-                "in the capacity bars."
+                "in the capacity bars; the dashed red lines are the SLOs."
             )
             problems = [f"{self._label(a)}: {c.problem}" for a, c in self._capacities.items()
                         if c.problem is not None]
