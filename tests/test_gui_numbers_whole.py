@@ -24,10 +24,14 @@ def settle(qtbot, panel) -> None:
     once their plots are laid out; the page then grows, or scrolls), and lay it out."""
     from accelscope.gui.plotkit.bars import RowCanvas
 
+    def least(canvas: RowCanvas) -> tuple[int, int]:
+        # A size the panel sets itself (Scaling shares its width out) wins over the hint, as in a layout.
+        hint, set_size = canvas.minimumSizeHint(), canvas.minimumSize()
+        return (set_size.width() or hint.width(), set_size.height() or hint.height())
+
     def canvases_fit() -> bool:
         panel.grab()
-        return all(canvas.height() >= canvas.minimumSizeHint().height() and
-                   canvas.width() >= canvas.minimumSizeHint().width()
+        return all(canvas.width() >= least(canvas)[0] and canvas.height() >= least(canvas)[1]
                    for canvas in panel.findChildren(RowCanvas) if canvas.isVisibleTo(panel))
 
     qtbot.wait(30)
