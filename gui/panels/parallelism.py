@@ -24,7 +24,6 @@ from accelscope.engine.core.workspace import DEVICE_BUDGETS, VIEW_OPTION_DEFAULT
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.studies.analysis import ParallelismStudy
-from accelscope.engine.studies.parallelism import EP_TP_BATCHES
 
 from ..look.style import (
     PLOT_FONT_POINTS,
