@@ -82,7 +82,7 @@ from ..look.style import (
     style_plot,
 )
 from ..plotkit.axes import ROW_LABEL_MAX_PX, GridAxis, RowAxis, log_axes
-from ..plotkit.bars import RowCanvas
+from ..plotkit.bars import RowCanvas, hold_least_width
 from ..plotkit.picking import RowPicker, SpotRefs, spot_tip
 from ..plotkit.points import SpotRef, Spots
 from ..plotkit.text import WrappedLabel, tooltip_html
@@ -852,17 +852,12 @@ class ServingPanel(AnalysisPanel):
             text.setVisible(True)
         self._capacity_rates = rates
         # Room for the widest text beside a bar a quarter of the plot long ("cannot serve"
-        # beside no bar at all ran past the plot's edge on a projector). Raised only when the
-        # plot is narrower than that, lowered only when the rows change: a new least width
-        # lays the page out again and repaints every plot, and the texts change every frame.
+        # beside no bar at all ran past the plot's edge on a projector).
         widest = max((text.boundingRect().width() for text in self.capacity_texts[:len(found)]), default=0.0)
         least = math.ceil((widest + 2 * CAPACITY_TEXT_GAP_PX) / (1.0 - CAPACITY_BAR_LEAST_SHARE))
-        view = self.capacity_plot.vb
         rows = tuple(c.accelerator for c in found)
-        if (least > view.minimumWidth() and least > view.width()) or (rows != self._capacity_room_rows
-                                                                      and least < view.minimumWidth()):
+        if hold_least_width(self.capacity_plot.vb, least, rows, self._capacity_room_rows):
             self._capacity_room_rows = rows
-            view.setMinimumWidth(least)
         self._fit_capacity_range()
         self.capacity_plot.setYRange(-0.6, max(len(found), 1) - 0.4, padding=0.0)
 

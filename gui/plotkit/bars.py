@@ -356,6 +356,18 @@ def _stepped(told: int, needed: int) -> int:
     return stepped if stepped > told or stepped <= told - 2 * LEAST_SIZE_STEP_PX else told
 
 
+def hold_least_width(view: pg.ViewBox, needed: int, rows: object, rows_told: object) -> bool:
+    """Give a plot's view the least width its texts need (``needed`` pixels) when it is
+    narrower than that, and lower it only when its rows changed (``rows`` against the rows it
+    was last set for): a new least width lays the page out again and repaints every plot,
+    and the texts change width with every frame. Whether it was set."""
+    current = view.minimumWidth()
+    if (needed > current and needed > view.width()) or (rows != rows_told and needed < current):
+        view.setMinimumWidth(needed)
+        return True
+    return False
+
+
 def canvas() -> RowCanvas:
     widget = RowCanvas()
     widget.ci.setContentsMargins(6, 6, 6, 6)
@@ -502,11 +514,9 @@ class LogBarPlot:
         if not self.keeps_room_for_texts:
             return
         needed = math.ceil(self.needed_view_px() / VIEW_WIDTH_STEP_PX) * VIEW_WIDTH_STEP_PX
-        current = self.plot.vb.minimumWidth()
         rows = len(self._labels)
-        if (needed > current and needed > self.plot.vb.width()) or (rows != self._room_rows and needed < current):
+        if hold_least_width(self.plot.vb, needed, rows, self._room_rows):
             self._room_rows = rows
-            self.plot.vb.setMinimumWidth(needed)
             # Lay the plots out now, before they paint, and place the texts in the new width.
             grid = self.plot.parentItem()
             if isinstance(grid, pg.GraphicsLayout):
