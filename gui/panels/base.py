@@ -63,35 +63,21 @@ class PageStack(QWidget):
     cost sweep, hidden, made the energy page beside it scroll on a projector. Here the pages
     share a box layout, which leaves hidden widgets out."""
 
-    currentChanged = Signal(int)
-
     def __init__(self) -> None:
         super().__init__()
         self._pages: list[QWidget] = []
-        self._current = -1
+        self._current = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
 
-    def addWidget(self, page: QWidget) -> int:
+    def addWidget(self, page: QWidget) -> None:
         self._pages.append(page)
         self.layout().addWidget(page, 1)
-        if self._current < 0:
-            self._current = 0
         page.setVisible(len(self._pages) - 1 == self._current)
-        return len(self._pages) - 1
-
-    def count(self) -> int:
-        return len(self._pages)
-
-    def widget(self, index: int) -> QWidget | None:
-        return self._pages[index] if 0 <= index < len(self._pages) else None
 
     def currentIndex(self) -> int:
         return self._current
-
-    def currentWidget(self) -> QWidget | None:
-        return self.widget(self._current)
 
     def setCurrentIndex(self, index: int) -> None:
         if index == self._current or not 0 <= index < len(self._pages):
@@ -100,7 +86,6 @@ class PageStack(QWidget):
         self._pages[index].setVisible(True)
         self._pages[self._current].setVisible(False)
         self._current = index
-        self.currentChanged.emit(index)
 
 
 class Panel(QWidget):
