@@ -409,3 +409,17 @@ def test_the_painted_heat_map_is_kept_until_what_it_shows_changes(qtbot, regimes
     image = heatmap._painted.toImage()
     assert image.width() >= heatmap.width() and len({image.pixel(x, y) for x in range(0, image.width(), 7)
                                                      for y in range(0, image.height(), 7)}) > 20
+
+
+@pytest.mark.parametrize("width", [1500, 900])
+def test_the_claim_bands_name_crosses_no_model_line(qtbot, engine, width):
+    """At the plot's right end the band's name lay across the 5x and 10x model lines (their
+    dashes ran through its text on a 1280 px screen)."""
+    panel = make_panel(qtbot, engine, TiersPanel, frame_of(engine))
+    panel.resize(width, 700)
+    qtbot.wait(50)
+    label = panel.band_label.mapRectToScene(panel.band_label.boundingRect())
+    assert label.width() > 0
+    for line in panel.claim_lines:
+        x = line.mapToScene(line.boundingRect().center()).x()
+        assert not label.left() <= x <= label.right(), (line.label.toPlainText(), label, x)

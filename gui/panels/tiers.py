@@ -67,6 +67,7 @@ CURRENT_COLOUR = "#000000"
 CLAIM_BAND_BRUSH = (46, 139, 87, 60)  # translucent green: the paper's slowdown range
 CLAIM_LINE_COLOUR = "#2E8B57"
 CLAIM_LABEL_HEIGHTS = (0.85, 0.6)  # of the plot's height, from its foot: the 5x and the 10x model's labels
+BAND_LABEL_GAP_PERCENT = 1.5  # of the share axis: the claim band's name ends this far left of the 5x model's line
 CAPACITY_COLOURS = ("#7F7F7F", "#4C72B0")  # device memory alone, with the far tier
 MODEL_LINE_COLOUR = "#B2182B"
 CAPACITY_BAR_HEIGHT = 0.5  # of a row
@@ -152,12 +153,15 @@ class TiersPanel(AnalysisPanel):
                                               brush=plot_brush(CLAIM_BAND_BRUSH), pen=pg.mkPen(None))
         self.claim_band.setZValue(-10)
         plot.addItem(self.claim_band, ignoreBounds=True)
-        band_label = pg.TextItem(f"the paper's {100 * (CLAIM_SLOWDOWNS[0] - 1):.0f}–{100 * (CLAIM_SLOWDOWNS[1] - 1):.0f}% slower",
+        self.band_label = pg.TextItem(f"the paper's {100 * (CLAIM_SLOWDOWNS[0] - 1):.0f}–{100 * (CLAIM_SLOWDOWNS[1] - 1):.0f}% slower",
                                  color=plot_text_colour(CLAIM_LINE_COLOUR), anchor=(1.0, 1.0),
                                  fill=plot_brush((255, 255, 255, 190)))
-        band_label.setFont(plot_font())
-        band_label.setPos(102.0, high)
-        plot.addItem(band_label, ignoreBounds=True)
+        self.band_label.setFont(plot_font())
+        # Ending just left of the first model line: at the plot's right end it crossed the
+        # lines (and their dashes ran through its text).
+        first_line_share = 100.0 * (1.0 - 1.0 / min(CLAIM_CAPACITY_MULTIPLES))
+        self.band_label.setPos(first_line_share - BAND_LABEL_GAP_PERCENT, high)
+        plot.addItem(self.band_label, ignoreBounds=True)
         self.claim_lines = []
         for index, multiple in enumerate(CLAIM_CAPACITY_MULTIPLES):
             share = 100.0 * (1.0 - 1.0 / multiple)
