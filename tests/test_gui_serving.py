@@ -229,6 +229,61 @@ def test_capacity_values_and_slo_labels_stay_inside_their_plots(qtbot, engine, w
     assert "the dashed red lines are the SLOs" in panel.caption.text()
 
 
+def test_with_every_accelerator_no_capacity_text_is_cut_by_the_canvas_edge(qtbot, engine):
+    """With every catalog accelerator on a narrow tab the plots' least width was more than the
+    canvas had: the capacity plot ran past the canvas' right edge ("7.78/s" showed "7.78").
+    The canvas asks for its plots' least width (a page then scrolls); given it, every text shows."""
+    every = Workspace(engine.resolve(Scenario(model="llama-3.1-8b", accelerator="h100-sxm", input_len=512,
+                                              output_len=64)),
+                      shown=tuple(engine.catalog.accelerators), view="serving", serving=SPEC)
+    from PySide6.QtWidgets import QScrollArea
+
+    panel = make_panel(qtbot, engine, every)
+    page = QScrollArea()  # as the window holds each tab: a page that needs more scrolls
+    qtbot.addWidget(page)
+    page.setWidgetResizable(True)
+    page.setWidget(panel)
+    page.resize(640, 700)
+    page.show()
+    canvas = panel.rate_canvas
+
+    def laid_out() -> bool:
+        # Each paint may find the plots' least size grown again (an axis widens once laid out).
+        for _ in range(3):
+            panel.grab()
+            qtbot.wait(10)
+        least = canvas.minimumSizeHint()
+        return canvas.width() >= least.width() and canvas.height() >= least.height()
+
+    try:
+        qtbot.waitUntil(laid_out, timeout=3000)
+        shown = [text for text in panel.capacity_texts if text.isVisible()]
+        assert len(shown) == len(engine.catalog.accelerators)
+        visible = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+        for text in shown:
+            assert visible.contains(text.mapRectToScene(text.boundingRect())), (text.toPlainText(), visible)
+    finally:
+        page.takeWidget()  # the panel is qtbot's to close
+
+
+def test_rows_not_yet_simulated_hold_their_place_while_a_study_runs(qtbot, engine):
+    """A study's results come in one accelerator at a time: every shown accelerator has its row
+    from the first result on (the not yet simulated marked PENDING_TEXT), so the names and the
+    plots' widths do not move at every result."""
+    from accelscope.gui.panels.serving import PENDING_TEXT
+
+    panel = make_panel(qtbot, engine, workspace(engine))
+    done = panel.study
+    panel._study_shown = SHOWN
+    panel._study_progressed(panel._study_generation, (done.curves[:1], done.capacities[:1]))
+    shown = [text.toPlainText() for text in panel.capacity_texts if text.isVisible()]
+    assert shown == [panel._capacity_text(done.capacities[0]), PENDING_TEXT]
+    assert panel.capacity_plot.getAxis("left")._ids == list(SHOWN)
+    assert "being simulated" in panel._capacity_tip(1)
+    panel._study_arrived(panel._study_generation, (done, None))
+    assert PENDING_TEXT not in [text.toPlainText() for text in panel.capacity_texts if text.isVisible()]
+
+
 def test_a_new_frame_redraws_no_curve_and_a_new_selection_restyles_it(qtbot, engine, monkeypatch):
     """Every control change brings a new frame and the selection with it: the curves are
     redrawn only when the selection moved (redrawing every curve of every accelerator on each

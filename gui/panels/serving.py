@@ -106,6 +106,7 @@ ITL_COLOUR = "#8172B2"
 BAR_HEIGHT = 0.6
 SPIN_WIDTH_PX = 92
 RATE_MARGIN = 1.25  # the rate axes reach this factor beyond the lowest and highest rate swept
+PENDING_TEXT = "…"  # beside a capacity row whose accelerator is still being simulated
 CAPACITY_TEXT_GAP_PX = 4  # between a capacity bar's end and its value, and after the value
 CAPACITY_RANGE_MIN_SHARE = 1.15  # the capacity axis reaches at least this far beyond the longest bar
 # On a plot too narrow for the texts, the longest bar keeps at least this share of the width
@@ -356,7 +357,9 @@ class ServingPanel(AnalysisPanel):
         return float(value)
 
     def _build_rate_page(self) -> QWidget:
-        self.rate_canvas = RowCanvas(least_width=False)  # as tall as the capacity bars' names need, a line apart
+        # As wide as the plots' least widths and as tall as the capacity names need, a line apart:
+        # the page scrolls rather than cut the capacity texts at the right edge.
+        self.rate_canvas = RowCanvas()
         layout = self.rate_canvas.ci
         # The capacity bars name every accelerator in its colour: the curves' legend.
         # Throughput across the top, the two latencies beneath, the capacity bars (a row per
@@ -426,7 +429,10 @@ class ServingPanel(AnalysisPanel):
         self.capacity_picker = RowPicker(self.rate_canvas, [self.capacity_plot], lambda: len(self._capacity_rows),
                                          self._capacity_tip, self._capacity_clicked, self)
         self._capacity_rows: list[Capacity] = []
+        self._capacity_pending: frozenset[str] = frozenset()  # rows of a study in progress not yet simulated
+        self._study_shown: tuple[str, ...] = ()  # the accelerators the running study simulates
         self._capacity_room_rows: tuple[str, ...] = ()  # the rows the capacity plot's least width is for
+        self._capacity_room: tuple[int, tuple[str, ...]] = (0, ())  # the least width its texts need, for which rows
         return self.rate_canvas
 
     def _log_plot(self, layout: pg.GraphicsLayout, row: int, col: int, title: str, y_label: str,
@@ -611,6 +617,7 @@ class ServingPanel(AnalysisPanel):
         self._study_generation += 1
         generation = self._study_generation
         engine, workspace = self.engine, frame.workspace
+        self._study_shown = workspace.shown
         self.busy = True
         self._write_caption()
 
@@ -710,7 +717,8 @@ class ServingPanel(AnalysisPanel):
         if generation != self._study_generation:
             return
         curves, found = partial
-        self._draw_curves(curves, found)
+        done = {c.accelerator for c in found}
+        self._draw_curves(curves, found, pending=tuple(a for a in self._study_shown if a not in done))
         self._write_caption(done=len(curves))
 
     def _study_arrived(self, generation: int, result: object) -> None:
@@ -737,7 +745,9 @@ class ServingPanel(AnalysisPanel):
         accelerator = self.catalog.accelerators.get(accelerator_id)
         return accelerator_label(accelerator) if accelerator is not None else accelerator_id
 
-    def _draw_curves(self, curves: tuple[RateCurve, ...], found: tuple[Capacity, ...]) -> None:
+    def _draw_curves(self, curves: tuple[RateCurve, ...], found: tuple[Capacity, ...],
+                     pending: tuple[str, ...] = ()) -> None:
+        """``pending``: the accelerators of a study in progress not yet simulated."""
         self._curves = {curve.accelerator: curve for curve in curves}
         self._capacities = {c.accelerator: c for c in found}
         self._drawn_selection = self.selected
@@ -801,7 +811,7 @@ class ServingPanel(AnalysisPanel):
                 plot.setXRange(math.log10(low / RATE_MARGIN), math.log10(high * RATE_MARGIN), padding=0.0)
         self.capacity_marks.set_spots(*marks, brushes=[self._style(ref.accelerator)[1] for ref in marks[2]])
         self._fit_latency_ranges(spots)
-        self._draw_capacity_bars(found)
+        self._draw_capacity_bars(found, pending)
         self._write_slo_lines()
         self._write_rate_lines()
 
@@ -828,7 +838,13 @@ class ServingPanel(AnalysisPanel):
             style = self._styles[accelerator_id] = (pg.mkPen(colour, width=1.5), pg.mkBrush(colour), plot_brush("w"))
         return style
 
-    def _draw_capacity_bars(self, found: tuple[Capacity, ...]) -> None:
+    def _draw_capacity_bars(self, found: tuple[Capacity, ...], pending: tuple[str, ...] = ()) -> None:
+        """A row per accelerator: its capacity, or, while a study runs, PENDING_TEXT for those not
+        yet simulated. Every row from the study's start: names, rows and the plots' widths hold
+        while the results come in (rows added one by one moved the plots at every result and
+        laid the page out again)."""
+        found = (*found, *(Capacity(accelerator, math.nan, math.nan, 0, problem=None) for accelerator in pending))
+        self._capacity_pending = frozenset(pending)
         self._capacity_rows = list(found)
         rates = np.array([c.rate_rps if math.isfinite(c.rate_rps) else 0.0 for c in found], dtype=float)
         colours = [palette.colour_for(c.accelerator) for c in found]
@@ -848,16 +864,15 @@ class ServingPanel(AnalysisPanel):
             if index >= len(found):
                 text.setVisible(False)
                 continue
-            text.setText(self._capacity_text(found[index]))
+            capacity = found[index]
+            text.setText(PENDING_TEXT if capacity.accelerator in self._capacity_pending else self._capacity_text(capacity))
             text.setVisible(True)
         self._capacity_rates = rates
         # Room for the widest text beside a bar a quarter of the plot long ("cannot serve"
         # beside no bar at all ran past the plot's edge on a projector).
         widest = max((text.boundingRect().width() for text in self.capacity_texts[:len(found)]), default=0.0)
-        least = math.ceil((widest + 2 * CAPACITY_TEXT_GAP_PX) / (1.0 - CAPACITY_BAR_LEAST_SHARE))
-        rows = tuple(c.accelerator for c in found)
-        if hold_least_width(self.capacity_plot.vb, least, rows, self._capacity_room_rows):
-            self._capacity_room_rows = rows
+        self._capacity_room = (math.ceil((widest + 2 * CAPACITY_TEXT_GAP_PX) / (1.0 - CAPACITY_BAR_LEAST_SHARE)),
+                               tuple(c.accelerator for c in found))
         self._fit_capacity_range()
         self.capacity_plot.setYRange(-0.6, max(len(found), 1) - 0.4, padding=0.0)
 
@@ -867,6 +882,11 @@ class ServingPanel(AnalysisPanel):
         rates = getattr(self, "_capacity_rates", None)
         if rates is None:
             return
+        # Here too, not only when drawn: a plot drawn wide and then narrowed (a smaller window,
+        # presentation mode) needs the room it did not need before.
+        least, rows = self._capacity_room
+        if hold_least_width(self.capacity_plot.vb, least, rows, self._capacity_room_rows):
+            self._capacity_room_rows = rows
         width_px = max(float(self.capacity_plot.getViewBox().width()), 1.0)
         high = float(rates.max()) if rates.size and rates.max() > 0 else 1.0
         span = high * CAPACITY_RANGE_MIN_SHARE
@@ -1062,6 +1082,8 @@ class ServingPanel(AnalysisPanel):
     def _capacity_tip(self, row: int) -> str:
         capacity = self._capacity_rows[row]
         name = self._label(capacity.accelerator)
+        if capacity.accelerator in self._capacity_pending:
+            return tooltip_html(name, ["being simulated"])
         if capacity.problem is not None:
             return tooltip_html(name, [f"cannot serve: {capacity.problem}"])
         if capacity.rate_rps <= 0:

@@ -280,13 +280,8 @@ class RowCanvas(pg.GraphicsLayoutWidget):
     _told_width: float | None = None  # the plots' width (scene pixels) ``resized`` last told of
     _least = QSize(0, 0)  # the plots' least size the widget's minimum size hint last gave
 
-    def __init__(self, *, least_width: bool = True) -> None:
-        """``least_width``: whether the canvas asks for its plots' least width too, or only
-        their least height (a canvas whose plots change their least width with every frame,
-        the serving curves' axes and partial capacity rows, would otherwise lay the page out
-        again at every frame)."""
+    def __init__(self) -> None:
         super().__init__()
-        self._asks_width = least_width
         self.ci.installEventFilter(self)
 
     def minimumSizeHint(self) -> QSize:
@@ -316,7 +311,7 @@ class RowCanvas(pg.GraphicsLayoutWidget):
         least = layout.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         zoom = max(1.0, self.width() / max(self.scene_width(), 1.0))  # presentation mode zooms the scene
         frame = 2 * self.frameWidth()
-        width = _stepped(self._least.width(), math.ceil(least.width() * zoom) + frame) if self._asks_width else 0
+        width = _stepped(self._least.width(), math.ceil(least.width() * zoom) + frame)
         size = QSize(width, _stepped(self._least.height(), math.ceil(least.height() * zoom) + frame))
         if size != self._least:
             self._least = size
