@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QComboBox, QScrollArea
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.serving import ServingSpec
@@ -22,7 +22,7 @@ from accelscope.engine.physics.frame import compute_frame
 from accelscope.engine.studies.serving.view import capacity_on, current_run, rate_curve
 from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.main_window import EXPLAIN_INTERVAL_MS
-from accelscope.gui.panels.serving import RUN_PAGE, ServingPanel
+from accelscope.gui.panels.serving import PENDING_TEXT, RUN_PAGE, ServingPanel
 
 SHOWN = ("h100-sxm", "l40s")
 SPEC = ServingSpec(requests=150, rate_rps=3.0, slo_ttft_ms=1500.0, slo_tpot_ms=100.0)
@@ -236,8 +236,6 @@ def test_with_every_accelerator_no_capacity_text_is_cut_by_the_canvas_edge(qtbot
     every = Workspace(engine.resolve(Scenario(model="llama-3.1-8b", accelerator="h100-sxm", input_len=512,
                                               output_len=64)),
                       shown=tuple(engine.catalog.accelerators), view="serving", serving=SPEC)
-    from PySide6.QtWidgets import QScrollArea
-
     panel = make_panel(qtbot, engine, every)
     page = QScrollArea()  # as the window holds each tab: a page that needs more scrolls
     qtbot.addWidget(page)
@@ -270,15 +268,13 @@ def test_rows_not_yet_simulated_hold_their_place_while_a_study_runs(qtbot, engin
     """A study's results come in one accelerator at a time: every shown accelerator has its row
     from the first result on (the not yet simulated marked PENDING_TEXT), so the names and the
     plots' widths do not move at every result."""
-    from accelscope.gui.panels.serving import PENDING_TEXT
-
     panel = make_panel(qtbot, engine, workspace(engine))
     done = panel.study
     panel._study_shown = SHOWN
     panel._study_progressed(panel._study_generation, (done.curves[:1], done.capacities[:1]))
     shown = [text.toPlainText() for text in panel.capacity_texts if text.isVisible()]
     assert shown == [panel._capacity_text(done.capacities[0]), PENDING_TEXT]
-    assert panel.capacity_plot.getAxis("left")._ids == list(SHOWN)
+    assert panel.capacity_plot.getAxis("left").ids == list(SHOWN)
     assert "being simulated" in panel._capacity_tip(1)
     panel._study_arrived(panel._study_generation, (done, None))
     assert PENDING_TEXT not in [text.toPlainText() for text in panel.capacity_texts if text.isVisible()]

@@ -865,7 +865,8 @@ class ServingPanel(AnalysisPanel):
                 text.setVisible(False)
                 continue
             capacity = found[index]
-            text.setText(PENDING_TEXT if capacity.accelerator in self._capacity_pending else self._capacity_text(capacity))
+            pending_row = capacity.accelerator in self._capacity_pending
+            text.setText(PENDING_TEXT if pending_row else self._capacity_text(capacity))
             text.setVisible(True)
         self._capacity_rates = rates
         # Room for the widest text beside a bar a quarter of the plot long ("cannot serve"

@@ -153,9 +153,9 @@ class TiersPanel(AnalysisPanel):
                                               brush=plot_brush(CLAIM_BAND_BRUSH), pen=pg.mkPen(None))
         self.claim_band.setZValue(-10)
         plot.addItem(self.claim_band, ignoreBounds=True)
-        self.band_label = pg.TextItem(f"the paper's {100 * (CLAIM_SLOWDOWNS[0] - 1):.0f}–{100 * (CLAIM_SLOWDOWNS[1] - 1):.0f}% slower",
-                                 color=plot_text_colour(CLAIM_LINE_COLOUR), anchor=(1.0, 1.0),
-                                 fill=plot_brush((255, 255, 255, 190)))
+        band_text = f"the paper's {100 * (CLAIM_SLOWDOWNS[0] - 1):.0f}–{100 * (CLAIM_SLOWDOWNS[1] - 1):.0f}% slower"
+        self.band_label = pg.TextItem(band_text, color=plot_text_colour(CLAIM_LINE_COLOUR), anchor=(1.0, 1.0),
+                                      fill=plot_brush((255, 255, 255, 190)))
         self.band_label.setFont(plot_font())
         # Ending just left of the first model line: at the plot's right end it crossed the
         # lines (and their dashes ran through its text).
