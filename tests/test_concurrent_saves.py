@@ -80,7 +80,7 @@ def hammer(catalog, folder: Path, writers: int, saves: int) -> dict:
     start = folder.parent / "start"  # outside the checked folder
     presets = writer_presets(catalog, writers)
     documents = [preset_to_json(preset) for preset in presets]
-    expected = {serialised(document): preset.name for document, preset in zip(documents, presets)}
+    expected = {serialised(document): preset.name for document, preset in zip(documents, presets, strict=True)}
     assert len(expected) == writers  # every writer's file is told apart from the others'
     save_preset(presets[0], path)  # the file exists before any writer starts
     assert path.read_text(encoding="utf-8") in expected  # the serialisation above is save_preset's
@@ -97,7 +97,7 @@ def hammer(catalog, folder: Path, writers: int, saves: int) -> dict:
     reads = loads = 0
     seen: dict[str, int] = {}
     try:
-        for process, document in zip(processes, documents):
+        for process, document in zip(processes, documents, strict=True):
             process.stdin.write(json.dumps(document))
             process.stdin.close()
         for process in processes:
@@ -134,7 +134,7 @@ def hammer(catalog, folder: Path, writers: int, saves: int) -> dict:
             if process.poll() is None:
                 process.kill()
                 process.wait()
-    for process, (out, err) in zip(processes, outputs):
+    for process, (out, err) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, f"a writer failed:\n{err}"
         assert out.split() == ["done", str(saves)], out
     leftovers = sorted(entry.name for entry in folder.iterdir() if entry.name != path.name)
