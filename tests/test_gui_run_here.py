@@ -109,6 +109,21 @@ def test_the_device_picker_lists_every_device_by_name_under_its_group(qtbot, eng
     assert devices == [(a.name, a.id) for _, members in grouped(engine.catalog.accelerators.values()) for a in members]
 
 
+@pytest.mark.parametrize("width", [700, 1200])
+def test_the_device_picker_shows_its_choice_whole_where_the_row_has_room(qtbot, engine, width):
+    """At its least width (30 characters) the closed picker cut "Selected accelerator: NVIDIA
+    H100 SXM5 80GB" to "... SXM5 8", with the rest of its row empty."""
+    panel = make_panel(qtbot, engine, frame_of(engine), size=(width, 700))
+    combo = panel.combo
+    for accelerator in ("", "h100-sxm", "gh200"):  # "": the selected accelerator's entry
+        panel.set_device(accelerator)
+        qtbot.wait(10)
+        text_px = combo.fontMetrics().horizontalAdvance(combo.currentText())
+        arrow_px = 24  # the drop-down arrow and the frame take at least this much beside the text
+        row_px = combo.parentWidget().width()
+        assert combo.width() >= min(text_px + arrow_px, row_px // 2), (combo.currentText(), combo.width(), text_px)
+
+
 def test_picking_a_device_computes_it_and_tells_the_window(qtbot, engine):
     panel = make_panel(qtbot, engine, frame_of(engine))
     with qtbot.waitSignal(panel.view_option_changed, timeout=1000) as signal:

@@ -13,7 +13,7 @@ a view option, so presets keep it.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,7 +21,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QSplitter,
+    QStyle,
+    QStyleOptionComboBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -115,18 +118,21 @@ class RunHerePanel(AnalysisPanel):
         self.combo.setAccessibleName("Device")
         self.combo.setToolTip("The device every model is tried on; the first entry follows the selected accelerator.")
         self.combo.setMaxVisibleItems(24)
-        # As wide as a usual name, not the longest: the tab must fit beside both docks on a small
-        # screen; the list that drops down is as wide as its entries.
+        # At least as wide as a usual name, not the longest: the tab must fit beside both docks on
+        # a small screen. Wider where the row has room, up to its longest entry (at its least
+        # width "Selected accelerator: NVIDIA H100 SXM5 80GB" showed "... SXM5 8"); the list
+        # that drops down is as wide as its entries.
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.combo.setMinimumContentsLength(COMBO_CHARACTERS)
+        self.combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         device_label.setBuddy(self.combo)
         self._fill_combo()
         self.combo.currentIndexChanged.connect(self._combo_changed)
         controls = QHBoxLayout()
         controls.setContentsMargins(8, 6, 8, 0)
         controls.addWidget(device_label)
-        controls.addWidget(self.combo)
-        controls.addStretch(1)
+        controls.addWidget(self.combo, 1)  # the row's spare width goes to the combo first, up to its widest
+        controls.addStretch(0)
 
         self.header = subtitle_label("")
         self.legend = subtitle_label(
@@ -195,9 +201,22 @@ class RunHerePanel(AnalysisPanel):
         self.combo.blockSignals(True)
         self.combo.setModel(model)
         self.combo.view().setMinimumWidth(self.combo.view().sizeHintForColumn(0) + 24)
+        self._fit_combo_width()
         index = self.combo.findData(self.device)
         self.combo.setCurrentIndex(max(index, 0))
         self.combo.blockSignals(False)
+
+    def _fit_combo_width(self) -> None:
+        """The combo's widest: what its longest entry needs closed (the style's frame and arrow
+        around the text)."""
+        model = self.combo.model()
+        metrics = self.combo.fontMetrics()
+        text_px = max(metrics.horizontalAdvance(model.item(row).text()) for row in range(model.rowCount()))
+        option = QStyleOptionComboBox()
+        self.combo.initStyleOption(option)
+        needed = self.combo.style().sizeFromContents(QStyle.ContentsType.CT_ComboBox, option,
+                                                     QSize(text_px, metrics.height()), self.combo)
+        self.combo.setMaximumWidth(max(needed.width(), self.combo.minimumSizeHint().width()))
 
     @staticmethod
     def _entry(text: str, data: str) -> QStandardItem:
@@ -212,6 +231,7 @@ class RunHerePanel(AnalysisPanel):
     def _sync_combo(self) -> None:
         model = self.combo.model()
         model.item(0).setText(self._selected_entry_text())
+        self._fit_combo_width()
         self.combo.blockSignals(True)
         self.combo.setCurrentIndex(max(self.combo.findData(self.device), 0))
         self.combo.blockSignals(False)
