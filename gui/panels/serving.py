@@ -432,7 +432,7 @@ class ServingPanel(AnalysisPanel):
         self._capacity_pending: frozenset[str] = frozenset()  # rows of a study in progress not yet simulated
         self._study_shown: tuple[str, ...] = ()  # the accelerators the running study simulates
         self._capacity_room_rows: tuple[str, ...] = ()  # the rows the capacity plot's least width is for
-        self._capacity_room: tuple[int, tuple[str, ...]] = (0, ())  # the least width its texts need, for which rows
+        self._capacity_room_px = 0  # the least width the capacity texts need
         return self.rate_canvas
 
     def _log_plot(self, layout: pg.GraphicsLayout, row: int, col: int, title: str, y_label: str,
@@ -872,8 +872,7 @@ class ServingPanel(AnalysisPanel):
         # Room for the widest text beside a bar a quarter of the plot long ("cannot serve"
         # beside no bar at all ran past the plot's edge on a projector).
         widest = max((text.boundingRect().width() for text in self.capacity_texts[:len(found)]), default=0.0)
-        self._capacity_room = (math.ceil((widest + 2 * CAPACITY_TEXT_GAP_PX) / (1.0 - CAPACITY_BAR_LEAST_SHARE)),
-                               tuple(c.accelerator for c in found))
+        self._capacity_room_px = math.ceil((widest + 2 * CAPACITY_TEXT_GAP_PX) / (1.0 - CAPACITY_BAR_LEAST_SHARE))
         self._fit_capacity_range()
         self.capacity_plot.setYRange(-0.6, max(len(found), 1) - 0.4, padding=0.0)
 
@@ -885,8 +884,8 @@ class ServingPanel(AnalysisPanel):
             return
         # Here too, not only when drawn: a plot drawn wide and then narrowed (a smaller window,
         # presentation mode) needs the room it did not need before.
-        least, rows = self._capacity_room
-        if hold_least_width(self.capacity_plot.vb, least, rows, self._capacity_room_rows):
+        rows = tuple(c.accelerator for c in self._capacity_rows)
+        if hold_least_width(self.capacity_plot.vb, self._capacity_room_px, rows, self._capacity_room_rows):
             self._capacity_room_rows = rows
         width_px = max(float(self.capacity_plot.getViewBox().width()), 1.0)
         high = float(rates.max()) if rates.size and rates.max() > 0 else 1.0
