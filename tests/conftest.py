@@ -131,3 +131,31 @@ def window_on(qtbot, monkeypatch, tmp_path):
         return window
 
     return make
+
+
+@pytest.fixture
+def settle_plots(qtbot):
+    """A function that lets a panel's page take the size its plots need (each plot canvas tells
+    it of its least size once its plots are laid out; the page then grows, or scrolls) and lays
+    it out, so positions are final."""
+    from accelscope.gui.plotkit.bars import RowCanvas
+
+    def least(canvas: RowCanvas) -> tuple[int, int]:
+        # A size the panel sets itself (Scaling shares its width out) wins over the hint, as in a layout.
+        hint, set_size = canvas.minimumSizeHint(), canvas.minimumSize()
+        return (set_size.width() or hint.width(), set_size.height() or hint.height())
+
+    def settle(panel) -> None:
+        def canvases_fit() -> bool:
+            # Each paint may find a canvas' least size grown again (an axis widens once laid out).
+            for _ in range(3):
+                panel.grab()
+                qtbot.wait(10)
+            return all(canvas.width() >= least(canvas)[0] and canvas.height() >= least(canvas)[1]
+                       for canvas in panel.findChildren(RowCanvas) if canvas.isVisibleTo(panel))
+
+        qtbot.wait(30)
+        qtbot.waitUntil(canvases_fit, timeout=3000)
+        panel.grab()
+
+    return settle

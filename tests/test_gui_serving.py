@@ -229,7 +229,7 @@ def test_capacity_values_and_slo_labels_stay_inside_their_plots(qtbot, engine, w
     assert "the dashed red lines are the SLOs" in panel.caption.text()
 
 
-def test_with_every_accelerator_no_capacity_text_is_cut_by_the_canvas_edge(qtbot, engine):
+def test_with_every_accelerator_no_capacity_text_is_cut_by_the_canvas_edge(qtbot, engine, settle_plots):
     """With every catalog accelerator on a narrow tab the plots' least width was more than the
     canvas had: the capacity plot ran past the canvas' right edge ("7.78/s" showed "7.78").
     The canvas asks for its plots' least width (a page then scrolls); given it, every text shows."""
@@ -244,17 +244,8 @@ def test_with_every_accelerator_no_capacity_text_is_cut_by_the_canvas_edge(qtbot
     page.resize(640, 700)
     page.show()
     canvas = panel.rate_canvas
-
-    def laid_out() -> bool:
-        # Each paint may find the plots' least size grown again (an axis widens once laid out).
-        for _ in range(3):
-            panel.grab()
-            qtbot.wait(10)
-        least = canvas.minimumSizeHint()
-        return canvas.width() >= least.width() and canvas.height() >= least.height()
-
     try:
-        qtbot.waitUntil(laid_out, timeout=3000)
+        settle_plots(panel)
         shown = [text for text in panel.capacity_texts if text.isVisible()]
         assert len(shown) == len(engine.catalog.accelerators)
         visible = canvas.mapToScene(canvas.viewport().rect()).boundingRect()
