@@ -423,3 +423,20 @@ def test_the_claim_bands_name_crosses_no_model_line(qtbot, engine, width):
     for line in panel.claim_lines:
         x = line.mapToScene(line.boundingRect().center()).x()
         assert not label.left() <= x <= label.right(), (line.label.toPlainText(), label, x)
+
+
+@pytest.mark.parametrize("size", [(1500, 900), (660, 620), (660, 420)])
+def test_the_model_lines_name_covers_no_capacity_text(qtbot, engine, size):
+    """On a projector the model line's name ("Llama 3.1 8B: 8.03 B", on a white ground) hung
+    over the top of the first bar's "37.8 B": the room above the rows was a fixed share of
+    a row, less than the name's height on a short plot."""
+    panel = make_panel(qtbot, engine, TiersPanel, frame_of(engine))
+    panel.resize(*size)
+    qtbot.wait(50)
+    label = panel.model_line.label
+    name = label.mapRectToScene(label.boundingRect())
+    assert name.height() > 0 and label.toPlainText().startswith("Llama")
+    boxes = [box for box in panel.capacity_texts.scene_boxes() if not box.isEmpty()]
+    assert len(boxes) == 2
+    for box in boxes:
+        assert not name.intersects(box), (label.toPlainText(), name, box)

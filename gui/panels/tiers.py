@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QFontMetricsF
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from accelscope.engine.catalog import Catalog
@@ -53,7 +53,10 @@ from ..plotkit.bars import (
 from ..plotkit.text import TextPool, WrappedLabel, subtitle_label, swatch
 from .analysis import AnalysisPanel
 
-CANVAS_MIN_HEIGHT_PX = 340  # the curves (5/7 of it) and the capacity strip (2/7), each readable
+CANVAS_MIN_HEIGHT_PX = 380  # the curves (5/7 of it) and the capacity strip (2/7), each readable
+# The capacity bars' area holds the model line's name and two rows of text, each a line high
+# with a line's worth of gaps between: at 64 px (the canvas at its least) the rows touched.
+CAPACITY_VIEW_MIN_LINES = 4
 
 # (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
 CURVES: tuple[tuple[str, str, str, str], ...] = (
@@ -71,6 +74,10 @@ BAND_LABEL_GAP_PERCENT = 1.5  # of the share axis: the claim band's name ends th
 CAPACITY_COLOURS = ("#7F7F7F", "#4C72B0")  # device memory alone, with the far tier
 MODEL_LINE_COLOUR = "#B2182B"
 CAPACITY_BAR_HEIGHT = 0.5  # of a row
+MODEL_NAME_POSITION = 0.02  # the model line's name hangs this share of the plot's height below its top
+MIN_HEAD_ROOM_ROWS = 0.9  # free space above the first bar, in rows, however tall the plot
+HEAD_GAP_PX = 3  # between the model line's name and the first bar's text
+MAX_HEAD_SHARE = 0.8  # of the plot's height for the head room, at most (a plot squeezed flat)
 MIN_DECADES = math.log10(2.0)  # the slowdown axis shows at least 1x to 2x
 
 
@@ -204,10 +211,11 @@ class TiersPanel(AnalysisPanel):
         self.model_line = pg.InfiniteLine(pos=0.0, angle=90, movable=False,
                                           pen=plot_pen(MODEL_LINE_COLOUR, width=2, style=Qt.PenStyle.DashLine),
                                           # At the top (the rows run downwards), hanging into the head room.
-                                          label="", labelOpts={"position": 0.02,
+                                          label="", labelOpts={"position": MODEL_NAME_POSITION,
                                                                "color": plot_text_colour(MODEL_LINE_COLOUR),
                                                                "anchors": [(0, 0), (0, 0)], "fill": plot_brush("w")})
         self.model_line.label.setFont(plot_font())
+        plot.vb.setMinimumHeight(CAPACITY_VIEW_MIN_LINES * QFontMetricsF(plot_font()).height())
         plot.addItem(self.model_line, ignoreBounds=True)
         self.capacity_plot = plot
         self._capacity_values = np.zeros(2)
@@ -337,13 +345,13 @@ class TiersPanel(AnalysisPanel):
         self.model_line.label.setFormat(
             f"{self.engine.model(study.sweep.model).name}: {format_params(study.model_params)}")
         self._fit_capacity_texts()
-        set_row_range(self.capacity_plot, 2, head_room=0.9)  # room for the model line's label
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
         if self._capacity_axis is None:
             return
         base, top, ends, model_log = self._capacity_axis
+        set_row_range(self.capacity_plot, 2, head_room=self._capacity_head_room())
         view_px = self.capacity_plot.vb.width() or FALLBACK_VIEW_PX
         right = right_end_for_texts(base, ends, self.capacity_texts.widths_px() + TEXT_GAP_PX, view_px)
         right = max(right, top + 0.15, model_log + 0.15)
@@ -357,6 +365,23 @@ class TiersPanel(AnalysisPanel):
         if label.anchors[0][0] != side:
             label.anchors = [(side, 0.0), (side, 0.0)]
             label.updatePosition()
+
+    def _capacity_head_room(self) -> float:
+        """Rows of free space above the first bar for the model line's name: enough that the
+        name (hung from the top) ends above the first bar's text at this plot height. A fixed
+        share of a row was less than the name's height on a short plot, and the name's white
+        ground covered the top of that text."""
+        height_px = self.capacity_plot.vb.height()
+        if height_px <= 0:
+            return MIN_HEAD_ROOM_ROWS
+        name_px = self.model_line.label.boundingRect().height()
+        boxes = [box.height() for box in self.capacity_texts.scene_boxes() if not box.isEmpty()]
+        half_text_px = (max(boxes) if boxes else name_px) / 2
+        # The first row's centre lies (0.5 + head) / (2 + head) of the height down; the name
+        # ends MODEL_NAME_POSITION of it plus its own height down.
+        share = min((MODEL_NAME_POSITION * height_px + name_px + half_text_px + HEAD_GAP_PX) / height_px,
+                    MAX_HEAD_SHARE)
+        return max(MIN_HEAD_ROOM_ROWS, (2 * share - 0.5) / (1 - share))
 
     def _show_texts(self, study: TierStudy) -> None:
         sweep = study.sweep
