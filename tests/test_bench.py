@@ -16,6 +16,7 @@ KEYS = {
 
 def test_bench_quick_prints_every_figure(capsys):
     from accelscope.cli.main import main
+    from accelscope.gui.dev.bench import BENCH_WINDOW_PX
 
     assert main(["bench", "--quick", "--json"]) == 0
     figures = json.loads(capsys.readouterr().out)
@@ -25,6 +26,8 @@ def test_bench_quick_prints_every_figure(capsys):
     assert figures["startup_cold_ready_s"] >= figures["startup_cold_s"]
     assert 0 < figures["update_cpu_ms_p50"] <= figures["update_cpu_ms_p95"] <= figures["update_cpu_ms_p99"]
     assert figures["load_average"] >= 0
+    # Timed in the window it says, not one fitted to the offscreen platform's 800x600 screen.
+    assert (figures["window_width_px"], figures["window_height_px"]) == BENCH_WINDOW_PX
     # The explanation follows the frame: timed on its own, and with the frame.
     assert 0 < figures["explanation_ms_p50"] <= figures["explanation_ms_p95"]
     assert 0 < figures["whole_ms_p50"] <= figures["whole_ms_p95"] <= figures["whole_ms_p99"]
