@@ -13,14 +13,19 @@ a plain QTabWidget.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QSize
+from PySide6.QtCore import QEvent, QObject, QPoint, QSize
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
+
+from ..plotkit.text import WrappedLabel
 
 # The least a page area asks for: room for a small plot with its axes. A page that needs more
 # scrolls; the window's minimum is this plus the docks.
 PAGE_MIN_WIDTH_PX = 360
 PAGE_MIN_HEIGHT_PX = 260
+# A page's text is never wrapped narrower than this, however little of the page shows.
+MIN_TEXT_WIDTH_PX = 200
+NO_LIMIT_PX = 16_777_215  # Qt's QWIDGETSIZE_MAX: a widget's maximum width when none is set
 
 
 class PageScroll(QScrollArea):
@@ -70,12 +75,33 @@ class PageScroll(QScrollArea):
         bar_width = self.verticalScrollBar().sizeHint().width()
         bar_height = self.horizontalScrollBar().sizeHint().height()
         least = self.least_size(area.width())
+        visible = area.width()
         if least.height() > area.height():  # a vertical scroll bar takes some of the width
-            least = self.least_size(area.width() - bar_width)
+            visible = area.width() - bar_width
+            least = self.least_size(visible)
+        if self._wrap_texts_at(visible if least.width() > visible else None):
+            least = self.least_size(visible)  # narrower texts are taller
         room_height = area.height() - (bar_height if least.width() > area.width() else 0)
         size = QSize(least.width(), max(least.height(), room_height))
         if size != page.size():
             page.resize(size)
+
+    def _wrap_texts_at(self, visible: int | None) -> bool:
+        """Where the page is wider than the area (its plots need the width and scroll sideways),
+        its wrapped texts end at the area's right edge (``visible``; None: the page fits, and
+        they take its width): wrapped at the page's width, each line ran past the edge, to be
+        scrolled to for every line read. Whether any text's width limit changed."""
+        page = self.widget()
+        changed = False
+        for label in page.findChildren(WrappedLabel):
+            limit = NO_LIMIT_PX
+            if visible is not None:
+                left = label.mapTo(page, QPoint(0, 0)).x() if label.width() > 0 else 0
+                limit = max(MIN_TEXT_WIDTH_PX, visible - left)
+            if label.maximumWidth() != limit:
+                label.setMaximumWidth(limit)
+                changed = True
+        return changed
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
