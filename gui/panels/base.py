@@ -24,6 +24,7 @@ from accelscope.engine.text.summary import accelerator_short_name
 
 from ..look import palette
 from ..look.style import plot_font
+from ..plotkit.axes import axes_of, draw_axis_ahead
 from ..plotkit.fit import ShownText, texts_in
 from ..plotkit.text import FigureText, WrappedLabel
 
@@ -116,6 +117,7 @@ class Panel(QWidget):
         self.reference: Frame | None = None
         self.reference_note: QLabel | None = None  # made by panels that draw ghosts
         self._graphics_views: list[pg.GraphicsView] | None = None  # found once: panels make their plots up front
+        self._axes: list[pg.AxisItem] | None = None  # their plots' axes, likewise
 
     def prepare_paint(self) -> None:
         """Finish the plots' deferred work now, so that the next paint draws each plot once.
@@ -124,7 +126,9 @@ class Panel(QWidget):
         view is about to paint; what that changes then marks the plot dirty again, and Qt paints
         the whole plot a second time (1.5-1.8 paints per change were counted on the bar and sweep
         tabs). Running it here, then the layouts it invalidated, then the scene's queued marking
-        of changed items, leaves nothing for the paint to change."""
+        of changed items, leaves nothing for the paint to change. Last the axes' pictures are
+        drawn: a hidden tab brought up to date while the controls rest is then shown without
+        laying out its ticks and labels (~3 ms of a bar tab's switch)."""
         if self._graphics_views is None:
             self._graphics_views = self.findChildren(pg.GraphicsView)
         if not self._graphics_views:
@@ -135,6 +139,10 @@ class Panel(QWidget):
             QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
         for view in self._graphics_views:
             QCoreApplication.sendPostedEvents(view.scene(), QEvent.Type.MetaCall.value)
+        if self._axes is None:
+            self._axes = [axis for view in self._graphics_views for axis in axes_of(view)]
+        for axis in self._axes:
+            draw_axis_ahead(axis)
 
     def update_frame(self, frame: Frame) -> None:
         raise NotImplementedError

@@ -15,7 +15,7 @@ from html import escape
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPicture
 
 from accelscope.engine.core.units import log_tick_text, tick_text
 
@@ -49,6 +49,38 @@ def opaque_over(colour: QColor, background: QColor | None = None) -> QColor:
         colour.blueF() * alpha + background.blueF() * (1.0 - alpha),
         1.0,
     )
+
+
+def axes_of(view: pg.GraphicsView) -> list[pg.AxisItem]:
+    """The axes of the plots a view shows (in its layout, nested layouts included)."""
+    found: list[pg.AxisItem] = []
+    pending = [view.centralWidget]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, pg.PlotItem):
+            found += [entry["item"] for entry in item.axes.values()]
+        elif isinstance(item, pg.GraphicsLayout):
+            pending += list(item.items)
+    return found
+
+
+def draw_axis_ahead(axis: pg.AxisItem) -> None:
+    """Draw an axis' picture now, as its next paint would (pyqtgraph's ``AxisItem.paint``):
+    the paint then only plays it. Run for the hidden tabs while the controls rest, this takes
+    the axes' layout of ticks and labels (~3 ms a bar tab) out of the switch to the tab."""
+    if axis.picture is not None or not axis.isVisible():
+        return
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        if axis.style["tickFont"]:
+            painter.setFont(axis.style["tickFont"])
+        specs = axis.generateDrawSpecs(painter)
+        if specs is not None:
+            axis.drawPicture(painter, *specs)
+    finally:
+        painter.end()
+    axis.picture = picture
 
 
 class _MeasuringPainter:
