@@ -80,7 +80,11 @@ class PageScroll(QScrollArea):
             visible = area.width() - bar_width
             least = self.least_size(visible)
         if self._wrap_texts_at(visible if least.width() > visible else None):
-            least = self.least_size(visible)  # narrower texts are taller
+            least = self.least_size(visible)  # narrower texts are taller...
+            if least.height() > area.height() and visible == area.width():
+                visible -= bar_width  # ...and may need the vertical scroll bar
+                self._wrap_texts_at(visible)
+                least = self.least_size(visible)
         room_height = area.height() - (bar_height if least.width() > area.width() else 0)
         size = QSize(least.width(), max(least.height(), room_height))
         if size != page.size():
