@@ -136,6 +136,31 @@ def test_strategies_beyond_the_device_cap_are_hatched_and_labelled(qtbot, privat
     assert "does not fit" in panel.notes.text()
 
 
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    ((0.00731, 0.00731, 0.0074), "7.31 · 7.31 · 7.4 ms"),
+    ((0.812, 0.9, 1.02), "812 ms · 900 ms · 1.02 s"),
+    ((1.5, 2.25, 12.0), "1.5 · 2.25 · 12 s"),
+])
+def test_times_that_share_a_unit_write_it_once(seconds, text):
+    from accelscope.gui.panels.scaling import times_in_one_unit
+
+    assert times_in_one_unit(seconds) == text
+
+
+def test_the_numbers_tables_itl_column_writes_its_unit_once(qtbot, private_engine):
+    """"7.31 ms · 7.31 ms · 7.31 ms" made the ITL column the table's widest, past a projector's
+    edge with both docks open."""
+    import re
+
+    frame = frame_of(private_engine, "llama-3.1-8b", batch=16)
+    panel = make(qtbot, ScalingPanel, private_engine, frame)
+    rows = [line.split("\t") for line in panel.notes.text().splitlines()]
+    itl = [cells[5] for cells in rows if len(cells) > 5]
+    # Llama 3.1 8B at batch 16: every strategy's step times are milliseconds.
+    assert itl and all(re.fullmatch(r"[\d.,]+ · [\d.,]+ · [\d.,]+ ms", cell) for cell in itl), itl
+
+
 # ---- scaling: routing --------------------------------------------------------------------------
 
 

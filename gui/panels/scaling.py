@@ -13,6 +13,7 @@ the first paper's claims next to the computed numbers. Every number is the engin
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from html import escape
 
 import numpy as np
@@ -146,6 +147,17 @@ def _beside_view_px(plot: pg.PlotItem) -> float:
     left, _top, right, _bottom = plot.layout.getContentsMargins()
     axes = [plot.getAxis(name) for name in ("left", "right") if plot.getAxis(name).isVisible()]
     return left + right + sum(axis.effectiveSizeHint(Qt.SizeHint.PreferredSize).width() for axis in axes)
+
+
+def times_in_one_unit(seconds: Sequence[float]) -> str:
+    """Times joined by " · ", the unit written once where they share it ("7.31 · 7.31 · 7.4 ms"),
+    else each with its own ("812 ms · 1.02 s"): the numbers table's ITL column repeated "ms"
+    three times and was its widest."""
+    texts = [short_time(value) for value in seconds]
+    numbers, units = zip(*(text.rsplit(" ", 1) for text in texts), strict=True)
+    if len(set(units)) == 1:
+        return f"{' · '.join(numbers)} {units[0]}"
+    return " · ".join(texts)
 
 
 def _layout_words(entry: StrategyResult) -> str:
@@ -799,7 +811,7 @@ class ScalingPanel(AnalysisPanel):
                     f"{entry.devices:,}",
                     f"{compact(entry.output_tok_s)} · {compact(entry.output_tok_s_per_device)}",
                     short_time(entry.ttft_s),
-                    f"{short_time(entry.itl_s)} · {short_time(spread.p50_s)} · {short_time(spread.p99_s)}",
+                    times_in_one_unit((entry.itl_s, spread.p50_s, spread.p99_s)),
                     f"{spread.coefficient_of_variation:.2%}" if spread.modelled else "— (no routing)",
                 ))
         self.notes_scroll.updateGeometry()  # its height follows the table's
