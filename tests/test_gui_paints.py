@@ -294,9 +294,15 @@ def test_a_hidden_tab_brought_up_to_date_has_its_axes_drawn_before_it_is_shown(w
     assert len(axes) >= 2
     assert all(axis.picture is not None for axis in axes)
     laid_out = []
+
+    def counted(axis, original):
+        def generate(painter):
+            laid_out.append(axis)
+            return original(painter)
+        return generate
+
     for axis in axes:
-        original = axis.generateDrawSpecs
-        axis.generateDrawSpecs = lambda painter, axis=axis, original=original: laid_out.append(axis) or original(painter)
+        axis.generateDrawSpecs = counted(axis, axis.generateDrawSpecs)
     window.tabs.setCurrentWidget(panel)
     panel.grab()
     qtbot.wait(20)

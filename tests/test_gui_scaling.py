@@ -136,7 +136,6 @@ def test_strategies_beyond_the_device_cap_are_hatched_and_labelled(qtbot, privat
     assert "does not fit" in panel.notes.text()
 
 
-
 @pytest.mark.parametrize(("seconds", "text"), [
     ((0.00731, 0.00731, 0.0074), "7.31 · 7.31 · 7.4 ms"),
     ((0.812, 0.9, 1.02), "812 ms · 900 ms · 1.02 s"),
