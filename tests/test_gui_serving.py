@@ -123,6 +123,43 @@ def test_the_run_is_simulated_off_the_gui_thread_and_the_newest_wins(qtbot, open
     assert [c.accelerator for c in panel.study.capacities] == list(SHOWN)
 
 
+def test_a_changes_run_starts_after_the_window_has_painted_its_frame(qtbot, open_window, monkeypatch):
+    """A change on the tab starts its run once the frame it asked for is painted: its Python
+    parts, started at once, held the GIL against that paint."""
+    from PySide6.QtCore import QEvent, QObject
+
+    window = open_window(size=(1400, 900))
+    window.controller.set_workspace(window.controller.workspace.with_changes(serving=SPEC, shown=SHOWN))
+    window.controller.throttle.flush()
+    window.show_view("serving")
+    panel: ServingPanel = window.panels["serving"]
+    panel.wait_idle()
+    qtbot.wait(50)
+    happened: list[str] = []
+    submit = panel._executor.submit
+    monkeypatch.setattr(panel._executor, "submit", lambda job: (happened.append("run submitted"), submit(job))[1])
+
+    class Paints(QObject):
+        def eventFilter(self, watched, event):
+            if event.type() == QEvent.Type.UpdateRequest and watched is window:
+                happened.append("window painted")
+            return False
+
+    start_run = panel._start_run
+    monkeypatch.setattr(panel, "_start_run", lambda frame: (happened.append("run posted"), start_run(frame))[1])
+    paints = Paints()
+    window.installEventFilter(paints)
+    panel.controls["rate_rps"].setValue(5.0)
+    window.controller.throttle.flush()
+    assert "run posted" in happened and "run submitted" not in happened
+    qtbot.waitUntil(lambda: "run submitted" in happened, timeout=5000)
+    window.removeEventFilter(paints)
+    posted = happened.index("run posted")
+    assert "window painted" in happened[posted:happened.index("run submitted")]
+    panel.wait_idle()
+    qtbot.waitUntil(lambda: panel.run is not None and panel.run.served.spec.rate_rps == 5.0, timeout=20000)
+
+
 def test_leaving_the_tab_drops_its_sweep_and_coming_back_starts_it_again(qtbot, open_window):
     window = open_window(size=(1400, 900))
     window.controller.set_workspace(window.controller.workspace.with_changes(serving=SPEC, shown=SHOWN))
