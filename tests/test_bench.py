@@ -54,7 +54,25 @@ def test_a_study_made_due_is_timed_apart_from_the_update(qtbot):
     window = MainWindow(Engine())
     qtbot.addWidget(window)
     timings = _timed_changes(QApplication.instance(), window, 6, seed=SEED_WITH_A_SCALING_STUDY, first_view="scaling")
-    assert len(timings.update_ms) == len(timings.update_cpu_ms) == 6
+    assert len(timings.update_ms) == len(timings.update_cpu_ms) == len(timings.update_where) == 6
+    views = set(window.panels)
+    assert all(place in views or (place.startswith("switch to ") and place[len("switch to "):] in views)
+               for place in timings.update_where)
+    assert timings.update_where[0] == "scaling"  # its first move changes a control on the Scaling tab
     assert len(timings.analysis_ms) >= 1
     assert len(timings.analysis_ms) == len(timings.analysis_cpu_ms) == len(timings.analysis_compute_ms)
     assert all(value > 0 for value in timings.analysis_ms + timings.analysis_compute_ms)
+
+
+def test_changes_are_counted_per_tab_and_per_tab_switched_to():
+    """Hand-worked: the places with most changes over the frame budget first, then the most changes."""
+    from accelscope.gui.dev.bench import FRAME_BUDGET_MS, updates_by_where
+
+    assert FRAME_BUDGET_MS == 16.0
+    update_ms = [5.0, 20.0, 30.0, 10.0, 17.0, 4.0, 6.0, 8.0]
+    where = ["roofline", "roofline", "switch to sweep", "roofline", "switch to sweep", "memory", "memory", "memory"]
+    assert updates_by_where(update_ms, where) == {
+        "switch to sweep": (2, 23.5, 2),
+        "roofline": (3, 10.0, 1),
+        "memory": (3, 6.0, 0),
+    }

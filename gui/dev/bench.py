@@ -29,6 +29,7 @@ ANALYSIS_RATIONALE = (
     "on its own as analysis_ms (compute, draw and repaint)"
 )
 
+FRAME_BUDGET_MS = 16.0  # a frame at 60 Hz: the changes over it are counted per tab
 BENCH_WINDOW_PX = (1600, 1000)  # the window the changes are timed in: a desktop, both docks open
 BENCH_SCREEN_PX = (1920, 1200)  # the offscreen screen it is shown on, room for that window
 
@@ -96,15 +97,29 @@ class BenchResult:
     serve_study_shown_s: float
     # Per analysis tab: (studies, p50 ms, p95 ms); printed, not in the JSON figures.
     analysis_by_view: dict[str, tuple[int, float, float]] = field(default_factory=dict, compare=False)
+    # Per tab changed on, and per tab switched to: see :func:`updates_by_where`; printed only.
+    updates_by_where: dict[str, tuple[int, float, int]] = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict[str, float]:
         figures = asdict(self)
         del figures["analysis_by_view"]
+        del figures["updates_by_where"]
         return figures
 
 
 def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else 0.0
+
+
+def updates_by_where(update_ms: list[float], where: list[str]) -> dict[str, tuple[int, float, int]]:
+    """Per place a change was made (``where``, as :class:`UpdateTimings` records it): (changes,
+    p50 ms, changes over FRAME_BUDGET_MS), the places with most over it first."""
+    groups: dict[str, list[float]] = {}
+    for place, ms in zip(where, update_ms, strict=True):
+        groups.setdefault(place, []).append(ms)
+    figures = {place: (len(values), _percentile(values, 50), sum(value > FRAME_BUDGET_MS for value in values))
+               for place, values in groups.items()}
+    return dict(sorted(figures.items(), key=lambda item: (-item[1][2], -item[1][0], item[0])))
 
 
 @dataclass
@@ -126,6 +141,8 @@ class UpdateTimings:
     # does (:data:`TAB_REST_RATIONALE`); one entry per tab move.
     catch_up_ms: list[float] = field(default_factory=list)
     window_px: tuple[int, int] = (0, 0)  # the window's width and height while the changes ran
+    # Where each change was made: the tab it changed ("roofline"), or "switch to <tab>" for a tab move.
+    update_where: list[str] = field(default_factory=list)
 
     def analysis_by_view(self) -> dict[str, list[float]]:
         found: dict[str, list[float]] = {}
@@ -273,6 +290,8 @@ def _timed_changes(app, window, changes: int, seed: int, first_view: str | None 
                 timings.catch_up_ms.append((time.perf_counter() - started) * 1e3)
             started, cpu_started = time.perf_counter(), time.process_time()
             move()
+            timings.update_where.append(f"switch to {window.current_view()}" if move is pick_tab
+                                        else window.current_view())
             window.controller.throttle.flush()  # what the timer would run a frame later
             window.explain_throttle.flush()  # a waiting explanation is due now: rebuilt on every change
             # A study made due by this change waits for the hand to rest (a tab just shown
@@ -513,6 +532,7 @@ def run_bench(*, quick: bool = False) -> BenchResult:
         serve_study_shown_s=serve_study_s,
         analysis_by_view={view: (len(values), _percentile(values, 50), _percentile(values, 95))
                           for view, values in sorted(timings.analysis_by_view().items())},
+        updates_by_where=updates_by_where(wall, timings.update_where),
     )
 
 
@@ -525,6 +545,8 @@ def format_result(result: BenchResult) -> str:
         f"in a {result.window_width_px}x{result.window_height_px} window"),
         (f"            CPU time p50 {result.update_cpu_ms_p50:.1f} ms  p95 {result.update_cpu_ms_p95:.1f} ms  "
         f"p99 {result.update_cpu_ms_p99:.1f} ms; machine load {result.load_average:.2f} (1 min)"),
+        *(f"            {place}: {count} changes, p50 {p50:.1f} ms, {over} over {FRAME_BUDGET_MS:.0f} ms"
+          for place, (count, p50, over) in result.updates_by_where.items()),
         (f"explain:    p50 {result.explanation_ms_p50:.1f} ms  p95 {result.explanation_ms_p95:.1f} ms after the frame; "
          f"the frame and the text: p50 {result.whole_ms_p50:.1f} ms  p95 {result.whole_ms_p95:.1f} ms  "
          f"p99 {result.whole_ms_p99:.1f} ms"),
