@@ -363,6 +363,19 @@ def test_sweep_marks_what_does_not_fit(engine, sweep_panel):
     assert np.all(np.isfinite(drawn["y"][0]))
     assert drawn["hypothetical_segments"][0] == len(frame.sweep_batches) - 1
     assert "does not fit" in tip_of_spot(sweep_panel.points, "h100-sxm")
+    # Its dashed line is faded, yet drawn opaque (translucent dashes stroke ~3x slower): the
+    # accelerator's colour at FADED_ALPHA over the canvas.
+    from PySide6.QtGui import QColor
+
+    from accelscope.gui.look.palette import colour_for
+    from accelscope.gui.look.style import plot_colour
+    from accelscope.gui.panels.sweep import FADED_ALPHA
+    from accelscope.gui.plotkit.axes import opaque_over
+
+    faded = QColor(plot_colour(colour_for("h100-sxm")))
+    faded.setAlpha(FADED_ALPHA)
+    dashed = sweep_panel.line_set.pen(("h100-sxm", "hypothetical")).color()
+    assert dashed.alpha() == 255 and dashed == opaque_over(faded)
     # On an MI300X the weights fit; large batches overflow the KV cache and run in waves.
     waves = frame.sweep_output("mi300x").waves
     assert np.array_equal(drawn["state"][1], np.where(waves > 1, WAVES, FITS))

@@ -194,7 +194,9 @@ class SweepPanel(Panel):
             faded=faded,
             line_pens={chosen: pg.mkPen(drawn, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH)
                        for chosen in (False, True)},
-            dashed_pens={chosen: pg.mkPen(faded, width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH,
+            # Opaque (the faded colour over the canvas), as A's curves: Qt strokes a translucent
+            # dashed line ~3x slower than an opaque one (0.28 against 0.09 ms a line measured).
+            dashed_pens={chosen: pg.mkPen(opaque_over(faded), width=SELECTED_LINE_WIDTH if chosen else LINE_WIDTH,
                                           style=Qt.PenStyle.DashLine)
                          for chosen in (False, True)},
             reference_pen=self._reference_pen(drawn),
