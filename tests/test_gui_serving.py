@@ -22,7 +22,7 @@ from accelscope.engine.physics.frame import compute_frame
 from accelscope.engine.studies.serving.view import capacity_on, current_run, rate_curve
 from accelscope.gui.look.style import configure_pyqtgraph
 from accelscope.gui.main_window import EXPLAIN_INTERVAL_MS
-from accelscope.gui.panels.serving import PENDING_TEXT, RUN_PAGE, ServingPanel
+from accelscope.gui.panels.serving import PENDING_TEXT, RATE_PAGE, RUN_PAGE, ServingPanel
 
 SHOWN = ("h100-sxm", "l40s")
 SPEC = ServingSpec(requests=150, rate_rps=3.0, slo_ttft_ms=1500.0, slo_tpot_ms=100.0)
@@ -226,6 +226,32 @@ def test_the_run_page_and_a_model_that_cannot_be_served(qtbot, engine):
     assert panel.run is None and "cannot serve" in panel.run_problem
     assert "Cannot serve" in panel.caption.text()
     assert panel.explanation_sections()[0][1][0].startswith("This scenario cannot be served")
+
+
+def test_axes_are_drawn_ahead_only_on_the_page_shown(qtbot, engine):
+    """Before a paint the panel lays out its plots' axes (``prepare_paint``), but not those of
+    the page it does not show: the run page's axes wait until that page is painted."""
+    import pyqtgraph as pg
+
+    from accelscope.gui.plotkit.axes import axes_of
+
+    panel = make_panel(qtbot, engine, workspace(engine))
+    panel.show_page(RATE_PAGE)
+    panel.update_frame(compute_frame(engine, workspace(engine, input_len=4096, output_len=512)))
+    panel.refresh_now()  # a new study and run: every plot's axes change
+    assert panel.run is not None
+
+    def axes_on(page: int) -> list:
+        widget = panel.pages.layout().itemAt(page).widget()
+        views = [widget] if isinstance(widget, pg.GraphicsView) else widget.findChildren(pg.GraphicsView)
+        return [axis for view in views for axis in axes_of(view) if axis.isVisible()]
+
+    assert axes_on(RATE_PAGE) and axes_on(RUN_PAGE)
+    assert all(axis.picture is not None for axis in axes_on(RATE_PAGE))
+    assert all(axis.picture is None for axis in axes_on(RUN_PAGE))
+    panel.show_page(RUN_PAGE)
+    panel.grab()
+    assert all(axis.picture is not None for axis in axes_on(RUN_PAGE))
 
 
 def test_a_disaggregated_spec_shows_every_split(qtbot, engine):

@@ -117,7 +117,7 @@ class Panel(QWidget):
         self.reference: Frame | None = None
         self.reference_note: QLabel | None = None  # made by panels that draw ghosts
         self._graphics_views: list[pg.GraphicsView] | None = None  # found once: panels make their plots up front
-        self._axes: list[pg.AxisItem] | None = None  # their plots' axes, likewise
+        self._axes: dict[pg.GraphicsView, list[pg.AxisItem]] | None = None  # each view's plots' axes, likewise
 
     def prepare_paint(self) -> None:
         """Finish the plots' deferred work now, so that the next paint draws each plot once.
@@ -140,9 +140,11 @@ class Panel(QWidget):
         for view in self._graphics_views:
             QCoreApplication.sendPostedEvents(view.scene(), QEvent.Type.MetaCall.value)
         if self._axes is None:
-            self._axes = [axis for view in self._graphics_views for axis in axes_of(view)]
-        for axis in self._axes:
-            draw_axis_ahead(axis)
+            self._axes = {view: axes_of(view) for view in self._graphics_views}
+        for view, axes in self._axes.items():
+            if view.isVisibleTo(self):  # not the plots of a page the panel does not show (Serving's run page)
+                for axis in axes:
+                    draw_axis_ahead(axis)
 
     def update_frame(self, frame: Frame) -> None:
         raise NotImplementedError
