@@ -111,14 +111,19 @@ def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else 0.0
 
 
+def _grouped(keys: list[str], values: list[float]) -> dict[str, list[float]]:
+    """The values by their keys (in the order the keys come)."""
+    found: dict[str, list[float]] = {}
+    for key, value in zip(keys, values, strict=True):
+        found.setdefault(key, []).append(value)
+    return found
+
+
 def updates_by_where(update_ms: list[float], where: list[str]) -> dict[str, tuple[int, float, int]]:
     """Per place a change was made (``where``, as :class:`UpdateTimings` records it): (changes,
     p50 ms, changes over FRAME_BUDGET_MS), the places with most over it first."""
-    groups: dict[str, list[float]] = {}
-    for place, ms in zip(where, update_ms, strict=True):
-        groups.setdefault(place, []).append(ms)
     figures = {place: (len(values), _percentile(values, 50), sum(value > FRAME_BUDGET_MS for value in values))
-               for place, values in groups.items()}
+               for place, values in _grouped(where, update_ms).items()}
     return dict(sorted(figures.items(), key=lambda item: (-item[1][2], -item[1][0], item[0])))
 
 
@@ -145,10 +150,7 @@ class UpdateTimings:
     update_where: list[str] = field(default_factory=list)
 
     def analysis_by_view(self) -> dict[str, list[float]]:
-        found: dict[str, list[float]] = {}
-        for view, ms in zip(self.analysis_views, self.analysis_ms, strict=True):
-            found.setdefault(view, []).append(ms)
-        return found
+        return _grouped(self.analysis_views, self.analysis_ms)
 
 
 # ---- engine ----------------------------------------------------------------------------------
