@@ -339,17 +339,97 @@ def test_a_long_legend_takes_a_second_column_only_when_the_plot_is_too_short(ope
     settle(qtbot)
     legend = window.panels["roofline"].legend
     view = legend.views[0]
-    assert len(legend.legend.items) > 20 and legend.legend.columnCount == 1
+    assert len(legend.rows) > 20 and legend.columns == 1
     window.resize(1600, 560)
     settle(qtbot, 100)
-    assert legend.legend.columnCount == 2
+    assert legend.columns == 2
     # Nothing reaches past the view: neither the legend nor the plot beside it (its axis stays in sight).
-    assert legend.legend.sceneBoundingRect().bottom() <= view.range.bottom()
+    assert legend.sceneBoundingRect().bottom() <= view.range.bottom()
     assert legend.host.geometry().height() <= view.range.height()
     window.resize(1600, 1000)
     settle(qtbot, 100)
-    assert legend.legend.columnCount == 1
+    assert legend.columns == 1
 
+
+@pytest.mark.parametrize("view", ["roofline", "sweep"])
+def test_every_accelerator_is_named_whole_in_the_legend_on_a_projector(window_on, qtbot, view):
+    """With every accelerator shown on a 1024x768 projector, the legend took its columns by
+    the plot's height alone: its second column ran off the screen (half the accelerators
+    unnamed), and in presentation mode long names were cut at its edge. Its rows now take about
+    half the plot's width at most, long names on more lines: every name whole and on screen,
+    beside the plot, and the plot's title whole above it, in normal and presentation mode."""
+    from PySide6.QtCore import QPoint
+
+    window = window_on((1024, 768))
+    catalog = tuple(window.engine.catalog.accelerators)
+    window.controller.set_shown(catalog)
+    window.controller.throttle.flush()
+    window.show_view(view)
+    panel = window.panels[view]
+    for presentation in (False, True):
+        window.set_presentation(presentation)
+        settle(qtbot, 100)
+        panel.grab()
+        legend, plot = panel.legend, panel.plot
+        names = {t.whole: t for t in panel.shown_texts() if t.whole in set(legend.labels())}
+        assert len(names) == len(catalog) == len(legend.rows)
+        assert [name for name, t in names.items() if not t.fits] == [], presentation
+        assert any(len(row.lines) > 1 for row in legend.rows) or presentation  # the narrow plot breaks names
+        assert legend.sceneBoundingRect().left() >= plot.vb.sceneBoundingRect().right()
+        view_widget = panel.graphics
+        right_edge = view_widget.mapTo(window, QPoint(view_widget.width(), 0)).x()
+        assert right_edge <= window.width()
+        (title,) = [t for t in panel.shown_texts() if t.whole == plot.titleLabel.text]
+        assert title.fits
+
+
+def test_a_legend_name_breaks_at_spaces_and_only_a_word_too_wide_is_elided(qapp):
+    from PySide6.QtGui import QFontMetricsF
+
+    from accelscope.gui.look.style import plot_font
+    from accelscope.gui.plotkit.legend import wrapped_lines
+
+    def ten_px_a_character(text: str) -> float:
+        return 10.0 * len(text)
+
+    metrics = QFontMetricsF(plot_font())
+    name = "GH200 Grace Hopper Superchip"
+    assert wrapped_lines(name, metrics, 280, ten_px_a_character) == ([name], False)
+    assert wrapped_lines(name, metrics, 180, ten_px_a_character) == (["GH200 Grace Hopper", "Superchip"], False)
+    assert wrapped_lines(name, metrics, 110, ten_px_a_character) == (["GH200 Grace", "Hopper", "Superchip"], False)
+    lines, elided = wrapped_lines(name, metrics, 60, ten_px_a_character)
+    assert elided and len(lines) == 4 and lines[1] == "Grace" and lines[3].endswith("…")
+
+
+def test_a_plot_title_takes_two_lines_where_the_plot_is_narrow(qtbot):
+    """pyqtgraph's title is one line and never narrower than its text, so a long title kept a
+    plot from narrowing for its legend; this one breaks onto two lines, and is elided (its
+    tool tip the whole title) only where a line is still too wide."""
+    import pyqtgraph as pg
+
+    from accelscope.gui.plotkit.text import PlotTitle
+
+    graphics = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(graphics)
+    plot = graphics.addPlot()
+    title = PlotTitle(plot)
+    plot.setTitle("Throughput against latency, batch 1 → 1024", size="13pt")
+    assert plot.titleLabel is title and title.isVisible()
+    whole = title.natural_width()
+    for width, lines in ((whole + 40, 1), (whole * 0.7, 2)):
+        graphics.resize(round(width) + 120, 400)  # the left axis and margins take the rest
+        graphics.show()
+        qtbot.waitExposed(graphics)
+        qtbot.wait(20)
+        assert title.size().width() > 0
+        assert len(title.lines) == lines and not title.elided, (width, title.lines)
+        assert " ".join(title.lines) == title.text and title.toolTip() == ""
+        assert plot.layout.rowMaximumHeight(0) >= title.size().height() >= lines * 15
+    graphics.resize(150, 400)
+    qtbot.wait(20)
+    assert title.elided and title.toolTip() == title.text
+    plot.setTitle(None)
+    assert not title.isVisible()
 
 # ---- a real X window, and a layout carried between screens -----------------------------------
 

@@ -251,10 +251,15 @@ def test_roofline_clicks_select_an_accelerator(engine, roofline_panel, qtbot):
     assert blocker.args == ["mi300x"]
     # Away from every line, a click is left to the plot.
     assert panel.line_set.key_at(QPointF(-5.0, 8.0)) is None
-    sample, _label = roofline_panel.legend.legend.items[0]
+    legend = roofline_panel.legend
     with qtbot.waitSignal(roofline_panel.accelerator_selected) as blocker:
-        sample.sigClicked.emit(sample.item)
-    assert blocker.args == ["h100-sxm"]
+        click = FakeClick(legend.rows[0].rect.center())
+        legend.mouseClickEvent(click)
+    assert blocker.args == ["h100-sxm"] and click.accepted
+    # Between the rows and the legend's edge, a click is left to the plot.
+    beside = FakeClick(legend.rows[-1].rect.bottomRight() + QPointF(0.0, 5.0))
+    legend.mouseClickEvent(beside)
+    assert not beside.accepted
 
 
 def test_roofline_selection_highlights(engine, roofline_panel):
@@ -268,9 +273,7 @@ def test_roofline_selection_highlights(engine, roofline_panel):
         # Larger, and drawn last (on top of the others' points).
         assert item.spot_style(spot_index(item, "mi300x"), "size") > item.spot_style(spot_index(item, "h100-sxm"), "size")
         assert spot_index(item, "mi300x") == len(item.points()) - 1
-    label = dict(zip(["mi300x", "h100-sxm", "b200"], [lab for _s, lab in roofline_panel.legend.legend.items],
-                     strict=True))
-    assert label["mi300x"].opts.get("bold") and not label["h100-sxm"].opts.get("bold")
+    assert roofline_panel.legend.is_bold("mi300x") and not roofline_panel.legend.is_bold("h100-sxm")
     # Another selection: sizes and order follow, the points stay where they were.
     before = roofline_panel.plotted()
     roofline_panel.set_selected("h100-sxm")
@@ -655,10 +658,10 @@ def test_legend_markers_have_their_accelerators_colours(request, panel_fixture, 
     panel = request.getfixturevalue(panel_fixture)
     panel.update_frame(make_frame(engine, ("h100-sxm", "mi300x", "b200")))
     legend = panel.legend
-    assert legend.legend.items
-    for (sample, _label), accelerator_id in zip(legend.legend.items, legend.shown, strict=True):
-        # The legend paints a line sample's marker from its scatter's options.
-        assert sample.item.scatter.opts["brush"].color() == QColor(colour_for(accelerator_id))
+    assert [row.accelerator_id for row in legend.rows] == ["h100-sxm", "mi300x", "b200"]
+    for row in legend.rows:
+        assert row.colour == QColor(colour_for(row.accelerator_id))
+        assert row.line_pen.color() == QColor(colour_for(row.accelerator_id))
 
 
 @shown_on_offscreen

@@ -206,7 +206,7 @@ class RooflinePanel(Panel):
         self._merge_line_spots(frame.accelerators)
         self._draw_reference_roofs(x_range)
         self._set_title(frame)
-        self.legend.show(frame.accelerators, self.selected)
+        self.legend.set_rows(frame.accelerators, self.selected)
         self._apply_selection()  # restyles the selected roof and draws the operating points (B's and A's)
 
     def _show(self, lines: _Lines, visible: bool) -> None:
@@ -436,7 +436,7 @@ class RooflinePanel(Panel):
 
     def set_selected(self, accelerator_id: str | None) -> None:
         if self.frame is not None:
-            self.legend.show(self.frame.accelerators, accelerator_id)
+            self.legend.set_rows(self.frame.accelerators, accelerator_id)
         super().set_selected(accelerator_id)  # then restyles the items
 
     def _apply_selection(self) -> None:

@@ -235,7 +235,7 @@ class SweepPanel(Panel):
             current = frame.current
             self._current_rows = (Outputs(current).e2e_latency_s, Outputs(current).throughput_output_tok_s,
                                   marker_states(Outputs(current).fits, Outputs(current).waves))
-            self.legend.show(frame.accelerators, self.selected)
+            self.legend.set_rows(frame.accelerators, self.selected)
             self._apply_selection()  # restyles the selected lines and draws the points
             self._draw_reference()
         self._hold_range()
@@ -387,7 +387,7 @@ class SweepPanel(Panel):
 
     def set_selected(self, accelerator_id: str | None) -> None:
         if self.frame is not None:
-            self.legend.show(self.frame.accelerators, accelerator_id)
+            self.legend.set_rows(self.frame.accelerators, accelerator_id)
         super().set_selected(accelerator_id)  # then restyles the items
 
     def _apply_selection(self) -> None:

@@ -11,7 +11,8 @@ from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 
 from .axes import RowAxis
-from .text import _Texts
+from .legend import AcceleratorLegend
+from .text import PlotTitle, _Texts
 
 ELLIPSIS = "…"
 EDGE_SLACK_PX = 1.0  # rounding of text boxes against the edges they must stay within
@@ -92,8 +93,9 @@ def _row_texts(axis: RowAxis, area: QRectF, where: str) -> list[ShownText]:
 
 
 def texts_in(view: pg.GraphicsView, where: str = "") -> list[ShownText]:
-    """Every text the plots of ``view`` draw: axis tick labels, row labels and the texts beside
-    bars and points (``TextPool``, ``TextItem``), with whether each shows whole."""
+    """Every text the plots of ``view`` draw: axis tick labels, row labels, the texts beside
+    bars and points (``TextPool``, ``TextItem``), plot titles and legend rows, with whether
+    each shows whole."""
     area = view.mapToScene(view.viewport().rect()).boundingRect()
     shown: list[ShownText] = []
     for item in view.scene().items():
@@ -114,6 +116,14 @@ def texts_in(view: pg.GraphicsView, where: str = "") -> list[ShownText]:
                     ink = _without_margin(box, item.MARGIN_PX)
                     fits = _inside(ink, area) and (clip is None or _inside(ink, clip))
                     shown.append(ShownText(where, text, text, ink, fits))
+        elif isinstance(item, AcceleratorLegend):
+            for row in item.rows:
+                box = item.mapRectToScene(row.rect)
+                shown.append(ShownText(where, " ".join(row.lines), row.name, box, not row.elided and _inside(box, area)))
+        elif isinstance(item, PlotTitle):
+            if item.text:
+                box = item.sceneBoundingRect()
+                shown.append(ShownText(where, " ".join(item.lines), item.text, box, not item.elided and _inside(box, area)))
         elif isinstance(item, pg.TextItem):
             text = item.toPlainText()
             if text:

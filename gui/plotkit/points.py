@@ -17,6 +17,7 @@ from PySide6.QtGui import QPainterPath, QPainterPathStroker, QPen
 from ..look.style import style_plot
 from .axes import log_axes
 from .legend import AcceleratorLegend
+from .text import PlotTitle
 
 
 @dataclass(frozen=True)
@@ -490,6 +491,7 @@ def log_log_plot(*, title: str, x_label: str, x_unit: str, y_label: str, y_unit:
     graphics = pg.GraphicsLayoutWidget()
     plot: pg.PlotItem = graphics.addPlot(row=0, col=0, axisItems=log_axes())
     plot.setLogMode(True, True)
+    PlotTitle(plot)  # a title that breaks onto two lines, so the plot can narrow for its legend
     style_plot(plot, title=title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit)
     plot.setMenuEnabled(False)
     legend = AcceleratorLegend(graphics.ci, describe, on_select)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from ..look import theme
 from ..look.style import PLOT_FONT_POINTS, html_colour, plot_font, plot_text_colour
+from .axes import fitted_lines
 
 VALUE_FONT_POINTS = PLOT_FONT_POINTS
 # Said beneath interactive plots; a picture on paper has nothing to hover, so exports leave it out.
@@ -273,3 +275,78 @@ def _colour(colour) -> QColor:
 @functools.cache
 def _named_colour(plot_theme: theme.PlotTheme, colour: str) -> QColor:
     return plot_theme.text_colour(colour)
+
+
+class PlotTitle(pg.GraphicsWidget):
+    """A plot's title that fits the plot's width: on one line where it can, on two where it
+    must (broken at a space, as axis titles are), elided only where a line is still too wide
+    (the whole title is then its tool tip). pyqtgraph's title is one line, as wide as its text
+    and never narrower: a long title kept the plot from shrinking, and what sat beside the plot
+    (a legend) was pushed off a projector's screen.
+
+    It stands in for a ``PlotItem``'s ``titleLabel``: ``PlotItem.setTitle`` shows it and sets
+    its text."""
+
+    PAD_PX = 4.0  # above and below the lines, as pyqtgraph's title row has
+
+    def __init__(self, plot: pg.PlotItem) -> None:
+        super().__init__()
+        self.plot = plot
+        self.text = ""
+        self.lines: tuple[str, ...] = ()
+        self.elided = False
+        self.font = plot_font()
+        self.colour = QColor(theme.current().foreground)
+        self._fitted_width = -1.0
+        old = plot.titleLabel
+        plot.layout.removeItem(old)
+        old.setParentItem(None)
+        if old.scene() is not None:
+            old.scene().removeItem(old)
+        plot.titleLabel = self
+        plot.layout.addItem(self, 0, 1)
+        self.setSizePolicy(pg.QtWidgets.QSizePolicy.Policy.Ignored, pg.QtWidgets.QSizePolicy.Policy.Fixed)
+        self.setVisible(False)
+
+    def setText(self, text: str, size: str | None = None, color: object = None, **_style) -> None:
+        """As ``LabelItem.setText``: the text, and its size in points ("13pt") and colour."""
+        self.text = str(text)
+        if size is not None and size.endswith("pt"):
+            self.font = QFont(self.font)
+            self.font.setPointSizeF(float(size[:-2]))
+        if color is not None:
+            self.colour = QColor(color)
+        self.setToolTip("")
+        self._fit(force=True)
+
+    def natural_width(self) -> float:
+        return QFontMetricsF(self.font).horizontalAdvance(self.text)
+
+    def _fit(self, force: bool = False) -> None:
+        width = self.size().width()
+        if not force and width == self._fitted_width:
+            return
+        self._fitted_width = width
+        metrics = QFontMetricsF(self.font)
+        lines, self.elided = fitted_lines(self.text, metrics, width) if width > 0 else ([self.text], False)
+        self.lines = tuple(lines)
+        self.setToolTip(self.text if self.elided else "")
+        height = math.ceil(len(lines) * metrics.lineSpacing() + 2 * self.PAD_PX)
+        if self.isVisible() or force:
+            self.setMinimumHeight(height)
+            self.setMaximumHeight(height)
+            if self.plot.layout.rowMinimumHeight(0) != height or self.plot.layout.rowMaximumHeight(0) != height:
+                self.plot.layout.setRowFixedHeight(0, height)
+        self.update()
+
+    def resizeEvent(self, event) -> None:
+        self._fit()
+
+    def paint(self, painter, *_args) -> None:
+        metrics = QFontMetricsF(self.font)
+        painter.setPen(self.colour)
+        painter.setFont(self.font)
+        width = self.size().width()
+        for k, line in enumerate(self.lines):
+            x = (width - metrics.horizontalAdvance(line)) / 2
+            painter.drawText(QPointF(x, self.PAD_PX + metrics.ascent() + k * metrics.lineSpacing()), line)
