@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
+import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPicture
 
 from accelscope.engine.core.units import log_tick_text, tick_text
@@ -81,6 +82,156 @@ def draw_axis_ahead(axis: pg.AxisItem) -> None:
     finally:
         painter.end()
     axis.picture = picture
+
+
+def lean_specs_apply(axis: pg.AxisItem) -> bool:
+    """Whether :func:`lean_draw_specs` lays ``axis`` out: ticks it computes itself (not set by
+    hand), tick alpha by level and axis lines that do not stop at the ticks, as every axis here
+    has."""
+    style = axis.style
+    return axis._tickLevels is None and style["tickAlpha"] is None and not any(style["stopAxisAtTick"])
+
+
+def lean_draw_specs(axis: pg.AxisItem, painter, opaque: Callable[[QPen], QPen]):
+    """pyqtgraph's ``AxisItem.generateDrawSpecs`` (0.13) for the axes here, step for step with
+    the same arithmetic, with less Python round it: the pen of a level is made once (and made
+    opaque by ``opaque`` for a grid) instead of once a tick, points are plain ``QPointF``, and
+    the axis' bounding rectangle is asked for once. A log axis lays out ~60 ticks and grid
+    lines, and its range moves with most changes of a sweep or a bar plot: this took ~2.3 ms an
+    axis. Held equal to pyqtgraph's in the tests, for every kind of axis and orientation here."""
+    style = axis.style
+    if style["tickFont"] is not None:
+        painter.setFont(style["tickFont"])
+    bounds = axis.mapRectFromParent(axis.geometry())
+    view = axis.linkedView()
+    tick_bounds = bounds if view is None or axis.grid is False else view.mapRectToItem(axis, view.boundingRect())
+    orientation = axis.orientation
+    if orientation == "left":
+        span = (bounds.topRight() + QPointF(-1.0, -1.0), bounds.bottomRight() + QPointF(-1.0, 1.0))
+        tick_start, tick_stop, tick_dir, along = tick_bounds.right(), bounds.right(), -1, 0
+    elif orientation == "right":
+        span = (bounds.topLeft() + QPointF(1.0, -1.0), bounds.bottomLeft() + QPointF(1.0, 1.0))
+        tick_start, tick_stop, tick_dir, along = tick_bounds.left(), bounds.left(), 1, 0
+    elif orientation == "top":
+        span = (bounds.bottomLeft() + QPointF(-1.0, -1.0), bounds.bottomRight() + QPointF(1.0, -1.0))
+        tick_start, tick_stop, tick_dir, along = tick_bounds.bottom(), bounds.bottom(), -1, 1
+    else:
+        span = (bounds.topLeft() + QPointF(-1.0, 1.0), bounds.topRight() + QPointF(1.0, 1.0))
+        tick_start, tick_stop, tick_dir, along = tick_bounds.top(), bounds.top(), 1, 1
+    ends = [axis.mapToDevice(point) for point in span]
+    if None in ends:
+        return None
+    length_px = math.hypot(ends[1].x() - ends[0].x(), ends[1].y() - ends[0].y())
+    if length_px == 0:
+        return None
+    levels = axis.tickValues(axis.range[0], axis.range[1], length_px)
+
+    dif = axis.range[1] - axis.range[0]
+    if dif == 0:
+        scale, offset = 1, 0
+    elif along == 0:
+        scale = -bounds.height() / dif
+        offset = axis.range[0] * scale - bounds.height()
+    else:
+        scale = bounds.width() / dif
+        offset = axis.range[0] * scale
+    low, high = sorted(x * scale - offset for x in axis.range)
+
+    positions: list[list[float | None]] = []
+    tick_specs = []
+    grid = axis.grid
+    for i, (_spacing, ticks) in enumerate(levels):
+        tick_length = style["tickLength"] / ((i * 0.5) + 1.0)
+        alpha = 255 / (i + 1)
+        if grid is not False:
+            alpha *= grid / 255. * min(max(0.05 * length_px / (len(ticks) + 1), 0.0), 1.0)
+        tick_pen = axis.tickPen()
+        if tick_pen.brush().style() == Qt.BrushStyle.SolidPattern:
+            tick_pen = QPen(tick_pen)
+            colour = QColor(tick_pen.color())
+            colour.setAlpha(int(alpha))
+            tick_pen.setColor(colour)
+        if grid is not False:
+            tick_pen = opaque(tick_pen)
+        stop = tick_stop if grid is not False else tick_stop + tick_length * tick_dir
+        level_positions: list[float | None] = []
+        for value in ticks:
+            x = (value * scale) - offset
+            if x < low or x > high:
+                level_positions.append(None)
+                continue
+            level_positions.append(x)
+            if along == 0:
+                tick_specs.append((tick_pen, QPointF(tick_start, x), QPointF(stop, x)))
+            else:
+                tick_specs.append((tick_pen, QPointF(x, tick_start), QPointF(x, stop)))
+        positions.append(level_positions)
+    axis_spec = (axis.pen(), span[0], span[1])
+
+    text_specs: list = []
+    if not style["showValues"]:
+        return axis_spec, tick_specs, text_specs
+    text_offset = style["tickTextOffset"][along]
+    label_offset = max(0, style["tickLength"]) + text_offset
+    if orientation == "left":
+        align = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+    elif orientation == "right":
+        align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+    elif orientation == "top":
+        align = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignBottom
+    else:
+        align = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+    flags = align | Qt.TextFlag.TextDontClip
+    item_bounds = axis.boundingRect()
+    text_rects: list[QRectF] = []
+    last_size_across = 0
+    measure_box = QRectF(0, 0, 100, 100)
+    for i in range(min(len(levels), style["maxTextLevel"] + 1)):
+        spacing, values = levels[i]
+        strings = list(axis.tickStrings(values, axis.autoSIPrefixScale * axis.scale, spacing))
+        if len(strings) == 0:
+            continue
+        rects: list[QRectF | None] = []
+        for j, text in enumerate(strings):
+            if positions[i][j] is None or text is None:
+                rects.append(None)
+                continue
+            rect = painter.boundingRect(measure_box, Qt.AlignmentFlag.AlignCenter, text)
+            rect.setHeight(rect.height() * 0.8)  # as pyqtgraph: a bounding box is a little too tall
+            rects.append(rect)
+            text_rects.append(rect)
+        if text_rects:
+            if along == 0:
+                size_along = np.sum([r.height() for r in text_rects])
+                size_across = np.max([r.width() for r in text_rects])
+            else:
+                size_along = np.sum([r.width() for r in text_rects])
+                size_across = np.max([r.height() for r in text_rects])
+        else:
+            size_along = size_across = 0
+        if i > 0:  # a crowded level and those after it are left without text
+            fill = float(size_along) / length_px
+            if any(len(text_specs) >= count and fill >= limit for count, limit in style["textFillLimits"]):
+                break
+        last_size_across = size_across
+        for j, text in enumerate(strings):
+            rect = rects[j]
+            if rect is None:
+                continue
+            x, height, width = positions[i][j], rect.height(), rect.width()
+            if orientation == "left":
+                placed = QRectF(tick_stop - label_offset - width, x - (height / 2), width, height)
+            elif orientation == "right":
+                placed = QRectF(tick_stop + label_offset, x - (height / 2), width, height)
+            elif orientation == "top":
+                placed = QRectF(x - width / 2., tick_stop - label_offset - height, width, height)
+            else:
+                placed = QRectF(x - width / 2., tick_stop + label_offset, width, height)
+            if item_bounds.intersected(placed) != placed:
+                continue
+            text_specs.append((placed, flags, text))
+    axis._updateMaxTextSize(last_size_across)
+    return axis_spec, tick_specs, text_specs
 
 
 class _MeasuringPainter:
@@ -283,14 +434,23 @@ class GridAxis(FittedTitleAxis):
         self.setZValue(self.zValue())
 
     def generateDrawSpecs(self, p):
-        specs = measured_draw_specs(self._label_sizes, p, super().generateDrawSpecs)
+        if lean_specs_apply(self):
+            specs = lean_draw_specs(self, _MeasuringPainter(p, self._label_sizes), self._opaque)
+        else:
+            specs = self.reference_draw_specs(p)
         if specs is None:
             return specs
         axis_spec, tick_specs, text_specs = specs
-        text_specs = apart_labels(text_specs)
-        if self.grid is not False:
-            tick_specs = [(self._opaque(pen), p1, p2) for pen, p1, p2 in tick_specs]
-        return axis_spec, tick_specs, text_specs
+        return axis_spec, tick_specs, apart_labels(text_specs)
+
+    def reference_draw_specs(self, p):
+        """pyqtgraph's own layout of the ticks and labels (label sizes from the cache), its tick
+        pens made opaque: what :func:`lean_draw_specs` is held equal to."""
+        specs = measured_draw_specs(self._label_sizes, p, super().generateDrawSpecs)
+        if specs is None or self.grid is False:
+            return specs
+        axis_spec, tick_specs, text_specs = specs
+        return axis_spec, [(self._opaque(pen), p1, p2) for pen, p1, p2 in tick_specs], text_specs
 
     def _opaque(self, pen: QPen) -> QPen:
         colour = pen.color()

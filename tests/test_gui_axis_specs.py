@@ -1,0 +1,95 @@
+"""The axes' lean layout of ticks and labels (``plotkit.axes.lean_draw_specs``) is held equal to
+pyqtgraph's own (``AxisItem.generateDrawSpecs``, the reference it was written from), for every
+kind of axis the plots use, each orientation, with and without a grid, over many ranges and
+sizes: the same tick lines with the same pens, the same axis line, and the same labels in the
+same boxes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support")
+
+
+def point(p) -> tuple[float, float]:
+    return (p.x(), p.y())
+
+
+def pen_key(pen) -> tuple:
+    return (pen.color().rgba(), pen.widthF(), pen.style(), pen.isCosmetic())
+
+
+def flatten(specs) -> tuple:
+    axis_spec, tick_specs, text_specs = specs
+    return ((pen_key(axis_spec[0]), point(axis_spec[1]), point(axis_spec[2])),
+            [(pen_key(pen), point(a), point(b)) for pen, a, b in tick_specs],
+            [(rect.getRect(), int(flags), text) for rect, flags, text in text_specs])
+
+
+def both_specs(axis):
+    from PySide6.QtGui import QPainter, QPicture
+
+    from accelscope.gui.plotkit.axes import _MeasuringPainter, lean_draw_specs
+
+    results = []
+    for layout in (lambda painter: lean_draw_specs(axis, _MeasuringPainter(painter, {}), axis._opaque),
+                   axis.reference_draw_specs):
+        picture = QPicture()
+        painter = QPainter(picture)
+        try:
+            painter.setFont(axis.style["tickFont"])
+            results.append(layout(painter))
+        finally:
+            painter.end()
+    return results
+
+
+def axis_kinds():
+    from accelscope.gui.plotkit.axes import GridAxis, LogAxis, LogValueAxis
+
+    return {
+        "log values, bottom": lambda: {"bottom": LogValueAxis("bottom")},
+        "log values, left": lambda: {"left": LogValueAxis("left")},
+        "log plot": lambda: {"bottom": LogAxis("bottom"), "left": LogAxis("left")},
+        "linear grid": lambda: {"bottom": GridAxis("bottom"), "left": GridAxis("left")},
+    }
+
+
+@pytest.mark.parametrize("kind", list(axis_kinds()))
+@pytest.mark.parametrize("grid", [True, False], ids=["grid", "no grid"])
+def test_the_lean_axis_layout_equals_pyqtgraphs(qtbot, kind, grid):
+    import pyqtgraph as pg
+
+    from accelscope.gui.look.style import configure_pyqtgraph, plot_font
+    from accelscope.gui.plotkit.axes import lean_specs_apply
+
+    configure_pyqtgraph()
+    graphics = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(graphics)
+    axes = axis_kinds()[kind]()
+    plot = graphics.addPlot(axisItems=axes)
+    if kind == "log plot":
+        plot.setLogMode(True, True)
+    plot.showGrid(x=grid, y=grid, alpha=0.25)
+    for axis in axes.values():
+        axis.setTickFont(plot_font())
+    graphics.show()
+    qtbot.waitExposed(graphics)
+    rng = random.Random(7)
+    compared = 0
+    for _ in range(25):
+        graphics.resize(rng.randint(160, 1200), rng.randint(140, 900))
+        low = rng.uniform(-3, 5)
+        plot.setRange(xRange=(low, low + rng.choice((0.05, 0.3, 1.0, 2.5, 7.0))),
+                      yRange=(low / 2, low / 2 + rng.uniform(0.2, 9.0)), padding=0)
+        qtbot.wait(5)
+        for name, axis in axes.items():
+            assert lean_specs_apply(axis)
+            lean, reference = both_specs(axis)
+            assert (lean is None) == (reference is None)
+            if reference is not None:
+                assert flatten(lean) == flatten(reference), (kind, name, axis.range)
+                compared += 1
+    assert compared == 25 * len(axes)
