@@ -167,10 +167,13 @@ class MainWindow(QMainWindow):
         self._catch_up_timer = QTimer(self)  # hidden plot tabs follow the frame once the controls rest
         self._catch_up_timer.setSingleShot(True)
         self._catch_up_timer.timeout.connect(self._catch_up)
+        self._drawn_ahead: set = set()  # the plots drawn ahead in this rest (see _catch_up)
         # A tab may add to the explanation (Serving): it follows the tab shown. A switch between
         # tabs that add nothing leaves it as it is (rebuilding it took ~7 ms of a switch).
         self._explained_sections: tuple = ()  # the tab's sections the explanation shows now
         self.tabs.currentChanged.connect(self._explanation_follows_tab)
+        # The tab left behind is drawn ahead too, once the hand rests (a switch back then copies it).
+        self.tabs.currentChanged.connect(lambda _index: self._rest_then_catch_up())
         self.last_repaint_seconds = 0.0
         if layout is not None:
             session.restore(self, layout)
@@ -242,6 +245,7 @@ class MainWindow(QMainWindow):
             panel.retire()
             panel.deleteLater()
         for panel in self.panels.values():
+            panel.drop_snapshots()
             panel.set_reference(self.comparison.frame)
         self.display.zoom_plots()
         self.refresh_panel(self.current_view())
@@ -251,6 +255,7 @@ class MainWindow(QMainWindow):
         panel = self.panels[view]
         frame = self.controller.last_frame
         if frame is not None and self._panel_frames.get(view) is not frame:
+            panel.drop_snapshots()
             panel.update_frame(frame)
             panel.set_selected(frame.workspace.selected)
             self._panel_frames[view] = frame
@@ -341,6 +346,7 @@ class MainWindow(QMainWindow):
         """Scenario A pinned (every plot draws it as ghosts behind B) or unpinned."""
         self.qactions["view.compare"].setChecked(a is not None)
         for panel in self.panels.values():
+            panel.drop_snapshots()
             panel.set_reference(a)
         self.compare_label.setVisible(a is not None)
         self.update_explanation()
@@ -392,7 +398,11 @@ class MainWindow(QMainWindow):
             f"engine {frame.engine_seconds * 1e3:.1f} ms · repaint {self.last_repaint_seconds * 1e3:.1f} ms"
         )
         self.explain_throttle.request()
-        self._catch_up_timer.start(CATCH_UP_REST_MS)  # restarted by every frame: waits for a rest
+        self._rest_then_catch_up()  # restarted by every frame: waits for a rest
+
+    def _rest_then_catch_up(self) -> None:
+        self._drawn_ahead.clear()
+        self._catch_up_timer.start(CATCH_UP_REST_MS)
 
     def _catch_up(self) -> None:
         """Bring one hidden plot tab up to the latest frame, then the next on the next turn of
@@ -407,13 +417,35 @@ class MainWindow(QMainWindow):
         if behind:
             self.refresh_panel(behind[0])
             self._catch_up_timer.start(0)
+            return
+        # Then each hidden tab's plots are drawn ahead, one plot a turn, so a switch copies them.
+        snapshot = self._snapshot_due(self._drawn_ahead) if self.isVisible() else None
+        if snapshot is not None:
+            snapshot.take()
+            self._drawn_ahead.add(snapshot)  # once a rest: a scene that keeps changing is not drawn again and again
+            self._catch_up_timer.start(0)
 
     def catch_up_now(self) -> None:
-        """Bring every hidden plot tab up to the latest frame now (what a rest of the controls
-        does a tab per turn; the bench, before a tab is picked)."""
+        """Bring every hidden plot tab up to the latest frame and draw its plots ahead now (what
+        a rest of the controls does a tab or a plot per turn; the bench, before a tab is picked)."""
         self._catch_up_timer.stop()
         for view in self._plot_tabs_behind():
             self.refresh_panel(view)
+        drawn: set = set()
+        while (snapshot := self._snapshot_due(drawn)) is not None:
+            snapshot.take()
+            drawn.add(snapshot)
+
+    def _snapshot_due(self, drawn: set):
+        """A plot of a hidden tab, up to date, whose picture is not drawn ahead yet (nor was
+        drawn ahead already in this rest: ``drawn``)."""
+        behind = set(self._plot_tabs_behind())
+        for view, panel in self.panels.items():
+            if view != self.current_view() and view not in behind:
+                snapshot = panel.snapshot_due(drawn)
+                if snapshot is not None:
+                    return snapshot
+        return None
 
     def _plot_tabs_behind(self) -> list[str]:
         """The hidden plot tabs not drawn for the latest frame."""

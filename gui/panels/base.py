@@ -26,6 +26,7 @@ from ..look import palette
 from ..look.style import plot_font
 from ..plotkit.axes import axes_of, draw_axis_ahead
 from ..plotkit.fit import ShownText, texts_in
+from ..plotkit.snapshot import ViewSnapshot
 from ..plotkit.text import FigureText, WrappedLabel
 
 
@@ -118,6 +119,8 @@ class Panel(QWidget):
         self.reference_note: QLabel | None = None  # made by panels that draw ghosts
         self._graphics_views: list[pg.GraphicsView] | None = None  # found once: panels make their plots up front
         self._axes: dict[pg.GraphicsView, list[pg.AxisItem]] | None = None  # each view's plots' axes, likewise
+        self._snapshots: dict[pg.GraphicsView, ViewSnapshot] = {}  # pictures drawn ahead while hidden
+        self._shown_once = False  # a tab never shown is not laid out yet: its plots have no size to draw at
 
     def prepare_paint(self) -> None:
         """Finish the plots' deferred work now, so that the next paint draws each plot once.
@@ -145,6 +148,35 @@ class Panel(QWidget):
             if view.isVisibleTo(self):  # not the plots of a page the panel does not show (Serving's run page)
                 for axis in axes:
                     draw_axis_ahead(axis)
+
+    def snapshot_due(self, drawn: set) -> ViewSnapshot | None:
+        """A plot of the page shown in this (hidden) tab whose picture is not yet drawn ahead
+        (:mod:`plotkit.snapshot`), and not among ``drawn``, if any."""
+        if not self._shown_once:
+            return None
+        if self._graphics_views is None:
+            self._graphics_views = self.findChildren(pg.GraphicsView)
+        for view in self._graphics_views:
+            if not view.isVisibleTo(self):
+                continue
+            snapshot = self._snapshots.get(view)
+            if snapshot is None:
+                snapshot = self._snapshots[view] = ViewSnapshot(view)
+            if not snapshot.valid and snapshot not in drawn and view.viewport().width() > 0 \
+                    and view.viewport().height() > 0:
+                return snapshot
+        return None
+
+    def showEvent(self, event) -> None:
+        self._shown_once = True
+        super().showEvent(event)
+
+    def drop_snapshots(self) -> None:
+        """Forget the pictures drawn ahead: the panel is about to draw something else. (The
+        scene's own report of a change drops them too; this is in case a repaint of the tab
+        comes before that report is delivered.)"""
+        for snapshot in self._snapshots.values():
+            snapshot.drop()
 
     def update_frame(self, frame: Frame) -> None:
         raise NotImplementedError

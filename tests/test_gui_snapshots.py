@@ -1,0 +1,115 @@
+"""A hidden tab's plots are drawn ahead while the controls rest (``plotkit.snapshot``), and the
+first paint after the tab is shown copies that picture: the same pixels as drawing the scene,
+never a picture of something the plot no longer shows."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support")
+
+
+@pytest.fixture
+def window(open_window, qtbot):
+    window = open_window(size=(1200, 800))
+    for view in ("sweep", "energy", "roofline"):  # each shown once, so each is laid out
+        window.show_view(view)
+        qtbot.wait(20)
+    return window
+
+
+def snapshots(window, view: str) -> list:
+    return list(window.panels[view]._snapshots.values())
+
+
+def change_batch(window, batch: int) -> None:
+    window.controls.batch_spin.setValue(batch)
+    window.controller.throttle.flush()
+
+
+def test_a_hidden_tab_is_shown_from_its_picture_drawn_ahead_with_the_same_pixels(window, qtbot):
+    change_batch(window, 48)
+    window.catch_up_now()
+    (sweep,) = snapshots(window, "sweep")
+    assert sweep.valid and sweep.used == 0
+    drawn_ahead = sweep.pixmap.toImage()
+    window.show_view("sweep")
+    qtbot.wait(20)
+    assert sweep.used == 1 and sweep.pixmap is None  # used once: later paints draw the scene
+    # Drawn from the scene now, the plot looks exactly as the picture did.
+    assert sweep.view.viewport().grab().toImage() == drawn_ahead
+
+
+def test_a_change_after_the_picture_was_drawn_is_not_shown_from_it(window, qtbot):
+    change_batch(window, 48)
+    window.catch_up_now()
+    (sweep,) = snapshots(window, "sweep")
+    assert sweep.valid
+    change_batch(window, 96)  # the sweep tab is behind again; shown before it catches up
+    window.show_view("sweep")
+    qtbot.wait(20)
+    assert sweep.used == 0
+    current = window.panels["sweep"].plotted()
+    assert window.panels["sweep"].frame is window.controller.last_frame and current
+
+
+def test_anything_that_changes_a_hidden_scene_drops_its_picture(window, qtbot):
+    change_batch(window, 48)
+    window.catch_up_now()
+    (energy,) = snapshots(window, "energy")
+    assert energy.valid
+    energy.view.scene().items()[0].update()  # any item repainted
+    qtbot.wait(10)
+    assert not energy.valid
+
+
+def test_a_picture_of_another_size_or_zoom_is_not_used(window, qtbot):
+    change_batch(window, 48)
+    window.catch_up_now()
+    (sweep,) = snapshots(window, "sweep")
+    assert sweep.valid
+    window.set_presentation(True)  # the plots zoomed: the same scene, drawn larger
+    qtbot.wait(20)
+    assert not sweep.valid
+    window.show_view("sweep")
+    qtbot.wait(20)
+    assert sweep.used == 0
+
+
+def test_plots_are_drawn_ahead_once_the_controls_rest_and_a_tab_left_is_too(window, qtbot):
+    from accelscope.gui.main_window import CATCH_UP_REST_MS
+
+    def drawn_ahead(*views: str) -> bool:
+        found = [snapshot for view in views for snapshot in snapshots(window, view)]
+        return len(found) == len(views) and all(snapshot.valid for snapshot in found)
+
+    change_batch(window, 48)
+    assert not drawn_ahead("sweep", "energy")
+    qtbot.waitUntil(lambda: drawn_ahead("sweep", "energy"), timeout=CATCH_UP_REST_MS * 30)
+    window.show_view("sweep")  # roofline, left behind, is drawn ahead after the next rest
+    assert not drawn_ahead("roofline")
+    qtbot.waitUntil(lambda: drawn_ahead("roofline"), timeout=CATCH_UP_REST_MS * 30)
+
+
+def test_a_scene_that_changes_as_it_is_drawn_is_drawn_ahead_once_a_rest(window, monkeypatch):
+    """A picture dropped as soon as it is taken would have the catch-up draw it again at every
+    turn of the event loop while the window is idle; it is drawn once a rest."""
+    from accelscope.gui.plotkit.snapshot import ViewSnapshot
+
+    taken = []
+    original = ViewSnapshot.take
+
+    def take_and_lose(self):
+        taken.append(self)
+        original(self)
+        self.drop()
+
+    monkeypatch.setattr(ViewSnapshot, "take", take_and_lose)
+    change_batch(window, 48)
+    window.catch_up_now()  # returns: each plot once
+    assert taken and len(taken) == len(set(taken))
+    window._drawn_ahead.clear()
+    for _ in range(len(taken) + 3):
+        window._catch_up()
+    assert len(taken) == 2 * len(set(taken))
+    assert not window._catch_up_timer.isActive() or window._snapshot_due(window._drawn_ahead) is None
