@@ -128,26 +128,30 @@ class Panel(QWidget):
         pyqtgraph leaves a view's auto-range, the axes that follow it and text placement until the
         view is about to paint; what that changes then marks the plot dirty again, and Qt paints
         the whole plot a second time (1.5-1.8 paints per change were counted on the bar and sweep
-        tabs). Running it here, then the layouts it invalidated, then the scene's queued marking
-        of changed items, leaves nothing for the paint to change. Last the axes' pictures are
-        drawn: a hidden tab brought up to date while the controls rest is then shown without
-        laying out its ticks and labels (~3 ms of a bar tab's switch)."""
+        tabs). Running it here, then the layouts it invalidated and the axes' pictures (a hidden
+        tab brought up to date while the controls rest is then shown without laying out its
+        ticks and labels, ~3 ms of a bar tab's switch), then the scene's queued marking of changed
+        items, leaves nothing for the paint to change. (Delivering that marking may paint the
+        window there and then: all the rest must be done before it.)"""
         if self._graphics_views is None:
             self._graphics_views = self.findChildren(pg.GraphicsView)
         if not self._graphics_views:
             return
+        if self._axes is None:
+            self._axes = {view: axes_of(view) for view in self._graphics_views}
         for _ in range(2):
             for view in self._graphics_views:
                 view.scene().prepareForPaint()
             QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
+            # An axis laid out may find its labels wider than its room and widen (pyqtgraph does
+            # this in the paint, after which the plot was laid out and painted again): it does so
+            # here, and the second pass lays the plot out for it.
+            for view, axes in self._axes.items():
+                if view.isVisibleTo(self):  # not the plots of a page the panel does not show (Serving's run page)
+                    for axis in axes:
+                        draw_axis_ahead(axis)
         for view in self._graphics_views:
             QCoreApplication.sendPostedEvents(view.scene(), QEvent.Type.MetaCall.value)
-        if self._axes is None:
-            self._axes = {view: axes_of(view) for view in self._graphics_views}
-        for view, axes in self._axes.items():
-            if view.isVisibleTo(self):  # not the plots of a page the panel does not show (Serving's run page)
-                for axis in axes:
-                    draw_axis_ahead(axis)
 
     def snapshot_due(self, drawn: set) -> ViewSnapshot | None:
         """A plot of the page shown in this (hidden) tab whose picture is not yet drawn ahead
