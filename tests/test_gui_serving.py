@@ -12,6 +12,7 @@ over time, the KV cache in use, and TTFT and ITL histograms with p50 and p99 mar
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6.QtWidgets import QComboBox, QScrollArea
 
@@ -338,22 +339,23 @@ def test_a_new_frame_redraws_no_curve_and_a_new_selection_restyles_it(qtbot, eng
     """Every control change brings a new frame and the selection with it: the curves are
     redrawn only when the selection moved (redrawing every curve of every accelerator on each
     change cost ~100 ms with the whole catalog shown), and then the selected one is thicker."""
-    import pyqtgraph as pg
+    from accelscope.gui.plotkit.points import LineSet
 
     ws = workspace(engine)
     panel = make_panel(qtbot, engine, ws)
     panel.set_selected(ws.selected)
     calls = []
-    original = pg.PlotDataItem.setData
-    monkeypatch.setattr(pg.PlotDataItem, "setData", lambda item, *a, **k: (calls.append(item), original(item, *a, **k)))
+    original = LineSet.set_line
+    monkeypatch.setattr(LineSet, "set_line", lambda lines, key, *a, **k: (calls.append(key), original(lines, key, *a, **k)))
     panel.update_frame(compute_frame(engine, ws.with_changes(scenario=ws.scenario.with_changes(batch=2))))
     panel.set_selected(ws.selected)
-    assert [item for item in calls if item in panel.curves.values()] == []
+    assert calls == []
     panel.set_selected("l40s")
-    restyled = {key for key, item in panel.curves.items() if item in calls}
     # The old selection drawn thinner and the new one thicker; no other curve touched.
-    assert restyled == {(a, name) for a in SHOWN for name in ("throughput", "ttft", "tpot")}
-    assert panel.curves[("l40s", "ttft")].opts["pen"].widthF() > panel.curves[("h100-sxm", "ttft")].opts["pen"].widthF()
+    assert set(calls) == {(a, name) for a in SHOWN for name in ("throughput", "ttft", "tpot")}
+    ttft = panel.lines["ttft"]
+    assert ttft.pen(("l40s", "ttft")).widthF() > ttft.pen(("h100-sxm", "ttft")).widthF()
+    assert ttft.z(("l40s", "ttft")) > ttft.z(("h100-sxm", "ttft"))  # drawn over the others
 
 
 def test_the_cheapest_line_is_written_once_for_its_capacities_and_prices(qtbot, engine, monkeypatch):
@@ -379,3 +381,22 @@ def test_the_cheapest_line_is_written_once_for_its_capacities_and_prices(qtbot, 
     assert len(studies) == 1
     assert "rented: NVIDIA L40S (1 device)" in panel.caption.text()
     assert "($0.01 per device-hour: your own value)" in panel.caption.text()
+
+
+def test_a_curve_breaks_where_a_point_is_missing(qtbot, engine):
+    """A rate whose latency is not finite (nothing finished) leaves a gap in its curve, as
+    pyqtgraph's connect="finite" did: the points either side are not joined across it."""
+    ws = workspace(engine)
+    panel = make_panel(qtbot, engine, ws)
+    rates = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    values = np.array([0.5, np.nan, 0.7, 0.9, 1.1])
+    key = ("h100-sxm", "ttft")
+    panel._set_curve("ttft", key, rates, values, pg.mkPen("k"), selected=False)
+    lines = panel.lines["ttft"]
+    x, y = lines.original(key)
+    np.testing.assert_array_equal(x, [1.0, 3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(y, [0.5, 0.7, 0.9, 1.1])
+    np.testing.assert_array_equal(lines.connection(key), [False, True, True, False])
+    assert lines.is_shown(key)
+    drawn = panel.plotted()
+    np.testing.assert_array_equal(drawn["h100-sxm.ttft"], values)  # as given, the gap included

@@ -84,7 +84,7 @@ from ..look.style import (
 from ..plotkit.axes import ROW_LABEL_MAX_PX, GridAxis, RowAxis, log_axes
 from ..plotkit.bars import RowCanvas, hold_least_width
 from ..plotkit.picking import RowPicker, SpotRefs, spot_tip
-from ..plotkit.points import SpotRef, Spots
+from ..plotkit.points import LineSet, SpotRef, Spots
 from ..plotkit.text import WrappedLabel, tooltip_html
 from .analysis import AnalysisPanel
 from .base import PageStack, accelerator_label
@@ -396,10 +396,15 @@ class ServingPanel(AnalysisPanel):
         # The bars' value texts need room in pixels, whatever the plot's width: refit on resize.
         self.capacity_plot.getViewBox().sigResized.connect(self._fit_capacity_range)
 
-        self.curves: dict[tuple[str, str], pg.PlotDataItem] = {}
-        # What each curve item was last given (the curve object and its pen width): a curve
-        # unchanged since is not given its data again (a study's progress redraws every curve
-        # so far once per accelerator, and each setData makes pyqtgraph redo the item).
+        # Every accelerator's curve of a plot in one item (one per plot): with the whole catalog
+        # shown, 114 PlotDataItems (a curve and a scatter each) cost ~20 ms a paint of the page.
+        self.lines = {name: LineSet() for name in ("throughput", "ttft", "tpot")}
+        for name, plot in (("throughput", self.throughput_plot), ("ttft", self.ttft_plot), ("tpot", self.tpot_plot)):
+            plot.addItem(self.lines[name])
+        self.curves: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}  # (rates, values) as drawn
+        # What each curve was last given (the curve object and its pen width): a curve unchanged
+        # since is not given its data again (a study's progress redraws every curve so far once
+        # per accelerator).
         self._drawn: dict[tuple[str, str], tuple[RateCurve, float]] = {}
         self._drawn_selection: str | None = None
         self._refs = SpotRefs()
@@ -772,18 +777,14 @@ class ServingPanel(AnalysisPanel):
             width = 4.0 if curve.accelerator == self.selected else 2.0
             series = {"throughput": curve.throughput_output_tok_s, "ttft": curve.ttft_p99_s,
                       "tpot": curve.tpot_p99_s * 1e3}
-            for name, plot in (("throughput", self.throughput_plot), ("ttft", self.ttft_plot),
-                               ("tpot", self.tpot_plot)):
+            for name in ("throughput", "ttft", "tpot"):
                 key = (curve.accelerator, name)
                 keys.add(key)
-                item = self.curves.get(key)
-                if item is None:
-                    item = self.curves[key] = pg.PlotDataItem()
-                    plot.addItem(item)
                 values = np.where(np.isfinite(series[name]) & (series[name] > 0), series[name], np.nan)
                 drawn = self._drawn.get(key)
                 if drawn is None or drawn[0] is not curve or drawn[1] != width:
-                    item.setData(curve.rates_rps, values, pen=pg.mkPen(colour, width=width), connect="finite")
+                    self._set_curve(name, key, curve.rates_rps, values, pg.mkPen(colour, width=width),
+                                    selected=curve.accelerator == self.selected)
                     self._drawn[key] = (curve, width)
                 xs, ys, refs, pens, brushes = spots[name]
                 point_pen, filled, hollow = self._style(curve.accelerator)
@@ -807,11 +808,9 @@ class ServingPanel(AnalysisPanel):
                     marks[2].append(self._refs(curve.accelerator, "capacity"))
         for key in list(self.curves):
             if key not in keys:
-                item = self.curves.pop(key)
+                self.curves.pop(key)
                 self._drawn.pop(key, None)
-                view = item.getViewBox()
-                if view is not None:
-                    view.removeItem(item)
+                self.lines[key[1]].set_style(key, visible=False)
         for name, (xs, ys, refs, pens, brushes) in spots.items():
             self.points[name].set_spots(xs, ys, refs, pens=pens, brushes=brushes)
         rates = [curve.rates_rps for curve in curves if curve.rates_rps.size]
@@ -824,6 +823,17 @@ class ServingPanel(AnalysisPanel):
         self._draw_capacity_bars(found, pending)
         self._write_slo_lines()
         self._write_rate_lines()
+
+    def _set_curve(self, name: str, key: tuple[str, str], rates: np.ndarray, values: np.ndarray, pen,
+                   *, selected: bool) -> None:
+        """One accelerator's curve on one plot: its finite points joined where they are
+        neighbours (a missing point breaks the line, as pyqtgraph's connect="finite" does)."""
+        kept = np.flatnonzero(np.isfinite(values))
+        joined = np.append(np.diff(kept) == 1, False)
+        lines = self.lines[name]
+        lines.set_line(key, rates[kept], values[kept], connect=joined, pen=pen)
+        lines.set_style(key, pen=pen, z=1.0 if selected else 0.0, visible=True)
+        self.curves[key] = (rates, values)
 
     def _fit_latency_ranges(self, spots: dict) -> None:
         """Each latency plot spans its points and its SLO line, with room above the line for its
@@ -1122,8 +1132,7 @@ class ServingPanel(AnalysisPanel):
         """What is drawn, in data units: per accelerator, its rates and series; the capacity
         bars; the current run's timeline."""
         drawn: dict[str, np.ndarray] = {}
-        for (accelerator, name), item in self.curves.items():
-            x, y = item.getOriginalDataset()
+        for (accelerator, name), (x, y) in self.curves.items():
             drawn[f"{accelerator}.rates"] = np.asarray(x)
             drawn[f"{accelerator}.{name}"] = np.asarray(y)
         drawn["capacity_rps"] = np.asarray(self.capacity_bars.opts.get("width", []), dtype=float)
