@@ -52,8 +52,8 @@ def wrapped_lines(text: str, metrics: QFontMetricsF, width: float,
 
 @dataclass
 class LegendRow:
-    """One accelerator's row: its name as drawn (one or two lines), where it is in the legend,
-    and its colour and marker."""
+    """One accelerator's row: its name as drawn (on as many lines as its column needs), where
+    it is in the legend, and its colour and marker."""
 
     accelerator_id: str
     name: str
