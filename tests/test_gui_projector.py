@@ -387,17 +387,17 @@ def test_a_legend_name_breaks_at_spaces_and_only_a_word_too_wide_is_elided(qapp)
     from PySide6.QtGui import QFontMetricsF
 
     from accelscope.gui.look.style import plot_font
-    from accelscope.gui.plotkit.legend import wrapped_lines
+    from accelscope.gui.plotkit.legend import lines_within
 
     def ten_px_a_character(text: str) -> float:
         return 10.0 * len(text)
 
     metrics = QFontMetricsF(plot_font())
     name = "GH200 Grace Hopper Superchip"
-    assert wrapped_lines(name, metrics, 280, ten_px_a_character) == ([name], False)
-    assert wrapped_lines(name, metrics, 180, ten_px_a_character) == (["GH200 Grace Hopper", "Superchip"], False)
-    assert wrapped_lines(name, metrics, 110, ten_px_a_character) == (["GH200 Grace", "Hopper", "Superchip"], False)
-    lines, elided = wrapped_lines(name, metrics, 60, ten_px_a_character)
+    assert lines_within(name, metrics, 280, ten_px_a_character) == ([name], False)
+    assert lines_within(name, metrics, 180, ten_px_a_character) == (["GH200 Grace Hopper", "Superchip"], False)
+    assert lines_within(name, metrics, 110, ten_px_a_character) == (["GH200 Grace", "Hopper", "Superchip"], False)
+    lines, elided = lines_within(name, metrics, 60, ten_px_a_character)
     assert elided and len(lines) == 4 and lines[1] == "Grace" and lines[3].endswith("…")
 
 

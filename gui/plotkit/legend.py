@@ -30,7 +30,7 @@ LEGEND_WIDTH_SHARES = (0.45, 0.55)
 MIN_COLUMN_CHARACTERS = 4  # no column narrower than this many average characters
 
 
-def wrapped_lines(text: str, metrics: QFontMetricsF, width: float,
+def lines_within(text: str, metrics: QFontMetricsF, width: float,
                   advance: Callable[[str], float] | None = None) -> tuple[list[str], bool]:
     """``text`` broken at spaces into as few lines as fit ``width`` pixels, each line as full as
     it can be; a word wider than ``width`` alone is elided. Returns the lines and whether any
@@ -129,7 +129,7 @@ class AcceleratorLegend(pg.GraphicsWidget):
             self.selected = selected
             self.update()
         if rebuilt:
-            self.fit_columns(force=True)
+            self.fit_columns()
 
     def labels(self) -> list[str]:
         return [row.name for row in self.rows]
@@ -164,7 +164,7 @@ class AcceleratorLegend(pg.GraphicsWidget):
         laid: list[list[tuple[list[str], bool]]] = []
         tallest = 0.0
         for start in range(0, len(self.rows), per_column):
-            column = [wrapped_lines(row.name, self._metrics, text_width, self._advance) for row in self.rows[start:start + per_column]]
+            column = [lines_within(row.name, self._metrics, text_width, self._advance) for row in self.rows[start:start + per_column]]
             laid.append(column)
             tallest = max(tallest, sum(self._row_height(lines, leading) for lines, _elided in column))
         return laid, tallest
@@ -172,7 +172,7 @@ class AcceleratorLegend(pg.GraphicsWidget):
     def _row_height(self, lines: list[str], leading: float) -> float:
         return self._line_pitch() + leading + (len(lines) - 1) * self._metrics.lineSpacing()
 
-    def fit_columns(self, force: bool = False) -> None:
+    def fit_columns(self) -> None:
         """Lay the rows out in the fewest columns that fit the height beside the plot (drawing
         them closer together first where that is enough), each column no wider than its share of
         the width allows (the first share, else the second), with no name cut; where that cannot
@@ -219,7 +219,7 @@ class AcceleratorLegend(pg.GraphicsWidget):
             left += width + COLUMN_GAP_PX
         self.columns, self.leading = columns, leading
         size = QSizeF(math.ceil(left - COLUMN_GAP_PX), math.ceil(tallest + 2 * EDGE_PX))
-        if size != self._size or force:
+        if size != self._size:
             self._resize(size)
         self.update()
 

@@ -316,7 +316,6 @@ class PlotTitle(pg.GraphicsWidget):
             self.font.setPointSizeF(float(size[:-2]))
         if color is not None:
             self.colour = QColor(color)
-        self.setToolTip("")
         self._fit(force=True)
 
     def natural_width(self) -> float:
