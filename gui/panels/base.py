@@ -122,12 +122,6 @@ class Panel(QWidget):
         self._snapshots: dict[pg.GraphicsView, ViewSnapshot] = {}  # pictures drawn ahead while hidden
         self._shown_once = False  # a tab never shown is not laid out yet: its plots have no size to draw at
 
-    def _views(self) -> list[pg.GraphicsView]:
-        """The panel's plot views, found once (panels make their plots up front)."""
-        if self._graphics_views is None:
-            self._graphics_views = self.findChildren(pg.GraphicsView)
-        return self._graphics_views
-
     def prepare_paint(self) -> None:
         """Finish the plots' deferred work now, so that the next paint draws each plot once.
 
@@ -139,7 +133,9 @@ class Panel(QWidget):
         ticks and labels, ~3 ms of a bar tab's switch), then the scene's queued marking of changed
         items, leaves nothing for the paint to change. (Delivering that marking may paint the
         window there and then: all the rest must be done before it.)"""
-        if not self._views():
+        if self._graphics_views is None:
+            self._graphics_views = self.findChildren(pg.GraphicsView)
+        if not self._graphics_views:
             return
         if self._axes is None:
             self._axes = {view: axes_of(view) for view in self._graphics_views}
@@ -162,7 +158,9 @@ class Panel(QWidget):
         (:mod:`plotkit.snapshot`), and not among ``drawn``, if any."""
         if not self._shown_once:
             return None
-        for view in self._views():
+        if self._graphics_views is None:
+            self._graphics_views = self.findChildren(pg.GraphicsView)
+        for view in self._graphics_views:
             if not view.isVisibleTo(self):
                 continue
             snapshot = self._snapshots.get(view)
