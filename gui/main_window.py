@@ -437,11 +437,12 @@ class MainWindow(QMainWindow):
             drawn.add(snapshot)
 
     def _snapshot_due(self, drawn: set):
-        """A plot of a hidden tab, up to date, whose picture is not drawn ahead yet (nor was
-        drawn ahead already in this rest: ``drawn``)."""
-        behind = set(self._plot_tabs_behind())
+        """A plot of a hidden tab drawn for the latest frame, whose picture is not drawn ahead
+        yet (nor was drawn ahead already in this rest: ``drawn``). An analysis tab behind the
+        frame is left out: showing it draws it anew, so its picture would be thrown away."""
+        frame = self.controller.last_frame
         for view, panel in self.panels.items():
-            if view != self.current_view() and view not in behind:
+            if view != self.current_view() and self._panel_frames.get(view) is frame:
                 snapshot = panel.snapshot_due(drawn)
                 if snapshot is not None:
                     return snapshot

@@ -19,7 +19,9 @@ def window(open_window, qtbot):
 
 
 def snapshots(window, view: str) -> list:
-    return list(window.panels[view]._snapshots.values())
+    """The snapshots of the plots the tab's page shows (each of a panel's plots has one)."""
+    panel = window.panels[view]
+    return [snapshot for plot, snapshot in panel._snapshots.items() if plot.isVisibleTo(panel)]
 
 
 def change_batch(window, batch: int) -> None:
@@ -113,3 +115,20 @@ def test_a_scene_that_changes_as_it_is_drawn_is_drawn_ahead_once_a_rest(window, 
         window._catch_up()
     assert len(taken) == 2 * len(set(taken))
     assert not window._catch_up_timer.isActive() or window._snapshot_due(window._drawn_ahead) is None
+
+
+def test_an_analysis_tab_behind_the_frame_is_not_drawn_ahead(window, qtbot):
+    """An analysis tab is not caught up (its study runs only while shown), so after a change it
+    is drawn anew when shown: a picture of it would be thrown away. Left without a change since,
+    it is drawn ahead as the plot tabs are."""
+    window.show_view("tiers")
+    qtbot.wait(20)
+    window.show_view("roofline")
+    change_batch(window, 48)
+    window.catch_up_now()
+    assert not any(snapshot.valid for snapshot in snapshots(window, "tiers"))
+    window.show_view("tiers")
+    qtbot.wait(20)
+    window.show_view("roofline")
+    window.catch_up_now()
+    assert snapshots(window, "tiers") and all(snapshot.valid for snapshot in snapshots(window, "tiers"))

@@ -122,6 +122,12 @@ class Panel(QWidget):
         self._snapshots: dict[pg.GraphicsView, ViewSnapshot] = {}  # pictures drawn ahead while hidden
         self._shown_once = False  # a tab never shown is not laid out yet: its plots have no size to draw at
 
+    def _views(self) -> list[pg.GraphicsView]:
+        """The panel's plot views, found once (panels make their plots up front)."""
+        if self._graphics_views is None:
+            self._graphics_views = self.findChildren(pg.GraphicsView)
+        return self._graphics_views
+
     def prepare_paint(self) -> None:
         """Finish the plots' deferred work now, so that the next paint draws each plot once.
 
@@ -133,9 +139,7 @@ class Panel(QWidget):
         ticks and labels, ~3 ms of a bar tab's switch), then the scene's queued marking of changed
         items, leaves nothing for the paint to change. (Delivering that marking may paint the
         window there and then: all the rest must be done before it.)"""
-        if self._graphics_views is None:
-            self._graphics_views = self.findChildren(pg.GraphicsView)
-        if not self._graphics_views:
+        if not self._views():
             return
         if self._axes is None:
             self._axes = {view: axes_of(view) for view in self._graphics_views}
@@ -158,21 +162,22 @@ class Panel(QWidget):
         (:mod:`plotkit.snapshot`), and not among ``drawn``, if any."""
         if not self._shown_once:
             return None
-        if self._graphics_views is None:
-            self._graphics_views = self.findChildren(pg.GraphicsView)
-        for view in self._graphics_views:
+        for view in self._views():
             if not view.isVisibleTo(self):
                 continue
             snapshot = self._snapshots.get(view)
-            if snapshot is None:
-                snapshot = self._snapshots[view] = ViewSnapshot(view)
-            if not snapshot.valid and snapshot not in drawn and view.viewport().width() > 0 \
-                    and view.viewport().height() > 0:
+            if snapshot is not None and not snapshot.valid and snapshot not in drawn \
+                    and view.viewport().width() > 0 and view.viewport().height() > 0:
                 return snapshot
         return None
 
     def showEvent(self, event) -> None:
-        self._shown_once = True
+        if not self._shown_once:
+            # Each plot's snapshot is made here, once, rather than the first time its tab is due
+            # to be drawn ahead: that can first happen many changes later, and the objects a
+            # window holds should not grow with the changes replayed in it.
+            self._snapshots = {view: ViewSnapshot(view) for view in self._views()}
+            self._shown_once = True
         super().showEvent(event)
 
     def drop_snapshots(self) -> None:

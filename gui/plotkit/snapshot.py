@@ -47,11 +47,12 @@ class ViewSnapshot(QObject):
     def valid(self) -> bool:
         return self.pixmap is not None and self._key == self._state()
 
-    def take(self) -> bool:
-        """Draw the view into the snapshot now (the view hidden); returns whether one was taken."""
+    def take(self) -> None:
+        """Draw the view into the snapshot now (the view hidden; nothing to do if shown, sizeless
+        or already drawn)."""
         viewport = self.view.viewport()
         if viewport.isVisible() or viewport.width() <= 0 or viewport.height() <= 0 or self.valid:
-            return False
+            return
         scene = self.view.scene()
         # Changes queued before this picture (the scene's activation, see __init__) are reported first.
         QCoreApplication.sendPostedEvents(scene, QEvent.Type.MetaCall.value)
@@ -63,7 +64,6 @@ class ViewSnapshot(QObject):
         finally:
             self._taking = False
         self.pixmap, self._key = pixmap, self._state()
-        return True
 
     def drop(self) -> None:
         self.pixmap = self._key = None
