@@ -56,8 +56,8 @@ TABS = tuple(PANELS)  # view ids, in tab order
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves
 # The explanation waits for the window's next paint; if none comes this soon, it runs anyway.
 EXPLAIN_FALLBACK_MS = 50
-# Hidden plot tabs are brought up to date once the controls have rested this long (as an
-# analysis tab's study waits for them: ``panels.analysis.SETTLE_MS``).
+# Hidden tabs are brought up to date once the controls have rested this long (as an analysis
+# tab's study waits for them: ``panels.analysis.SETTLE_MS``).
 CATCH_UP_REST_MS = 150
 FIRST_SIZE_PX = (1500, 950)  # the window's size before it is shown, where the screen has room
 
@@ -164,7 +164,7 @@ class MainWindow(QMainWindow):
         self._explanation_fallback.timeout.connect(self._run_due_explanation)
         # (perf_counter(), process_time()) when the last explanation began: the bench's end of a frame.
         self.explanation_started: tuple[float, float] | None = None
-        self._catch_up_timer = QTimer(self)  # hidden plot tabs follow the frame once the controls rest
+        self._catch_up_timer = QTimer(self)  # hidden tabs follow the frame once the controls rest
         self._catch_up_timer.setSingleShot(True)
         self._catch_up_timer.timeout.connect(self._catch_up)
         self._drawn_ahead: set = set()  # the plots drawn ahead in this rest (see _catch_up)
@@ -385,7 +385,7 @@ class MainWindow(QMainWindow):
     # -- output ----------------------------------------------------------------------------------
 
     def show_frame(self, frame: Frame) -> None:
-        """Draw the visible panel now; the other plot tabs catch up once the controls rest
+        """Draw the visible panel now; the other tabs catch up once the controls rest
         (:meth:`_catch_up`), or when their tab is shown if that comes first."""
         started = time.perf_counter()
         panel = self.refresh_panel(self.current_view())
@@ -405,15 +405,16 @@ class MainWindow(QMainWindow):
         self._catch_up_timer.start(CATCH_UP_REST_MS)
 
     def _catch_up(self) -> None:
-        """Bring one hidden plot tab up to the latest frame, then the next on the next turn of
-        the event loop, until none is behind.
+        """Bring one hidden tab up to the latest frame, then the next on the next turn of the
+        event loop, until none is behind.
 
         Showing a tab that missed changes drew it then (a switch to the sweep after a model
         change: ~28 ms, ~14 ms when already up to date); a hand on its way from the controls to
         the tab bar gives the time to draw it before. One tab per turn (~4-10 ms each), and only
         once the controls have rested, so a drag is never slowed by tabs it does not show.
-        Analysis tabs are not caught up: their studies run only while shown."""
-        behind = self._plot_tabs_behind() if self.isVisible() else []
+        An analysis tab hidden only notes the frame (its study runs once it is shown); its plots,
+        which show its last study until then, are drawn ahead as a plot tab's are."""
+        behind = self._tabs_behind() if self.isVisible() else []
         if behind:
             self.refresh_panel(behind[0])
             self._catch_up_timer.start(0)
@@ -426,10 +427,10 @@ class MainWindow(QMainWindow):
             self._catch_up_timer.start(0)
 
     def catch_up_now(self) -> None:
-        """Bring every hidden plot tab up to the latest frame and draw its plots ahead now (what
+        """Bring every hidden tab up to the latest frame and draw its plots ahead now (what
         a rest of the controls does a tab or a plot per turn; the bench, before a tab is picked)."""
         self._catch_up_timer.stop()
-        for view in self._plot_tabs_behind():
+        for view in self._tabs_behind():
             self.refresh_panel(view)
         drawn: set = set()
         while (snapshot := self._snapshot_due(drawn)) is not None:
@@ -437,9 +438,9 @@ class MainWindow(QMainWindow):
             drawn.add(snapshot)
 
     def _snapshot_due(self, drawn: set):
-        """A plot of a hidden tab drawn for the latest frame, whose picture is not drawn ahead
-        yet (nor was drawn ahead already in this rest: ``drawn``). An analysis tab behind the
-        frame is left out: showing it draws it anew, so its picture would be thrown away."""
+        """A plot of a hidden tab brought up to the latest frame, whose picture is not drawn
+        ahead yet (nor was drawn ahead already in this rest: ``drawn``). A tab behind the frame
+        is left out: showing it draws it anew, so its picture would be thrown away."""
         frame = self.controller.last_frame
         for view, panel in self.panels.items():
             if view != self.current_view() and self._panel_frames.get(view) is frame:
@@ -448,13 +449,13 @@ class MainWindow(QMainWindow):
                     return snapshot
         return None
 
-    def _plot_tabs_behind(self) -> list[str]:
-        """The hidden plot tabs not drawn for the latest frame."""
+    def _tabs_behind(self) -> list[str]:
+        """The hidden tabs not brought up to the latest frame."""
         frame = self.controller.last_frame
         if frame is None:
             return []
-        return [view for view in self.panels if view != self.current_view() and not PANELS[view].analysis
-                and self._panel_frames.get(view) is not frame]
+        return [view for view in self.panels
+                if view != self.current_view() and self._panel_frames.get(view) is not frame]
 
     def _explain_after_frame(self) -> None:
         """Rebuild the explanation once the window has painted the frame that asked for it.

@@ -1,6 +1,6 @@
-"""Hidden plot tabs catch up with the frame once the controls rest, one tab per turn of the
-event loop; never while the controls move, and never an analysis tab (its study runs only
-while it is shown)."""
+"""Hidden tabs catch up with the frame once the controls rest, one tab per turn of the event
+loop, and never while the controls move. An analysis tab hidden only notes the frame: its study
+runs only while it is shown."""
 
 from __future__ import annotations
 
@@ -28,15 +28,18 @@ def test_hidden_plot_tabs_catch_up_once_the_controls_rest(window, qtbot, monkeyp
     window.controls.batch_spin.setValue(48)
     window.controller.throttle.flush()
     frame = window.controller.last_frame
-    hidden = [view for view in plot_tabs(window) if view != "roofline"]
+    hidden = [view for view in window.panels if view != "roofline"]
     assert hidden and all(window._panel_frames.get(view) is not frame for view in hidden)
+    analysis = [panel for view, panel in window.panels.items() if view not in plot_tabs(window)]
+    assert analysis
     studies = []
-    for view, panel in window.panels.items():
-        if view not in plot_tabs(window):
-            monkeypatch.setattr(panel, "update_frame", lambda f, view=view: studies.append(view))
+    for panel in analysis:
+        monkeypatch.setattr(panel, "refresh_now", lambda panel=panel: studies.append(panel))
     qtbot.waitUntil(lambda: all(window._panel_frames.get(view) is frame for view in hidden),
                     timeout=CATCH_UP_REST_MS * 20)
-    assert studies == []  # analysis tabs wait until they are shown
+    # The analysis tabs hold the frame, and their studies wait until they are shown.
+    assert all(panel.frame is frame for panel in analysis)
+    assert studies == [] and not any(panel.pending() for panel in analysis)
     # The latency tab, never shown, draws the batch of 48 (what it shows when picked).
     drawn = window.panels["latency"].plotted()
     row = list(drawn["accelerators"]).index("h100-sxm")
@@ -61,7 +64,7 @@ def test_no_tab_catches_up_while_the_controls_move(window, qtbot):
     qtbot.waitUntil(lambda: "sweep" in caught_up, timeout=CATCH_UP_REST_MS * 20)
 
 
-def test_catch_up_now_brings_every_hidden_plot_tab_up_to_date(window):
+def test_catch_up_now_brings_every_hidden_tab_up_to_date(window):
     window.show_view("roofline")
     before = window.panels["roofline"].plotted()
     window.show_view("sweep")
@@ -69,7 +72,7 @@ def test_catch_up_now_brings_every_hidden_plot_tab_up_to_date(window):
     window.controller.throttle.flush()
     frame = window.controller.last_frame
     window.catch_up_now()
-    assert all(window._panel_frames.get(view) is frame for view in plot_tabs(window))
+    assert all(window._panel_frames.get(view) is frame for view in window.panels)
     assert not window._catch_up_timer.isActive()
     # The hidden roofline drew the new batch: each decode point moved to a higher intensity.
     drawn = window.panels["roofline"].plotted()
