@@ -137,3 +137,45 @@ def test_an_analysis_tab_is_drawn_ahead_after_a_change_and_its_study_waits_until
     window.show_view("tiers")
     qtbot.waitUntil(lambda: tiers.study_frame is frame, timeout=10_000)  # the study runs once shown
     assert all(snapshot.used == 1 for snapshot in snapshots(window, "tiers"))  # the switch copied the pictures
+
+
+def test_a_plot_shown_again_repaints_only_what_a_change_touched(window, qtbot):
+    """A listener to a scene's report of a change puts the scene on Qt's older update path, where
+    the view repaints the whole of itself at nearly every change. The picture's listener is
+    there only while the picture is held: once the tab is shown, a change of the prompt's
+    length repaints the curves it moved and their axes, not the legend beside them."""
+    from PySide6.QtCore import SIGNAL, QEvent, QObject
+    from PySide6.QtGui import QRegion
+
+    def listeners(scene) -> int:
+        return scene.receivers(SIGNAL("changed(QList<QRectF>)"))
+
+    window.show_view("roofline")
+    change_batch(window, 48)
+    window.catch_up_now()
+    (sweep,) = snapshots(window, "sweep")
+    scene = sweep.view.scene()
+    assert sweep.valid and listeners(scene) > 0  # hidden, with its picture: a change must drop it
+    window.show_view("sweep")
+    qtbot.wait(20)
+    assert sweep.used == 1 and listeners(scene) == 0
+
+    class PaintedRegions(QObject):
+        def __init__(self) -> None:
+            super().__init__()
+            self.regions: list[QRegion] = []
+
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                self.regions.append(QRegion(event.region()))
+            return False
+
+    painted = PaintedRegions()
+    sweep.view.viewport().installEventFilter(painted)
+    window.controls.input_slider.setValue(window.controls.input_slider.value() // 2)
+    window.controller.throttle.flush()
+    qtbot.wait(20)
+    sweep_panel = window.panels["sweep"]
+    assert sweep_panel.frame is window.controller.last_frame and painted.regions  # the change was drawn
+    legend = sweep.view.mapFromScene(sweep_panel.legend.sceneBoundingRect()).boundingRect()
+    assert not any(region.intersects(legend) for region in painted.regions)

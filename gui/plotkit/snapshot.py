@@ -9,12 +9,19 @@ the tab is shown copies that pixmap, if nothing has changed since: the scene has
 a change (``QGraphicsScene.changed``) and the view has the same size, transform and scene
 rectangle (presentation mode's zoom changes these, not the scene). The pixmap is used once;
 every later paint draws the scene as before. Its scene is no longer deactivated when the view
-is hidden (see :meth:`ViewSnapshot.eventFilter`)."""
+is hidden (see :meth:`ViewSnapshot.eventFilter`).
+
+The scene's report of a change is listened to only while a picture is held: a scene with any
+listener to ``changed`` takes Qt's older update path, in which the view repaints the whole of
+itself at nearly every change (the legend, the title and every axis of the sweep beside its
+curves, ~1.5 ms of legend alone), and in which Qt makes the view a listener too. Both listeners
+go once the picture is used or dropped, and the scene is back on the path where each change
+repaints only what it touched."""
 
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject
+from PySide6.QtCore import SIGNAL, SLOT, QCoreApplication, QEvent, QObject
 from PySide6.QtGui import QPainter, QPixmap
 
 
@@ -28,8 +35,8 @@ class ViewSnapshot(QObject):
         self._key: tuple | None = None
         self._taking = False
         self.used = 0  # paints served from a snapshot (for tests and figures)
+        self._listening = False  # to the scene's report of a change: only while a picture is held
         scene = view.scene()
-        scene.changed.connect(self._scene_changed)
         scene.installEventFilter(self)
         if not scene.isActive():  # made active now, while hidden, and kept so (see eventFilter)
             QCoreApplication.sendEvent(scene, QEvent(QEvent.Type.WindowActivate))
@@ -56,6 +63,7 @@ class ViewSnapshot(QObject):
         scene = self.view.scene()
         # Changes queued before this picture (the scene's activation, see __init__) are reported first.
         QCoreApplication.sendPostedEvents(scene, QEvent.Type.MetaCall.value)
+        self._listen(True)
         self._taking = True
         try:
             pixmap = viewport.grab()
@@ -67,6 +75,21 @@ class ViewSnapshot(QObject):
 
     def drop(self) -> None:
         self.pixmap = self._key = None
+        self._listen(False)
+
+    def _listen(self, on: bool) -> None:
+        """Listen to the scene's report of a change, or stop (see the module's note); stopping
+        also takes away the view's own listener, which Qt adds on the older path. A view
+        hidden meanwhile misses nothing by it: shown again, it is painted whole."""
+        if on == self._listening:
+            return
+        scene = self.view.scene()
+        if on:
+            scene.changed.connect(self._scene_changed)
+        else:
+            scene.changed.disconnect(self._scene_changed)
+            QObject.disconnect(scene, SIGNAL("changed(QList<QRectF>)"), self.view, SLOT("updateScene(QList<QRectF>)"))
+        self._listening = on
 
     def _scene_changed(self, _rects) -> None:
         if not self._taking:
