@@ -165,9 +165,8 @@ class Panel(QWidget):
         for view in self._views():
             if not view.isVisibleTo(self):
                 continue
-            snapshot = self._snapshots.get(view)
-            if snapshot is not None and not snapshot.valid and snapshot not in drawn \
-                    and view.viewport().width() > 0 and view.viewport().height() > 0:
+            snapshot = self._snapshots[view]  # made for each view at the first show
+            if snapshot.due and snapshot not in drawn:
                 return snapshot
         return None
 

@@ -54,11 +54,16 @@ class ViewSnapshot(QObject):
     def valid(self) -> bool:
         return self.pixmap is not None and self._key == self._state()
 
-    def take(self) -> None:
-        """Draw the view into the snapshot now (the view hidden; nothing to do if shown, sizeless
-        or already drawn)."""
+    @property
+    def due(self) -> bool:
+        """Not drawn for the view as it is, and the view has a size to draw at."""
         viewport = self.view.viewport()
-        if viewport.isVisible() or viewport.width() <= 0 or viewport.height() <= 0 or self.valid:
+        return not self.valid and viewport.width() > 0 and viewport.height() > 0
+
+    def take(self) -> None:
+        """Draw the view into the snapshot now (the view hidden; nothing to do if shown or not due)."""
+        viewport = self.view.viewport()
+        if viewport.isVisible() or not self.due:
             return
         scene = self.view.scene()
         # Changes queued before this picture (the scene's activation, see __init__) are reported first.
