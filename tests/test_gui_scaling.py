@@ -393,13 +393,16 @@ def test_the_ep_tp_legend_covers_no_curve(qtbot, private_engine, size):
 
 
 @pytest.mark.parametrize("batch", [1, 8, 64, 256])
-@pytest.mark.parametrize("size", [(1600, 1000), (1024, 768)])
+@pytest.mark.parametrize("size", [(1600, 1000), (1024, 768), (680, 640)])
 def test_no_label_lies_over_the_ep_tp_curves(qtbot, private_engine, batch, size):
     """The current batch's label lay over the curves at batch 1 (they run low on the left), and
     the parity line's "TP faster above, EP below" over the ratio wherever it neared 1: the
     label keeps clear of every point and inside its plot, and the ratio's meaning is its
-    plot's title."""
+    plot's title. On a narrow plot (680 px: the page on a projector with both docks) the long
+    label fits nowhere and a shorter one is used."""
     from PySide6.QtCore import QPointF
+
+    from accelscope.gui.panels.parallelism import batch_label_texts
 
     frame = frame_of(private_engine, "mixtral-8x22b", batch=batch)
     panel = make(qtbot, ParallelismPanel, private_engine, frame)
@@ -409,7 +412,9 @@ def test_no_label_lies_over_the_ep_tp_curves(qtbot, private_engine, batch, size)
     panel.grab()
     label = panel.batch_marks[0].label
     box = label.mapRectToScene(label.boundingRect())
-    assert label.toPlainText() == f"current batch {batch:,}"
+    assert label.toPlainText() in batch_label_texts(batch)
+    if size[0] >= 1024:
+        assert label.toPlainText() == f"current batch {batch:,}"  # the long text wherever it fits
     assert panel.ep_plot.vb.sceneBoundingRect().contains(box)
     drawn = panel.plotted()
     vb = panel.ep_plot.vb

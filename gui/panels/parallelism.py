@@ -75,6 +75,12 @@ def legend_html() -> str:
             + " &nbsp; " + swatch(EP_COLOUR, "EP (experts whole)", glyph="■"))
 
 
+def batch_label_texts(batch: int) -> tuple[str, ...]:
+    """The current batch's label, longest first: a shorter one is used where the longer fits
+    nowhere in the plot."""
+    return f"current batch {batch:,}", f"batch {batch:,}", f"B={batch:,}"
+
+
 def _heat_colour(share: float) -> QColor:
     """The cell colour of a share, in the current plot theme."""
     low, high = plot_colour(HEAT_LOW), plot_colour(HEAT_HIGH)
@@ -407,26 +413,38 @@ class ParallelismPanel(AnalysisPanel):
         for mark in self.batch_marks:
             mark.setPos(math.log10(batch))
         label = self.batch_marks[0].label
-        label.setFormat(f"current batch {batch:,}")
-        anchor, position = self._batch_label_place(math.log10(batch))
+        # The longest text that finds a place inside the plot and clear of the points: on a
+        # narrow plot (a projector with both docks) "current batch 64" fits on neither side.
+        best = None
+        for text in batch_label_texts(batch):
+            label.setFormat(text)
+            place, covered = self._batch_label_place(math.log10(batch))
+            if best is None or covered < best[2]:
+                best = (text, place, covered)
+            if covered == 0:
+                break
+        text, (anchor, position), _ = best
+        if label.format != text:
+            label.setFormat(text)
         if label.anchors[0] != anchor or label.orthoPos != position:
             label.anchors = [anchor, anchor]
             label.setPosition(position)
             label.updatePosition()
 
-    def _batch_label_place(self, x: float) -> tuple[tuple[int, int], float]:
-        """Where the current batch's label goes (its anchor and its height on the line): beside
-        the line, inside the plot and clear of the curves' points. Throughput grows with the
-        batch, so the curves run low on the left and high on the right: the label hangs from
-        the top right of the line on the left half, and stands at the bottom left of it on the
-        right; the other places are tried where that one covers a point (a narrow plot)."""
+    def _batch_label_place(self, x: float) -> tuple[tuple[tuple[int, int], float], int]:
+        """Where the current batch's label goes (its anchor and its height on the line), and how
+        badly it fits there (points covered; more than any number of points if it leaves the
+        plot): beside the line, inside the plot and clear of the curves' points. Throughput
+        grows with the batch, so the curves run low on the left and high on the right: the
+        label hangs from the top right of the line on the left half, and stands at the bottom
+        left of it on the right; the other places are tried where that one covers a point."""
         (x0, x1), (y0, y1) = self.ep_plot.vb.viewRange()
         width_px, height_px = self.ep_plot.vb.width(), self.ep_plot.vb.height()
         high = ((0, 0), BATCH_LABEL_HIGH), ((1, 0), BATCH_LABEL_HIGH)
         low = ((1, 1), BATCH_LABEL_LOW), ((0, 1), BATCH_LABEL_LOW)
         places = high + low if x <= (x0 + x1) / 2 else low + high
         if width_px <= 0 or height_px <= 0:
-            return places[0]
+            return places[0], 0  # not laid out yet: placed again on the resize
         text = self.batch_marks[0].label.boundingRect()
         w, h = text.width() * (x1 - x0) / width_px, text.height() * (y1 - y0) / height_px
         xs, ys = [], []
@@ -448,7 +466,9 @@ class ParallelismPanel(AnalysisPanel):
                     & (points[:, 1] > bottom - reach_y) & (points[:, 1] < bottom + h + reach_y))
             return int(np.count_nonzero(hits)) + (0 if inside else len(points) + 1)
 
-        return min(places, key=covered)  # the first of the least covered, in order of preference
+        scores = [covered(place) for place in places]
+        best = scores.index(min(scores))  # the first of the least covered, in order of preference
+        return places[best], scores[best]
 
     # ---- hover ------------------------------------------------------------------------------
 
