@@ -29,6 +29,9 @@ from ..plotkit.fit import ShownText, texts_in
 from ..plotkit.snapshot import ViewSnapshot
 from ..plotkit.text import FigureText, WrappedLabel
 
+# Rounds of pyqtgraph's deferred work, layout and axes in Panel.prepare_paint: the work, an axis
+# that widens for its labels, the plot laid out for it, the view's range fitted to its new width.
+PREPARE_PASSES = 3
 
 def accelerator_label(accelerator: Accelerator) -> str:
     """A short name for legends: the catalog name without the vendor and parentheses."""
@@ -143,13 +146,14 @@ class Panel(QWidget):
             return
         if self._axes is None:
             self._axes = {view: axes_of(view) for view in self._graphics_views}
-        for _ in range(2):
+        for _ in range(PREPARE_PASSES):
             for view in self._graphics_views:
                 view.scene().prepareForPaint()
             QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest.value)
             # An axis laid out may find its labels wider than its room and widen (pyqtgraph does
             # this in the paint, after which the plot was laid out and painted again): it does so
-            # here, and the second pass lays the plot out for it.
+            # here, the second pass lays the plot out for it, and the third fits the view's range
+            # to its new width (the lines' padding is in pixels).
             for view, axes in self._axes.items():
                 if view.isVisibleTo(self):  # not the plots of a page the panel does not show (Serving's run page)
                     for axis in axes:
