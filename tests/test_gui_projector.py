@@ -515,9 +515,10 @@ def test_a_real_x_window_fits_the_projector_in_either_mode(tmp_path, size):
 
 
 def test_a_page_that_scrolls_sideways_wraps_its_texts_at_the_visible_edge(open_window, qtbot):
-    """A page wider than its area (TP/DP · EP/TP on a 1024 px screen with both docks) wrapped
-    its notes at the page's width: every line ran past the visible edge, to be scrolled to
-    for each line read. The texts wrap where the area ends; only the plots scroll."""
+    """A page wider than its area (TP/DP · EP/TP on a 1024 px screen with both docks, before
+    its plots' titles could break onto two lines; Memory still is) wrapped its notes at the
+    page's width: every line ran past the visible edge, to be scrolled to for each line read.
+    The texts wrap where the area ends; only the plots scroll."""
     from accelscope.gui.plotkit.text import WrappedLabel
 
     window = open_window(size=(1024, 700))
@@ -535,4 +536,4 @@ def test_a_page_that_scrolls_sideways_wraps_its_texts_at_the_visible_edge(open_w
                 right = label.mapTo(page, label.rect().topRight()).x()
                 assert right <= visible, (view, label.text()[:60], right, visible)
                 checked.add(view)
-    assert {"memory", "parallelism"} <= checked  # pages met the case at this size
+    assert "memory" in checked  # a page met the case at this size

@@ -33,6 +33,7 @@ from ..plotkit.text import FigureText, WrappedLabel
 # that widens for its labels, the plot laid out for it, the view's range fitted to its new width.
 PREPARE_PASSES = 3
 
+
 def accelerator_label(accelerator: Accelerator) -> str:
     """A short name for legends: the catalog name without the vendor and parentheses."""
     return accelerator_short_name(accelerator)

@@ -39,7 +39,7 @@ from ..look.style import (
 from ..look.theme import contrast_ratio
 from ..plotkit.axes import LogValueAxis, RowAxis
 from ..plotkit.bars import canvas, drawn_solid, hatched, set_bars
-from ..plotkit.text import TextPool, subtitle_label, swatch, tooltip_html
+from ..plotkit.text import PlotTitle, TextPool, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
 
 # A sequential scale (canvas to blue: white to blue on a light canvas) for "share of the model's
@@ -147,6 +147,9 @@ class ParallelismPanel(AnalysisPanel):
         layout_ci = self.canvas.ci
         self.heat_plot = layout_ci.addPlot(row=0, col=0, rowspan=2,
                                            axisItems={"left": RowAxis("left"), "bottom": pg.AxisItem("bottom")})
+        # Titles that break onto two lines: one-line titles kept each plot as wide as its title,
+        # and the page scrolled sideways on a 1024 x 768 projector with both docks open.
+        PlotTitle(self.heat_plot)
         style_plot(self.heat_plot, title="TP vs DP: tokens/s per device", x_label="TP × DP split of the node",
                    x_unit=None, y_label="", y_unit=None)
         self.heat_plot.getAxis("left").showLabel(False)
@@ -171,6 +174,7 @@ class ParallelismPanel(AnalysisPanel):
         # pyqtgraph's own log mode labels minor ticks as powers and crowds them.
         self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": LogValueAxis("bottom"),
                                                                   "left": LogValueAxis("left")})
+        PlotTitle(self.ep_plot)
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
                    y_label="tokens/s (log)", y_unit=None)  # short: longer than the plot is tall, it ran into the next
         # Brushes made once: pyqtgraph caches a rendered symbol per brush object.
@@ -182,6 +186,7 @@ class ParallelismPanel(AnalysisPanel):
                                           symbolBrush=self.ep_brush, symbolPen=plot_pen(EP_COLOUR),
                                           name="EP (experts whole)")
         self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
+        PlotTitle(self.ratio_plot)
         # What the ratio means in its title: a label on the parity line lay over the curve
         # wherever the ratio neared 1.
         style_plot(self.ratio_plot, title="TP faster above 1, EP below", x_label="batch, log scale",
