@@ -649,6 +649,30 @@ def test_sweep_restyles_changed_points_in_place(engine, sweep_panel, monkeypatch
         assert sweep_panel.points.spot_style(index, "symbol") == "x"
 
 
+def test_sweep_moves_its_points_in_place_when_only_their_places_change(engine, sweep_panel, monkeypatch):
+    """A new prompt length moves every sweep point but changes neither which are drawn nor how:
+    the points are moved, not set anew with every spot's style built and compared; a change
+    that does restyle some (the weights no longer fit) still sets them."""
+    from accelscope.gui.plotkit.points import Spots
+
+    shown = ("h100-sxm", "mi300x")
+    sweep_panel.update_frame(make_frame(engine, shown, input_len=1024))
+    states_before = sweep_panel.plotted()["state"]
+    set_anew = count_calls(monkeypatch, Spots, "set_spots")
+    moved = count_calls(monkeypatch, Spots, "move_spots")
+    frame = make_frame(engine, shown, input_len=1040)
+    sweep_panel.update_frame(frame)
+    drawn = sweep_panel.plotted()
+    np.testing.assert_array_equal(drawn["state"], states_before)  # the case: the same states
+    assert sweep_panel.points not in set_anew and moved.count(sweep_panel.points) == 1
+    for i, accelerator in enumerate(shown):
+        np.testing.assert_allclose(drawn["x"][i], frame.sweep_output(accelerator).e2e_latency_s, rtol=1e-12)
+        np.testing.assert_allclose(drawn["y"][i], frame.sweep_output(accelerator).throughput_output_tok_s,
+                                   rtol=1e-12)
+    sweep_panel.update_frame(make_frame(engine, shown, model="llama-3.3-70b"))  # H100 no longer holds it
+    assert sweep_panel.points in set_anew
+
+
 @pytest.mark.parametrize("panel_fixture", ["roofline_panel", "sweep_panel"])
 def test_legend_markers_have_their_accelerators_colours(request, panel_fixture, engine):
     from PySide6.QtGui import QColor
@@ -752,3 +776,30 @@ def test_lines_set_together_change_the_items_geometry_once(sweep_panel, monkeypa
     assert line_set.dataBounds(0) == (0.0, 10.0)  # x from 1 to 1e10 on the log axis
     line_set.set_line(3, [1.0, 2.0], [2.0, 3.0])  # one line alone: told at once
     assert len(told) == 2
+
+
+@pytest.mark.parametrize("connect", [
+    [True, True, True, True, False],  # every point joined to the next (built the quicker way)
+    [True, True, True, True, True],  # the last flag joins to nothing: the same line
+    [True, False, True, True, False],  # a gap after the second point
+    [False, True, False, False, False],  # one segment
+    "all",
+])
+def test_a_line_set_path_joins_exactly_the_points_it_is_told_to(connect):
+    """Each line's path moves to a point where it is not joined to the one before, and draws
+    to it where it is, whichever way the path is built."""
+    from PySide6.QtGui import QPainterPath, QPen
+
+    from accelscope.gui.plotkit.points import LineSet
+
+    x, y = np.array([1.0, 2.0, 4.0, 8.0, 16.0]), np.array([3.0, 1.0, 4.0, 1.0, 5.0])
+    line_set = LineSet()
+    line_set.set_line("line", x, y, connect=np.array(connect) if isinstance(connect, list) else connect, pen=QPen())
+    path = line_set.view_path("line")
+    joined = [True] * 4 if connect == "all" else connect[:-1]
+    elements = [path.elementAt(i) for i in range(path.elementCount())]
+    kinds = [e.type for e in elements]
+    expected = [QPainterPath.ElementType.MoveToElement] + [
+        QPainterPath.ElementType.LineToElement if j else QPainterPath.ElementType.MoveToElement for j in joined]
+    assert kinds == expected
+    np.testing.assert_allclose([(e.x, e.y) for e in elements], np.column_stack([x, y]))

@@ -82,12 +82,19 @@ class _SweepLines:
     # depend on the current batch, so a batch drag leaves the lines and points alone).
     curve_drawn: np.ndarray | None = None
     version: int = 0  # counts redraws, so the merged points know when to follow
+    # Counts redraws that changed which points are drawn or how (columns, states): a redraw
+    # that only moved them lets the merged points move in place.
+    styled_version: int = 0
     # The points drawn: their sweep columns, latency, throughput and state (FITS, WAVES, NO_FIT).
     columns: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     x: np.ndarray = field(default_factory=lambda: np.empty(0))
     y: np.ndarray = field(default_factory=lambda: np.empty(0))
     states: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     refs: list = field(default_factory=list)  # the points' SpotRefs
+    # The points' marker symbols, pens and brushes (from their states), made with the refs.
+    symbols: list = field(default_factory=list)
+    pens: list = field(default_factory=list)
+    brushes: list = field(default_factory=list)
     visible: bool = False
 
     @property
@@ -176,6 +183,7 @@ class SweepPanel(Panel):
         # What A's ghosts were drawn for: (A's frame, the shown accelerators), None before any.
         self._reference_drawn: tuple[Frame | None, tuple[str, ...]] | None = None
         self._points_key: tuple | None = None  # (accelerator, lines version) order the points were merged for
+        self._points_styled_key: tuple | None = None  # ... and (accelerator, styled version) order
         self._current_rows: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0), np.empty(0), np.empty(0))
         self._label_places: list[tuple[float, float] | None] | None = None  # where the B= labels are
 
@@ -282,8 +290,14 @@ class SweepPanel(Panel):
                     states: np.ndarray) -> None:
         """An accelerator's sweep: the points that can be drawn (their sweep columns, latency,
         throughput and state) and the lines through them."""
+        if not (np.array_equal(columns, lines.columns) and np.array_equal(states, lines.states)):
+            lines.refs = [self._ref(lines.accelerator_id, "sweep", column) for column in columns.tolist()]
+            style, drawn_as = lines.style, states.tolist()
+            lines.symbols = [style.symbols[state] for state in drawn_as]
+            lines.pens = [style.pens[state] for state in drawn_as]
+            lines.brushes = [style.brushes[state] for state in drawn_as]
+            lines.styled_version += 1
         lines.columns, lines.x, lines.y, lines.states = columns, x, y, states
-        lines.refs = [self._ref(lines.accelerator_id, "sweep", column) for column in columns.tolist()]
         lines.version += 1
         if columns.size == 0:
             self.line_set.set_line(lines.curve, [], [])
@@ -306,15 +320,20 @@ class SweepPanel(Panel):
         ids = [frame.accelerators[r] for r in rows]
 
         key = (tuple((a, self.lines[a].version) for a in ids), chosen)
-        if key != self._points_key:
+        styled_key = (tuple((a, self.lines[a].styled_version) for a in ids), chosen)
+        every = [self.lines[a] for a in ids]
+        if key != self._points_key and styled_key == self._points_styled_key:
+            # The same points, drawn the same way, only moved (a new prompt length, say).
             self._points_key = key
-            every = [self.lines[a] for a in ids]
+            self.points.move_spots(np.concatenate([lines.x for lines in every] or [np.empty(0)]),
+                                   np.concatenate([lines.y for lines in every] or [np.empty(0)]))
+        elif key != self._points_key:
+            self._points_key, self._points_styled_key = key, styled_key
             symbols, pens, brushes, sizes, refs = [], [], [], [], []
             for lines, row in zip(every, rows, strict=True):
-                style = lines.style
-                symbols += [style.symbols[s] for s in lines.states]
-                pens += [style.pens[s] for s in lines.states]
-                brushes += [style.brushes[s] for s in lines.states]
+                symbols += lines.symbols
+                pens += lines.pens
+                brushes += lines.brushes
                 sizes += [SELECTED_MARKER_SIZE if row == chosen else MARKER_SIZE] * len(lines.states)
                 refs += lines.refs
             self.points.set_spots(np.concatenate([lines.x for lines in every] or [np.empty(0)]),
