@@ -209,9 +209,10 @@ def test_the_cached_roofs_are_never_stale(window, qtbot):
         fresh = panel.graphics.grab().toImage()
         panel.line_set.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         panel.graphics.grab()  # the picture is made again here, before the next change
-        # Blending a cached picture rounds antialiased edge pixels by a unit or two; a stale
-        # picture would put whole lines elsewhere.
-        assert _largest_channel_difference(shown, fresh) <= 3
+        # Blending a cached picture rounds antialiased edge pixels by a unit or two, a few more
+        # where two segments' ends overlap at a joint (one channel of one pixel by 5 was seen);
+        # a stale picture would put whole lines elsewhere.
+        assert _largest_channel_difference(shown, fresh) <= 8
 
 
 def _largest_channel_difference(first, second) -> int:
