@@ -221,7 +221,12 @@ class _Path:
     z: float = 0.0
     visible: bool = True
     bounded: bool = True  # counts in the view's auto range
-    path: QPainterPath = field(default_factory=QPainterPath)
+    # The line as a path in view coordinates, made when first asked for (see LineSet._path):
+    # the screen draws most lines as segments and never needs it.
+    path: QPainterPath | None = field(default_factory=QPainterPath)
+    view_x: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    view_y: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    path_connect: np.ndarray | str = "all"
     # View-coordinate extent of the path's points ((x low, x high), (y low, y high)), or None.
     extent: tuple[tuple[float, float], tuple[float, float]] | None = None
     # The path's segments, [x0, y0, x1, y1] a row in view coordinates, and the same in device
@@ -332,7 +337,7 @@ class LineSet(pg.GraphicsObject):
         x, y = _view(line.x, self._log[0]), _view(line.y, self._log[1])
         # A line that cannot be placed is not drawn (as PlotDataItem drops it).
         if np.isfinite(x).all() and np.isfinite(y).all():
-            line.path = pg.arrayToQPath(x, y, connect=connect, finiteCheck=False)  # checked just above
+            line.path, line.view_x, line.view_y, line.path_connect = None, x, y, connect
             line.extent = ((float(x.min()), float(x.max())), (float(y.min()), float(y.max())))
             starts = _segment_starts(connect, len(x))
             line.segments = np.column_stack([x[starts], y[starts], x[starts + 1], y[starts + 1]])
@@ -363,7 +368,14 @@ class LineSet(pg.GraphicsObject):
 
     def view_path(self, key: object) -> QPainterPath:
         """A line's path as drawn, in view coordinates (log10 on log axes)."""
-        return self._lines[key].path
+        return self._path(self._lines[key])
+
+    @staticmethod
+    def _path(line: _Path) -> QPainterPath:
+        if line.path is None:
+            # Finite points, checked when the line was set.
+            line.path = pg.arrayToQPath(line.view_x, line.view_y, connect=line.path_connect, finiteCheck=False)
+        return line.path
 
     def connection(self, key: object) -> np.ndarray | str:
         return self._lines[key].connect
@@ -455,7 +467,7 @@ class LineSet(pg.GraphicsObject):
                 finally:
                     painter.setWorldTransform(transform)
             else:
-                painter.drawPath(line.path)
+                painter.drawPath(self._path(line))
 
     @staticmethod
     def _device_lines(line: _Path, scale: tuple[float, float, float, float]) -> tuple:
@@ -484,7 +496,7 @@ class LineSet(pg.GraphicsObject):
         stroker.setWidth(self.CLICK_WIDTH_PX)
         device_pos = to_device.map(pos)
         for line in reversed(self._visible()):
-            if line.extent is not None and stroker.createStroke(to_device.map(line.path)).contains(device_pos):
+            if line.extent is not None and stroker.createStroke(to_device.map(self._path(line))).contains(device_pos):
                 return next(key for key, value in self._lines.items() if value is line)
         return None
 
