@@ -390,7 +390,9 @@ class MainWindow(QMainWindow):
         started = time.perf_counter()
         panel = self.refresh_panel(self.current_view())
         if not PANELS[self.current_view()].analysis:  # an analysis tab draws when its study has run
-            panel.repaint()
+            # Paint what the frame changed, now (the window's pending update; repaint() painted
+            # the whole panel, every note and caption on it too, at each change).
+            QCoreApplication.sendPostedEvents(self, QEvent.Type.UpdateRequest.value)
         self.last_repaint_seconds = time.perf_counter() - started
         s = frame.workspace.scenario
         self.summary_label.setText(scenario_summary(s, self.engine.model(s.model).name))

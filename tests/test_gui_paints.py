@@ -348,3 +348,58 @@ def test_a_change_that_widens_an_axis_paints_the_plot_once(window, qtbot):
     plot_view.viewport().removeEventFilter(counter)
     assert len(widths) > 1, "no change widened the axis: the check would see nothing"
     assert max(per_change) == 1, f"paints per change: {per_change}"
+
+
+@pytest.mark.parametrize("view", ["energy", "sweep"])
+def test_a_change_leaves_the_tabs_fixed_texts_unpainted(window, qtbot, view):
+    """A change repaints what it changed: the window used to repaint the whole tab at every
+    change, every caption and note on it with the plots (~0.3 ms a long caption)."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication
+
+    from accelscope.engine.core.workspace import VIEWS
+
+    app = QApplication.instance()
+    window.tabs.setCurrentIndex(VIEWS.index(view))
+    panel = window.panels[view]
+    fixed = panel.header if view == "energy" else panel.note  # the sweep's note changes with the batch only
+    qtbot.wait(200)
+    assert fixed.isVisible() and fixed.text()
+
+    class PaintCounter(QObject):
+        paints = 0
+
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                self.paints += 1
+            return False
+
+    counter = PaintCounter()
+    fixed.installEventFilter(counter)
+    text = fixed.text()
+    controls = window.controls
+    for value in (300, 2000, 800, 5000):
+        controls.input_spin.setValue(value)
+        window.controller.throttle.flush()
+        app.processEvents()
+    fixed.removeEventFilter(counter)
+    assert fixed.text() == text  # the case: its text did not change
+    assert counter.paints == 0
+
+
+def test_the_energy_verdict_keeps_its_height_whether_it_takes_one_line_or_two(window, qtbot):
+    """The verdict names the most efficient accelerator: one line or two as the names go. Each
+    change of its height moved the plots below it, and laid out and painted the whole page."""
+    panel = window.panels["energy"]
+    window.show_view("energy")
+    qtbot.wait(100)
+    verdict = panel.verdict
+    width = verdict.width()
+    one_line = verdict.heightForWidth(width)
+    verdict.setText("Most tokens per joule: H100.")
+    assert verdict.heightForWidth(width) == one_line
+    verdict.setText("Most tokens per joule among those that fit: " + "a long accelerator name, " * 6 + "end.")
+    two_lines = verdict.heightForWidth(width)
+    assert two_lines == one_line  # held at two lines
+    verdict.setText("Most tokens per joule among those that fit: " + "a long accelerator name, " * 20 + "end.")
+    assert verdict.heightForWidth(width) > two_lines  # more than two still grows

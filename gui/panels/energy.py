@@ -52,6 +52,7 @@ class EnergyPanel(Panel):
                      "cannot hold the model; hover for them)", hatch=True)
         )
         self.verdict = subtitle_label("")
+        self.verdict.hold_lines(2)  # one line or two, with the names it gives: the plots stay put
         self.canvas = canvas()
         panel_layout(energy_page, self.header, self.canvas)
         energy_page.layout().insertWidget(1, self.verdict)

@@ -35,15 +35,30 @@ class WrappedLabel(QLabel):
         super().__init__(text, parent)
         self.setWordWrap(True)
         self._heights: dict[int, int] = {}
+        self._least_lines = 0
 
     REMEMBERED_WIDTHS = 256  # a long session of window resizes asks about many widths
+
+    def hold_lines(self, lines: int) -> None:
+        """Be at least ``lines`` lines tall, whatever the text: a text that changes with every
+        frame and wraps onto one line or two moved the plot below it up and down, and each
+        move laid out and painted the whole page again (and, where the page then fitted or no
+        longer did, its scroll bar came and went, laying it out once more)."""
+        self._least_lines = lines
+        self._heights.clear()
+        self.updateGeometry()
 
     def heightForWidth(self, width: int) -> int:
         height = self._heights.get(width)
         if height is None:
             if len(self._heights) >= self.REMEMBERED_WIDTHS:
                 self._heights.clear()
-            height = self._heights[width] = super().heightForWidth(width)
+            height = super().heightForWidth(width)
+            if self._least_lines:
+                margins = self.contentsMargins()
+                least = math.ceil(self._least_lines * self.fontMetrics().lineSpacing()) + margins.top() + margins.bottom()
+                height = max(height, least)
+            self._heights[width] = height
         return height
 
     def setText(self, text: str) -> None:
