@@ -548,6 +548,28 @@ def test_roofline_a_batch_drag_moves_only_the_points(engine, roofline_panel, mon
             assert_spot_is_at_its_data(item, accelerator)
 
 
+def test_roofline_hover_targets_move_in_place_when_the_roofs_change(engine, roofline_panel, monkeypatch):
+    """A new precision moves every roof, its ridge and the tiers' ends: the hover targets along
+    the lines keep their number and are moved, not made again (thousands of them with every
+    accelerator shown), and still lie on their lines."""
+    import pyqtgraph as pg
+
+    roofline_panel.update_frame(make_frame(engine, EIGHT, batch=8))
+    count = len(roofline_panel.targets.shown_spots()[2])
+    rebuilt = count_calls(monkeypatch, pg.ScatterPlotItem, "setData")
+    for changes in ({"weight_precision": "fp8", "activation_precision": "fp8"}, {"batch": 1, "input_len": 8},
+                    {"batch": 512, "input_len": 100_000}, {"kv_precision": "fp8"}):
+        frame = make_frame(engine, EIGHT, **changes)
+        roofline_panel.update_frame(frame)
+        x, y, refs = roofline_panel.targets.shown_spots()
+        assert len(refs) == count
+        for accelerator in EIGHT:
+            roof = frame.roofline(accelerator)
+            along = [i for i, ref in enumerate(refs) if ref.accelerator == accelerator and ref.role == "roof"]
+            np.testing.assert_allclose(y[along], [roof.attainable(v) / 1e12 for v in x[along]], rtol=1e-12)
+    assert roofline_panel.targets not in rebuilt
+
+
 def assert_spot_is_at_its_data(item, accelerator: str) -> None:
     """A spot moved in place is shown where its data says (log10 on log axes), carries its
     accelerator, and the view's bounds take it in."""

@@ -8,6 +8,8 @@ units (TFLOP/s) and picks the intensity range the lines span.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,6 +37,11 @@ from .base import Panel, reference_note_label
 TFLOPS = 1e12  # display unit of the performance axis
 INTENSITY_RANGE = (0.1, 1e5)  # FLOP/byte, widened to take in every operating point
 POINTS_PER_DECADE = 12  # hover targets about every 14 px on a 1000 px plot (the lines are straight in log-log)
+# Hover targets along each line: as many as the default range takes at POINTS_PER_DECADE,
+# whatever the range (a wider one spaces them out). A number that followed the range, the
+# ridge or a tier's end changed at many changes of the precision or the model, and then every
+# target of every accelerator (thousands) was made again (~5-10 ms) rather than moved.
+TARGETS_PER_LINE = round(math.log10(INTENSITY_RANGE[1] / INTENSITY_RANGE[0]) * POINTS_PER_DECADE) + 1
 
 MARKER_SIZE = 13.0
 SELECTED_MARKER_SIZE = 19.0
@@ -232,12 +239,10 @@ class RooflinePanel(Panel):
         if lines.drawn == key:  # lines depend only on the device, precision and range
             return
         low, high = x_range
-        n = round(np.log10(high / low) * POINTS_PER_DECADE) + 1
         main = roof.main_slope
         ridge = main.ridge_point(roof.peak_flops)
-        x = np.geomspace(low, high, n)
-        if low < ridge < high:
-            x = np.union1d(x, [ridge])  # a sharp corner at the ridge
+        # A target at the ridge, the roof's corner (at an end where the ridge is off the plot).
+        x = np.sort(np.append(np.geomspace(low, high, TARGETS_PER_LINE), min(max(ridge, low), high)))
         y = np.minimum(roof.peak_flops, main.bandwidth_Bps * x) / TFLOPS
         # The lines are straight in log-log: drawn through their corners only (stroking a
         # path costs per segment); the points along them are the hover targets.
@@ -254,9 +259,11 @@ class RooflinePanel(Panel):
             tier_key = lines.tier(n_tier)
             ends = np.empty(0)
             if end > low:
-                xt = np.geomspace(low, end, max(2, round(np.log10(end / low) * POINTS_PER_DECADE) + 1))
-                targets.append((xt, slope.bandwidth_Bps * xt / TFLOPS, [self._ref(accelerator_id, "tier", i)] * len(xt)))
+                xt = np.geomspace(low, end, TARGETS_PER_LINE)
                 ends = np.array([low, end])
+            else:  # no tier on the plot: its targets stay, placed nowhere (never under the mouse)
+                xt = np.full(TARGETS_PER_LINE, np.nan)
+            targets.append((xt, slope.bandwidth_Bps * xt / TFLOPS, [self._ref(accelerator_id, "tier", i)] * len(xt)))
             # Far tiers reach far below the device roofs; they must not stretch the view.
             self.line_set.set_line(tier_key, ends, slope.bandwidth_Bps * ends / TFLOPS,
                                    pen=self._pen(accelerator_id, dashed=True), bounded=False)
