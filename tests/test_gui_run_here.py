@@ -192,3 +192,29 @@ def test_the_picked_device_is_kept_in_the_workspace(window):
     panel.set_device("dgx-spark")
     assert window.controller.workspace.option("run_here_device") == "dgx-spark"
 
+
+
+def test_a_new_model_moves_the_bold_row_telling_the_table_once_a_row(qtbot, engine):
+    """The scenario's model is the bold row; a new model moves it. The table is told of each
+    row whose font changed once (told per item, it sized every column to its contents again
+    at each of fourteen items, ~12 ms a model change)."""
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.workspace import Workspace
+
+    panel = make_panel(qtbot, engine, frame_of(engine))
+    rows = [row.model for row in panel.study.rows]
+    told = []
+    model = panel.table.model()
+    def tell(first, last, _roles) -> None:
+        told.append((first.row(), last.row()))
+
+    model.dataChanged.connect(tell)
+    workspace = Workspace(Scenario("qwen3-14b", "h100-sxm", input_len=1024, output_len=256), shown=SHOWN,
+                          view="run_here")
+    panel.update_frame(compute_frame(engine, workspace))  # the table's rows stay: its study is of the device
+    model.dataChanged.disconnect(tell)
+    llama, qwen = rows.index("llama-3.1-8b"), rows.index("qwen3-14b")
+    bold = [index for index in range(panel.table.rowCount()) if panel.table.item(index, 0).font().bold()]
+    assert bold == [qwen]
+    assert all(panel.table.item(qwen, column).font().bold() for column in range(panel.table.columnCount()))
+    assert sorted(told) == [(min(llama, qwen),) * 2, (max(llama, qwen),) * 2]

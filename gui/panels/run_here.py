@@ -13,7 +13,7 @@ a view option, so presets keep it.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSignalBlocker, QSize, Qt, Signal
 from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -362,13 +362,21 @@ class RunHerePanel(AnalysisPanel):
         row = self.row_ids.index(self._current_model) if self._current_model in self.row_ids else None
         self.chart.set_selected_row(row)
         self.chart.row_axis.set_bold_row(row)
-        for index in range(self.table.rowCount()):
-            for column in range(self.table.columnCount()):
-                item = self.table.item(index, column)
-                if item is not None and item.font().bold() != (index == row):
-                    font = item.font()
-                    font.setBold(index == row)
-                    item.setFont(font)
+        # Each item's new font, told to the table once per row: told per item, the table sized
+        # every column to its contents again at each (~0.8 ms an item, fourteen a change).
+        model, changed = self.table.model(), set()
+        with QSignalBlocker(model):
+            for index in range(self.table.rowCount()):
+                for column in range(self.table.columnCount()):
+                    item = self.table.item(index, column)
+                    if item is not None and item.font().bold() != (index == row):
+                        font = item.font()
+                        font.setBold(index == row)
+                        item.setFont(font)
+                        changed.add(index)
+        for index in sorted(changed):
+            model.dataChanged.emit(model.index(index, 0), model.index(index, self.table.columnCount() - 1),
+                                   [Qt.ItemDataRole.FontRole])
 
     # ---- hover, click --------------------------------------------------------------------
 
