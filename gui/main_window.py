@@ -54,6 +54,7 @@ from .windows.side import SideWindows
 
 TABS = tuple(PANELS)  # view ids, in tab order
 EXPLAIN_INTERVAL_MS = 120  # text refreshes more slowly than curves
+TIMING_ROOM_TEXT = "engine 00.0 ms · repaint 000.0 ms"  # the status bar keeps this much room for its timings
 # The explanation waits for the window's next paint; if none comes this soon, it runs anyway.
 EXPLAIN_FALLBACK_MS = 50
 # Hidden tabs are brought up to date once the controls have rested this long (as an analysis
@@ -399,6 +400,12 @@ class MainWindow(QMainWindow):
         self.timing_label.setText(
             f"engine {frame.engine_seconds * 1e3:.1f} ms · repaint {self.last_repaint_seconds * 1e3:.1f} ms"
         )
+        if self.timing_label.minimumWidth() == 0:
+            # Room for the usual figures: a width that followed them laid the status bar out, and
+            # repainted both its texts, at most changes.
+            room = self.timing_label.fontMetrics().horizontalAdvance(TIMING_ROOM_TEXT)
+            self.timing_label.setMinimumWidth(room + self.timing_label.contentsMargins().left()
+                                              + self.timing_label.contentsMargins().right())
         self.explain_throttle.request()
         self._rest_then_catch_up()  # restarted by every frame: waits for a rest
 

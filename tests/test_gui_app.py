@@ -57,6 +57,22 @@ def test_opens_on_the_default_scenario(window):
     assert "Llama 3.1 8B" in window.summary_label.text()
 
 
+def test_the_status_bar_keeps_its_place_while_the_timings_change(window):
+    """The timings' text changes width with nearly every change; laid out to its text, it moved
+    the scenario line beside it and the status bar was laid out and repainted each time."""
+    timing, summary = window.timing_label, window.summary_label
+    sizes = set()
+    texts = set()
+    for batch in (3, 47, 512, 9, 1000, 2, 128):
+        window.controls.batch_spin.setValue(batch)
+        settle(window)
+        sizes.add((timing.size().toTuple(), summary.size().toTuple()))
+        texts.add(timing.text())
+    assert len(texts) > 1  # the case: the timings did change
+    assert len(sizes) == 1
+    assert timing.width() >= timing.fontMetrics().horizontalAdvance(timing.text())  # the text whole
+
+
 def test_batch_spin_box_changes_scenario_and_plots(window):
     window.controls.batch_spin.setValue(64)
     settle(window)
