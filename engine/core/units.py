@@ -137,12 +137,18 @@ def format_factor(value: float) -> str:
 
 
 def compact(value: float) -> str:
-    """Three significant digits, k and M above ten thousand: 0.0123, 14.3, 989, 15.5 k, 2.1 M."""
+    """Three significant digits, k, M, G and T above ten thousand: 0.0123, 14.3, 989, 15.5 k,
+    2.1 M, 3.2 G (a multiple or a time that large is written as the smaller ones are, not as
+    3.20e+09 beside them); powers of ten beyond that."""
     if not math.isfinite(value):
         return "—"
     magnitude = abs(value)
-    if magnitude >= 1e9:
+    if magnitude >= 1e15:
         return f"{value:.2e}"
+    if magnitude >= 1e12:
+        return f"{value / 1e12:.3g} T"
+    if magnitude >= 1e9:
+        return f"{value / 1e9:.3g} G"
     if magnitude >= 1e6:
         return f"{value / 1e6:.3g} M"
     if magnitude >= 1e4:
