@@ -767,4 +767,9 @@ class LogAxis(_LogLabels, GridAxis):
 
 
 def log_axes() -> dict[str, LogAxis]:
-    return {"left": LogAxis("left"), "bottom": LogAxis("bottom")}
+    left = LogAxis("left")
+    # Its labels' room only grows: given back whenever the widest label narrowed (e.g. "100k"
+    # to "50"), the plot jumped sideways and was laid out and its axes drawn again, at many
+    # changes of a drag; it keeps the widest room it has needed instead.
+    left.setStyle(autoReduceTextSpace=False)
+    return {"left": left, "bottom": LogAxis("bottom")}
