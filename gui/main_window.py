@@ -389,7 +389,7 @@ class MainWindow(QMainWindow):
         """Draw the visible panel now; the other tabs catch up once the controls rest
         (:meth:`_catch_up`), or when their tab is shown if that comes first."""
         started = time.perf_counter()
-        panel = self.refresh_panel(self.current_view())
+        self.refresh_panel(self.current_view())
         if not PANELS[self.current_view()].analysis:  # an analysis tab draws when its study has run
             # Paint what the frame changed, now (the window's pending update; repaint() painted
             # the whole panel, every note and caption on it too, at each change).

@@ -9,7 +9,6 @@ units (TFLOP/s) and picks the intensity range the lines span.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 import numpy as np
