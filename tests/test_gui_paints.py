@@ -96,6 +96,21 @@ def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:
     return counter.paints, viewports
 
 
+def paint_tally():
+    """An event filter that counts the paint events of the widgets it is installed on (``paints``)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class PaintTally(QObject):
+        paints = 0
+
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                self.paints += 1
+            return False
+
+    return PaintTally()
+
+
 @pytest.mark.parametrize("view", ["roofline", "memory", "latency", "sweep", "energy"])
 def test_a_change_paints_each_plot_once(window, qtbot, view):
     paints, viewports = paints_per_change(window, qtbot, view)
@@ -316,23 +331,14 @@ def test_a_change_that_widens_an_axis_paints_the_plot_once(window, qtbot):
     padding) before the paint. Fitted only in the paint, the range moved again there and the
     plot was painted a second time (in 4 of 8 such changes). The left axis keeps the widest
     room its labels have needed, so the test gives it back before each change."""
-    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication
-
-    class PaintCounter(QObject):
-        paints = 0
-
-        def eventFilter(self, watched, event) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                self.paints += 1
-            return False
 
     app = QApplication.instance()
     window.show_view("sweep")
     qtbot.wait(50)
     plot = window.panels["sweep"].plot
     slider = window.controls.input_slider
-    counter = PaintCounter()
+    counter = paint_tally()
     plot_view = window.panels["sweep"].graphics
     plot_view.viewport().installEventFilter(counter)
     per_change, widened = [], 0
@@ -361,7 +367,6 @@ def test_a_change_that_widens_an_axis_paints_the_plot_once(window, qtbot):
 def test_a_change_leaves_the_tabs_fixed_texts_unpainted(window, qtbot, view):
     """A change repaints what it changed: the window used to repaint the whole tab at every
     change, every caption and note on it with the plots (~0.3 ms a long caption)."""
-    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication
 
     from accelscope.engine.core.workspace import VIEWS
@@ -373,15 +378,7 @@ def test_a_change_leaves_the_tabs_fixed_texts_unpainted(window, qtbot, view):
     qtbot.wait(200)
     assert fixed.isVisible() and fixed.text()
 
-    class PaintCounter(QObject):
-        paints = 0
-
-        def eventFilter(self, watched, event) -> bool:
-            if event.type() == QEvent.Type.Paint:
-                self.paints += 1
-            return False
-
-    counter = PaintCounter()
+    counter = paint_tally()
     fixed.installEventFilter(counter)
     text = fixed.text()
     controls = window.controls
