@@ -16,8 +16,7 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPaintEngine, QPen, QPicture, QStaticText,
-                           QTransform)
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPaintEngine, QPainter, QPen, QPicture, QStaticText, QTransform
 
 from accelscope.engine.core.units import log_tick_text, tick_text
 
