@@ -362,6 +362,31 @@ def test_texts_beside_bars_stay_inside_their_plot(qtbot, engine, catalog, cls, s
     assert checked
 
 
+def test_texts_kept_boxes_follow_the_view(qtbot, engine, catalog):
+    """The texts' boxes are kept between the bounds' query and the paint, and made again when
+    the view's range moves or the texts change: a kept box never outlives its place."""
+    frame = frame_of(engine)
+    panel = make_panel(qtbot, catalog, LatencyPanel, frame)
+    panel.grab()
+    pool = panel.ttft.texts
+    before = [box.left() for box in pool.scene_boxes()]
+    low, high = panel.ttft.plot.vb.viewRange()[0]
+    panel.ttft.plot.setXRange(low, high + (high - low), padding=0.0)  # twice the span: texts move left
+    panel.grab()
+    after = [box.left() for box in pool.scene_boxes()]
+    view = panel.ttft.plot.vb
+    for row, (left, text) in enumerate(zip(after, pool.texts(), strict=True)):
+        if text:
+            point = view.mapViewToScene(pg.Point(*pool._places[row]))
+            assert left == pytest.approx(point.x() - pool.anchor[0] * pool.item.width_px(text), abs=1e-6)
+    assert after != before
+    pool.set_texts(["a much longer text than before"] + pool.texts()[1:])
+    assert pool.scene_boxes()[0].width() > pool.item.width_px("x")
+    boxes = pool.scene_boxes()
+    boxes[0].translate(100, 0)  # a caller's copy: the kept box is not moved
+    assert pool.scene_boxes()[0].left() == pytest.approx(boxes[0].left() - 100)
+
+
 @pytest.mark.parametrize("cls", (LatencyPanel, EnergyPanel))
 def test_value_texts_sit_beside_their_bars(qtbot, engine, catalog, cls):
     """Each row's value is written just right of its longest bar, centred on the row, and
