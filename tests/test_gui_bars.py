@@ -536,3 +536,39 @@ def test_a_row_tool_tip_stays_while_the_pointer_rests(qtbot, engine, catalog, cl
     assert QToolTip.text() == panel.picker.hover_text
     assert catalog.accelerators[SHOWN[1]].name in QToolTip.text()
     QToolTip.hideText()
+
+
+@pytest.mark.parametrize("styles", ["per-bar pens and brushes", "per-bar brushes, no pen", "one pen, per-bar brushes"])
+def test_bars_draw_on_the_screen_as_pyqtgraphs_picture_does(qtbot, styles):
+    """bars.Bars draws its bars straight onto a raster painter; pyqtgraph records them into a
+    picture and plays it. Both must give the same pixels: solid, hatched and outlined bars,
+    the selected bar's wider outline, and a bar of zero width."""
+    from PySide6.QtGui import QColor, QPainter, QTransform
+
+    configure_pyqtgraph()
+    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    brushes = [bars.solid(colours[0]), bars.hatched(colours[1]), bars.solid(colours[2], 95),
+               bars.hatched_light(colours[3], 95), bars.solid(colours[4])]
+    pens = [bars.outline(c, selected=(i == 2)) for i, c in enumerate(colours)]
+    options = {"x0": np.zeros(5), "width": np.array([3.0, 1.5, 0.0, 2.25, 4.0]), "y": np.arange(5.0),
+               "height": 0.6, "brushes": brushes}
+    if styles == "per-bar pens and brushes":
+        options["pens"] = pens
+    elif styles == "per-bar brushes, no pen":
+        options["pen"] = pg.mkPen(None)
+    else:
+        options["pen"] = pg.mkPen("k", width=2)
+
+    def drawn(item) -> np.ndarray:
+        image = QImage(300, 200, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        painter.setTransform(QTransform.fromScale(61.3, 33.7) * QTransform.fromTranslate(10.4, 20.7))
+        item.paint(painter)
+        painter.end()
+        return np.frombuffer(image.constBits(), np.uint8).reshape(200, 300, 4).copy()
+
+    ours = drawn(bars.Bars(**options))
+    theirs = drawn(pg.BarGraphItem(**options))
+    assert (theirs != 255).any()  # something was drawn
+    assert np.array_equal(ours, theirs)

@@ -24,6 +24,7 @@ from ..plotkit.bars import (
     BAR_HEIGHT,
     FALLBACK_VIEW_PX,
     TEXT_GAP_PX,
+    Bars,
     SelectionBand,
     bar_ends,
     bar_widths,
@@ -173,8 +174,7 @@ class MemoryPanel(Panel):
                                    pen=plot_pen("w", width=1))
             self.plot.addItem(item)
             self.parts.append(item)
-        self.outline = pg.BarGraphItem(x0=[], width=[], y=[], height=BAR_HEIGHT, brush=None,
-                                       pen=plot_pen("k"))
+        self.outline = Bars(x0=[], width=[], y=[], height=BAR_HEIGHT, brush=None, pen=plot_pen("k"))
         self.outline.setZValue(5)
         self.plot.addItem(self.outline)
         self.usable_line = pg.InfiniteLine(pos=100.0, angle=90, movable=False,

@@ -38,7 +38,7 @@ from ..look.style import (
 )
 from ..look.theme import contrast_ratio
 from ..plotkit.axes import LogValueAxis, RowAxis
-from ..plotkit.bars import canvas, drawn_solid, hatched, set_bars
+from ..plotkit.bars import Bars, canvas, drawn_solid, hatched, set_bars
 from ..plotkit.text import PlotTitle, TextPool, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
 
@@ -160,7 +160,7 @@ class ParallelismPanel(AnalysisPanel):
             plot_item.setMenuEnabled(False)
             plot_item.hideButtons()
             plot_item.vb.disableAutoRange()
-        self.cells = pg.BarGraphItem(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush=plot_brush("w"), pen=None)
+        self.cells = Bars(x=[], y=[], width=CELL_SIZE, height=CELL_SIZE, brush=plot_brush("w"), pen=None)
         self.heat_plot.addItem(self.cells)
         # Two single-line texts per cell (value, share): a one-line text centres on its anchor.
         self.cell_texts = TextPool(self.heat_plot, anchor=(0.5, 1.0))

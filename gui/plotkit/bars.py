@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtGui import QBrush, QColor, QPaintEngine, QPen
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ..look import theme
@@ -242,6 +242,41 @@ def reference_bars_note() -> str:
             + " &nbsp; (hover a row for A's values)")
 
 
+class Bars(pg.BarGraphItem):
+    """pyqtgraph's bar item, drawn straight onto the screen.
+
+    With a pen or brush per bar, ``BarGraphItem`` records its bars into a QPicture whenever
+    they change (at most changes of a bar tab) and plays it at each paint: both cost more than
+    drawing the bars, ~0.3 ms for forty. On the screen the bars are drawn at each paint, their
+    pen and brush set only when they change from the bar before; other painters (an SVG
+    export) get pyqtgraph's own picture."""
+
+    def paint(self, p, *args) -> None:
+        engine = p.paintEngine()
+        if self._singleColor or engine is None or engine.type() != QPaintEngine.Type.Raster:
+            super().paint(p, *args)
+            return
+        rects = self._rectarray.instances()
+        pens, brushes = self._pens, self._brushes
+        if pens is None and brushes is not None and self._sharedPen.style() == Qt.PenStyle.NoPen:
+            for rect, brush in zip(rects, brushes, strict=False):
+                p.fillRect(rect, brush)
+            return
+        if pens is None:
+            p.setPen(self._sharedPen)
+        if brushes is None:
+            p.setBrush(self._sharedBrush)
+        pen = brush = None
+        for i, rect in enumerate(rects):
+            if pens is not None and pens[i] is not pen:
+                pen = pens[i]
+                p.setPen(pen)
+            if brushes is not None and brushes[i] is not brush:
+                brush = brushes[i]
+                p.setBrush(brush)
+            p.drawRect(rect)
+
+
 class SelectionBand:
     """A light band behind the selected row of a plot: one bar wider than any view range of
     the panels (percent, or decades on a log axis)."""
@@ -393,7 +428,7 @@ class LogBarPlot:
         self.series = tuple(series)
         self.items: dict[str, pg.BarGraphItem] = {}
         for key, _, height, _ in self.series:
-            item = pg.BarGraphItem(x0=[], width=[], y=[], height=height, brush=plot_brush("k"), pen=plot_pen("k"))
+            item = Bars(x0=[], width=[], y=[], height=height, brush=plot_brush("k"), pen=plot_pen("k"))
             self.plot.addItem(item)
             self.items[key] = item
         # The pinned scenario A: made once, hidden while nothing is pinned (then they cost no paint).
