@@ -257,8 +257,14 @@ class MainWindow(QMainWindow):
         frame = self.controller.last_frame
         if frame is not None and self._panel_frames.get(view) is not frame:
             panel.drop_snapshots()
-            panel.update_frame(frame)
-            panel.set_selected(frame.workspace.selected)
+            if panel.update_applies_selection:
+                # Drawn with the frame: applied once (applying it again after cost ~0.3 ms a
+                # change on the sweep, its points and labels placed twice).
+                panel.selected = frame.workspace.selected
+                panel.update_frame(frame)
+            else:
+                panel.update_frame(frame)
+                panel.set_selected(frame.workspace.selected)
             self._panel_frames[view] = frame
         # A tab being shown, or repainted below, is then painted once. Even a tab already up to
         # date: showing its page asks for a layout of the tab widget, which marks its plots

@@ -438,3 +438,46 @@ def test_the_sweeps_left_axis_keeps_the_room_its_labels_needed(window, qtbot):
     axis.textWidth = 0
     given_back = widths()
     assert any(later < earlier for earlier, later in zip(given_back, given_back[1:], strict=False))
+
+
+@pytest.mark.parametrize("view", ["sweep", "roofline", "latency", "memory", "energy", "tiers"])
+def test_a_change_applies_the_selection_once_and_a_new_selection_is_drawn(window, qtbot, view):
+    """A panel whose update draws the selection is given it before the update and not made to
+    apply it again after (it placed the sweep's points and labels twice); one that does not
+    gets it after, as before. Either way a selection that comes with the frame is drawn."""
+    from PySide6.QtWidgets import QApplication
+
+    window.show_view(view)
+    panel = window.panels[view]
+    QApplication.processEvents()
+    calls = []
+    original = panel._apply_selection
+
+    def counted() -> None:
+        calls.append(panel.selected)
+        original()
+
+    panel._apply_selection = counted
+    controls = window.controls
+    for batch in (4, 64, 16):
+        calls.clear()
+        before = panel.frame
+        controls.batch_spin.setValue(batch)
+        window.controller.throttle.flush()
+        QApplication.processEvents()
+        assert panel.frame is not before  # the change reached the panel
+        if view in ("sweep", "roofline", "latency", "memory"):
+            assert calls == [window.controller.workspace.selected]
+        else:
+            assert calls and calls[-1] == window.controller.workspace.selected
+    other = next(a for a in window.controller.workspace.shown if a != window.controller.workspace.selected)
+    window.controller.select(other)
+    window.controller.throttle.flush()
+    QApplication.processEvents()
+    assert panel.selected == other
+    if view == "sweep":
+        lines = panel.lines[other]
+        assert panel.line_set.pen(lines.curve).widthF() > panel.line_set.pen(panel.lines[
+            next(a for a in panel.lines if a != other and panel.lines[a].visible)].curve).widthF()
+    if view == "latency":
+        assert panel.ttft.row_axis._bold_row == panel.frame.accelerators.index(other)

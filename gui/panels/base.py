@@ -110,6 +110,9 @@ class Panel(QWidget):
 
     title: str = ""
     accelerator_selected = Signal(str)
+    # Whether update_frame draws the selection (``self.selected``) with the frame: the window
+    # then sets it before the update rather than applying it again after (set_selected).
+    update_applies_selection = False
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(parent)

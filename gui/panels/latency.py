@@ -30,6 +30,7 @@ THROUGHPUT_SERIES = (
 
 class LatencyPanel(Panel):
     title = "Latency & throughput"
+    update_applies_selection = True
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)

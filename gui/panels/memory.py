@@ -137,6 +137,7 @@ def fit_status(column: np.ndarray) -> tuple[str, str]:
 
 class MemoryPanel(Panel):
     title = "Memory fit"
+    update_applies_selection = True
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)

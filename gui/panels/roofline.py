@@ -100,6 +100,7 @@ CONNECTORS = ("reference", "connectors")  # the key of the A→B connectors in t
 
 class RooflinePanel(Panel):
     title = "Roofline"
+    update_applies_selection = True
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)

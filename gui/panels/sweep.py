@@ -123,6 +123,7 @@ SELECTED_LIFT = 10  # the selected lines are drawn over the others
 
 class SweepPanel(Panel):
     title = "Batch sweep"
+    update_applies_selection = True
 
     def __init__(self, catalog: Catalog, parent: QWidget | None = None) -> None:
         super().__init__(catalog, parent)
