@@ -93,3 +93,53 @@ def test_the_lean_axis_layout_equals_pyqtgraphs(qtbot, kind, grid):
                 assert flatten(lean) == flatten(reference), (kind, name, axis.range)
                 compared += 1
     assert compared == 25 * len(axes)
+
+
+@pytest.mark.parametrize("orientation", ["left", "right"])
+def test_the_lean_layout_of_row_labels_equals_pyqtgraphs(qtbot, orientation):
+    """A row axis' ticks are set by hand (one per row, each with its label): the lean layout
+    takes them as pyqtgraph does, over many row counts, labels, sizes and ranges."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QPainter, QPicture
+
+    from accelscope.gui.look.style import configure_pyqtgraph
+    from accelscope.gui.plotkit.axes import RowAxis, _MeasuringPainter, lean_draw_specs, lean_specs_apply
+
+    configure_pyqtgraph()
+    graphics = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(graphics)
+    axis = RowAxis(orientation)
+    plot = graphics.addPlot(axisItems={orientation: axis})
+    plot.showAxis(orientation)
+    plot.invertY(True)
+    graphics.show()
+    qtbot.waitExposed(graphics)
+    rng = random.Random(11)
+    words = ["H100 SXM", "fits", "needs TP=2 or 2% of the KV cache", "runs in 4 waves", "Gaudi 3", "×408 k", ""]
+    compared = 0
+    for _ in range(20):
+        rows = rng.randint(1, 40)
+        axis.set_rows([rng.choice(words) or "TPU v5e" for _ in range(rows)],
+                      notes=[rng.choice(words) for _ in range(rows)] if rng.random() < 0.5 else None,
+                      max_width=rng.choice((None, 110.0)))
+        graphics.resize(rng.randint(200, 1200), rng.randint(150, 1000))
+        plot.setYRange(-0.5 - rng.uniform(0, 1), rows - 0.5 + rng.uniform(0, 1), padding=0)
+        qtbot.wait(5)
+        assert lean_specs_apply(axis)
+        results = []
+        for layout in (lambda painter: lean_draw_specs(axis, _MeasuringPainter(painter, {}), lambda pen: pen),
+                       axis.reference_draw_specs):
+            picture = QPicture()
+            painter = QPainter(picture)
+            try:
+                painter.setFont(axis.style["tickFont"])
+                results.append(layout(painter))
+            finally:
+                painter.end()
+        lean, reference = results
+        assert (lean is None) == (reference is None)
+        if reference is not None:
+            assert flatten(lean) == flatten(reference), (rows, axis.range)
+            assert reference[2]  # labels were laid out
+            compared += 1
+    assert compared >= 15

@@ -236,11 +236,10 @@ def aligned_text_origin(rect: QRectF, flags: int, width: float, height: float) -
 
 
 def lean_specs_apply(axis: pg.AxisItem) -> bool:
-    """Whether :func:`lean_draw_specs` lays ``axis`` out: ticks it computes itself (not set by
-    hand), tick alpha by level and axis lines that do not stop at the ticks, as every axis here
-    has."""
+    """Whether :func:`lean_draw_specs` lays ``axis`` out: tick alpha by level and axis lines
+    that do not stop at the ticks, as every axis here has."""
     style = axis.style
-    return axis._tickLevels is None and style["tickAlpha"] is None and not any(style["stopAxisAtTick"])
+    return style["tickAlpha"] is None and not any(style["stopAxisAtTick"])
 
 
 def lean_draw_specs(axis: pg.AxisItem, painter, opaque: Callable[[QPen], QPen]):
@@ -275,7 +274,12 @@ def lean_draw_specs(axis: pg.AxisItem, painter, opaque: Callable[[QPen], QPen]):
     length_px = math.hypot(ends[1].x() - ends[0].x(), ends[1].y() - ends[0].y())
     if length_px == 0:
         return None
-    levels = axis.tickValues(axis.range[0], axis.range[1], length_px)
+    if axis._tickLevels is None:  # ticks the axis computes, labelled by tickStrings
+        levels = axis.tickValues(axis.range[0], axis.range[1], length_px)
+        fixed_strings = None
+    else:  # ticks set by hand (setTicks), each with its label
+        levels = [(None, [value for value, _text in level]) for level in axis._tickLevels]
+        fixed_strings = [[text for _value, text in level] for level in axis._tickLevels]
 
     dif = axis.range[1] - axis.range[0]
     if dif == 0:
@@ -339,7 +343,10 @@ def lean_draw_specs(axis: pg.AxisItem, painter, opaque: Callable[[QPen], QPen]):
     measure_box = QRectF(0, 0, 100, 100)
     for i in range(min(len(levels), style["maxTextLevel"] + 1)):
         spacing, values = levels[i]
-        strings = list(axis.tickStrings(values, axis.autoSIPrefixScale * axis.scale, spacing))
+        if fixed_strings is None:
+            strings = list(axis.tickStrings(values, axis.autoSIPrefixScale * axis.scale, spacing))
+        else:
+            strings = fixed_strings[i]
         if len(strings) == 0:
             continue
         rects: list[QRectF | None] = []
@@ -762,6 +769,13 @@ class RowAxis(DrawnAxis):
             self.setWidth(needed)
 
     def generateDrawSpecs(self, p):
+        if lean_specs_apply(self):
+            return lean_draw_specs(self, _MeasuringPainter(p, self._label_sizes), lambda pen: pen)
+        return self.reference_draw_specs(p)
+
+    def reference_draw_specs(self, p):
+        """pyqtgraph's own layout of the rows' ticks and labels (label sizes from the cache):
+        what :func:`lean_draw_specs` is held equal to."""
         return measured_draw_specs(self._label_sizes, p, super().generateDrawSpecs)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
@@ -770,12 +784,21 @@ class RowAxis(DrawnAxis):
         normal = QFont(self.style["tickFont"] or plot_font())
         bold = QFont(normal)
         bold.setBold(True)
+        line_px = {False: QFontMetricsF(normal).height(), True: QFontMetricsF(bold).height()}
         default_pen = self.textPen()
+        # From this axis to the view's coordinates, where row i is at y = i (once, not per label).
+        to_view = None
+        if view is not None:
+            view.updateMatrix()  # as mapSceneToView does first
+            to_view, mapped = self.itemTransform(view.childGroup)
+            if not mapped:
+                to_view = None
         for rect, flags, text in textSpecs:
             row = None
-            if view is not None:
-                row = round(view.mapSceneToView(self.mapToScene(rect.center())).y())
-            p.setFont(bold if row is not None and row == self._bold_row else normal)
+            if to_view is not None:
+                row = round(to_view.map(rect.center()).y())
+            is_bold = row is not None and row == self._bold_row
+            p.setFont(bold if is_bold else normal)
             if row is not None and 0 <= row < len(self._colours):
                 p.setPen(QPen(self._colours[row]))
             else:
@@ -787,12 +810,12 @@ class RowAxis(DrawnAxis):
                 grow = (0, 0, ROW_LABEL_SLACK_PX * 4 + self.width(), 0)
             # The label's lines and its note, one under another, centred on the row.
             lines = (self._drawn[row] if row is not None and 0 <= row < len(self._drawn) else text).split("\n")
-            line_px = QFontMetricsF(p.font()).height()
-            top = rect.center().y() - line_px * (len(lines) + bool(note)) / 2
-            rect = QRectF(rect.left() + grow[0], top, rect.width() - grow[0] + grow[2], line_px)
+            height = line_px[is_bold]
+            top = rect.center().y() - height * (len(lines) + bool(note)) / 2
+            rect = QRectF(rect.left() + grow[0], top, rect.width() - grow[0] + grow[2], height)
             for line in lines:
                 p.drawText(rect, int(flags), line)
-                rect.translate(0, line_px)
+                rect.translate(0, height)
             if note:
                 p.setFont(normal)
                 p.setPen(QPen(plot_text_colour(REFERENCE_NOTE_COLOUR)))
