@@ -76,7 +76,7 @@ def draw_axis_ahead(axis: pg.AxisItem) -> None:
 
 class AxisDrawing:
     """An axis' lines and labels as pyqtgraph's ``drawPicture`` draws them, kept between
-    paints in its place of a QPicture (pyqtgraph plays ``axis.picture`` at each paint).
+    paints in place of its QPicture (pyqtgraph plays ``axis.picture`` at each paint).
 
     A QPicture replays each label's ``drawText``, which lays the text out again at every
     paint, and each line with its own pen: ~0.4 ms for a log axis with its grid, three of
