@@ -28,13 +28,16 @@ def flatten(specs) -> tuple:
             [(rect.getRect(), int(flags), text) for rect, flags, text in text_specs])
 
 
-def both_specs(axis):
+def both_specs(axis, opaque=None):
+    """(lean layout, pyqtgraph's) of ``axis``; ``opaque``: the grid's pen maker (the axis' own
+    by default; a row axis has no grid)."""
     from PySide6.QtGui import QPainter, QPicture
 
     from accelscope.gui.plotkit.axes import _MeasuringPainter, lean_draw_specs
 
     results = []
-    for layout in (lambda painter: lean_draw_specs(axis, _MeasuringPainter(painter, {}), axis._opaque),
+    opaque = axis._opaque if opaque is None else opaque
+    for layout in (lambda painter: lean_draw_specs(axis, _MeasuringPainter(painter, {}), opaque),
                    axis.reference_draw_specs):
         picture = QPicture()
         painter = QPainter(picture)
@@ -100,10 +103,9 @@ def test_the_lean_layout_of_row_labels_equals_pyqtgraphs(qtbot, orientation):
     """A row axis' ticks are set by hand (one per row, each with its label): the lean layout
     takes them as pyqtgraph does, over many row counts, labels, sizes and ranges."""
     import pyqtgraph as pg
-    from PySide6.QtGui import QPainter, QPicture
 
     from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.plotkit.axes import RowAxis, _MeasuringPainter, lean_draw_specs, lean_specs_apply
+    from accelscope.gui.plotkit.axes import RowAxis, lean_specs_apply
 
     configure_pyqtgraph()
     graphics = pg.GraphicsLayoutWidget()
@@ -126,17 +128,7 @@ def test_the_lean_layout_of_row_labels_equals_pyqtgraphs(qtbot, orientation):
         plot.setYRange(-0.5 - rng.uniform(0, 1), rows - 0.5 + rng.uniform(0, 1), padding=0)
         qtbot.wait(5)
         assert lean_specs_apply(axis)
-        results = []
-        for layout in (lambda painter: lean_draw_specs(axis, _MeasuringPainter(painter, {}), lambda pen: pen),
-                       axis.reference_draw_specs):
-            picture = QPicture()
-            painter = QPainter(picture)
-            try:
-                painter.setFont(axis.style["tickFont"])
-                results.append(layout(painter))
-            finally:
-                painter.end()
-        lean, reference = results
+        lean, reference = both_specs(axis, opaque=lambda pen: pen)
         assert (lean is None) == (reference is None)
         if reference is not None:
             assert flatten(lean) == flatten(reference), (rows, axis.range)

@@ -193,7 +193,6 @@ def test_the_picked_device_is_kept_in_the_workspace(window):
     assert window.controller.workspace.option("run_here_device") == "dgx-spark"
 
 
-
 def test_a_new_model_moves_the_bold_row_telling_the_table_once_a_row(qtbot, engine):
     """The scenario's model is the bold row; a new model moves it. The table is told of each
     row whose font changed once (told per item, it sized every column to its contents again
