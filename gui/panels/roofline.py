@@ -46,6 +46,10 @@ MARKER_SIZE = 13.0
 SELECTED_MARKER_SIZE = 19.0
 RIDGE_SIZE = 9.0  # smaller than the operating points, and it does not grow when selected
 SELECTED_LINE_WIDTH = 4.5
+# The title names the accelerators drawn at another precision when they are this few, and
+# counts them when more: twelve names ran the title onto a second line, which moved the plot
+# down and laid it out and drew it whole again at each change to and from FP32.
+TITLE_NAMES_AT_MOST = 2
 HOVER_TARGET_SIZE = 16.0  # invisible markers along lines that carry their tool tip
 NO_BRUSH = pg.mkBrush(None)  # hollow markers (one object: pyqtgraph caches symbols by brush identity)
 # The pinned scenario A, drawn behind B: hollow, smaller and faint, so B stays in front.
@@ -434,7 +438,10 @@ class RooflinePanel(Panel):
             ranked = sorted(precisions, key=lambda p: -len(precisions[p]))
             title = f"Roofline — {ranked[0]} ceilings"
             for other in ranked[1:]:
-                title += f"; {other} on {', '.join(precisions[other])}"
+                on = precisions[other]
+                names = (", ".join(self.catalog.accelerators[a].name for a in on) if len(on) <= TITLE_NAMES_AT_MOST
+                         else f"{len(on)} accelerators")
+                title += f"; {other} on {names}"
         if title != self._title:
             self.plot.setTitle(title, size=f"{PLOT_FONT_POINTS + 2}pt")
             self._title = title
