@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         self._catch_up_timer.setSingleShot(True)
         self._catch_up_timer.timeout.connect(self._catch_up)
         self._drawn_ahead: set = set()  # the plots drawn ahead in this rest (see _catch_up)
+        self._laid_out_pages: set[int] = set()  # the hidden pages laid out in this rest (see _catch_up)
         # A tab may add to the explanation (Serving): it follows the tab shown. A switch between
         # tabs that add nothing leaves it as it is (rebuilding it took ~7 ms of a switch).
         self._explained_sections: tuple = ()  # the tab's sections the explanation shows now
@@ -417,6 +418,7 @@ class MainWindow(QMainWindow):
 
     def _rest_then_catch_up(self) -> None:
         self._drawn_ahead.clear()
+        self._laid_out_pages.clear()
         self._catch_up_timer.start(CATCH_UP_REST_MS)
 
     def _catch_up(self) -> None:
@@ -428,7 +430,15 @@ class MainWindow(QMainWindow):
         the tab bar gives the time to draw it before. One tab per turn (~4-10 ms each), and only
         once the controls have rested, so a drag is never slowed by tabs it does not show.
         An analysis tab hidden only notes the frame (its study runs once it is shown); its plots,
-        which show its last study until then, are drawn ahead as a plot tab's are."""
+        which show its last study until then, are drawn ahead as a plot tab's are. First, a
+        hidden page not at the shown page's size is laid out at it (PageTabs.lay_out_hidden_page),
+        so what is drawn ahead is drawn at the size it is shown at."""
+        index = self.tabs.hidden_page_out_of_size(self._laid_out_pages) if self.isVisible() else None
+        if index is not None:
+            self._lay_out_hidden_page(index)
+            self._laid_out_pages.add(index)  # once a rest, whatever a page's layout asks for next
+            self._catch_up_timer.start(0)
+            return
         behind = self._tabs_behind() if self.isVisible() else []
         if behind:
             self.refresh_panel(behind[0])
@@ -445,12 +455,22 @@ class MainWindow(QMainWindow):
         """Bring every hidden tab up to the latest frame and draw its plots ahead now (what
         a rest of the controls does a tab or a plot per turn; the bench, before a tab is picked)."""
         self._catch_up_timer.stop()
+        laid_out: set[int] = set()
+        while (index := self.tabs.hidden_page_out_of_size(laid_out)) is not None:
+            self._lay_out_hidden_page(index)
+            laid_out.add(index)
         for view in self._tabs_behind():
             self.refresh_panel(view)
         drawn: set = set()
         while (snapshot := self._snapshot_due(drawn)) is not None:
             snapshot.take()
             drawn.add(snapshot)
+
+    def _lay_out_hidden_page(self, index: int) -> None:
+        self.tabs.lay_out_hidden_page(index)
+        page = self.tabs.widget(index)
+        if isinstance(page, Panel):
+            page.laid_out()  # its plots can now be drawn ahead
 
     def _snapshot_due(self, drawn: set):
         """A plot of a hidden tab brought up to the latest frame, whose picture is not drawn

@@ -179,3 +179,64 @@ def test_a_plot_shown_again_repaints_only_what_a_change_touched(window, qtbot):
     assert sweep_panel.frame is window.controller.last_frame and painted.regions  # the change was drawn
     legend = sweep.view.mapFromScene(sweep_panel.legend.sceneBoundingRect()).boundingRect()
     assert not any(region.intersects(legend) for region in painted.regions)
+
+
+def plot_sizes(window, view: str) -> list[tuple[int, int]]:
+    import pyqtgraph as pg
+
+    panel = window.panels[view]
+    return [plot.size().toTuple() for plot in panel.findChildren(pg.GraphicsView) if plot.isVisibleTo(panel)]
+
+
+def test_a_tab_never_shown_is_laid_out_and_drawn_ahead_at_the_size_it_is_shown_at(open_window, qtbot):
+    """The tab widget sizes only the page it shows: a tab never shown kept its first 640x480,
+    was drawn ahead at no size at all, and its first switch laid the page out and drew it whole
+    (~22 ms at 1600x1000, against ~4 for the next). The rest lays hidden pages out first."""
+    window = open_window(size=(1200, 800))
+    shown = window.tabs.scroll_area(window.tabs.currentIndex())
+    latency = window.panels["latency"]
+    index = window.tabs.indexOf(latency)
+    assert window.tabs.scroll_area(index).size() != shown.size()  # what the stacked layout leaves
+    change_batch(window, 48)
+    window.catch_up_now()
+    assert window.tabs.scroll_area(index).geometry() == shown.geometry()
+    assert window.tabs.hidden_page_out_of_size() is None  # every hidden page laid out
+    sizes_before = plot_sizes(window, "latency")
+    (plot,) = snapshots(window, "latency")
+    assert plot.valid and not latency.isVisible()
+    drawn_ahead = plot.pixmap.toImage()
+    window.show_view("latency")
+    qtbot.wait(20)
+    assert plot_sizes(window, "latency") == sizes_before  # showing it did not lay it out again
+    assert plot.used == 1  # the switch copied the picture
+    assert plot.view.viewport().grab().toImage() == drawn_ahead
+
+
+def test_hidden_tabs_follow_a_resized_window_before_they_are_drawn_ahead(window, qtbot):
+    window.show_view("roofline")
+    qtbot.wait(20)
+    window.resize(1000, 700)
+    qtbot.wait(20)
+    change_batch(window, 48)
+    window.catch_up_now()
+    (sweep,) = snapshots(window, "sweep")
+    assert sweep.valid
+    sizes_before = plot_sizes(window, "sweep")
+    window.show_view("sweep")
+    qtbot.wait(20)
+    assert plot_sizes(window, "sweep") == sizes_before and sweep.used == 1
+
+
+def test_a_hidden_page_is_laid_out_once_a_rest_whatever_its_layout_asks_next(window, monkeypatch):
+    """A page whose layout kept asking for another size would otherwise be laid out at every
+    turn of the event loop while the window is idle."""
+    from accelscope.gui.windows.pages import PageTabs
+
+    laid_out = []
+    monkeypatch.setattr(PageTabs, "hidden_page_out_of_size",
+                        lambda tabs, skip=frozenset(): next((i for i in (2, 3) if i not in skip), None))
+    monkeypatch.setattr(PageTabs, "lay_out_hidden_page", lambda tabs, index: laid_out.append(index))
+    window._rest_then_catch_up()
+    for _ in range(6):
+        window._catch_up()
+    assert laid_out == [2, 3]

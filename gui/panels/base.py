@@ -127,7 +127,7 @@ class Panel(QWidget):
         self._graphics_views: list[pg.GraphicsView] | None = None  # found once: panels make their plots up front
         self._axes: dict[pg.GraphicsView, list[pg.AxisItem]] | None = None  # each view's plots' axes, likewise
         self._snapshots: dict[pg.GraphicsView, ViewSnapshot] = {}  # pictures drawn ahead while hidden
-        self._shown_once = False  # a tab never shown is not laid out yet: its plots have no size to draw at
+        self._laid_out = False  # a tab never shown nor laid out hidden: its plots have no size to draw at
 
     def _views(self) -> list[pg.GraphicsView]:
         """The panel's plot views, found once (panels make their plots up front)."""
@@ -168,24 +168,28 @@ class Panel(QWidget):
     def snapshot_due(self, drawn: set) -> ViewSnapshot | None:
         """A plot of the page shown in this (hidden) tab whose picture is not yet drawn ahead
         (:mod:`plotkit.snapshot`), and not among ``drawn``, if any."""
-        if not self._shown_once:
+        if not self._laid_out:
             return None
         for view in self._views():
             if not view.isVisibleTo(self):
                 continue
-            snapshot = self._snapshots[view]  # made for each view at the first show
+            snapshot = self._snapshots[view]  # made for each view once the page is laid out
             if snapshot.due and snapshot not in drawn:
                 return snapshot
         return None
 
     def showEvent(self, event) -> None:
-        if not self._shown_once:
-            # Each plot's snapshot is made here, once, rather than the first time its tab is due
-            # to be drawn ahead: that can first happen many changes later, and the objects a
-            # window holds should not grow with the changes replayed in it.
-            self._snapshots = {view: ViewSnapshot(view) for view in self._views()}
-            self._shown_once = True
+        self.laid_out()
         super().showEvent(event)
+
+    def laid_out(self) -> None:
+        """The page has its size and layout: shown, or laid out while hidden (PageTabs.lay_out_hidden_page).
+        Each plot's snapshot is made here, once, rather than the first time its tab is due to
+        be drawn ahead: that can first happen many changes later, and the objects a window
+        holds should not grow with the changes replayed in it."""
+        if not self._laid_out:
+            self._snapshots = {view: ViewSnapshot(view) for view in self._views()}
+            self._laid_out = True
 
     def drop_snapshots(self) -> None:
         """Forget the pictures drawn ahead: the panel is about to draw something else. (The
