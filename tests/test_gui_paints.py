@@ -481,3 +481,33 @@ def test_a_change_applies_the_selection_once_and_a_new_selection_is_drawn(window
             next(a for a in panel.lines if a != other and panel.lines[a].visible)].curve).widthF()
     if view == "latency":
         assert panel.ttft.row_axis._bold_row == panel.frame.accelerators.index(other)
+
+
+@pytest.mark.parametrize("view", ["memory", "latency", "energy"])
+def test_a_change_on_a_bar_tab_repaints_one_rectangle(window, qtbot, view):
+    """A change moves most rows' bars and texts: repainting the exact region of their many
+    small rectangles drew every item under a clip of many rectangles, on Qt's slower path for
+    lines and outlines; the bar canvas repaints their bounding rectangle instead."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class Regions(QObject):
+        rect_counts: list[int] = []
+
+        def eventFilter(self, watched, event) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                self.rect_counts.append(event.region().rectCount())
+            return False
+
+    window.show_view(view)
+    qtbot.wait(100)
+    viewport = window.panels[view].canvas.viewport()
+    regions = Regions()
+    regions.rect_counts = []
+    viewport.installEventFilter(regions)
+    controls, rng = window.controls, random.Random(7)
+    for _ in range(6):
+        controls.input_slider.setValue(rng.randint(0, controls.input_slider.maximum()))
+        window.controller.throttle.flush()
+        qtbot.wait(10)
+    viewport.removeEventFilter(regions)
+    assert regions.rect_counts and set(regions.rect_counts) == {1}, regions.rect_counts
