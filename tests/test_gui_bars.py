@@ -177,6 +177,18 @@ def test_memory_notes_offloaded_weights(qtbot, engine, catalog):
     assert "offloaded to Host DDR5" in panel.picker.hover_text
 
 
+@pytest.mark.parametrize("size", [(1000, 811), (1200, 1000)])
+def test_memory_usable_words_stand_whole_above_the_first_row(qtbot, engine, catalog, size):
+    """The words over the usable line hang above the first row, inside the plot, however
+    many rows share its height (at 1280x720 with both docks a fixed 0.9 of a row cut their top)."""
+    frame = frame_of(engine, shown=tuple(catalog.accelerators), model="llama-3.3-70b")
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame, size=size)
+    view = panel.plot.vb.sceneBoundingRect()
+    words = panel.usable_text.sceneBoundingRect()
+    first_row_top = panel.plot.vb.mapViewToScene(pg.Point(0.0, -0.5)).y()
+    assert view.top() <= words.top() + 1e-6 and words.bottom() <= first_row_top, (view, words, first_row_top)
+
+
 def test_memory_hover_gives_gigabytes_capacity_and_max_batch(qtbot, engine, catalog):
     frame = frame_of(engine)
     panel = make_panel(qtbot, catalog, MemoryPanel, frame)

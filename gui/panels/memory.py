@@ -67,7 +67,8 @@ CLIP_PERCENT = 200.0  # bars longer than this stop here, with the real multiple 
 X_END_PERCENT = 232.0  # at least; more when the "×N" texts need it
 CLIP_MARK_PX = 14  # the "▶" at the cut, and a gap before its "×N"
 X_START_MARGIN = 3.0  # so the "0" tick label is not cut at the edge
-HEAD_ROOM_ROWS = 0.9  # free space above the first row for the "usable" label
+HEAD_ROOM_ROWS = 0.9  # free space above the first row for the "usable" label, at least
+USABLE_TEXT_ROW = -0.55  # the "usable" words' foot: just above the first row's top edge (-0.5)
 USABLE_LINE_COLOUR = "#333333"
 PHYSICAL_COLOUR = "#555555"
 PHYSICAL_MARK_WIDTH = 1.2  # percent
@@ -186,7 +187,7 @@ class MemoryPanel(Panel):
         self.usable_text = pg.TextItem("usable memory", color=plot_text_colour(USABLE_LINE_COLOUR), anchor=(0.5, 1.0),
                                        fill=plot_brush("w"))  # the canvas behind, so the line does not cross it
         self.usable_text.setFont(plot_font())
-        self.usable_text.setPos(100.0, -0.55)
+        self.usable_text.setPos(100.0, USABLE_TEXT_ROW)
         self.usable_text.setZValue(8)
         self.plot.addItem(self.usable_text, ignoreBounds=True)
         # A thin bar per row (not a fixed-size symbol), so it keeps to its row at any height.
@@ -251,7 +252,6 @@ class MemoryPanel(Panel):
         self._fit_to_width()
         self._usable = self._usable_words(frame)
         self._place_usable_text()
-        set_row_range(self.plot, n, HEAD_ROOM_ROWS)
         self._apply_selection()
 
     def _status_text(self, column: np.ndarray, fit_text: str, accelerator_id: str) -> str:
@@ -368,6 +368,20 @@ class MemoryPanel(Panel):
             self.usable_text.setText(words)
         if abs(self.usable_text.anchor.x() - anchor) > 1e-3:
             self.usable_text.setAnchor((anchor, 1.0))
+        set_row_range(self.plot, len(self._multiples), self._head_room_rows(len(self._multiples)))
+
+    def _head_room_rows(self, rows: int) -> float:
+        """Rows of free space above the first row: room for the "usable" words' height at this
+        plot height. A fixed 0.9 of a row was less than their height where 38 rows share a
+        short plot (1280x720 with both docks), and their top was cut off."""
+        height_px = self.plot.vb.height()
+        text_px = self.usable_text.boundingRect().height()
+        if rows <= 0 or height_px <= 2 * text_px:
+            return HEAD_ROOM_ROWS
+        # The range's top, -0.5 - head, must clear the words' top, USABLE_TEXT_ROW - text_px / pitch,
+        # where the pitch of a row is height_px / (rows + head).
+        share = text_px / height_px
+        return max(HEAD_ROOM_ROWS, (-0.5 - USABLE_TEXT_ROW + share * rows) / (1 - share))
 
     def _fit_row_labels(self) -> None:
         ids = self.frame.accelerators if self.frame is not None else ()
