@@ -234,6 +234,8 @@ class _Path:
     segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     device_lines: object = None  # a PrimitiveArray of QLineF
     device_transform: tuple | None = None
+    segments_pen: QPen | None = None  # the pen as_segments was found for
+    as_segments: bool = False  # whether the pen draws the line as separate segments (_segments_look_the_same)
 
 
 class LineSet(pg.GraphicsObject):
@@ -456,18 +458,27 @@ class LineSet(pg.GraphicsObject):
         segmented = (PrimitiveArray is not None and not exporting and painter.combinedTransform() == transform
                      and transform.type().value <= QTransform.TransformationType.TxScale.value)
         scale = (transform.m11(), transform.m22(), transform.dx(), transform.dy())
-        for line in self._visible():
-            if line.extent is None:  # an empty path (a dashed part where there is none) draws nothing
-                continue
-            painter.setPen(line.pen)
-            if segmented and _segments_look_the_same(line.pen):
-                painter.setWorldTransform(QTransform())
-                try:
+        in_pixels = False  # the painter set to device pixels, for the runs of lines drawn as segments
+        try:
+            for line in self._visible():
+                if line.extent is None:  # an empty path (a dashed part where there is none) draws nothing
+                    continue
+                painter.setPen(line.pen)
+                if line.segments_pen is not line.pen:  # pens are made once and shared: asked once a pen
+                    line.segments_pen, line.as_segments = line.pen, _segments_look_the_same(line.pen)
+                if segmented and line.as_segments:
+                    if not in_pixels:
+                        painter.setWorldTransform(QTransform())
+                        in_pixels = True
                     painter.drawLines(*self._device_lines(line, scale))
-                finally:
-                    painter.setWorldTransform(transform)
-            else:
-                painter.drawPath(self._path(line))
+                else:
+                    if in_pixels:
+                        painter.setWorldTransform(transform)
+                        in_pixels = False
+                    painter.drawPath(self._path(line))
+        finally:
+            if in_pixels:
+                painter.setWorldTransform(transform)
 
     @staticmethod
     def _device_lines(line: _Path, scale: tuple[float, float, float, float]) -> tuple:
