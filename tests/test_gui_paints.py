@@ -491,7 +491,9 @@ def test_a_change_on_a_bar_tab_repaints_one_rectangle(window, qtbot, view):
     from PySide6.QtCore import QEvent, QObject
 
     class Regions(QObject):
-        rect_counts: list[int] = []
+        def __init__(self) -> None:
+            super().__init__()
+            self.rect_counts: list[int] = []  # the rectangles of each paint's region
 
         def eventFilter(self, watched, event) -> bool:
             if event.type() == QEvent.Type.Paint:
@@ -502,7 +504,6 @@ def test_a_change_on_a_bar_tab_repaints_one_rectangle(window, qtbot, view):
     qtbot.wait(100)
     viewport = window.panels[view].canvas.viewport()
     regions = Regions()
-    regions.rect_counts = []
     viewport.installEventFilter(regions)
     controls, rng = window.controls, random.Random(7)
     for _ in range(6):
