@@ -591,11 +591,16 @@ def test_sweep_a_batch_drag_leaves_the_curves_alone(engine, sweep_panel, monkeyp
 
     sweep_panel.update_frame(make_frame(engine, EIGHT, batch=8))
     curves = count_calls(monkeypatch, LineSet, "set_line")
+    set_at_once = []  # the number of lines each set_lines call set
+    set_lines = LineSet.set_lines
+    monkeypatch.setattr(LineSet, "set_lines", lambda self, lines: set_at_once.append(len(lines)) or set_lines(self, lines))
+    line_set_changed = count_calls(monkeypatch, LineSet, "_changed")
     rebuilt = count_calls(monkeypatch, pg.ScatterPlotItem, "setData")
     redrawn = count_calls(monkeypatch, pg.ScatterPlotItem, "invalidate")
     frame = make_frame(engine, EIGHT, batch=9)
     sweep_panel.update_frame(frame)
-    assert curves == [] and rebuilt == []  # the sweep does not depend on the current batch
+    # The sweep does not depend on the current batch: no curve set, nor the lines' item touched.
+    assert curves == [] and sum(set_at_once) == 0 and line_set_changed == [] and rebuilt == []
     assert redrawn == [sweep_panel.current]  # the current batches moved in place
     for accelerator in EIGHT:
         assert_spot_is_at_its_data(sweep_panel.current, accelerator)
@@ -603,7 +608,7 @@ def test_sweep_a_batch_drag_leaves_the_curves_alone(engine, sweep_panel, monkeyp
         assert sweep_panel.current.shown_spots()[0][index] == frame.output(accelerator).e2e_latency_s
         assert sweep_panel.current.points()[index].data() == SpotRef(accelerator, "current")
     sweep_panel.update_frame(make_frame(engine, EIGHT, model="qwen3-32b", batch=9))
-    assert len(curves) == 2 * len(EIGHT)  # a new model: every curve and its dashed part
+    assert len(curves) + sum(set_at_once) == 2 * len(EIGHT)  # a new model: every curve and its dashed part
     drawn = sweep_panel.plotted()
     for i, accelerator in enumerate(EIGHT):
         scenario = sweep_panel.frame.workspace.scenario_on(accelerator)
@@ -825,6 +830,59 @@ def test_a_line_set_path_joins_exactly_the_points_it_is_told_to(connect):
         QPainterPath.ElementType.LineToElement if j else QPainterPath.ElementType.MoveToElement for j in joined]
     assert kinds == expected
     np.testing.assert_allclose([(e.x, e.y) for e in elements], np.column_stack([x, y]))
+
+
+@pytest.mark.parametrize("log", [True, False])
+def test_a_line_set_sets_many_lines_as_it_sets_one(sweep_panel, log):
+    """set_lines is set_line for many lines at once: each line's data, view points, extent,
+    segments and path equal what set_line gives it, for whole, gapped, paired, unjoined, empty,
+    one-point and unplaceable lines (NaN; zero on a log axis), on log and linear axes."""
+    from PySide6.QtGui import QColor, QPen
+
+    from accelscope.gui.plotkit.points import LineSet
+
+    rng = np.random.default_rng(3)
+    x = np.geomspace(1e-2, 1e3, 17)
+    gaps = rng.random(17) > 0.3
+    with_zero, with_nan = rng.random(17) + 0.1, rng.random(17) + 0.1
+    with_zero[4], with_nan[9] = 0.0, np.nan
+    entries = [
+        ("whole", x, x ** 0.5, "all"),
+        ("gapped", x, 3 * x ** 0.4, gaps),
+        ("joined by flags", x, x ** 0.3, np.ones(17, dtype=bool)),
+        ("unjoined", x, x ** 0.2, np.zeros(17, dtype=bool)),
+        ("pairs", x, x ** 0.6, "pairs"),
+        ("empty", [], [], "all"),
+        ("one point", [2.0], [3.0], "all"),
+        ("zero", x, with_zero, "all"),
+        ("nan", x, with_nan, gaps),
+        ("last", x[:5], x[:5] ** 2, np.array([True, False, True, True, False])),
+    ]
+    one_by_one, all_at_once = LineSet(), LineSet()
+    for line_set in (one_by_one, all_at_once):
+        sweep_panel.plot.addItem(line_set)
+        line_set.setLogMode(log, log)
+        for key, *_ in entries:
+            line_set.set_line(key, [5.0, 6.0], [1.0, 2.0], pen=QPen(QColor(10, 20, 30)))  # drawn before
+    for key, x_values, y_values, connect in entries:
+        one_by_one.set_line(key, x_values, y_values, connect)
+    all_at_once.set_lines(entries)
+    for key, *_ in entries:
+        one, many = one_by_one._lines[key], all_at_once._lines[key]
+        np.testing.assert_array_equal(many.x, one.x)
+        np.testing.assert_array_equal(many.y, one.y)
+        assert many.extent == one.extent, key
+        assert (many.path is None) == (one.path is None), key
+        assert all_at_once.view_path(key) == one_by_one.view_path(key), key
+        if one.extent is not None:
+            np.testing.assert_array_equal(many.view_x, one.view_x)
+            np.testing.assert_array_equal(many.view_y, one.view_y)
+            np.testing.assert_array_equal(many.segments, one.segments)
+            assert np.array_equal(many.path_connect, one.path_connect), key
+    assert all_at_once.boundingRect() == one_by_one.boundingRect()
+    placed = {key for key, *_ in entries if one_by_one._lines[key].extent is not None}
+    assert {"whole", "gapped", "pairs", "last"} <= placed and "empty" not in placed and "nan" not in placed
+    assert ("zero" in placed) == (not log)
 
 
 def test_a_line_set_drawn_as_segments_looks_as_its_paths_do(sweep_panel, qtbot, monkeypatch):

@@ -265,13 +265,15 @@ class SweepPanel(Panel):
         latency, throughput, fits, waves = sweep
         drawable = np.isfinite(latency) & np.isfinite(throughput) & (latency > 0) & (throughput > 0)
         states = marker_states(fits, waves)
+        drawn = []  # the lines to set, all at once (LineSet.set_lines)
         for j, accelerator_id in enumerate(frame.accelerators):
             lines = self._lines_for(accelerator_id)
             if lines.curve_drawn is None or not np.array_equal(lines.curve_drawn, sweep[:, j], equal_nan=True):
                 columns = np.flatnonzero(drawable[j])
-                self._draw_sweep(lines, columns, latency[j, columns], throughput[j, columns], states[j, columns])
+                drawn += self._draw_sweep(lines, columns, latency[j, columns], throughput[j, columns], states[j, columns])
                 lines.curve_drawn = sweep[:, j].copy()
             self._show(lines, True)
+        self.line_set.set_lines(drawn)
 
     def _hold_range(self) -> None:
         """Every point drawn, B's and the pinned A's, within the range the view holds."""
@@ -292,9 +294,9 @@ class SweepPanel(Panel):
             lines.visible = visible
 
     def _draw_sweep(self, lines: _SweepLines, columns: np.ndarray, x: np.ndarray, y: np.ndarray,
-                    states: np.ndarray) -> None:
+                    states: np.ndarray) -> list[tuple]:
         """An accelerator's sweep: the points that can be drawn (their sweep columns, latency,
-        throughput and state) and the lines through them."""
+        throughput and state); and the lines through them, returned as LineSet.set_lines takes them."""
         if not (np.array_equal(columns, lines.columns) and np.array_equal(states, lines.states)):
             lines.refs = [self._ref(lines.accelerator_id, "sweep", column) for column in columns.tolist()]
             style, drawn_as = lines.style, states.tolist()
@@ -305,13 +307,10 @@ class SweepPanel(Panel):
         lines.columns, lines.x, lines.y, lines.states = columns, x, y, states
         lines.version += 1
         if columns.size == 0:
-            self.line_set.set_line(lines.curve, [], [])
-            self.line_set.set_line(lines.hypothetical, [], [])
-            return
+            return [(lines.curve, [], [], "all"), (lines.hypothetical, [], [], "all")]
         runs = states != NO_FIT
         solid = np.append(runs[:-1] & runs[1:], False)  # connect[i]: join point i to i + 1
-        self.line_set.set_line(lines.curve, x, y, connect=solid)
-        self.line_set.set_line(lines.hypothetical, x, y, connect=np.append(~solid[:-1], False))
+        return [(lines.curve, x, y, solid), (lines.hypothetical, x, y, np.append(~solid[:-1], False))]
 
     def _draw_points(self) -> None:
         """Every shown accelerator's sweep points and current batch, the selected one's last
