@@ -321,7 +321,7 @@ class LineSet(pg.GraphicsObject):
             extents = [np.minimum.reduceat(x, firsts), np.maximum.reduceat(x, firsts),
                        np.minimum.reduceat(y, firsts), np.maximum.reduceat(y, firsts)]
             joins = np.zeros(len(x), dtype=bool)  # joins[i]: a segment from point i to i + 1
-            for (line, connect), first, length in zip(placed, firsts.tolist(), lengths.tolist(), strict=True):
+            for (_line, connect), first, length in zip(placed, firsts.tolist(), lengths.tolist(), strict=True):
                 joins[first + _segment_starts(connect, length)] = True
             starts = np.flatnonzero(joins)
             segments = np.column_stack([x[starts], y[starts], x[starts + 1], y[starts + 1]])
