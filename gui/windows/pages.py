@@ -165,14 +165,19 @@ class PageTabs(QTabWidget):
         its first 640x480, and every hidden page the size it last had, so a hidden tab brought
         up to date or drawn ahead was drawn at that size, and laid out and drawn again when
         shown (the first switch to a tab, or the first after the window was resized, took
-        ~22-45 ms where the next took ~4-7). ``skip``: indexes not to give."""
+        ~22-45 ms where the next took ~4-7). ``skip``: indexes not to give.
+
+        The page's own size and pending resize are looked at, not its widgets': handling the
+        events that laying a page out posts, its scroll area sets its viewport's geometry
+        again, at the same size, and Qt marks a hidden widget so set as pending a resize; every
+        page laid out once was laid out again at every rest."""
         shown = super().currentWidget()
         if shown is None:
             return None
         for index in range(self.count()):
             scroll = super().widget(index)
             if index not in skip and scroll is not shown and (
-                    scroll.geometry() != shown.geometry() or any(map(_resize_pending, _shown_with(scroll)))):
+                    scroll.geometry() != shown.geometry() or _resize_pending(scroll)):
                 return index
         return None
 
