@@ -936,7 +936,7 @@ def test_a_line_set_drawn_as_segments_looks_as_its_paths_do(sweep_panel, qtbot, 
     # Each opaque line, once a paint; the translucent one by its path.
     assert sorted(line_set.pen(key).color().alpha() for key in line_set.line_keys()) == [120] + [255] * 5
     assert len({id(line) for line in drawn_as_segments}) == 5
-    # Whether a pen draws segments is asked once a pen: a line given a translucent pen is drawn
+    # Whether a pen draws segments is found when the pen is set: a line given a translucent pen is drawn
     # by its path from then on, and by segments again with its opaque pen back.
     opaque = line_set.pen("solid")
     for restyled, segments in ((pen((30, 100, 200, 120)), 4), (opaque, 5)):

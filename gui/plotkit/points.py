@@ -234,8 +234,10 @@ class _Path:
     segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     device_lines: object = None  # a PrimitiveArray of QLineF
     device_transform: tuple | None = None
-    segments_pen: QPen | None = None  # the pen as_segments was found for
-    as_segments: bool = False  # whether the pen draws the line as separate segments (_segments_look_the_same)
+    as_segments: bool = field(init=False)  # whether its pen draws it as separate segments (set with the pen)
+
+    def __post_init__(self) -> None:
+        self.as_segments = _segments_look_the_same(self.pen)
 
 
 class LineSet(pg.GraphicsObject):
@@ -346,7 +348,7 @@ class LineSet(pg.GraphicsObject):
         line = self._lines[key]
         changed = False
         if pen is not None and pen is not line.pen:
-            line.pen, changed = pen, True
+            line.pen, line.as_segments, changed = pen, _segments_look_the_same(pen), True
         if z is not None and z != line.z:
             line.z, changed, self._order = z, True, None
         if visible is not None and visible != line.visible:
@@ -369,6 +371,8 @@ class LineSet(pg.GraphicsObject):
                 self._changed()
 
     def _build(self, line: _Path) -> None:
+        """One line's view points, extent and segments: :meth:`set_lines` does the same for
+        many at once (a test holds the two equal)."""
         connect = _joined(line.connect)
         if connect is None or not len(line.x):
             line.path, line.extent = QPainterPath(), None
@@ -502,8 +506,6 @@ class LineSet(pg.GraphicsObject):
                 if line.extent is None:  # an empty path (a dashed part where there is none) draws nothing
                     continue
                 painter.setPen(line.pen)
-                if line.segments_pen is not line.pen:  # pens are made once and shared: asked once a pen
-                    line.segments_pen, line.as_segments = line.pen, _segments_look_the_same(line.pen)
                 if segmented and line.as_segments:
                     if not in_pixels:
                         painter.setWorldTransform(QTransform())
