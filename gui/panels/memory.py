@@ -249,9 +249,8 @@ class MemoryPanel(Panel):
         self._status = [self._status_text(frame.current[:, j], text, ids[j]) for j, (text, _) in enumerate(statuses)]
         self._reference_status = self._reference_statuses()
         self._status_colours = [c for _, c in statuses]
-        self._fit_to_width()
         self._usable = self._usable_words(frame)
-        self._place_usable_text()
+        self._fit_to_width()  # ends by placing the usable words and the rows' range
         self._apply_selection()
 
     def _status_text(self, column: np.ndarray, fit_text: str, accelerator_id: str) -> str:
@@ -351,7 +350,8 @@ class MemoryPanel(Panel):
 
     def _place_usable_text(self) -> None:
         """The words over the usable line, kept inside the plot: centred on the line where there
-        is room, else shifted sideways, and in short ("usable (90%)", "usable") in a narrow plot."""
+        is room, else shifted sideways, and in short ("usable (90%)", "usable") in a narrow plot;
+        and the rows' range, with room above the first for them."""
         view_px = self.plot.vb.width() or FALLBACK_VIEW_PX
         low, high = self.plot.vb.viewRange()[0]
         line_px = (100.0 - low) / max(high - low, 1e-9) * view_px
