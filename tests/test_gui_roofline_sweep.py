@@ -528,12 +528,16 @@ def test_roofline_a_batch_drag_moves_only_the_points(engine, roofline_panel, mon
     roofline_panel.update_frame(make_frame(engine, EIGHT, batch=8))
     roofline_panel.set_selected("h100-sxm")
     lines = count_calls(monkeypatch, LineSet, "set_line")
+    set_together = []  # the lines given to each set_lines
+    set_lines = LineSet.set_lines
+    monkeypatch.setattr(LineSet, "set_lines", lambda self, many: (set_together.append(list(many)),
+                                                                 set_lines(self, many))[1])
     rebuilt = count_calls(monkeypatch, pg.ScatterPlotItem, "setData")
     redrawn = count_calls(monkeypatch, pg.ScatterPlotItem, "invalidate")
     frame = make_frame(engine, EIGHT, batch=9)
     roofline_panel.update_frame(frame)
     roofline_panel.set_selected("h100-sxm")
-    assert lines == []  # the roofs and tiers do not depend on the batch
+    assert lines == [] and all(many == [] for many in set_together)  # the roofs and tiers do not depend on the batch
     assert rebuilt == []  # the points keep their styles: moved in place
     assert sorted(map(id, redrawn)) == sorted(map(id, roofline_panel.points.values()))  # not the ridges, targets
     roofline_panel.update_frame(make_frame(engine, EIGHT, batch=9))  # a new frame, same numbers
@@ -546,6 +550,38 @@ def test_roofline_a_batch_drag_moves_only_the_points(engine, roofline_panel, mon
         assert drawn["prefill_y"][i] == pytest.approx(result.prefill.achieved_flops_per_s / 1e12, rel=1e-12)
         for item in roofline_panel.points.values():
             assert_spot_is_at_its_data(item, accelerator)
+
+
+def test_roofline_a_new_precision_redraws_every_roof_with_one_geometry_change(engine, roofline_panel, monkeypatch):
+    """A precision or model change moves every roof and tier (~100 lines with every
+    accelerator shown): they are set together and tell the scene and the view once, and each
+    is drawn through its new roofline's corners, its tiers to their ends."""
+    from accelscope.gui.plotkit.points import LineSet
+
+    roofline_panel.update_frame(make_frame(engine, EIGHT, batch=8))
+    told = count_calls(monkeypatch, LineSet, "informViewBoundsChanged")
+    for changes in ({"weight_precision": "fp8", "activation_precision": "fp8"}, {"weight_precision": "fp32",
+                                                                               "activation_precision": "fp32"}):
+        frame = make_frame(engine, EIGHT, **changes)
+        told.clear()
+        roofline_panel.update_frame(frame)
+        assert len(told) == 1
+        for accelerator in EIGHT:
+            roof = frame.roofline(accelerator)
+            lines = roofline_panel.lines[accelerator]
+            x, y = roofline_panel.line_set.original(lines.roof)
+            ridge = roof.main_slope.ridge_point(roof.peak_flops)
+            np.testing.assert_allclose(x, [0.1, ridge, 1e5] if 0.1 < ridge < 1e5 else [0.1, 1e5], rtol=1e-12)
+            np.testing.assert_allclose(y, [roof.attainable(v) / 1e12 for v in x], rtol=1e-12)
+            others = [s for s in roof.slopes if s is not roof.main_slope]
+            for n, slope in enumerate(others):
+                tx, ty = roofline_panel.line_set.original(lines.tier(n))
+                assert tx[-1] == pytest.approx(min(slope.ridge_point(roof.peak_flops), 1e5), rel=1e-9)
+                np.testing.assert_allclose(ty, slope.bandwidth_Bps * tx / 1e12, rtol=1e-12)
+                # the path drawn is the data's, in log10
+                path = roofline_panel.line_set.view_path(lines.tier(n))
+                np.testing.assert_allclose([path.elementAt(i).y for i in range(path.elementCount())],
+                                           np.log10(ty), rtol=1e-12)
 
 
 def test_roofline_hover_targets_move_in_place_when_the_roofs_change(engine, roofline_panel, monkeypatch):

@@ -41,6 +41,15 @@ POINTS_PER_DECADE = 12  # hover targets about every 14 px on a 1000 px plot (the
 # ridge or a tier's end changed at many changes of the precision or the model, and then every
 # target of every accelerator (thousands) was made again (~5-10 ms) rather than moved.
 TARGETS_PER_LINE = round(math.log10(INTENSITY_RANGE[1] / INTENSITY_RANGE[0]) * POINTS_PER_DECADE) + 1
+_TARGET_STEPS = np.linspace(0.0, 1.0, TARGETS_PER_LINE)  # where the targets lie between a line's ends, in log
+
+
+def _geometric(low: float, high: float) -> np.ndarray:
+    """TARGETS_PER_LINE intensities evenly spaced in log from low to high, ends exact: as
+    np.geomspace, whose checks cost ~40 us a call, ~1.5 ms when a precision moves every roof."""
+    steps = low * (high / low) ** _TARGET_STEPS
+    steps[0], steps[-1] = low, high
+    return steps
 
 MARKER_SIZE = 13.0
 SELECTED_MARKER_SIZE = 19.0
@@ -136,7 +145,7 @@ class RooflinePanel(Panel):
         self.lines: dict[str, _Lines] = {}
         self.line_set = LineSet(cached=True)  # every accelerator's roof and tier lines
         self.line_set.setZValue(LINES_Z)
-        self.plot.addItem(self.line_set)  # only the roofs count in the view's range (see set_line)
+        self.plot.addItem(self.line_set)  # only the roofs count in the view's range (see _draw_lines)
         self._pens: dict[tuple, QPen] = {}  # made once, so an unchanged style is told by identity
         self._ref = SpotRefs()  # what each spot stands for
         tip = spot_tip(self.tip_for)
@@ -210,15 +219,20 @@ class RooflinePanel(Panel):
             }
         self._operating = {phase: (intensity[phase], achieved[phase]) for phase in PHASES}
         self._fits = Outputs(current).fits != 0
-        for j, accelerator_id in enumerate(frame.accelerators):
-            lines = self._lines_for(accelerator_id)
-            self._draw_lines(accelerator_id, lines, frame.rooflines[j], x_range)
-            self._show(lines, True)
-        self._merge_line_spots(frame.accelerators)
-        self._draw_reference_roofs(x_range)
-        self._set_title(frame)
-        self.legend.set_rows(frame.accelerators, self.selected)
-        self._apply_selection()  # restyles the selected roof and draws the operating points (B's and A's)
+        # The lines' geometry changes once, after all of them (each change alone tells the
+        # scene and the view; a precision or model change redraws ~100 roofs and tiers).
+        with self.line_set.changes():
+            drawn = []
+            for j, accelerator_id in enumerate(frame.accelerators):
+                lines = self._lines_for(accelerator_id)
+                drawn += self._draw_lines(accelerator_id, lines, frame.rooflines[j], x_range)
+                self._show(lines, True)
+            self.line_set.set_lines(drawn)
+            self._merge_line_spots(frame.accelerators)
+            self._draw_reference_roofs(x_range)
+            self._set_title(frame)
+            self.legend.set_rows(frame.accelerators, self.selected)
+            self._apply_selection()  # restyles the selected roof and draws the operating points (B's and A's)
 
     def _show(self, lines: _Lines, visible: bool) -> None:
         """Show or hide an accelerator's lines (only on a change: each call makes Qt work)."""
@@ -238,22 +252,26 @@ class RooflinePanel(Panel):
             high = max(high, 10.0 ** np.ceil(np.log10(finite.max() * 2)))
         return float(low), float(high)
 
-    def _draw_lines(self, accelerator_id: str, lines: _Lines, roof: Roofline, x_range: tuple[float, float]) -> None:
+    def _draw_lines(self, accelerator_id: str, lines: _Lines, roof: Roofline,
+                    x_range: tuple[float, float]) -> list[tuple]:
+        """An accelerator's roof and tier lines, returned as :meth:`LineSet.set_lines` takes
+        them (none when they are as drawn), with their hover targets and ridge point."""
         key = (roof, x_range)
         if lines.drawn == key:  # lines depend only on the device, precision and range
-            return
+            return []
         low, high = x_range
         main = roof.main_slope
         ridge = main.ridge_point(roof.peak_flops)
         # A target at the ridge, the roof's corner (at an end where the ridge is off the plot).
-        x = np.sort(np.append(np.geomspace(low, high, TARGETS_PER_LINE), min(max(ridge, low), high)))
+        x = np.sort(np.append(_geometric(low, high), min(max(ridge, low), high)))
         y = np.minimum(roof.peak_flops, main.bandwidth_Bps * x) / TFLOPS
         # The lines are straight in log-log: drawn through their corners only (stroking a
         # path costs per segment); the points along them are the hover targets.
         corners = np.array([low, ridge, high] if low < ridge < high else [low, high])
-        self.line_set.set_line(lines.roof, corners, np.minimum(roof.peak_flops, main.bandwidth_Bps * corners) / TFLOPS,
-                               pen=self._pen(accelerator_id))
-        self.line_set.set_style(lines.roof, visible=lines.visible)
+        if lines.drawn is None:  # the roof's line made, hidden until shown
+            self.line_set.set_line(lines.roof, [], [], pen=self._pen(accelerator_id))
+            self.line_set.set_style(lines.roof, visible=lines.visible)
+        drawn = [(lines.roof, corners, np.minimum(roof.peak_flops, main.bandwidth_Bps * corners) / TFLOPS, "all")]
         targets = [(x, y, [self._ref(accelerator_id, "roof")] * len(x))]
         lines.ridge = (ridge, roof.peak_flops / TFLOPS) if low <= ridge <= high else None
 
@@ -263,15 +281,16 @@ class RooflinePanel(Panel):
             tier_key = lines.tier(n_tier)
             ends = np.empty(0)
             if end > low:
-                xt = np.geomspace(low, end, TARGETS_PER_LINE)
+                xt = _geometric(low, end)
                 ends = np.array([low, end])
             else:  # no tier on the plot: its targets stay, placed nowhere (never under the mouse)
                 xt = np.full(TARGETS_PER_LINE, np.nan)
             targets.append((xt, slope.bandwidth_Bps * xt / TFLOPS, [self._ref(accelerator_id, "tier", i)] * len(xt)))
-            # Far tiers reach far below the device roofs; they must not stretch the view.
-            self.line_set.set_line(tier_key, ends, slope.bandwidth_Bps * ends / TFLOPS,
-                                   pen=self._pen(accelerator_id, dashed=True), bounded=False)
+            if n_tier >= lines.tiers_made:
+                # Far tiers reach far below the device roofs; they must not stretch the view.
+                self.line_set.set_line(tier_key, [], [], pen=self._pen(accelerator_id, dashed=True), bounded=False)
             self.line_set.set_style(tier_key, z=TIER_ORDER, visible=lines.visible)
+            drawn.append((tier_key, ends, slope.bandwidth_Bps * ends / TFLOPS, "all"))
         lines.tiers_made = max(lines.tiers_made, len(others))
         for n_tier in range(len(others), lines.tiers_made):
             self.line_set.set_style(lines.tier(n_tier), visible=False)
@@ -280,6 +299,7 @@ class RooflinePanel(Panel):
                          [ref for t in targets for ref in t[2]])
         lines.drawn = key
         lines.version += 1
+        return drawn
 
     def _merge_line_spots(self, shown: tuple[str, ...]) -> None:
         """The hover targets and ridge points of every shown accelerator, each in one item;
