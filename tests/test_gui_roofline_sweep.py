@@ -722,18 +722,19 @@ def test_sweep_moves_its_points_in_place_when_only_their_places_change(engine, s
     sweep_panel.update_frame(make_frame(engine, shown, input_len=1024))
     states_before = sweep_panel.plotted()["state"]
     set_anew = count_calls(monkeypatch, Spots, "set_spots")
+    restyled = count_calls(monkeypatch, Spots, "set_styled_spots")
     moved = count_calls(monkeypatch, Spots, "move_spots")
     frame = make_frame(engine, shown, input_len=1040)
     sweep_panel.update_frame(frame)
     drawn = sweep_panel.plotted()
     np.testing.assert_array_equal(drawn["state"], states_before)  # the case: the same states
-    assert sweep_panel.points not in set_anew and moved.count(sweep_panel.points) == 1
+    assert sweep_panel.points not in set_anew + restyled and moved.count(sweep_panel.points) == 1
     for i, accelerator in enumerate(shown):
         np.testing.assert_allclose(drawn["x"][i], frame.sweep_output(accelerator).e2e_latency_s, rtol=1e-12)
         np.testing.assert_allclose(drawn["y"][i], frame.sweep_output(accelerator).throughput_output_tok_s,
                                    rtol=1e-12)
     sweep_panel.update_frame(make_frame(engine, shown, model="llama-3.3-70b"))  # H100 no longer holds it
-    assert sweep_panel.points in set_anew
+    assert sweep_panel.points in restyled
 
 
 @pytest.mark.parametrize("panel_fixture", ["roofline_panel", "sweep_panel"])
@@ -866,6 +867,66 @@ def test_a_line_set_path_joins_exactly_the_points_it_is_told_to(connect):
         QPainterPath.ElementType.LineToElement if j else QPainterPath.ElementType.MoveToElement for j in joined]
     assert kinds == expected
     np.testing.assert_allclose([(e.x, e.y) for e in elements], np.column_stack([x, y]))
+
+
+@shown_on_offscreen
+def test_spots_set_by_style_are_the_spots_set_one_by_one(qtbot, monkeypatch):
+    """set_styled_spots (a table of ways to draw and an index per spot) gives every spot the
+    symbol, size, pen, brush, ref and place set_spots gives it from per-spot lists, and draws
+    the same pixels: when the spots are made, restyled in place, and made again in another
+    number; each spot's symbol is the atlas's for its style; nothing changed, nothing redrawn."""
+    import pyqtgraph as pg
+
+    from accelscope.gui.plotkit.points import SpotRef, Spots
+
+    rng = np.random.default_rng(7)
+    pens = [pg.mkPen(colour, width=width) for colour, width in (("r", 1), ("b", 2), ("g", 1))]
+    brushes = [pg.mkBrush(colour) for colour in ("r", "w", "g")]
+    styles = tuple((symbol, size, pens[i], brushes[i]) for size in (9.0, 12.0)
+                   for i, symbol in enumerate(("o", "t", "x")))
+    widgets, items = [], []
+    for _ in range(2):
+        widget = pg.PlotWidget()
+        qtbot.addWidget(widget)
+        widget.resize(300, 220)
+        widget.setXRange(0, 1, padding=0.05)
+        widget.setYRange(0, 1, padding=0.05)
+        widget.hideAxis("left")
+        widget.hideAxis("bottom")
+        item = Spots(tip=None)
+        widget.addItem(item)
+        widgets.append(widget)
+        items.append(item)
+    one_by_one, by_style = items
+    remade = count_calls(monkeypatch, pg.ScatterPlotItem, "setData")
+    for n, round_ in ((30, "made"), (30, "restyled"), (17, "made again")):
+        x, y = rng.uniform(0.05, 0.95, n), rng.uniform(0.05, 0.95, n)
+        ids = rng.integers(0, len(styles), n)
+        refs = [SpotRef(f"a{i}", "sweep", i) for i in range(n)]
+        remade.clear()
+        one_by_one.set_spots(x, y, refs, symbols=[styles[i][0] for i in ids], sizes=[styles[i][1] for i in ids],
+                             pens=[styles[i][2] for i in ids], brushes=[styles[i][3] for i in ids])
+        by_style.set_styled_spots(x, y, refs, ids, styles)
+        assert (by_style in remade) == (round_ != "restyled")
+        shown, expected = by_style.shown_spots(), one_by_one.shown_spots()
+        np.testing.assert_array_equal(shown[0], expected[0])
+        np.testing.assert_array_equal(shown[1], expected[1])
+        assert all(a is b for a, b in zip(shown[2], expected[2], strict=True)) and len(shown[2]) == n
+        assert [spot.data() for spot in by_style.points()] == refs
+        for i, way in enumerate(ids):
+            assert by_style.spot_style(i, "symbol") == styles[way][0]
+            assert by_style.spot_style(i, "size") == styles[way][1]
+            assert by_style.spot_style(i, "pen") is styles[way][2] and by_style.spot_style(i, "brush") is styles[way][3]
+            assert tuple(by_style.data["sourceRect"][i]) == tuple(by_style.fragmentAtlas[[styles[way]]][0])
+        images = [widget.grab().toImage() for widget in widgets]
+        assert images[0] == images[1], round_
+    redrawn = count_calls(monkeypatch, pg.ScatterPlotItem, "invalidate")
+    by_style.set_styled_spots(x, y, refs, ids, styles)  # the same again
+    assert redrawn == []
+    with pytest.raises(ValueError, match="style ids from"):
+        by_style.set_styled_spots(x, y, refs, np.full(len(x), len(styles)), styles)
+    with pytest.raises(ValueError, match="one of each a spot"):
+        by_style.set_styled_spots(x, y, refs[:-1], ids, styles)
 
 
 @pytest.mark.parametrize("log", [True, False])

@@ -56,6 +56,17 @@ def marker_states(fits: np.ndarray, waves: np.ndarray) -> np.ndarray:
     return np.where(fits == 0, NO_FIT, np.where(waves > 1, WAVES, FITS))
 
 
+def _joins(states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's line joins ([row, point]: join the point to the next) from its points'
+    states: the solid line joins neighbours that both run, the dashed line the others."""
+    runs = states != NO_FIT
+    solid = np.zeros(runs.shape, dtype=bool)
+    solid[:, :-1] = runs[:, :-1] & runs[:, 1:]
+    dashed = np.zeros(runs.shape, dtype=bool)
+    dashed[:, :-1] = ~solid[:, :-1]
+    return solid, dashed
+
+
 @dataclass
 class _Style:
     """Marker symbol, pen and brush of each state, and the lines' pens, made once per accelerator."""
@@ -91,10 +102,9 @@ class _SweepLines:
     y: np.ndarray = field(default_factory=lambda: np.empty(0))
     states: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
     refs: list = field(default_factory=list)  # the points' SpotRefs
-    # The points' marker symbols, pens and brushes (from their states), made with the refs.
-    symbols: list = field(default_factory=list)
-    pens: list = field(default_factory=list)
-    brushes: list = field(default_factory=list)
+    # Where the accelerator's ways of drawing a point start in the panel's table of them
+    # (SweepPanel._point_styles): a point is drawn the way at styles_at + 3 * selected + state.
+    styles_at: int = 0
     visible: bool = False
 
     @property
@@ -188,7 +198,11 @@ class SweepPanel(Panel):
         # What A's ghosts were drawn for: (A's frame, the shown accelerators), None before any.
         self._reference_drawn: tuple[Frame | None, tuple[str, ...]] | None = None
         self._points_key: tuple | None = None  # (accelerator, lines version) order the points were merged for
+        self._sweeps_drawn: tuple[tuple[str, ...], np.ndarray] | None = None  # (accelerators, sweep inputs) drawn last
         self._points_styled_key: tuple | None = None  # ... and (accelerator, styled version) order
+        # Every way a sweep point is drawn, (symbol, size, pen, brush): six an accelerator (its
+        # three states, unselected then selected), added as accelerators are first shown.
+        self._point_styles: tuple = ()
         self._current_rows: tuple[np.ndarray, np.ndarray, np.ndarray] = (np.empty(0), np.empty(0), np.empty(0))
         self._label_places: list[tuple[float, float] | None] | None = None  # where the B= labels are
 
@@ -229,7 +243,10 @@ class SweepPanel(Panel):
         if accelerator_id in self.lines:
             return self.lines[accelerator_id]
         style = self._style(accelerator_id)
-        lines = _SweepLines(accelerator_id, style)
+        lines = _SweepLines(accelerator_id, style, styles_at=len(self._point_styles))
+        self._point_styles += tuple(
+            (style.symbols[state], size, style.pens[state], style.brushes[state])
+            for size in (MARKER_SIZE, SELECTED_MARKER_SIZE) for state in (FITS, WAVES, NO_FIT))
         self.line_set.set_line(lines.curve, [], [], pen=style.line_pens[False])
         self.line_set.set_line(lines.hypothetical, [], [], pen=style.dashed_pens[False])
         self.line_set.set_style(lines.curve, z=CURVE_ORDER, visible=False)
@@ -265,15 +282,39 @@ class SweepPanel(Panel):
         latency, throughput, fits, waves = sweep
         drawable = np.isfinite(latency) & np.isfinite(throughput) & (latency > 0) & (throughput > 0)
         states = marker_states(fits, waves)
+        # The lines' joins for every accelerator whose batches can all be drawn (most): the
+        # solid line joins neighbours that both run, the dashed one the others.
+        solid, dashed = _joins(states)
+        every_column = np.arange(states.shape[1])
+        changed = self._changed_sweeps(frame.accelerators, sweep)
         drawn = []  # the lines to set, all at once (LineSet.set_lines)
         for j, accelerator_id in enumerate(frame.accelerators):
             lines = self._lines_for(accelerator_id)
-            if lines.curve_drawn is None or not np.array_equal(lines.curve_drawn, sweep[:, j], equal_nan=True):
-                columns = np.flatnonzero(drawable[j])
-                drawn += self._draw_sweep(lines, columns, latency[j, columns], throughput[j, columns], states[j, columns])
-                lines.curve_drawn = sweep[:, j].copy()
+            if changed[j]:
+                if drawable[j].all():
+                    drawn += self._draw_sweep(lines, every_column, latency[j], throughput[j], states[j],
+                                              solid[j], dashed[j])
+                else:
+                    columns = np.flatnonzero(drawable[j])
+                    (row_solid,), (row_dashed,) = _joins(states[j, columns][None])  # joins among the drawn points
+                    drawn += self._draw_sweep(lines, columns, latency[j, columns], throughput[j, columns],
+                                              states[j, columns], row_solid, row_dashed)
+                lines.curve_drawn = sweep[:, j]
             self._show(lines, True)
+        self._sweeps_drawn = (frame.accelerators, sweep)
         self.line_set.set_lines(drawn)
+
+    def _changed_sweeps(self, accelerators: tuple[str, ...], sweep: np.ndarray) -> np.ndarray:
+        """Whether each accelerator's sweep inputs differ from those its lines were drawn
+        for: all compared at once when the same accelerators were drawn last, else one by one."""
+        held = self._sweeps_drawn
+        if held is not None and held[0] == accelerators and held[1].shape == sweep.shape:
+            same = (held[1] == sweep) | (np.isnan(held[1]) & np.isnan(sweep))
+            return ~same.all(axis=(0, 2))
+        return np.array([
+            accelerator_id not in self.lines or self.lines[accelerator_id].curve_drawn is None
+            or not np.array_equal(self.lines[accelerator_id].curve_drawn, sweep[:, j], equal_nan=True)
+            for j, accelerator_id in enumerate(accelerators)], dtype=bool)
 
     def _hold_range(self) -> None:
         """Every point drawn, B's and the pinned A's, within the range the view holds."""
@@ -294,23 +335,20 @@ class SweepPanel(Panel):
             lines.visible = visible
 
     def _draw_sweep(self, lines: _SweepLines, columns: np.ndarray, x: np.ndarray, y: np.ndarray,
-                    states: np.ndarray) -> list[tuple]:
+                    states: np.ndarray, solid: np.ndarray, dashed: np.ndarray) -> list[tuple]:
         """An accelerator's sweep: the points that can be drawn (their sweep columns, latency,
-        throughput and state); and the lines through them, returned as LineSet.set_lines takes them."""
-        if not (np.array_equal(columns, lines.columns) and np.array_equal(states, lines.states)):
+        throughput and state); and the lines through them (the solid and dashed lines' joins
+        given), returned as LineSet.set_lines takes them."""
+        if not np.array_equal(columns, lines.columns):
             lines.refs = [self._ref(lines.accelerator_id, "sweep", column) for column in columns.tolist()]
-            style, drawn_as = lines.style, states.tolist()
-            lines.symbols = [style.symbols[state] for state in drawn_as]
-            lines.pens = [style.pens[state] for state in drawn_as]
-            lines.brushes = [style.brushes[state] for state in drawn_as]
+            lines.styled_version += 1
+        elif not np.array_equal(states, lines.states):
             lines.styled_version += 1
         lines.columns, lines.x, lines.y, lines.states = columns, x, y, states
         lines.version += 1
         if columns.size == 0:
             return [(lines.curve, [], [], "all"), (lines.hypothetical, [], [], "all")]
-        runs = states != NO_FIT
-        solid = np.append(runs[:-1] & runs[1:], False)  # connect[i]: join point i to i + 1
-        return [(lines.curve, x, y, solid), (lines.hypothetical, x, y, np.append(~solid[:-1], False))]
+        return [(lines.curve, x, y, solid), (lines.hypothetical, x, y, dashed)]
 
     def _draw_points(self) -> None:
         """Every shown accelerator's sweep points and current batch, the selected one's last
@@ -333,16 +371,13 @@ class SweepPanel(Panel):
                                    np.concatenate([lines.y for lines in every] or [np.empty(0)]))
         elif key != self._points_key:
             self._points_key, self._points_styled_key = key, styled_key
-            symbols, pens, brushes, sizes, refs = [], [], [], [], []
+            refs, ways = [], []
             for lines, row in zip(every, rows, strict=True):
-                symbols += lines.symbols
-                pens += lines.pens
-                brushes += lines.brushes
-                sizes += [SELECTED_MARKER_SIZE if row == chosen else MARKER_SIZE] * len(lines.states)
                 refs += lines.refs
-            self.points.set_spots(np.concatenate([lines.x for lines in every] or [np.empty(0)]),
-                                  np.concatenate([lines.y for lines in every] or [np.empty(0)]), refs,
-                                  symbols=symbols, sizes=sizes, pens=pens, brushes=brushes)
+                ways.append(lines.states + (lines.styles_at + (3 if row == chosen else 0)))
+            self.points.set_styled_spots(np.concatenate([lines.x for lines in every] or [np.empty(0)]),
+                                         np.concatenate([lines.y for lines in every] or [np.empty(0)]), refs,
+                                         np.concatenate(ways or [np.empty(0, dtype=np.intp)]), self._point_styles)
 
         x, y, states = self._current_rows
         drawn = [r for r in rows if np.isfinite(x[r]) and np.isfinite(y[r]) and x[r] > 0 and y[r] > 0]
