@@ -90,6 +90,7 @@ class AxisDrawing:
     def __init__(self, font: QFont, texts: dict, heights: dict) -> None:
         self._calls: list[tuple[str, tuple]] = []  # as drawPicture made them, for other painters
         self._font = QFont(font)
+        self._font_key = self._font.key()  # asked once a font, not once a label (~2 us a call)
         self._texts = texts  # (font key, text) -> QStaticText, the axis' own, across drawings
         self._heights = heights  # font key -> its line height
         self._pen = QPen()
@@ -135,6 +136,7 @@ class AxisDrawing:
         font = QFont(font)
         self._calls.append(("setFont", (font,)))
         self._font = font
+        self._font_key = font.key()
 
     def font(self) -> QFont:
         return QFont(self._font)
@@ -158,7 +160,7 @@ class AxisDrawing:
         self._calls.append(("drawText", (rect, int(flags), text)))
         if not text:
             return
-        key = (self._font.key(), text)
+        key = (self._font_key, text)
         static = self._texts.get(key)
         if static is None:
             if len(self._texts) >= MEASURED_LABELS:
@@ -214,21 +216,28 @@ class AxisDrawing:
         return self._picture
 
 
+# The alignments as plain ints: an int and a Qt flag make a Python enum (~1.6 us an
+# operation, four a label).
+_ALIGN_RIGHT, _ALIGN_H_CENTRE, _ALIGN_BOTTOM, _ALIGN_V_CENTRE = (
+    Qt.AlignmentFlag.AlignRight.value, Qt.AlignmentFlag.AlignHCenter.value,
+    Qt.AlignmentFlag.AlignBottom.value, Qt.AlignmentFlag.AlignVCenter.value)
+
+
 def aligned_text_origin(rect: QRectF, flags: int, width: float, height: float) -> QPointF:
     """Where a one-line text ``width`` by ``height`` pixels starts (its top left) when
     ``drawText(rect, flags, text)`` aligns it in ``rect`` (unclipped: it may overflow it).
     Qt's text layout places a line within its width in 1/64 pixels (QFixed): so here, or a
     glyph could land a sub-pixel step away from drawText's."""
     free = (rect.width() - width) * 64
-    if flags & Qt.AlignmentFlag.AlignRight:
+    if flags & _ALIGN_RIGHT:
         x = rect.left() + round(free) / 64
-    elif flags & Qt.AlignmentFlag.AlignHCenter:
+    elif flags & _ALIGN_H_CENTRE:
         x = rect.left() + round(free / 2) / 64
     else:
         x = rect.left()
-    if flags & Qt.AlignmentFlag.AlignBottom:
+    if flags & _ALIGN_BOTTOM:
         y = rect.bottom() - height
-    elif flags & Qt.AlignmentFlag.AlignVCenter:
+    elif flags & _ALIGN_V_CENTRE:
         y = rect.top() + (rect.height() - height) / 2
     else:
         y = rect.top()
@@ -401,12 +410,14 @@ class _MeasuringPainter:
     def __init__(self, painter, sizes: dict) -> None:
         self._painter = painter
         self._sizes = sizes
+        self._font_key = painter.font().key()  # kept with the font: asked once, not once a label
 
     def setFont(self, font: QFont) -> None:
         self._painter.setFont(font)
+        self._font_key = self._painter.font().key()
 
     def boundingRect(self, rect, flags, text: str):
-        key = (self._painter.font().key(), rect.x(), rect.y(), rect.width(), rect.height(), int(flags), text)
+        key = (self._font_key, rect.x(), rect.y(), rect.width(), rect.height(), int(flags), text)
         if key not in self._sizes:
             if len(self._sizes) >= MEASURED_LABELS:
                 self._sizes.clear()
@@ -793,33 +804,52 @@ class RowAxis(DrawnAxis):
             to_view, mapped = self.itemTransform(view.childGroup)
             if not mapped:
                 to_view = None
+        if self.orientation == "left":  # right-aligned: grow leftwards for bold text
+            grow = (-ROW_LABEL_SLACK_PX * 4 - self.width(), 0, 0, 0)
+        else:
+            grow = (0, 0, ROW_LABEL_SLACK_PX * 4 + self.width(), 0)
+        # Fonts and pens are set only when they change, and a colour's pen is made once: the
+        # drawing copies each one it is given (forty rows, every time a status changes).
+        pens: dict[int, QPen] = {}  # by colour (its RGBA)
+        note_pen = None
+        font_set = pen_set = None
         for rect, flags, text in textSpecs:
             row = None
             if to_view is not None:
                 row = round(to_view.map(rect.center()).y())
             is_bold = row is not None and row == self._bold_row
-            p.setFont(bold if is_bold else normal)
+            font = bold if is_bold else normal
+            if font is not font_set:
+                p.setFont(font)
+                font_set = font
             if row is not None and 0 <= row < len(self._colours):
-                p.setPen(QPen(self._colours[row]))
+                colour = self._colours[row]
+                pen = pens.get(colour.rgba())
+                if pen is None:
+                    pen = pens[colour.rgba()] = QPen(colour)
             else:
-                p.setPen(default_pen)
+                pen = default_pen
+            if pen is not pen_set:
+                p.setPen(pen)
+                pen_set = pen
             note = self._notes[row] if row is not None and 0 <= row < len(self._notes) else ""
-            if self.orientation == "left":  # right-aligned: grow leftwards for bold text
-                grow = (-ROW_LABEL_SLACK_PX * 4 - self.width(), 0, 0, 0)
-            else:
-                grow = (0, 0, ROW_LABEL_SLACK_PX * 4 + self.width(), 0)
             # The label's lines and its note, one under another, centred on the row.
             lines = (self._drawn[row] if row is not None and 0 <= row < len(self._drawn) else text).split("\n")
             height = line_px[is_bold]
             top = rect.center().y() - height * (len(lines) + bool(note)) / 2
             rect = QRectF(rect.left() + grow[0], top, rect.width() - grow[0] + grow[2], height)
+            flags = int(flags)
             for line in lines:
-                p.drawText(rect, int(flags), line)
+                p.drawText(rect, flags, line)
                 rect.translate(0, height)
             if note:
                 p.setFont(normal)
-                p.setPen(QPen(plot_text_colour(REFERENCE_NOTE_COLOUR)))
-                p.drawText(rect, int(flags), note)
+                font_set = normal
+                if note_pen is None:
+                    note_pen = QPen(plot_text_colour(REFERENCE_NOTE_COLOUR))
+                p.setPen(note_pen)
+                pen_set = note_pen
+                p.drawText(rect, flags, note)
 
 
 MANTISSA_TIERS = ((1,), (2, 5), (3, 4, 6, 7, 8, 9))  # which ticks of a decade are labelled first
