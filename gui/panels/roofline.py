@@ -43,14 +43,6 @@ POINTS_PER_DECADE = 12  # hover targets about every 14 px on a 1000 px plot (the
 TARGETS_PER_LINE = round(math.log10(INTENSITY_RANGE[1] / INTENSITY_RANGE[0]) * POINTS_PER_DECADE) + 1
 _TARGET_STEPS = np.linspace(0.0, 1.0, TARGETS_PER_LINE)  # where the targets lie between a line's ends, in log
 
-
-def _geometric(low: float, high: float) -> np.ndarray:
-    """TARGETS_PER_LINE intensities evenly spaced in log from low to high, ends exact: as
-    np.geomspace, whose checks cost ~40 us a call, ~1.5 ms when a precision moves every roof."""
-    steps = low * (high / low) ** _TARGET_STEPS
-    steps[0], steps[-1] = low, high
-    return steps
-
 MARKER_SIZE = 13.0
 SELECTED_MARKER_SIZE = 19.0
 RIDGE_SIZE = 9.0  # smaller than the operating points, and it does not grow when selected
@@ -71,6 +63,14 @@ CONNECTOR_COLOUR = "#8A8A8A"
 CONNECTOR_DASHES = [2.0, 3.0]  # dotted, coarser than Qt's dots: fewer dashes to stroke
 
 LEVEL_NAMES = {"on-chip": "on-chip", "device": "device memory", "far": "far tier"}
+
+
+def _geometric(low: float, high: float) -> np.ndarray:
+    """TARGETS_PER_LINE intensities evenly spaced in log from low to high, ends exact: as
+    np.geomspace, whose checks cost ~40 us a call, ~1.5 ms when a precision moves every roof."""
+    steps = low * (high / low) ** _TARGET_STEPS
+    steps[0], steps[-1] = low, high
+    return steps
 
 
 @dataclass

@@ -198,8 +198,8 @@ class SweepPanel(Panel):
         # What A's ghosts were drawn for: (A's frame, the shown accelerators), None before any.
         self._reference_drawn: tuple[Frame | None, tuple[str, ...]] | None = None
         self._points_key: tuple | None = None  # (accelerator, lines version) order the points were merged for
-        self._sweeps_drawn: tuple[tuple[str, ...], np.ndarray] | None = None  # (accelerators, sweep inputs) drawn last
         self._points_styled_key: tuple | None = None  # ... and (accelerator, styled version) order
+        self._sweeps_drawn: tuple[tuple[str, ...], np.ndarray] | None = None  # (accelerators, sweep inputs) drawn last
         # Every way a sweep point is drawn, (symbol, size, pen, brush): six an accelerator (its
         # three states, unselected then selected), added as accelerators are first shown.
         self._point_styles: tuple = ()
