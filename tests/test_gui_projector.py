@@ -332,6 +332,30 @@ def test_the_scaling_plots_share_the_zoomed_width_entering_and_leaving_presentat
         assert numbers == []
 
 
+def test_the_slowdown_curves_keep_their_height_in_the_zoomed_plots_entering_and_leaving_presentation(
+        window_on, qtbot):
+    """Memory tiers' canvas is held at its plots' least height in the widget's pixels, zoom
+    included: with a fixed least height, presentation mode's zoom left the slowdown curves ~90 px
+    at 1024x768 and their log axis labelled only 3 and 10. The plots fit the canvas whole (the
+    page scrolls for the notes), and the curves keep their least height of lines."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QFontMetricsF
+
+    from accelscope.gui.look.style import plot_font
+    from accelscope.gui.panels.tiers import SLOWDOWN_VIEW_MIN_LINES
+
+    for window, panel, presentation in into_presentation_and_back(window_on, qtbot, "tiers"):
+        zoom = window.display.plot_zoom if presentation else 1.0
+        least = panel.canvas.ci.layout.effectiveSizeHint(Qt.SizeHint.MinimumSize).height()
+        scene_height = panel.canvas.range.height()  # the canvas' height in the plots' own pixels
+        assert scene_height >= least - 1, (presentation, scene_height, least)
+        assert panel.canvas.height() >= least * zoom - 1
+        curves = panel.slowdown_plot.vb
+        assert curves.height() >= SLOWDOWN_VIEW_MIN_LINES * QFontMetricsF(plot_font()).height() - 1
+        assert curves.sceneBoundingRect().bottom() <= scene_height
+        assert panel.capacity_plot.sceneBoundingRect().bottom() <= scene_height + 1
+
+
 def test_a_long_legend_takes_a_second_column_only_when_the_plot_is_too_short(open_window, qtbot):
     window = open_window(size=(1600, 1000))
     window.controller.set_shown(tuple(window.engine.catalog.accelerators))  # every one: a long legend

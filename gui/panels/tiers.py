@@ -53,10 +53,15 @@ from ..plotkit.bars import (
 from ..plotkit.text import TextPool, WrappedLabel, subtitle_label, swatch
 from .analysis import AnalysisPanel
 
-CANVAS_MIN_HEIGHT_PX = 380  # the curves (5/7 of it) and the capacity strip (2/7), each readable
 # The capacity bars' area holds the model line's name and two rows of text, each a line high
 # with a line's worth of gaps between: at 64 px (the canvas at its least) the rows touched.
 CAPACITY_VIEW_MIN_LINES = 4
+# The slowdown curves' area, in lines of the plot font. The canvas is held at least as tall as
+# its plots need, zoom included (_hold_plots_height), and the page scrolls below that: with the
+# notes beneath taking the rest, the curves had ~50 px at 1024x768 with a dock, and with a
+# fixed least height for the canvas ~90 px in presentation mode, whose zoom it left out (the
+# log axis labelled only 3 and 10).
+SLOWDOWN_VIEW_MIN_LINES = 11
 
 # (key, legend text, colour, marker): weights and KV cache in the memory panel's colours.
 CURVES: tuple[tuple[str, str, str, str], ...] = (
@@ -118,9 +123,8 @@ class TiersPanel(AnalysisPanel):
         # both fit a tab between the docks.
         self.canvas.ci.layout.setRowStretchFactor(0, 5)
         self.canvas.ci.layout.setRowStretchFactor(1, 2)
-        # Below this the notes beneath took the height and left the slowdown curves ~50 px (1024 x
-        # 768 with a dock); the page scrolls instead.
-        self.canvas.setMinimumHeight(CANVAS_MIN_HEIGHT_PX)
+        self.canvas.resized.connect(self._hold_plots_height)
+        self._hold_plots_height()
 
         legend = " &nbsp; ".join(swatch(colour, text, glyph=_glyph(marker)) for _, text, colour, marker in CURVES)
         self.legend = subtitle_label(
@@ -154,6 +158,7 @@ class TiersPanel(AnalysisPanel):
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.vb.disableAutoRange()
+        plot.vb.setMinimumHeight(SLOWDOWN_VIEW_MIN_LINES * QFontMetricsF(plot_font()).height())
         plot.setXRange(-3, 103, padding=0.0)
         low, high = (math.log10(s) for s in CLAIM_SLOWDOWNS)
         self.claim_band = pg.LinearRegionItem(values=(low, high), orientation="horizontal", movable=False,
@@ -345,6 +350,17 @@ class TiersPanel(AnalysisPanel):
         self.model_line.label.setFormat(
             f"{self.engine.model(study.sweep.model).name}: {format_params(study.model_params)}")
         self._fit_capacity_texts()
+
+    def _hold_plots_height(self) -> None:
+        """The canvas at least as tall as its plots' least height (the two views' least heights,
+        titles and axes), in the widget's pixels: presentation mode zooms the scene, and the
+        page sizes its notes by their height for the width, leaving the canvas only its own
+        least height, not its plots' hint (the page scrolls instead)."""
+        least = self.canvas.ci.layout.effectiveSizeHint(Qt.SizeHint.MinimumSize).height()
+        zoom = max(1.0, self.canvas.width() / max(self.canvas.scene_width(), 1.0))
+        height = math.ceil(least * zoom) + 2 * self.canvas.frameWidth()
+        if height != self.canvas.minimumHeight():
+            self.canvas.setMinimumHeight(height)
 
     def _fit_capacity_texts(self) -> None:
         """Leave room right of the bars for their texts, in pixels (refitted on resize)."""
