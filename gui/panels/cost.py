@@ -164,21 +164,27 @@ class CostPage(Panel):
         latency = frame.sweep_outputs.e2e_latency_s
         usd = np.where(frame.sweep_outputs.fits, costs.sweep.view(view).usd_per_mtok_output, np.nan)
         xs, ys, refs, symbols, brushes = [], [], [], [], []
-        for j, accelerator_id in enumerate(frame.accelerators):
-            drawable = np.flatnonzero(np.isfinite(usd[j]) & np.isfinite(latency[j]) & (latency[j] > 0))
-            key = (accelerator_id, "sweep")
-            chosen = accelerator_id == self.selected
-            self.lines.set_line(key, latency[j, drawable], usd[j, drawable], pen=self._pen(accelerator_id, chosen))
-            self.lines.set_style(key, visible=drawable.size > 0, z=10 if chosen else 0)
-            self._line_styles[accelerator_id] = chosen
-            xs.append(latency[j, drawable])
-            ys.append(usd[j, drawable])
-            refs += [self._refs(accelerator_id, "sweep", int(c)) for c in drawable]
-            symbols += [self._symbol(accelerator_id)] * drawable.size
-            brushes += [self._brush(accelerator_id)] * drawable.size
-        for key in self.lines.line_keys():
-            if key[0] not in frame.accelerators:
-                self.lines.set_style(key, visible=False)
+        made = set(self.lines.line_keys())
+        drawn = []  # the lines to set, all at once (LineSet.set_lines)
+        with self.lines.changes():  # the lines' geometry changes once, after all of them
+            for j, accelerator_id in enumerate(frame.accelerators):
+                drawable = np.flatnonzero(np.isfinite(usd[j]) & np.isfinite(latency[j]) & (latency[j] > 0))
+                key = (accelerator_id, "sweep")
+                chosen = accelerator_id == self.selected
+                if key not in made:
+                    self.lines.set_line(key, [], [], pen=self._pen(accelerator_id, chosen))
+                drawn.append((key, latency[j, drawable], usd[j, drawable], "all"))
+                self.lines.set_style(key, visible=drawable.size > 0, z=10 if chosen else 0)
+                self._line_styles[accelerator_id] = chosen
+                xs.append(latency[j, drawable])
+                ys.append(usd[j, drawable])
+                refs += [self._refs(accelerator_id, "sweep", int(c)) for c in drawable]
+                symbols += [self._symbol(accelerator_id)] * drawable.size
+                brushes += [self._brush(accelerator_id)] * drawable.size
+            self.lines.set_lines(drawn)
+            for key in self.lines.line_keys():
+                if key[0] not in frame.accelerators:
+                    self.lines.set_style(key, visible=False)
         self.points.set_spots(np.concatenate(xs or [np.empty(0)]), np.concatenate(ys or [np.empty(0)]), refs,
                               symbols=symbols, brushes=brushes)
         best = cheapest_frontier(latency, usd)

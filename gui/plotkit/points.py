@@ -342,9 +342,7 @@ class LineSet(pg.GraphicsObject):
 
     def setLogMode(self, x: bool, y: bool) -> None:
         self._log = (bool(x), bool(y))
-        for line in self._lines.values():
-            self._build(line)
-        self._changed()
+        self.set_lines([(key, line.x, line.y, line.connect) for key, line in self._lines.items()])
 
     def set_line(self, key: object, x, y, connect: np.ndarray | str = "all", *, pen: QPen | None = None,
                  bounded: bool = True) -> None:
@@ -354,17 +352,15 @@ class LineSet(pg.GraphicsObject):
         if line is None:
             if pen is None:
                 raise ValueError(f"line {key!r}: a new line needs a pen")
-            line = self._lines[key] = _Path(np.empty(0), np.empty(0), "all", pen, bounded=bounded)
+            self._lines[key] = _Path(np.empty(0), np.empty(0), "all", pen, bounded=bounded)
             self._order = None
-        line.x, line.y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-        line.connect = connect
-        self._build(line)
-        self._changed()
+        self.set_lines([(key, x, y, connect)])
 
     def set_lines(self, lines: list[tuple[object, np.ndarray, np.ndarray, np.ndarray | str]]) -> None:
-        """:meth:`set_line` for many lines at once, each ``(key, x, y, connect)`` of a key set
-        before: the same lines, with the view coordinates, extents and segments of all of them
-        worked out together (one at a time, ~15 us a line; the sweep sets seventy a change)."""
+        """Set many lines' points at once, each ``(key, x, y, connect)`` of a key set before
+        (:meth:`set_line` is the case of one): their view coordinates, extents and segments are
+        worked out together, in one numpy pass (one at a time, ~15 us a line; the sweep sets
+        seventy a change, the roofline a hundred when a precision changes)."""
         if not lines:
             return  # nothing changed: the item is not repainted
         placed = []  # (line, connect) of the lines with points to place
@@ -434,27 +430,6 @@ class LineSet(pg.GraphicsObject):
             if not self._deferring and self._deferred:
                 self._deferred = False
                 self._changed()
-
-    def _build(self, line: _Path) -> None:
-        """One line's view points, extent and segments: :meth:`set_lines` does the same for
-        many at once (a test holds the two equal)."""
-        connect = _joined(line.connect)
-        if connect is None or not len(line.x):
-            line.path, line.extent = QPainterPath(), None
-            self._extent = None
-            return
-        x, y = _view(line.x, self._log[0]), _view(line.y, self._log[1])
-        # A line that cannot be placed is not drawn (as PlotDataItem drops it).
-        if np.isfinite(x).all() and np.isfinite(y).all():
-            line.path, line.view_x, line.view_y, line.path_connect = None, x, y, connect
-            line.extent = ((float(x.min()), float(x.max())), (float(y.min()), float(y.max())))
-            starts = _segment_starts(connect, len(x))
-            line.segments = np.column_stack([x[starts], y[starts], x[starts + 1], y[starts + 1]])
-        else:
-            line.path, line.extent = QPainterPath(), None
-            line.segments = np.zeros((0, 4))
-        line.device_transform = None
-        self._extent = None
 
     def _changed(self, geometry: bool = True) -> None:
         if self._deferring:
