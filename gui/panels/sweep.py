@@ -89,9 +89,6 @@ class _SweepLines:
     accelerator_id: str
     style: _Style
     styled_selected: bool | None = None  # whether the lines are styled as the selected one
-    # The sweep's inputs last drawn (latency, throughput, fits, waves per batch; they do not
-    # depend on the current batch, so a batch drag leaves the lines and points alone).
-    curve_drawn: np.ndarray | None = None
     version: int = 0  # counts redraws, so the merged points know when to follow
     # Counts redraws that changed which points are drawn or how (columns, states): a redraw
     # that only moved them lets the merged points move in place.
@@ -199,7 +196,10 @@ class SweepPanel(Panel):
         self._reference_drawn: tuple[Frame | None, tuple[str, ...]] | None = None
         self._points_key: tuple | None = None  # (accelerator, lines version) order the points were merged for
         self._points_styled_key: tuple | None = None  # ... and (accelerator, styled version) order
-        self._sweeps_drawn: tuple[tuple[str, ...], np.ndarray] | None = None  # (accelerators, sweep inputs) drawn last
+        # The sweep inputs last drawn, (accelerators, [latency/throughput/fits/waves, accelerator,
+        # batch]): they do not depend on the current batch, so a batch drag leaves the lines and
+        # points alone. An accelerator's lines show its column here while it stays shown.
+        self._sweeps_drawn: tuple[tuple[str, ...], np.ndarray] | None = None
         # Every way a sweep point is drawn, (symbol, size, pen, brush): six an accelerator (its
         # three states, unselected then selected), added as accelerators are first shown.
         self._point_styles: tuple = ()
@@ -299,22 +299,21 @@ class SweepPanel(Panel):
                     (row_solid,), (row_dashed,) = _joins(states[j, columns][None])  # joins among the drawn points
                     drawn += self._draw_sweep(lines, columns, latency[j, columns], throughput[j, columns],
                                               states[j, columns], row_solid, row_dashed)
-                lines.curve_drawn = sweep[:, j]
             self._show(lines, True)
         self._sweeps_drawn = (frame.accelerators, sweep)
         self.line_set.set_lines(drawn)
 
     def _changed_sweeps(self, accelerators: tuple[str, ...], sweep: np.ndarray) -> np.ndarray:
-        """Whether each accelerator's sweep inputs differ from those its lines were drawn
-        for: all compared at once when the same accelerators were drawn last, else one by one."""
+        """Whether each accelerator's sweep inputs differ from those its lines were drawn for,
+        all compared at once: an accelerator not drawn last (new, or shown again) has changed."""
         held = self._sweeps_drawn
-        if held is not None and held[0] == accelerators and held[1].shape == sweep.shape:
-            same = (held[1] == sweep) | (np.isnan(held[1]) & np.isnan(sweep))
-            return ~same.all(axis=(0, 2))
-        return np.array([
-            accelerator_id not in self.lines or self.lines[accelerator_id].curve_drawn is None
-            or not np.array_equal(self.lines[accelerator_id].curve_drawn, sweep[:, j], equal_nan=True)
-            for j, accelerator_id in enumerate(accelerators)], dtype=bool)
+        if held is None or held[1].shape[::2] != sweep.shape[::2]:
+            return np.ones(len(accelerators), dtype=bool)
+        column_of = {accelerator_id: j for j, accelerator_id in enumerate(held[0])}
+        columns = np.array([column_of.get(accelerator_id, -1) for accelerator_id in accelerators], dtype=np.intp)
+        before = held[1][:, np.maximum(columns, 0)]
+        same = ((before == sweep) | (np.isnan(before) & np.isnan(sweep))).all(axis=(0, 2))
+        return ~same | (columns < 0)
 
     def _hold_range(self) -> None:
         """Every point drawn, B's and the pinned A's, within the range the view holds."""
