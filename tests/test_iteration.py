@@ -245,6 +245,42 @@ def test_a_decode_iteration_from_its_terms_costs_what_iteration_cost_says_to_the
                     assert cost_of(terms, 1, positions) == want, (scenario, sequences, positions)
 
 
+def test_a_decode_stretch_sums_in_closed_form_what_its_iterations_add_up_to(engine, drawn):
+    """stretch_sums, from the table of the stretch's linear pieces, is the sum of
+    decode_iteration_cost over its first iterations (to 1e-12; whole pieces and part of one),
+    compiled and as Python; on every drawn scenario, for batches that stay on one side of the
+    ridge and batches whose growing contexts cross it or the power model's limits."""
+    scenarios, costs = drawn
+    rng = random.Random(11)
+    starts = np.zeros(iteration.MAX_STRETCH_BENDS + 2, dtype=np.int64)
+    table = np.zeros((iteration.MAX_STRETCH_BENDS + 1, iteration.STRETCH_TABLE_SIZE))
+    terms = np.zeros((1, iteration.DECODE_TERMS))
+    faces = ((iteration.stretch_pieces, iteration.stretch_sums),
+             (iteration.stretch_pieces.py_func, iteration.stretch_sums.py_func))
+    bent = 0
+    for column, scenario in enumerate(scenarios):
+        cost = costs[:, column]
+        for sequences in (1, rng.randint(2, 64), rng.randint(200, 1000)):
+            iteration.decode_iteration_terms(cost, sequences, terms, 0)
+            first = float(rng.randint(sequences, 2_000 * sequences))
+            increment = float(sequences * rng.choice([1, 2, 30, 61]))
+            for steps in (1, 2, 3, rng.randint(4, 60), rng.randint(2_000, 6_000)):
+                durations = np.array([iteration.decode_iteration_cost(terms, 0, first + j * increment)[0]
+                                      for j in range(steps)])
+                energies = np.array([iteration.decode_iteration_cost(terms, 0, first + j * increment)[1]
+                                     for j in range(steps)])
+                for pieces_of, sums_of in faces:
+                    count = pieces_of(terms, 0, first, increment, steps, starts, table)
+                    bent += count > 1
+                    assert starts[0] == 0 and starts[count] == steps and np.all(np.diff(starts[: count + 1]) > 0)
+                    for iterations in sorted({1, 2, steps // 3 + 1, steps // 2 + 1, steps - 1, steps} - {0}):
+                        duration, energy = sums_of(starts, table, count, iterations)
+                        assert close(durations[:iterations].sum(), duration, 1e-12), (scenario, sequences, steps)
+                        assert close(energies[:iterations].sum(), energy, 1e-12), (scenario, sequences, steps)
+    # Some stretches crossed the ridge or a power limit (their sums above checked the pieces).
+    assert bent >= 10
+
+
 def stage_pass_groups(cost: np.ndarray) -> tuple[tuple[float, ...], ...]:
     """The four tuples of stage_pass's coefficients, from a cost column by the rows' names."""
     names = [name for name, _ in layout.COST_ROWS]

@@ -87,7 +87,7 @@ class ServingSpec:
     burstiness_cv: float = 2.0  # gamma: coefficient of variation of the gaps (1 = Poisson)
     concurrency: int = 8  # closed loop: users, each sending its next request when the last one ends
     think_s: float = 0.0  # closed loop: mean (exponential) pause before a user's next request
-    requests: int = 1000
+    requests: int | None = None  # a run of exactly this many requests; None: as many as a steady state needs
     input_distribution: str = "lognormal"  # about the scenario's input_len
     output_distribution: str = "lognormal"  # about the scenario's output_len
     length_cv: float = 0.5  # uniform and lognormal: standard deviation / mean
@@ -134,7 +134,8 @@ class ServingSpec:
             if getattr(self, name) == "uniform" and self.length_cv > 1 / math.sqrt(3):
                 raise ScenarioError(f"uniform lengths need length_cv at most 0.577 (1/sqrt 3), got {self.length_cv:g}")
         _whole("concurrency", self.concurrency, 1, MAX_USERS)
-        _whole("requests", self.requests, 1, MAX_REQUESTS)
+        if self.requests is not None:
+            _whole("requests", self.requests, 1, MAX_REQUESTS)
         _whole("seed", self.seed, 0, 2**63 - 1)
         _whole("prefix_tokens", self.prefix_tokens, 0, MAX_TOKENS)
         _whole("prefill_replicas", self.prefill_replicas, 0, MAX_SEQUENCES)

@@ -10,23 +10,35 @@ the physics layer's own).
 - ``decode_positions``, ``decode_iteration_terms`` and ``decode_iteration_cost``: the same for a
   batch that only decodes, one token per request per step, from terms worked out once for the
   batch (``DECODE_TERMS`` of them) so that a run of such steps costs O(1) each;
-  ``UNBOUNDED_STEPS`` marks a run with no end of its own.
+  ``UNBOUNDED_STEPS`` marks a run with no end of its own;
+- ``stretch_pieces`` and ``stretch_sums``: a stretch of such steps (the same requests, one
+  token more of context each) in closed form: its linear pieces (at most ``MAX_STRETCH_BENDS``
+  + 1) found and tabled once (``STRETCH_TABLE_SIZE`` columns, ``ST_*``), then any of its sums
+  from the table.
 
-``cost`` is a column of ``Engine.iteration_costs``; the reference twin of both functions is
-``Engine.iteration_cost_model``. Both are inlined into the calling kernel.
+``cost`` is a column of ``Engine.iteration_costs``; the reference twin of the per-iteration
+functions is ``Engine.iteration_cost_model``; a stretch's twin is the sum of its iterations.
 """
 
 from __future__ import annotations
 
 from .kernels.iteration import (
     DECODE_TERMS,
+    MAX_STRETCH_BENDS,
+    ST_FIRST_DURATION,
+    ST_LAST_DURATION,
+    STRETCH_TABLE_SIZE,
     UNBOUNDED_STEPS,
     decode_iteration_cost,
     decode_iteration_terms,
     decode_positions,
     iteration_cost,
     request_positions,
+    stretch_pieces,
+    stretch_sums,
 )
 
-__all__ = ["DECODE_TERMS", "UNBOUNDED_STEPS", "decode_iteration_cost", "decode_iteration_terms", "decode_positions",
-           "iteration_cost", "request_positions"]
+__all__ = ["DECODE_TERMS", "MAX_STRETCH_BENDS", "STRETCH_TABLE_SIZE", "ST_FIRST_DURATION", "ST_LAST_DURATION",
+           "UNBOUNDED_STEPS", "decode_iteration_cost", "decode_iteration_terms",
+           "decode_positions", "iteration_cost", "request_positions", "stretch_pieces",
+           "stretch_sums"]

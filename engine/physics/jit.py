@@ -20,7 +20,9 @@ import os
 from pathlib import Path
 
 import numba
+import numba.core.dispatcher
 import platformdirs
+from numba.core import types
 
 ENGINE_FOLDER = Path(__file__).resolve().parent.parent
 
@@ -42,11 +44,40 @@ numba.config.CACHE_DIR = os.path.join(CACHE_BASE, engine_source_digest())
 JIT_OPTIONS = {"nopython": True, "cache": True, "fastmath": False, "nogil": True, "error_model": "numpy"}
 
 
-def jit(function=None, *, inline: bool = False):
+# A stage called only from other kernels needs no wrapper for calls from Python: making one for
+# a function of many array arguments (a simulator's state) costs most of its compile time.
+INTERNAL_OPTIONS = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
+def jit(function=None, *, inline: bool = False, internal: bool = False):
     """Compile ``function`` with the project's options. ``inline=True`` (as ``@jit(inline=True)``)
     has numba inline the function into its callers, for a helper whose call would otherwise
-    cost more than its body (see kernels/helpers.py)."""
-    options = dict(JIT_OPTIONS, inline="always") if inline else JIT_OPTIONS
-    if function is None:
-        return numba.jit(**options)
-    return numba.jit(**options)(function)
+    cost more than its body (see kernels/helpers.py). ``internal=True`` makes a function only
+    other kernels can call (with NUMBA_DISABLE_JIT it stays a Python function as any other)."""
+    options = dict(JIT_OPTIONS, inline="always") if inline else dict(JIT_OPTIONS)
+    if internal:
+        options.update(INTERNAL_OPTIONS)
+
+    def compile_lazily(function):
+        dispatcher = numba.jit(**options)(function)
+        if not inline and isinstance(dispatcher, numba.core.dispatcher.Dispatcher):
+            _one_version_per_type(dispatcher)
+        return dispatcher
+
+    return compile_lazily if function is None else compile_lazily(function)
+
+
+def _one_version_per_type(dispatcher):
+    """Have calls from other kernels type constant arguments by their type, not their value.
+
+    Numba types a constant argument of a call between kernels (a table's column, a flag) as a
+    literal and compiles a version of the callee for each value: a helper called with five
+    columns was compiled five times. Calls from Python are typed by type already.
+    """
+    template_for = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return template_for(tuple(types.unliteral(arg) for arg in args),
+                            {name: types.unliteral(arg) for name, arg in kws.items()})
+
+    dispatcher.get_call_template = get_call_template

@@ -7,10 +7,11 @@ import functools
 import math
 
 import numpy as np
+import pytest
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics.engine import Engine
-from accelscope.engine.studies.serving import Lengths, draw_closed_loop_workload, draw_workload
+from accelscope.engine.studies.serving import Lengths, draw_closed_loop_workload, draw_workload, layout
 from accelscope.engine.studies.serving import Server as _Server
 
 # Replicas the cases are costed on: a dense model on one GPU (the default), a MoE model with
@@ -92,7 +93,7 @@ def random_case(seed):
     )
     bounds = {}
     if rng.random() < 0.15:
-        bounds["max_iterations"] = int(rng.integers(5, 60))
+        bounds["max_records"] = int(rng.integers(5, 60))
     if rng.random() < 0.15:
         bounds["max_time_s"] = float(rng.uniform(0.05, 1.0))
     if rng.random() < 0.15:
@@ -111,18 +112,49 @@ def assert_close(a, b, what):
 
 def assert_runs_identical(a, b):
     """Every output the same, to the bit (NaN where the other has NaN)."""
-    for name in ("request_float", "request_int", "iteration_float", "iteration_int", "gap_s", "counters"):
+    for name in ("request_float", "request_int", "iteration_float", "iteration_int", "gap_s", "counters", "bins"):
         assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=getattr(a, name).dtype.kind == "f"), name
+    assert a.bin_width_s == b.bin_width_s and a.run_end_s == b.run_end_s
 
 
-def assert_runs_equal(a, b):
-    """Times equal to 1e-9 relative, counts exactly."""
+def assert_runs_equal(a, b, each_bin=True):
+    """Times equal to 1e-9 relative, counts exactly; the time bins too (``each_bin``), or (where
+    a stretch's iterations end at times summed two ways, so that one may fall either side of a
+    bin's edge) their totals."""
     assert_close(a.request_float, b.request_float, "per-request times")
     assert np.array_equal(a.request_int, b.request_int), "per-request counts"
-    assert_close(a.iteration_float, b.iteration_float, "per-iteration start, duration, energy")
-    assert np.array_equal(a.iteration_int, b.iteration_int), "per-iteration counts"
+    assert_close(a.iteration_float, b.iteration_float, "per-record start, duration, energy")
+    assert np.array_equal(a.iteration_int, b.iteration_int), "per-record counts"
     assert_close(a.gap_s, b.gap_s, "irregular gaps")
     assert np.array_equal(a.counters, b.counters), "counters"
+    assert_same_bins(a, b, each_bin)
+
+
+def assert_same_bins(a, b, each_bin=True):
+    assert a.bin_width_s == pytest.approx(b.bin_width_s, rel=1e-12), "bin widths"
+    scale = max(float(np.abs(a.bins).max(initial=0.0)), 1e-300)
+    if each_bin:
+        assert np.allclose(a.bins, b.bins, rtol=RELATIVE_TOLERANCE, atol=RELATIVE_TOLERANCE * scale), "time bins"
+    assert np.allclose(a.bins.sum(axis=0), b.bins.sum(axis=0), rtol=RELATIVE_TOLERANCE,
+                       atol=RELATIVE_TOLERANCE * scale), "time bins' totals"
+
+
+def assert_same_requests(stepped, stretched, exact):
+    """A run with stretches is the run stepped one iteration at a time: every request's times
+    (to the bit with ``exact``, else to 1e-9), counts and gaps, the iterations, and the bins'
+    totals (a stretch's energy is spread over it at its mean power)."""
+    if exact:
+        assert np.array_equal(stepped.request_float, stretched.request_float, equal_nan=True), "per-request times"
+        assert np.array_equal(stepped.gap_s, stretched.gap_s), "irregular gaps"
+    else:
+        assert_close(stepped.request_float, stretched.request_float, "per-request times")
+        assert_close(stepped.gap_s, stretched.gap_s, "irregular gaps")
+    assert np.array_equal(stepped.request_int, stretched.request_int), "per-request counts"
+    for counter in (layout.CNT_ITERATIONS, layout.CNT_CAPPED, layout.CNT_REJECTED, layout.CNT_PREEMPTIONS,
+                    layout.CNT_GAPS, layout.CNT_GAPS_DROPPED, layout.CNT_MEASURED_DONE):
+        assert stepped.counters[counter] == stretched.counters[counter], counter
+    assert stepped.run_end_s == pytest.approx(stretched.run_end_s, rel=RELATIVE_TOLERANCE)
+    assert_same_bins(stepped, stretched, each_bin=False)
 
 
 # Where each model's decode positions stop growing by the same amount: its window or chunk.
@@ -174,7 +206,7 @@ def steady_case(seed):
     )
     bounds = {}
     if rng.random() < 0.15:
-        bounds["max_iterations"] = int(rng.integers(10, 400))
+        bounds["max_records"] = int(rng.integers(10, 400))
     if rng.random() < 0.15:
         bounds["max_time_s"] = float(rng.uniform(0.01, 0.5))
     if rng.random() < 0.15:

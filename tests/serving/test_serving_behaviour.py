@@ -22,7 +22,7 @@ from accelscope.engine.studies.serving import (
 @pytest.mark.parametrize("seed", range(0, 240, 3))
 def test_conservation(seed):
     workload, server, bounds = random_case(seed)
-    bounds.pop("max_iterations", None)
+    bounds.pop("max_records", None)
     bounds.pop("max_time_s", None)
     result = simulate(workload, server, **bounds)
     assert not result.capped
@@ -36,18 +36,18 @@ def test_conservation(seed):
     assert np.all(result.first_token_s[finished] >= result.issue_s[finished])
     assert np.all(result.end_s[finished] >= result.first_token_s[finished])
     # Every emitted token after the first is an ITL sample, counted once.
-    itl_samples = result.iteration_column(layout.IT_ITL_TOKENS).sum() + result.gap_s.size + result.gaps_dropped
+    itl_samples = result.iteration_total(layout.IT_ITL_TOKENS) + result.gap_s.size + result.gaps_dropped
     assert itl_samples == np.sum(workload.output_tokens[finished] - 1)
     prompt_total = workload.prompt_tokens[finished].sum()
-    prefill_tokens = result.iteration_column(layout.IT_PREFILL_TOKENS).sum()
+    prefill_tokens = result.iteration_total(layout.IT_PREFILL_TOKENS)
     if server.prefix_tokens == 0:
         assert prefill_tokens >= prompt_total
     if result.total_preemptions == 0 and server.prefix_tokens == 0:
         assert prefill_tokens == prompt_total
         if server.policy != "static":
-            decode_tokens = result.iteration_column(layout.IT_DECODE_TOKENS).sum()
+            decode_tokens = result.iteration_total(layout.IT_DECODE_TOKENS)
             assert decode_tokens == np.sum(workload.output_tokens[finished] - 1)
-            assert result.iteration_column(layout.IT_TOKENS).sum() == prompt_total + decode_tokens
+            assert result.iteration_total(layout.IT_TOKENS) == prompt_total + decode_tokens
     # Blocks never exceed the pool.
     assert np.all(result.iteration_column(layout.IT_KV_BLOCKS) <= server.kv_blocks_total)
 
@@ -64,7 +64,7 @@ def test_itl_samples_sum_to_each_request_decode_time_with_preemptions():
     assert result.total_preemptions > 0 and result.gap_s.size > 0
     assert np.all(result.status == layout.STATUS_FINISHED)
     assert itl_total_s(result) == pytest.approx(np.sum(result.end_s - result.first_token_s), rel=1e-9)
-    assert result.iteration_column(layout.IT_ITL_TOKENS).sum() + result.gap_s.size == np.sum(workload.output_tokens - 1)
+    assert result.iteration_total(layout.IT_ITL_TOKENS) + result.gap_s.size == np.sum(workload.output_tokens - 1)
 
 
 @pytest.mark.parametrize("policy", ["vllm", "trtllm-no-evict"])
@@ -83,7 +83,7 @@ def test_itl_samples_are_exact_when_the_token_budget_skips_decodes(policy):
     next_end_s = result.iteration_start_s[next_iteration] + result.iteration_duration_s[next_iteration]
     assert result.gap_s[8:] == pytest.approx(np.full(8, next_end_s + 0.05), rel=1e-12)
     assert itl_total_s(result) == pytest.approx(np.sum(result.end_s - prior_token_s), rel=1e-9)
-    assert result.iteration_column(layout.IT_ITL_TOKENS).sum() + result.gap_s.size == 16 * 19
+    assert result.iteration_total(layout.IT_ITL_TOKENS) + result.gap_s.size == 16 * 19
 
 
 def tight_kv_case(policy):
@@ -98,7 +98,7 @@ def test_kv_exhaustion_makes_vllm_preempt_and_recompute():
     assert np.all(result.status == layout.STATUS_FINISHED)
     assert result.total_preemptions > 0
     # The recomputed prompts and generated tokens show up as extra prefill work.
-    assert result.iteration_column(layout.IT_PREFILL_TOKENS).sum() > workload.prompt_tokens.sum()
+    assert result.iteration_total(layout.IT_PREFILL_TOKENS) > workload.prompt_tokens.sum()
     assert result.iteration_column(layout.IT_KV_BLOCKS).max() == 100
 
 
@@ -106,7 +106,7 @@ def test_kv_exhaustion_never_preempts_under_no_evict():
     workload, result = tight_kv_case("trtllm-no-evict")
     assert np.all(result.status == layout.STATUS_FINISHED)
     assert result.total_preemptions == 0
-    assert result.iteration_column(layout.IT_PREFILL_TOKENS).sum() == workload.prompt_tokens.sum()
+    assert result.iteration_total(layout.IT_PREFILL_TOKENS) == workload.prompt_tokens.sum()
     # Reservations to completion (ceil(300/16) = 19 blocks) admit at most 5 at a time.
     assert result.iteration_column(layout.IT_RUNNING).max() == 5
 
@@ -125,8 +125,8 @@ def test_prefix_cache_saves_prefill_work_and_blocks():
         workload, Server(block_size=16, kv_blocks_total=1000, max_batched_tokens=4096, prefix_tokens=1024)
     )
     # The first request computes everything; the two others hit 1,024 tokens (64 full blocks).
-    assert plain.iteration_column(layout.IT_PREFILL_TOKENS).sum() == 3300
-    assert shared.iteration_column(layout.IT_PREFILL_TOKENS).sum() == 3300 - 2 * 1024
+    assert plain.iteration_total(layout.IT_PREFILL_TOKENS) == 3300
+    assert shared.iteration_total(layout.IT_PREFILL_TOKENS) == 3300 - 2 * 1024
     assert np.all(shared.first_token_s[1:] - 10.0 < plain.first_token_s[1:] - 10.0)
     # Together: 2 x ceil(1100/16) = 138 blocks, or the 64 shared ones plus 2 x 5 of their own.
     together = plain.iteration_start_s == 10.0
@@ -166,9 +166,9 @@ def test_closed_loop_keeps_users_busy_one_request_each():
 def test_huge_rate_with_many_requests_answers_in_bounded_time():
     workload = draw_workload(1, 100_000, 1e9, Lengths("fixed", 128), Lengths("fixed", 16))
     started = time.perf_counter()
-    result = simulate(workload, Server(), max_iterations=5_000)
+    result = simulate(workload, Server(), max_records=5_000)
     elapsed_s = time.perf_counter() - started
-    assert result.capped and result.iterations == 5_000
+    assert result.capped and result.records == 5_000
     unfinished = result.status == layout.STATUS_UNFINISHED
     assert unfinished.sum() > 0 and np.all(np.isnan(result.end_s[unfinished]))
     from accelscope.engine.studies.serving import summarize
@@ -248,9 +248,10 @@ def test_a_rate_sweep_summarizes_each_rate_as_its_own_run():
 
     engine = Engine()
     scenario = engine.resolve(Scenario("llama-3.1-8b", "h100-sxm"))
-    spec = ServingSpec(requests=60, seed=3)
+    spec = ServingSpec(seed=3)
     rates = study.rate_grid(1.0, 20.0, 4)
-    swept = study.sweep_rates(engine, scenario, spec, rates, threads=2)
+    swept = study.sweep_rates(engine, scenario, spec, rates)
     assert [rate for rate, _ in swept] == list(rates)
     for rate, metrics in swept:
-        assert repr(metrics) == repr(study.simulate_served(engine, scenario, spec, rate_rps=rate).metrics)
+        served = study.simulate_served(engine, scenario, spec, rate_rps=rate, offered_load=False)
+        assert repr(metrics) == repr(served.metrics) and metrics.steady

@@ -1,4 +1,5 @@
-"""Metrics: percentile definition, Little's law, stability flag, SLO counts, energy."""
+"""Metrics: percentile definition, the steady-state window (MSER-5, offline phases), Little's
+law, stability on the waiting queue, SLO counts, energy."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from accelscope.engine.studies.serving import (
     summarize,
     trace_workload,
 )
-from accelscope.engine.studies.serving.metrics import UNSTABLE_BACKLOG_GROWTH, distribution, weighted_percentiles
+from accelscope.engine.studies.serving.metrics import (
+    UNSTABLE_QUEUE_GROWTH,
+    distribution,
+    linear_runs_distribution,
+    mser5_truncation,
+    steady_window,
+    weighted_percentiles,
+)
 
 PROMPT = Lengths("lognormal", 512, 1.0)
 OUTPUT = Lengths("lognormal", 128, 1.0)
@@ -46,6 +54,36 @@ def test_unweighted_distribution_equals_the_weighted_one_with_unit_weights(size)
     assert plain == weighted
     for q, got in zip((0.5, 0.9, 0.99), (plain.p50, plain.p90, plain.p99), strict=True):
         assert got == np.percentile(values, 100 * q, method="inverted_cdf")
+
+
+def test_runs_of_evenly_spaced_samples_have_the_distribution_of_their_samples():
+    """A record's iterations (durations rising or falling evenly from its first to its last)
+    give the percentiles and mean of the samples written out one by one, without writing them."""
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        runs = int(rng.integers(1, 30))
+        first = np.round(rng.uniform(0, 10, runs), 3)
+        counts = rng.integers(1, 20, runs)
+        last = np.where((rng.random(runs) < 0.5) | (counts == 1), first, np.round(rng.uniform(0, 10, runs), 3))
+        weights = rng.integers(0, 4, runs)
+        samples = np.concatenate([np.linspace(a, b, c) for a, b, c in zip(first, last, counts, strict=True)])
+        sample_weights = np.repeat(weights, counts).astype(np.float64)
+        expected = distribution(samples, sample_weights)
+        got = linear_runs_distribution(first, last, counts, weights)
+        assert got.count == expected.count
+        for field in ("mean", "p50", "p90", "p99", "max"):
+            want, have = getattr(expected, field), getattr(got, field)
+            assert (np.isnan(want) and np.isnan(have)) or have == pytest.approx(want, rel=1e-12, abs=1e-12), field
+
+
+def test_mser5_truncates_a_warm_up_and_nothing_of_a_level_series():
+    rng = np.random.default_rng(4)
+    level = rng.normal(10.0, 1.0, 2000)
+    assert mser5_truncation(level) <= 100
+    warm = np.concatenate([np.linspace(0.0, 10.0, 300), level])
+    assert 200 <= mser5_truncation(warm) <= 400
+    # A series that never levels off is truncated as far as allowed: no steady state.
+    assert mser5_truncation(np.arange(2000.0)) >= 900
 
 
 def test_distribution_of_nothing_is_nan():
@@ -86,8 +124,8 @@ def test_unstable_flags_overload_and_never_half_load(server):
     for seed in range(4):
         half = summarize(simulate(draw_workload(seed, 1500, 0.5 * capacity_per_s, PROMPT, OUTPUT), server))
         double = summarize(simulate(draw_workload(seed, 1500, 2.0 * capacity_per_s, PROMPT, OUTPUT), server))
-        assert not half.unstable and abs(half.backlog_growth) < 0.05
-        assert double.unstable and double.backlog_growth > UNSTABLE_BACKLOG_GROWTH
+        assert not half.unstable and abs(half.queue_growth) < 0.05 and half.steady
+        assert double.unstable and double.queue_growth > UNSTABLE_QUEUE_GROWTH
 
 
 def test_closed_loop_is_never_unstable():
@@ -96,8 +134,8 @@ def test_closed_loop_is_never_unstable():
     assert not metrics.unstable
 
 
-def test_rates_goodput_and_attainment_by_hand():
-    workload = draw_workload(3, 200, 8.0, PROMPT, OUTPUT)
+def test_rates_goodput_and_attainment_by_hand_over_a_run_too_short_for_a_steady_state():
+    workload = draw_workload(3, 12, 8.0, PROMPT, OUTPUT)
     result = simulate(workload, Server())
     ttft = result.first_token_s - result.issue_s
     tpot = (result.end_s - result.first_token_s) / np.maximum(workload.output_tokens - 1, 1)
@@ -106,17 +144,39 @@ def test_rates_goodput_and_attainment_by_hand():
     tpot_limit_s = float(np.quantile(tpot[workload.output_tokens > 1], 0.8))
     meeting = (ttft <= ttft_limit_s) & ((workload.output_tokens == 1) | (tpot <= tpot_limit_s))
     metrics = summarize(result, ttft_limit_s, tpot_limit_s)
+    # Too few requests to measure a steady state: the whole run, and a note that says so.
+    assert not metrics.steady and "too few requests" in metrics.steady_note
     assert metrics.span_s == pytest.approx(span_s)
     assert metrics.output_tokens_per_s == pytest.approx(workload.output_tokens.sum() / span_s)
     total_tokens = workload.output_tokens.sum() + workload.prompt_tokens.sum()
     assert metrics.total_tokens_per_s == pytest.approx(total_tokens / span_s)
-    assert metrics.request_rate_per_s == pytest.approx(200 / span_s)
+    assert metrics.request_rate_per_s == pytest.approx(12 / span_s)
     assert metrics.goodput_per_s == pytest.approx(meeting.sum() / span_s)
     assert metrics.slo_attainment == pytest.approx(meeting.mean())
-    assert 0.3 < metrics.slo_attainment < 0.6
+    assert 0.2 < metrics.slo_attainment < 0.7
     # Either limit alone.
     assert summarize(result, ttft_limit_s=ttft_limit_s).slo_attainment == pytest.approx(np.mean(ttft <= ttft_limit_s))
     assert summarize(result).slo_attainment == 1.0
+
+
+def test_a_steady_window_leaves_out_the_warm_up_and_the_drain():
+    """4,000 requests at a moderate rate: the window starts after the warm-up MSER-5 finds and
+    ends at the last arrival; its latencies are over the requests issued in it, and its
+    throughput is what arrives in it: their replies' tokens over its length (within 2 %, the
+    window's edges); the whole span, drain included, reads lower."""
+    workload = draw_workload(5, 4000, 20.0, PROMPT, OUTPUT)
+    result = simulate(workload, Server())
+    metrics = summarize(result)
+    window = steady_window(result)
+    assert metrics.steady and window.steady and not metrics.unstable
+    assert 0.0 < window.start_s < 0.1 * window.end_s and window.end_s == pytest.approx(workload.arrival_s[-1])
+    issued = (result.issue_s >= metrics.window_start_s) & (result.issue_s < metrics.window_end_s)
+    assert metrics.measured_requests == issued.sum() > 3500
+    ttft = (result.first_token_s - result.issue_s)[issued]
+    assert metrics.ttft_s.p99 == np.percentile(ttft, 99, method="inverted_cdf")
+    arriving = workload.output_tokens[issued].sum() / metrics.window_s
+    assert metrics.output_tokens_per_s == pytest.approx(arriving, rel=0.02)
+    assert metrics.output_tokens_per_s > workload.output_tokens.sum() / metrics.span_s
 
 
 def test_energy_adds_idle_power_between_iterations():
@@ -142,11 +202,12 @@ def test_batch_queue_and_kv_summaries():
     result = simulate(workload, Server(max_num_seqs=4))
     metrics = summarize(result)
     assert metrics.batch_max == 4
-    # Prefill of 4 (2 waiting), 3 decodes of 4, then prefill of 2 and 3 decodes of 2.
+    # Prefill of 4 (2 waiting), 3 decodes of 4 (a stretch), then prefill of 2 and 3 decodes of 2.
+    assert list(result.iterations_per_record) == [1, 3, 1, 3]
     durations = result.iteration_duration_s
-    assert metrics.queue_mean == pytest.approx(2 * durations[:4].sum() / durations.sum(), rel=1e-12)
+    assert metrics.queue_mean == pytest.approx(2 * durations[:2].sum() / durations.sum(), rel=1e-12)
     assert metrics.batch_mean == pytest.approx(
-        (4 * durations[:4].sum() + 2 * durations[4:].sum()) / durations.sum(), rel=1e-12
+        (4 * durations[:2].sum() + 2 * durations[2:].sum()) / durations.sum(), rel=1e-12
     )
     assert metrics.kv_blocks_max == 4 * 7
 

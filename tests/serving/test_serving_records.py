@@ -42,10 +42,10 @@ def check_values(check):
 def assert_same_without_records(recorded, unrecorded):
     assert recorded.iterations_recorded and not unrecorded.iterations_recorded
     assert unrecorded.iteration_float.shape[0] == 0 and unrecorded.iteration_int.shape[0] == 0
-    for name in ("request_float", "request_int", "gap_s", "counters"):
+    for name in ("request_float", "request_int", "gap_s", "counters", "bins"):
         a, b = getattr(recorded, name), getattr(unrecorded, name)
         assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), name
-    assert recorded.fast_forwarded == unrecorded.fast_forwarded
+    assert recorded.bin_width_s == unrecorded.bin_width_s and recorded.run_end_s == unrecorded.run_end_s
     for limits in SLO_LIMITS:
         assert np.array_equal(check_values(slo_check(recorded, *limits)), check_values(slo_check(unrecorded, *limits)),
                               equal_nan=True), limits
@@ -54,29 +54,29 @@ def assert_same_without_records(recorded, unrecorded):
 @pytest.mark.parametrize("engine", ["kernel", "reference"])
 @pytest.mark.parametrize(("make_case", "seed"), [
     *(pytest.param(random_case, seed, id=f"random-{seed}") for seed in RANDOM_SEEDS),
-    *(pytest.param(steady_case, seed, id=f"fast-forwarded-{seed}") for seed in STEADY_SEEDS),
+    *(pytest.param(steady_case, seed, id=f"stretched-{seed}") for seed in STEADY_SEEDS),
 ])
 def test_runs_without_records_equal_the_recorded(make_case, seed, engine):
-    """Random runs, and runs that fast-forward steady decoding."""
+    """Random runs, and runs with stretches of steady decoding."""
     workload, server, bounds = make_case(seed)
     recorded = simulate(workload, server, engine=engine, **bounds)
     assert_same_without_records(recorded, simulate(workload, server, engine=engine, record_iterations=False, **bounds))
 
 
 def test_the_cases_overwrite_the_one_row_many_times():
-    """The runs compared above exercise what a lost record could change: many iterations,
-    irregular gaps, fast-forward windows and the iteration cap."""
-    iterations = gaps = forwarded = capped_by_iterations = 0
+    """The runs compared above exercise what a lost record could change: many records,
+    irregular gaps, stretches and the record cap."""
+    records = gaps = stretches = capped_by_records = 0
     for seed in RANDOM_SEEDS:
         workload, server, bounds = random_case(seed)
         run = simulate(workload, server, record_iterations=False, **bounds)
-        iterations = max(iterations, run.iterations)
+        records = max(records, run.records)
         gaps += run.gap_s.size
-        capped_by_iterations += run.capped and run.iterations == bounds.get("max_iterations")
+        capped_by_records += run.capped and run.records == bounds.get("max_records")
     for seed in STEADY_SEEDS:
         workload, server, bounds = steady_case(seed)
-        forwarded += simulate(workload, server, record_iterations=False, **bounds).fast_forwarded
-    assert iterations > 100 and gaps > 0 and forwarded > 0 and capped_by_iterations > 0
+        stretches += simulate(workload, server, record_iterations=False, **bounds).stretches
+    assert records > 50 and gaps > 0 and stretches > 0 and capped_by_records > 0
 
 
 def test_disaggregated_run_without_records_equals_the_recorded():
@@ -98,19 +98,28 @@ def test_summarize_refuses_a_run_without_records():
         summarize(run)
 
 
-def test_capacity_searching_without_records_finds_the_same_answer():
-    prompt, output = Lengths("lognormal", 512, 1.0), Lengths("lognormal", 64, 1.0)
+def test_capacity_searching_without_records_finds_the_same_answer(engine):
+    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.studies.serving.metrics import steady_window
+    from accelscope.engine.studies.serving.steady import plan_open_loop, planned_workload
+
+    scenario = engine.resolve(Scenario("llama-3.1-8b", "h100-sxm", input_len=512, output_len=64))
+    from accelscope.engine.core.serving import ServingSpec
+
+    spec = ServingSpec(length_cv=1.0)
     server = Server(max_num_seqs=64, kv_blocks_total=3000)
 
     def run_at_rate(rate_per_s, record_iterations=True):
-        return simulate(draw_workload(7, 300, rate_per_s, prompt, output), server, record_iterations=record_iterations)
+        plan = plan_open_loop(rate_per_s, 1, "round-robin", 0.5)
+        workload, measured = planned_workload(scenario, spec, 8192, plan)
+        run = simulate(workload, server, record_iterations=record_iterations, measured_requests=measured)
+        return run, steady_window(run, plan.warmup_s, plan.window_end_s)
 
     for slo in (Slo(ttft_p99_s=0.5, tpot_p99_s=0.02), Slo(ttft_p99_s=1e-4)):
-        recorded = capacity(run_at_rate, slo, 0.5, 200.0, steps=5)
-        searched = capacity(lambda rate: run_at_rate(rate, False), slo, 0.5, 200.0, steps=5,
-                            recorded_run_at_rate=run_at_rate)
-        assert (searched.rate_per_s, searched.failing_rate_per_s, searched.runs) == (
-            recorded.rate_per_s, recorded.failing_rate_per_s, recorded.runs)
+        recorded = capacity(run_at_rate, slo, 20.0)
+        searched = capacity(lambda rate: run_at_rate(rate, False), slo, 20.0, recorded_run_at_rate=run_at_rate)
+        assert (searched.rate_per_s, searched.failing_rate_per_s, searched.runs, searched.status) == (
+            recorded.rate_per_s, recorded.failing_rate_per_s, recorded.runs, recorded.status)
         assert searched.result.iterations_recorded
         assert np.array_equal(searched.result.iteration_float, recorded.result.iteration_float)
         assert np.array_equal(check_values(searched.metrics), check_values(recorded.metrics), equal_nan=True)
@@ -126,7 +135,7 @@ assert config.DISABLE_JIT
 from serving_cases import random_case, steady_case
 from test_serving_records import assert_same_without_records
 from accelscope.engine.studies.serving import simulate
-from accelscope.engine.studies.serving.simulator_kernel import simulate_kernel
+from accelscope.engine.studies.serving.kernel.loop import run as simulate_kernel
 assert not isinstance(simulate_kernel, numba.core.registry.CPUDispatcher)
 cases = [random_case(seed) for seed in {seeds!r}] + [steady_case(seed) for seed in {steady_seeds!r}]
 for workload, server, bounds in cases:

@@ -13,10 +13,9 @@ from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.serving import ServingSpec
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.studies.serving.split import capacity_of, rate_runner, split_study
+from accelscope.engine.studies.serving.steady import plan_open_loop, planned_workload
 from accelscope.engine.studies.serving.study import (
     capacity_at_slo,
-    draw_requests,
-    requests_at_rates,
     simulate_disaggregated_served,
     simulate_served,
     simulated_disaggregated_run,
@@ -34,34 +33,47 @@ def scenario(engine):
 
 @pytest.mark.parametrize("spec", [SPEC, SPEC.with_changes(arrival="gamma", burstiness_cv=3.0),
                                   SPEC.with_changes(input_distribution="lognormal", length_cv=1.5)])
-def test_requests_drawn_once_are_the_requests_drawn_at_each_rate(spec, scenario):
-    """A sweep draws its requests once and divides the times by each rate: the same arrays,
-    to the bit, as drawing them at that rate."""
-    at_rate = requests_at_rates(scenario, spec, 8192)
-    for rate in (0.37, 1.0, 4.5, 1234.5):
-        drawn, reused = draw_requests(scenario, spec, 8192, rate), at_rate(rate)
-        for name in ("arrival_s", "prompt_tokens", "output_tokens", "think_s"):
-            np.testing.assert_array_equal(getattr(reused, name), getattr(drawn, name))
-    with pytest.raises(ValueError):
-        at_rate(0.0)
-    with pytest.raises(ValueError, match="open-loop"):
-        requests_at_rates(scenario, spec.with_changes(arrival="offline"), 8192)
+@pytest.mark.parametrize("replicas, router", [(1, "round-robin"), (8, "round-robin"), (3, "least-outstanding")])
+def test_runs_at_two_rates_draw_the_same_requests(spec, scenario, replicas, router):
+    """Common random numbers: a run sized at one rate and one at another draw the same requests
+    in the same pattern, only faster (each sampled replica's stream its own), as far as the
+    shorter run goes."""
+    plans = [plan_open_loop(rate, replicas, router, 2.0) for rate in (0.37, 4.5, 1234.5)]
+    drawn = [planned_workload(scenario, spec, 8192, plan)[0] for plan in plans]
+    for plan, workload in zip(plans, drawn, strict=True):
+        assert plan.sampled == (router == "round-robin")
+        assert (workload.replica is not None) == plan.sampled
+        for other_plan, other in zip(plans, drawn, strict=True):
+            for replica in range(plan.simulated_replicas if plan.sampled else 1):
+                mine = workload.replica == replica if plan.sampled else slice(None)
+                theirs = other.replica == replica if other_plan.sampled else slice(None)
+                if plan.sampled and not (theirs.any() and other_plan.simulated_replicas > replica):
+                    continue
+                a, b = workload.arrival_s[mine] * plan.rate_rps, other.arrival_s[theirs] * other_plan.rate_rps
+                common = min(a.size, b.size)
+                np.testing.assert_allclose(a[:common], b[:common], rtol=1e-12)
+                for name in ("prompt_tokens", "output_tokens"):
+                    np.testing.assert_array_equal(getattr(workload, name)[mine][:common],
+                                                  getattr(other, name)[theirs][:common])
 
 
 def test_the_aggregated_runner_is_the_served_run(engine, scenario):
     runner = rate_runner(engine, scenario, SPEC)
-    served = simulate_served(engine, scenario, SPEC, rate_rps=4.5)
-    run = runner.run_at(4.5)
+    sized = SPEC.with_changes(requests=None)
+    served = simulate_served(engine, scenario, sized, rate_rps=4.5, offered_load=False)
+    run, window = runner.run_at(4.5)
     np.testing.assert_array_equal(run.request_float, served.run.request_float)
     np.testing.assert_array_equal(run.iteration_float, served.run.iteration_float)
+    assert (window.start_s, window.end_s) == (served.metrics.window_start_s, served.metrics.window_end_s) or \
+        served.metrics.window_s > 0.0
     assert runner.devices == 1
 
 
 def test_the_disaggregated_runner_is_the_tandem(engine, scenario):
     runner = rate_runner(engine, scenario, SPLIT)
-    tandem, metrics, prefill_setup, decode_setup, _link = simulate_disaggregated_served(engine, scenario, SPLIT,
-                                                                                        rate_rps=4.5)
-    run = runner.run_at(4.5)
+    tandem, metrics, prefill_setup, decode_setup, _link = simulate_disaggregated_served(
+        engine, scenario, SPLIT.with_changes(requests=None), rate_rps=4.5)
+    run, _window = runner.run_at(4.5)
     np.testing.assert_array_equal(run.request_float, tandem.combined.request_float)
     assert runner.devices == prefill_setup.replicas + decode_setup.replicas == 3
 
@@ -115,7 +127,8 @@ def test_the_tabs_run_of_a_disaggregated_spec_is_the_tandem_in_time_order(engine
 def test_a_disaggregated_rate_curve_runs_the_tandem(engine, scenario):
     curve = rate_curve(engine, scenario, SPLIT, points=3)
     runner = rate_runner(engine, scenario, SPLIT)
-    tandem, metrics, *_ = simulate_disaggregated_served(engine, scenario, SPLIT, rate_rps=float(curve.rates_rps[1]))
+    tandem, metrics, *_ = simulate_disaggregated_served(engine, scenario, SPLIT.with_changes(requests=None),
+                                                        rate_rps=float(curve.rates_rps[1]))
     assert curve.problem is None
     assert curve.goodput_rps[1] == metrics.goodput_per_s
     assert curve.rates_rps[0] == pytest.approx(0.1 * runner.scale_rps)

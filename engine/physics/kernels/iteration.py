@@ -15,8 +15,9 @@ positions, their change per further step and how long that change holds from
 :func:`decode_iteration_cost` over the terms :func:`decode_iteration_terms` works out once for
 its number of requests, to the bit what :func:`iteration_cost` gives.
 
-All three are inlined into a calling kernel (``jit(inline=True)``), so a simulator's loop pays no
-reference counting for passing ``cost`` on each call.
+Each is compiled once, as a function of its own: a simulator calls them once per iteration or
+stretch, where a call costs little beside the work, and inlining them into every caller (as
+numba's ``inline="always"`` does, before typing) multiplied the simulator's compile time.
 
 Units: seconds, J; positions and tokens are counts (floats).
 """
@@ -41,7 +42,7 @@ from .helpers import (
 )
 
 
-@jit(inline=True)
+@jit
 def request_positions(cost, context_before, new_tokens, is_decode):
     """One request's attention work in an iteration, summed over the model's layers:
     (prefill attention positions, decode attention positions, KV positions read).
@@ -77,7 +78,7 @@ def request_positions(cost, context_before, new_tokens, is_decode):
 UNBOUNDED_STEPS = 1 << 62
 
 
-@jit(inline=True)
+@jit
 def decode_positions(cost, context_before):
     """A run of decode steps of one request from context c: (positions, increment, steps).
 
@@ -112,7 +113,7 @@ def decode_positions(cost, context_before):
     return positions, increment, steps
 
 
-@jit(inline=True)
+@jit
 def iteration_cost(cost, tokens, sequences, prefill_attention_positions, decode_attention_positions,
                    kv_read_positions, prefill_tokens):
     """(duration in s, energy in J of all the replica's tp x pp devices) of one iteration that
@@ -221,7 +222,7 @@ DT_STATE_SECONDS = 38  # the state traffic's time in a pass (the attention's mem
 DECODE_TERMS = 39
 
 
-@jit(inline=True)
+@jit
 def decode_iteration_terms(cost, sequences, terms, row):
     """Fill ``terms[row]`` with what :func:`iteration_cost` works out for an iteration of
     ``sequences`` decode steps (``iteration_cost(cost, n, n, 0.0, D, D, 0)``) before it reads the
@@ -325,11 +326,13 @@ def decode_iteration_terms(cost, sequences, terms, row):
     terms[row, DT_STATE_SECONDS] = state_bytes * cost[C_STATE_SECONDS_PER_BYTE]
 
 
-@jit(inline=True)
-def decode_iteration_cost(terms, row, positions):
-    """(duration in s, energy in J) of an iteration of decode steps whose positions sum to
-    ``positions``, from the terms :func:`decode_iteration_terms` put in ``terms[row]`` for its
-    number of steps: the rest of :func:`iteration_cost`, the same floats to the bit."""
+@jit
+def decode_iteration_atoms(terms, row, positions):
+    """The quantities of an iteration of decode steps that are linear in their positions D (from
+    the terms :func:`decode_iteration_terms` put in ``terms[row]``): (compute time, memory time,
+    attention compute time, attention memory time, dynamic energy) of one pass, in s and J.
+    :func:`decode_iteration_cost` combines them; a decode stretch's closed form
+    (:func:`stretch_pieces`) finds where the combination bends from them."""
     share = terms[row, DT_SHARE]
     attention_flops = ((terms[row, DT_PREFILL_ATTENTION] + positions * terms[row, DT_DECODE_FLOPS_PER_POSITION])
                        + terms[row, DT_RECURRENT_FLOPS]) * share
@@ -352,12 +355,164 @@ def decode_iteration_cost(terms, row, positions):
     seconds_per_flop = terms[row, DT_SECONDS_PER_FLOP]
     compute_time = flops * seconds_per_flop
     dynamic = flops * terms[row, DT_ENERGY_PER_FLOP] + memory_energy + terms[row, DT_COMMUNICATION_ENERGY]
-    execution = execution_time(compute_time, memory_time, attention_flops * seconds_per_flop,
-                               kv_bytes * terms[row, DT_KV_SECONDS_PER_BYTE] + terms[row, DT_STATE_SECONDS],
-                               terms[row, DT_OVERLAP])
+    attention_memory = kv_bytes * terms[row, DT_KV_SECONDS_PER_BYTE] + terms[row, DT_STATE_SECONDS]
+    return compute_time, memory_time, attention_flops * seconds_per_flop, attention_memory, dynamic
+
+
+@jit
+def decode_iteration_duration(terms, row, compute_time, memory_time, attention_compute, attention_memory):
+    """The iteration's duration (s) from its :func:`decode_iteration_atoms`."""
+    execution = execution_time(compute_time, memory_time, attention_compute, attention_memory, terms[row, DT_OVERLAP])
     # iteration_cost around the pass.
     pass_time = execution + terms[row, DT_COMMUNICATION_TIME] + terms[row, DT_OVERHEAD_TIME]
-    duration = terms[row, DT_PIPELINE_PASSES] * pass_time + terms[row, DT_TRANSFERS] + terms[row, DT_HOST]
+    return terms[row, DT_PIPELINE_PASSES] * pass_time + terms[row, DT_TRANSFERS] + terms[row, DT_HOST]
+
+
+@jit
+def decode_iteration_cost(terms, row, positions):
+    """(duration in s, energy in J) of an iteration of decode steps whose positions sum to
+    ``positions``, from the terms :func:`decode_iteration_terms` put in ``terms[row]`` for its
+    number of steps: the rest of :func:`iteration_cost`, the same floats to the bit."""
+    compute_time, memory_time, attention_compute, attention_memory, dynamic = decode_iteration_atoms(
+        terms, row, positions)
+    return decode_cost_of_atoms(terms, row, compute_time, memory_time, attention_compute, attention_memory, dynamic)
+
+
+@jit
+def decode_cost_of_atoms(terms, row, compute_time, memory_time, attention_compute, attention_memory, dynamic):
+    """(duration in s, energy in J) of an iteration from its :func:`decode_iteration_atoms`."""
+    duration = decode_iteration_duration(terms, row, compute_time, memory_time, attention_compute, attention_memory)
     device_power, _ = power(terms[row, DT_IDLE], terms[row, DT_BUSY_FLOOR], terms[row, DT_TDP],
                             terms[row, DT_PASSES] * dynamic, duration)
     return duration, terms[row, DT_DEVICES] * device_power * duration
+
+
+# -- decode stretches: many decode iterations of the same requests, in closed form ---------------
+#
+# A stretch is ``steps`` iterations of the same n decode steps, iteration j at positions
+# D(j) = first + j x increment (decode_positions says for how long that holds). Every atom of
+# decode_iteration_atoms is linear in D, hence in j; the duration bends only where one of the
+# execution time's three maxima changes sides, and the energy only where, within those pieces,
+# the power model's demand crosses TDP or the busy floor. On each piece both are linear in j, so
+# a piece's sum is its step count times the mean of its first and last values, each evaluated
+# by decode_iteration_cost itself once, when the stretch is planned. A stretch then costs
+# O(pieces), not O(steps), and a sum over any of its first iterations is arithmetic.
+
+# Bends: three of the duration; two of the energy in each of the four duration pieces.
+MAX_STRETCH_BENDS = 11
+# A stretch's table, float64[pieces, STRETCH_TABLE_SIZE]: each piece's first and last values.
+ST_FIRST_DURATION = 0
+ST_LAST_DURATION = 1
+ST_FIRST_ENERGY = 2
+ST_LAST_ENERGY = 3
+ST_FIRST_DYNAMIC = 4  # a pass's dynamic energy (decode_iteration_atoms), where the power clamps bend
+ST_LAST_DYNAMIC = 5
+STRETCH_TABLE_SIZE = 6
+
+
+@jit(inline=True)
+def _bend_after(start_value, end_value, steps):
+    """The first step of [1, steps) at which a quantity linear in the step, ``start_value`` at
+    step 0 and ``end_value`` at step steps - 1, has changed sign; ``steps`` when it does not."""
+    if steps < 2 or start_value == 0.0 or (start_value > 0.0) == (end_value > 0.0) or end_value == 0.0:
+        return steps
+    root = start_value / (start_value - end_value) * (steps - 1)  # in (0, steps - 1)
+    return min(max(int(math.floor(root)) + 1, 1), steps - 1)
+
+
+@jit
+def stretch_pieces(terms, row, first_positions, increment, steps, starts, table):
+    """Split a stretch of ``steps`` (>= 1) decode iterations into pieces on which duration and
+    energy are linear in the step: writes the pieces' first steps in increasing order to
+    ``starts[0 .. count)`` (``starts[0]`` = 0) and ``starts[count]`` = steps, and each piece's
+    first and last duration and energy to ``table[piece]`` (``ST_*``); returns count.
+    ``starts`` needs MAX_STRETCH_BENDS + 2 entries, ``table`` MAX_STRETCH_BENDS + 1 rows."""
+    last = first_positions + (steps - 1) * increment
+    c0, m0, a0, b0, _ = decode_iteration_atoms(terms, row, first_positions)
+    c1, m1, a1, b1, _ = decode_iteration_atoms(terms, row, last)
+    starts[0] = 0
+    count = 1
+    for bend in (_bend_after(c0 - m0, c1 - m1, steps), _bend_after((c0 - a0) - (m0 - b0), (c1 - a1) - (m1 - b1), steps),
+                 _bend_after(a0 - b0, a1 - b1, steps)):
+        count = _insert_start(starts, count, bend, steps)
+    starts[count] = steps
+    # Each duration piece's ends; within it, where the power demand crosses TDP and the busy floor.
+    duration_pieces = count
+    passes = terms[row, DT_PASSES]
+    idle = terms[row, DT_IDLE]
+    for piece in range(duration_pieces):
+        begin = starts[piece]
+        end = starts[piece + 1]
+        _fill_ends(terms, row, first_positions, increment, begin, end, table, piece)
+        if end - begin < 2:
+            continue
+        for limit in (terms[row, DT_TDP], terms[row, DT_BUSY_FLOOR]):
+            bend = _bend_after(passes * table[piece, ST_FIRST_DYNAMIC] - (limit - idle) * table[piece, ST_FIRST_DURATION],
+                               passes * table[piece, ST_LAST_DYNAMIC] - (limit - idle) * table[piece, ST_LAST_DURATION],
+                               end - begin)
+            if bend < end - begin:
+                count = _insert_start(starts, count, begin + bend, steps)
+    if count > duration_pieces:
+        # The energy split some pieces: every piece's ends anew.
+        starts[count] = steps
+        for piece in range(count):
+            _fill_ends(terms, row, first_positions, increment, starts[piece], starts[piece + 1], table, piece)
+    starts[count] = steps
+    return count
+
+
+@jit
+def _fill_ends(terms, row, first_positions, increment, begin, end, table, piece):
+    """``table[piece]``: the duration, energy and dynamic energy of the piece's first and last
+    iterations."""
+    for column_shift, step in ((0, begin), (1, end - 1)):
+        compute_time, memory_time, attention_compute, attention_memory, dynamic = decode_iteration_atoms(
+            terms, row, first_positions + step * increment)
+        duration, energy = decode_cost_of_atoms(terms, row, compute_time, memory_time, attention_compute,
+                                                attention_memory, dynamic)
+        table[piece, ST_FIRST_DURATION + column_shift] = duration
+        table[piece, ST_FIRST_ENERGY + column_shift] = energy
+        table[piece, ST_FIRST_DYNAMIC + column_shift] = dynamic
+
+
+@jit(inline=True)
+def _insert_start(starts, count, step, steps):
+    """Insert ``step`` into the sorted ``starts[0 .. count)`` unless it is there or is ``steps``."""
+    if step >= steps:
+        return count
+    position = count
+    while position > 0 and starts[position - 1] > step:
+        position -= 1
+    if position > 0 and starts[position - 1] == step:
+        return count
+    for index in range(count, position, -1):
+        starts[index] = starts[index - 1]
+    starts[position] = step
+    return count + 1
+
+
+@jit
+def stretch_sums(starts, table, count, iterations):
+    """(duration in s, energy in J) of a stretch's first ``iterations`` iterations, from the
+    table of its pieces (:func:`stretch_pieces`): on each piece, its iterations times the mean
+    of its first and last; their sum iteration by iteration to rounding."""
+    duration_sum = 0.0
+    energy_sum = 0.0
+    for piece in range(count):
+        begin = starts[piece]
+        if begin >= iterations:
+            break
+        length = starts[piece + 1] - begin
+        taken = min(length, iterations - begin)
+        first_duration = table[piece, ST_FIRST_DURATION]
+        first_energy = table[piece, ST_FIRST_ENERGY]
+        if taken == length:
+            last_duration = table[piece, ST_LAST_DURATION]
+            last_energy = table[piece, ST_LAST_ENERGY]
+        else:  # part of the piece: its value at the last iteration taken, on the piece's line
+            share = (taken - 1) / (length - 1)
+            last_duration = first_duration + (table[piece, ST_LAST_DURATION] - first_duration) * share
+            last_energy = first_energy + (table[piece, ST_LAST_ENERGY] - first_energy) * share
+        duration_sum += taken * (first_duration + last_duration) / 2.0
+        energy_sum += taken * (first_energy + last_energy) / 2.0
+    return duration_sum, energy_sum

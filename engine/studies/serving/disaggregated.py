@@ -18,7 +18,7 @@ import numpy as np
 
 from ...physics.jit import jit
 from . import layout
-from .run import RunResult, simulate
+from .run import RunResult, default_bin_width_s, simulate
 from .workload import Workload
 
 
@@ -94,12 +94,17 @@ def kv_transfer_kernel(
         link_free_s[replica] = start + duration
 
 
-def simulate_disaggregated(workload, prefill_server, decode_server, link, engine="kernel", **bounds):
-    """Simulate the tandem; ``bounds`` (max_iterations, max_time_s, max_gaps, record_iterations)
-    apply to each pool."""
+def simulate_disaggregated(workload, prefill_server, decode_server, link, engine="kernel", *, bin_width_s=None,
+                           **bounds):
+    """Simulate the tandem; ``bounds`` (max_records, max_time_s, max_gaps, record_iterations)
+    apply to each pool; both pools' time bins start ``bin_width_s`` wide (default: the
+    workload's ``default_bin_width_s``) so that the combined run's add up."""
     if workload.users > 0:
         raise ValueError("disaggregated runs take open-loop workloads")
+    if prefill_server.router == "assigned" or decode_server.router == "assigned":
+        raise ValueError("the pools of a disaggregated run route their requests themselves")
     requests = workload.requests
+    bounds["bin_width_s"] = default_bin_width_s(workload) if bin_width_s is None else bin_width_s
     prefill_workload = replace(workload, output_tokens=np.ones(requests, dtype=np.int64))
     prefill = simulate(prefill_workload, prefill_server, engine=engine, **bounds)
 
@@ -153,7 +158,9 @@ def _combine(workload, prefill, decode, decode_order, prefill_server, decode_ser
     decode_iterations = decode.iteration_int.copy()
     decode_iterations[:, layout.IT_REPLICA] += prefill_server.replicas
     counters = prefill.counters + decode.counters
-    counters[layout.CNT_CAPPED] = max(prefill.counters[layout.CNT_CAPPED], decode.counters[layout.CNT_CAPPED])
+    for flag in (layout.CNT_CAPPED, layout.CNT_MEASURED_DONE):
+        counters[flag] = max(prefill.counters[flag], decode.counters[flag])
+    bins, bin_width_s = merged_bins(prefill.bins, prefill.bin_width_s, decode.bins, decode.bin_width_s)
     replicas = prefill_server.replicas + decode_server.replicas
     idle_power_w = (
         prefill_server.replicas * prefill_server.idle_power_w + decode_server.replicas * decode_server.idle_power_w
@@ -169,5 +176,22 @@ def _combine(workload, prefill, decode, decode_order, prefill_server, decode_ser
         iteration_int=np.concatenate([prefill.iteration_int, decode_iterations]),
         gap_s=np.concatenate([prefill.gap_s, decode.gap_s]),
         counters=counters,
+        bins=bins,
+        bin_width_s=bin_width_s,
+        run_end_s=max(prefill.run_end_s, decode.run_end_s),
         iterations_recorded=prefill.iterations_recorded and decode.iterations_recorded,
     )
+
+
+def merged_bins(bins_a, width_a, bins_b, width_b):
+    """Two runs' time bins added up: the narrower ones widened (pairs merged) to the other's
+    width first. Both began at the same width, so each width is that times a power of two."""
+    if width_a > width_b:
+        bins_a, width_a, bins_b, width_b = bins_b, width_b, bins_a, width_a
+    bins_a = bins_a.copy()
+    while width_a < width_b * (1.0 - 1e-12):
+        half = bins_a.shape[0] // 2
+        bins_a[:half] = bins_a[0::2] + bins_a[1::2]
+        bins_a[half:] = 0.0
+        width_a *= 2.0
+    return bins_a + bins_b, width_b

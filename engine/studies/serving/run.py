@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import layout
-from .simulator_kernel import LOOP_FAST_FORWARDED, WORKSPACE_LOOP_STATE, allocate_workspace, simulate_kernel
+from .kernel import simulate_kernel
 from .simulator_reference import simulate_reference
 
-# Default bound on iteration records when the caller gives none: enough for any run without
-# preemption, capped so the (lazily touched) per-iteration arrays stay below ~220 MB of address space.
-DEFAULT_MAX_ITERATIONS_CAP = 2**21
+# Default bound on records kept when the caller gives none: enough for any run without
+# preemption, capped so the (lazily touched) record arrays stay below ~250 MB of address space.
+DEFAULT_MAX_RECORDS_CAP = 2**21
+# A run that keeps no records is bounded only against a runaway: its work is its events.
+NO_RECORDS_MAX_RECORDS = 2**40
 
 
 @dataclass(frozen=True)
@@ -27,9 +29,9 @@ class Server:
     the kernel; ``cost_model`` its reference twin (``Engine.iteration_cost_model``), read by the
     reference simulator; ``idle_power_w`` the power of one replica between iterations (W).
 
-    ``fast_forward`` lets a replica whose running requests decode iteration after iteration
-    cost their part of each from running sums instead of revisiting every request (see
-    ``simulator_reference``); every output is the same with it off, which the tests check.
+    ``stretches`` lets a replica whose running requests decode iteration after iteration run
+    them as one event (see ``simulator_reference``); every output is the same with it off, to
+    rounding, which the tests check.
     """
 
     policy: str = "vllm"
@@ -46,7 +48,7 @@ class Server:
     cost: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cost_model: object | None = None
     idle_power_w: float = 100.0
-    fast_forward: bool = True
+    stretches: bool = True
 
     def settings(self, users):
         """The int64 settings array both engines read (``layout.SET_*``)."""
@@ -54,6 +56,8 @@ class Server:
             raise ValueError(f"unknown policy {self.policy!r}; one of {sorted(layout.POLICY_NAMES)}")
         if self.router not in layout.ROUTER_NAMES:
             raise ValueError(f"unknown router {self.router!r}; one of {sorted(layout.ROUTER_NAMES)}")
+        if self.router == "assigned" and users:
+            raise ValueError("the assigned router takes open-loop workloads (each request names its replica)")
         for name in ("replicas", "max_num_seqs", "max_batched_tokens", "block_size", "max_model_len", "static_batch"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
@@ -73,8 +77,8 @@ class Server:
         settings[layout.SET_MAX_MODEL_LEN] = self.max_model_len
         settings[layout.SET_PREFIX_TOKENS] = self.prefix_tokens
         settings[layout.SET_STATIC_BATCH] = self.static_batch
-        settings[layout.SET_FAST_FORWARD] = int(bool(self.fast_forward))
-        # SET_MAX_ITERATIONS belongs to the run: simulate sets it.
+        settings[layout.SET_STRETCHES] = int(bool(self.stretches))
+        # SET_MAX_RECORDS and SET_MEASURED_REQUESTS belong to the run: simulate sets them.
         return settings
 
 
@@ -82,10 +86,13 @@ class Server:
 class RunResult:
     """Outputs of one run. Column layouts are in ``layout``; the properties are named views.
 
-    Iteration arrays are trimmed to the iterations used, ``gap_s`` to the irregular gaps written.
-    A run simulated with ``record_iterations=False`` has no iteration records
-    (``iterations_recorded`` is False and the iteration arrays are empty); its per-request
-    outputs, gaps and counters are those of the recorded run.
+    Record arrays are trimmed to the records written (an iteration or a stretch each), ``gap_s``
+    to the irregular gaps written. A run simulated with ``record_iterations=False`` has no
+    records (``iterations_recorded`` is False and the record arrays are empty); its per-request
+    outputs, gaps, bins and counters are those of the recorded run. ``bins`` are the run's time
+    bins (``layout.BIN_*``), ``bin_width_s`` wide from t = 0; ``replicas_represented`` the
+    replicas of the deployment the simulated ``replicas`` stand for (more when a sample of
+    round-robin replicas was simulated, see ``simulate_sampled``).
     """
 
     prompt_tokens: np.ndarray
@@ -98,9 +105,15 @@ class RunResult:
     iteration_int: np.ndarray
     gap_s: np.ndarray
     counters: np.ndarray
-    # Iterations the run fast-forwarded (a diagnostic of the work done: no output depends on it).
-    fast_forwarded: int = 0
+    bins: np.ndarray
+    bin_width_s: float
+    run_end_s: float  # the last event's time (the stop's when a bound stopped the run)
     iterations_recorded: bool = True
+    replicas_represented: int = 0
+
+    def __post_init__(self):
+        if not self.replicas_represented:
+            self.replicas_represented = self.replicas
 
     # Per request.
     @property
@@ -131,22 +144,31 @@ class RunResult:
     def tokens_emitted(self):
         return self.request_int[:, layout.REQ_TOKENS_EMITTED]
 
-    # Per iteration.
+    # Per record.
     @property
     def iteration_start_s(self):
         return self.iteration_float[:, layout.IT_START_S]
 
     @property
     def iteration_duration_s(self):
+        """Each record's whole duration (all of a stretch's iterations)."""
         return self.iteration_float[:, layout.IT_DURATION_S]
 
     @property
     def iteration_energy_j(self):
         return self.iteration_float[:, layout.IT_ENERGY_J]
 
+    @property
+    def iterations_per_record(self):
+        return self.iteration_int[:, layout.IT_ITERATIONS]
+
     def iteration_column(self, column):
-        """An int64 per-iteration column, e.g. ``layout.IT_SEQUENCES``."""
+        """An int64 per-record column, e.g. ``layout.IT_SEQUENCES`` (each iteration's count)."""
         return self.iteration_int[:, column]
+
+    def iteration_total(self, column):
+        """A per-iteration count summed over every iteration: each record's times its iterations."""
+        return int(np.sum(self.iteration_int[:, column] * self.iteration_int[:, layout.IT_ITERATIONS]))
 
     # Counters.
     @property
@@ -154,8 +176,21 @@ class RunResult:
         return int(self.counters[layout.CNT_ITERATIONS])
 
     @property
+    def records(self):
+        return int(self.counters[layout.CNT_RECORDS])
+
+    @property
+    def stretches(self):
+        """Records that are stretches (a diagnostic of the work saved: no output depends on it)."""
+        return int(self.counters[layout.CNT_STRETCHES])
+
+    @property
     def capped(self):
         return bool(self.counters[layout.CNT_CAPPED])
+
+    @property
+    def measured_done(self):
+        return bool(self.counters[layout.CNT_MEASURED_DONE])
 
     @property
     def rejected(self):
@@ -170,7 +205,7 @@ class RunResult:
         return int(self.counters[layout.CNT_GAPS_DROPPED])
 
 
-def _validate(workload, prior_token_s):
+def _validate(workload, prior_token_s, replicas, router):
     requests = workload.arrival_s.shape[0]
     for name in ("prompt_tokens", "output_tokens", "think_s"):
         if getattr(workload, name).shape != (requests,):
@@ -188,23 +223,35 @@ def _validate(workload, prior_token_s):
         raise ValueError("think times must be finite and non-negative")
     if prior_token_s is not None and prior_token_s.shape != (requests,):
         raise ValueError("prior_token_s must have the shape of arrival_s")
+    if router == "assigned":
+        if workload.replica is None or workload.replica.shape != (requests,):
+            raise ValueError("the assigned router needs each request's replica (Workload.replica)")
+        if requests and (workload.replica.min() < 0 or workload.replica.max() >= replicas):
+            raise ValueError(f"assigned replicas must lie in 0 .. {replicas - 1}")
 
 
-def default_max_iterations(workload, server):
-    """An iteration bound that covers any run without preemption (see the notes)."""
+def default_max_records(workload, server):
+    """A record bound that covers any run without preemption: one record per iteration of a
+    run stepped one iteration at a time (see the notes)."""
     chunk = server.max_batched_tokens
     if server.long_prefill_threshold > 0:
         chunk = min(chunk, server.long_prefill_threshold)
     chunks = int(np.sum(-(-workload.prompt_tokens // chunk)))
     bound = int(np.sum(workload.output_tokens)) + chunks + 64
-    return min(bound, DEFAULT_MAX_ITERATIONS_CAP)
+    return min(bound, DEFAULT_MAX_RECORDS_CAP)
+
+
+def default_bin_width_s(workload):
+    """The bins' first width: a quarter of them span the arrivals (they widen as needed)."""
+    last = float(workload.arrival_s[-1]) if workload.users == 0 and workload.requests else 0.0
+    return max(last, 1e-3) / (layout.DEFAULT_BINS / 4)
 
 
 def simulate(
     workload,
     server,
     *,
-    max_iterations=None,
+    max_records=None,
     max_time_s=math.inf,
     max_gaps=None,
     prior_token_s=None,
@@ -213,32 +260,48 @@ def simulate(
     iteration_cost=None,
     decode_positions=None,
     record_iterations=True,
+    measured_requests=0,
+    bin_width_s=None,
+    bins=layout.DEFAULT_BINS,
 ):
     """Simulate ``workload`` on ``server``; returns a ``RunResult``.
 
-    ``max_iterations`` bounds the iterations and ``max_time_s`` simulated time (s); reaching
-    either stops the run and sets ``capped``. ``record_iterations=False`` keeps no
-    per-iteration records (see ``RunResult``): for callers that read only per-request outputs
-    (``slo_check``), it spares arrays sized for the longest possible run (about 100 bytes per
-    iteration). ``max_gaps`` sizes the buffer
-    of irregular inter-token gaps (default 4 per request + 1024). ``prior_token_s`` (s, NaN =
-    none) marks requests whose prompt KV arrives computed with the first token emitted then.
+    ``max_records`` bounds the records (iterations and stretches) and ``max_time_s`` simulated
+    time (s); reaching either stops the run and sets ``capped``. ``record_iterations=False``
+    keeps no records (see ``RunResult``): for callers that read only per-request outputs and
+    bins (``slo_check``, ``steady_state``); with records not kept and no bound given, the run
+    is bounded by ``NO_RECORDS_MAX_RECORDS`` only. ``measured_requests`` > 0 stops the run once
+    the first that many requests have left (the requests after them only keep the load on).
+    ``max_gaps`` sizes the buffer of irregular inter-token gaps (default 4 per request + 1024).
+    ``prior_token_s`` (s, NaN = none) marks requests whose prompt KV arrives computed with the
+    first token emitted then. ``bin_width_s`` is the time bins' first width (default:
+    ``default_bin_width_s``), ``bins`` their number (even).
     ``engine`` is ``"kernel"`` or ``"reference"``. The kernel costs iterations with the
     engine's compiled iteration cost over ``server.cost``; the reference with
     ``server.cost_model`` (its twin), or with the ``request_positions(cost, ...)``,
-    ``iteration_cost(cost, ...)`` and (for fast-forward) ``decode_positions(cost, context)``
+    ``iteration_cost(cost, ...)`` and (for stretches) ``decode_positions(cost, context)``
     functions given here.
     """
-    _validate(workload, prior_token_s)
+    _validate(workload, prior_token_s, server.replicas, server.router)
     requests = workload.requests
     settings = server.settings(workload.users)
-    if max_iterations is None:
-        max_iterations = default_max_iterations(workload, server)
-    if max_iterations < 0:
-        raise ValueError("max_iterations must not be negative")
-    settings[layout.SET_MAX_ITERATIONS] = max_iterations
-    # Without records the engines overwrite one row (layout: iteration i writes row i % rows).
-    record_rows = max_iterations if record_iterations else 1
+    if max_records is None:
+        max_records = default_max_records(workload, server) if record_iterations else NO_RECORDS_MAX_RECORDS
+    if max_records < 0:
+        raise ValueError("max_records must not be negative")
+    if not 0 <= measured_requests <= requests:
+        raise ValueError("measured_requests must lie in 0 .. the requests")
+    if bins < 2 or bins % 2:
+        raise ValueError("bins must be an even number, at least 2")
+    settings[layout.SET_MAX_RECORDS] = max_records
+    settings[layout.SET_MEASURED_REQUESTS] = measured_requests
+    time_settings = np.zeros(layout.TIME_SETTINGS_SIZE)
+    time_settings[layout.TS_MAX_TIME_S] = max_time_s
+    time_settings[layout.TS_BIN_WIDTH_S] = default_bin_width_s(workload) if bin_width_s is None else bin_width_s
+    if not time_settings[layout.TS_BIN_WIDTH_S] > 0.0:
+        raise ValueError("bin_width_s must be positive")
+    # Without records the engines overwrite one row (layout: record i writes row i % rows).
+    record_rows = max(max_records, 1) if record_iterations else 1
     if max_gaps is None:
         max_gaps = 4 * requests + 1024
     if prior_token_s is None:
@@ -248,6 +311,8 @@ def simulate(
     output_tokens = np.ascontiguousarray(workload.output_tokens, dtype=np.int64)
     think_s = np.ascontiguousarray(workload.think_s, dtype=np.float64)
     prior_token_s = np.ascontiguousarray(prior_token_s, dtype=np.float64)
+    assigned = (np.ascontiguousarray(workload.replica, dtype=np.int64) if workload.replica is not None
+                else np.zeros(requests, dtype=np.int64))
     cost = np.ascontiguousarray(server.cost, dtype=np.float64)
 
     request_float = np.empty((requests, layout.REQUEST_FLOAT_SIZE))
@@ -256,17 +321,17 @@ def simulate(
     iteration_int = np.empty((record_rows, layout.ITERATION_INT_SIZE), dtype=np.int64)
     gap_s = np.empty(max_gaps)
     counters = np.zeros(layout.COUNTERS_SIZE, dtype=np.int64)
+    time_bins = np.zeros((bins, layout.BIN_SIZE))
+    run_float = np.zeros(layout.RUN_FLOAT_SIZE)
     arguments = (
-        arrival_s, prompt_tokens, output_tokens, think_s, prior_token_s, settings, float(max_time_s), cost,
-        request_float, request_int, iteration_float, iteration_int, gap_s, counters,
+        arrival_s, prompt_tokens, output_tokens, think_s, prior_token_s, assigned, settings, time_settings, cost,
+        request_float, request_int, iteration_float, iteration_int, gap_s, counters, time_bins, run_float,
     )  # fmt: skip
     if engine == "kernel":
         if request_positions is not None or iteration_cost is not None or decode_positions is not None:
             raise ValueError("the kernel takes its cost functions from its import")
         running_capacity = max(1, min(requests, max(server.max_num_seqs, server.static_batch)))
-        workspace = allocate_workspace(requests, server.replicas, running_capacity, workload.users, server.block_size)
-        simulate_kernel(*arguments, *workspace)
-        fast_forwarded = int(workspace[WORKSPACE_LOOP_STATE][LOOP_FAST_FORWARDED])
+        simulate_kernel(*arguments, running_capacity)
     elif engine == "reference":
         model = server.cost_model
         if request_positions is None or iteration_cost is None:
@@ -280,13 +345,13 @@ def simulate(
             iteration_cost = lambda cost, *sums: model.iteration_cost(*sums)  # noqa: E731
         if decode_positions is None and model is not None:
             decode_positions = lambda cost, context: model.decode_positions(context)  # noqa: E731
-        fast_forwarded = simulate_reference(
+        simulate_reference(
             *arguments, request_positions=request_positions, iteration_cost=iteration_cost,
             decode_positions=decode_positions,
         )
     else:
         raise ValueError(f"unknown engine {engine!r}")
-    iterations = int(counters[layout.CNT_ITERATIONS]) if record_iterations else 0
+    records = int(counters[layout.CNT_RECORDS]) if record_iterations else 0
     return RunResult(
         prompt_tokens=prompt_tokens,
         output_tokens=output_tokens,
@@ -294,11 +359,13 @@ def simulate(
         idle_power_w=float(server.idle_power_w),
         request_float=request_float,
         request_int=request_int,
-        iteration_float=iteration_float[:iterations],
-        iteration_int=iteration_int[:iterations],
+        iteration_float=iteration_float[:records],
+        iteration_int=iteration_int[:records],
         gap_s=gap_s[: int(counters[layout.CNT_GAPS])],
         counters=counters,
-        fast_forwarded=fast_forwarded,
+        bins=time_bins,
+        bin_width_s=float(run_float[layout.RUN_BIN_WIDTH_S]),
+        run_end_s=float(run_float[layout.RUN_END_S]),
         iterations_recorded=bool(record_iterations),
     )
 

@@ -13,87 +13,18 @@ one, so the options are compared on equal terms.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...core.errors import ScenarioError
 from ...core.scenario import Scenario
 from ...core.serving import ServingSpec
 from ...physics.engine import Engine
-from .capacity import CapacityResult, capacity
-from .disaggregated import simulate_disaggregated
-from .run import RunResult, simulate
-from .study import (
-    CAPACITY_HIGH_SHARE,
-    CAPACITY_LOW_SHARE,
-    CAPACITY_STEPS,
-    _server,
-    deployment_physics,
-    kv_link,
-    requests_at_rates,
-    server_setup,
-    slo_of,
-    static_best_rate,
-)
+from .capacity import CapacityResult
+from .steady import RateRunner, capacity_of, rate_runner
+
+__all__ = ["RateRunner", "SplitOption", "SplitStudy", "capacity_of", "rate_runner", "split_study"]
 
 MAX_SPLIT_REPLICAS = 64  # a split search tries every P:D of at most this many replicas
-
-
-@dataclass(frozen=True)
-class RateRunner:
-    """Runs of one deployment at a chosen rate: ``run_at(rate, record_iterations=True)`` gives
-    the whole run (both pools of a disaggregated one; without iteration records when a caller
-    reads only ``slo_check``), ``scale_rps`` the rate its static best batch would sustain, about
-    which rates are worth trying, and ``devices`` what it occupies."""
-
-    run_at: Callable[..., RunResult]
-    scale_rps: float
-    devices: int
-
-
-def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRunner:
-    """The aggregated deployment of ``scenario`` (resolved), or the spec's disaggregated one.
-
-    Raises ScenarioError when the model cannot be served there (the weights leave no room)."""
-    if spec.arrival in ("offline", "closed"):
-        spec = spec.with_changes(arrival="poisson")
-    if not spec.disaggregated:
-        setup = server_setup(engine, scenario, spec)
-        server = _server(setup, deployment_physics(engine, scenario, setup), spec.router)
-        at_rate = requests_at_rates(scenario, spec, setup.max_model_len)
-
-        def run_at(rate: float, record_iterations: bool = True) -> RunResult:
-            return simulate(at_rate(rate), server, record_iterations=record_iterations)
-
-        return RateRunner(run_at, static_best_rate(engine, scenario, setup), setup.replicas * setup.devices_per_replica)
-
-    prefill_setup = server_setup(engine, scenario, spec, spec.prefill_replicas)
-    decode_setup = server_setup(engine, scenario, spec, spec.decode_replicas)
-    prefill_server = _server(prefill_setup, deployment_physics(engine, scenario, prefill_setup), spec.router)
-    decode_physics = deployment_physics(engine, scenario, decode_setup)
-    decode_server = _server(decode_setup, decode_physics, spec.router)
-    link = kv_link(engine, scenario, spec, decode_physics)
-    decode_at_rate = requests_at_rates(scenario, spec, decode_setup.max_model_len)
-
-    def run_disaggregated(rate: float, record_iterations: bool = True) -> RunResult:
-        workload = decode_at_rate(rate)
-        return simulate_disaggregated(workload, prefill_server, decode_server, link,
-                                      record_iterations=record_iterations).combined
-
-    # The decode pool's static best: decode holds the requests longest, so it bounds the rate
-    # unless prefill is starved of replicas, which the search's low end still brackets.
-    scale = static_best_rate(engine, scenario, decode_setup)
-    devices = (prefill_setup.replicas + decode_setup.replicas) * decode_setup.devices_per_replica
-    return RateRunner(run_disaggregated, scale, devices)
-
-
-def capacity_of(engine: Engine, scenario: Scenario, spec: ServingSpec) -> CapacityResult:
-    """The largest rate meeting the spec's SLO, aggregated or disaggregated as the spec says;
-    the search's runs keep no iteration records, only the run at the answer does."""
-    runner = rate_runner(engine, scenario, spec)
-    return capacity(lambda rate: runner.run_at(rate, record_iterations=False), slo_of(spec),
-                    CAPACITY_LOW_SHARE * runner.scale_rps, CAPACITY_HIGH_SHARE * runner.scale_rps, CAPACITY_STEPS,
-                    recorded_run_at_rate=runner.run_at)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from ...physics.engine import Engine
 from . import layout
 from .metrics import Metrics, slo_check
 from .run import RunResult
+from .capacity import FOUND
 from .split import capacity_of, rate_runner
 from .study import ServedRun, simulate_served, simulated_disaggregated_run
 
@@ -51,15 +52,20 @@ class RateCurve:
 
 @dataclass(frozen=True)
 class Capacity:
+    """An accelerator's capacity at the SLO (``capacity.CapacityResult`` in the spec's
+    deployment): between ``rate_rps`` and ``failing_rate_rps``."""
+
     accelerator: str
-    rate_rps: float  # 0 when even a trickle misses the SLO; nan when it cannot serve at all
+    rate_rps: float  # the largest rate found to meet the SLO; 0 when none does; nan when it cannot serve at all
     failing_rate_rps: float
     devices: int
-    problem: str | None = None
+    problem: str | None = None  # why it cannot serve the scenario at all
     # The run at the capacity (nan when no rate meets the SLO): what its cost is priced from.
     output_tokens_per_s: float = math.nan
     total_tokens_per_s: float = math.nan
     power_W: float = math.nan
+    status: str = FOUND  # capacity.FOUND, NONE or UNDETERMINED
+    reason: str | None = None  # why none, or why undetermined
 
 
 @dataclass(frozen=True)
@@ -101,8 +107,11 @@ def rate_curve(engine: Engine, scenario: Scenario, spec: ServingSpec, points: in
     rates = sweep_rates(runner.scale_rps, points)
     slo = (None if spec.slo_ttft_ms is None else spec.slo_ttft_ms / 1e3,
            None if spec.slo_tpot_ms is None else spec.slo_tpot_ms / 1e3)
-    # slo_check reads per-request outputs only: the runs need no iteration records.
-    metrics = [slo_check(runner.run_at(rate, record_iterations=False), *slo) for rate in rates]
+    metrics = []
+    for rate in rates:
+        # slo_check reads per-request outputs and bins only: the runs need no iteration records.
+        run, window = runner.run_at(float(rate), record_iterations=False)
+        metrics.append(slo_check(run, *slo, window=window))
     return RateCurve(
         accelerator=scenario.accelerator,
         rates_rps=rates,
@@ -154,10 +163,12 @@ def capacity_on(engine: Engine, workspace: Workspace, accelerator: str) -> Capac
     except AccelscopeError as error:
         return Capacity(accelerator, math.nan, math.nan, devices, str(error))
     if result.rate_per_s <= 0.0:
-        return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices)
+        return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices, status=result.status,
+                        reason=result.reason)
     metrics = result.metrics
     return Capacity(accelerator, result.rate_per_s, result.failing_rate_per_s, devices, None,
-                    metrics.output_tokens_per_s, metrics.total_tokens_per_s, metrics.average_power_w)
+                    metrics.output_tokens_per_s, metrics.total_tokens_per_s, metrics.average_power_w,
+                    result.status, result.reason)
 
 
 def _histogram(values: np.ndarray, weights: np.ndarray | None = None) -> Histogram:
@@ -194,8 +205,10 @@ def current_run(engine: Engine, workspace: Workspace) -> CurrentRun:
     running = _carried_sum(replicas, run.iteration_column(layout.IT_RUNNING)[order], run.replicas)
     waiting = _carried_sum(replicas, run.iteration_column(layout.IT_WAITING)[order], run.replicas)
     ttft = run.first_token_s - run.issue_s
-    itl_values = np.concatenate([run.iteration_duration_s, run.gap_s])
-    itl_weights = np.concatenate([run.iteration_column(layout.IT_ITL_TOKENS).astype(np.float64),
+    # A stretch's iterations at their mean duration, each with its tokens' weight.
+    iterations = run.iterations_per_record.astype(np.float64)
+    itl_values = np.concatenate([run.iteration_duration_s / np.maximum(iterations, 1.0), run.gap_s])
+    itl_weights = np.concatenate([run.iteration_column(layout.IT_ITL_TOKENS) * iterations,
                                   np.ones(run.gap_s.size)])
     return CurrentRun(
         served=served,

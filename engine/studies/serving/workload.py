@@ -22,7 +22,8 @@ class Workload:
 
     ``arrival_s`` (float64[n], s, non-decreasing) is used in open loop (``users == 0``). In closed
     loop the first ``users`` requests are issued at t = 0 and each finished request's user issues
-    the next unissued one ``think_s`` (float64[n], s, of that next request) later.
+    the next unissued one ``think_s`` (float64[n], s, of that next request) later. ``replica``
+    names each request's replica when the server routes by assignment.
     """
 
     arrival_s: np.ndarray
@@ -30,6 +31,7 @@ class Workload:
     output_tokens: np.ndarray
     think_s: np.ndarray
     users: int = 0
+    replica: np.ndarray | None = None  # int64[n]: each request's replica, for the assigned router
 
     @property
     def requests(self):
