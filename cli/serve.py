@@ -58,7 +58,8 @@ def add_serve_parser(commands: argparse._SubParsersAction) -> None:
         help="simulate serving a scenario under traffic: TTFT/TPOT percentiles, throughput, goodput, capacity",
     )
     add_scenario_arguments(serve, batch="static policy: the batch of its fixed-batch image (other policies: unused)")
-    serve.add_argument("--requests", type=positive_int, default=1000, help="requests to simulate")
+    serve.add_argument("--requests", type=positive_int,
+                       help="exactly this many requests (default: as many as a steady state needs, sized by time)")
     serve.add_argument("--rate", type=rate, help="requests per second, whole deployment ('inf': all at t = 0)")
     serve.add_argument("--arrival", choices=ARRIVALS, help="arrival process (default poisson; gamma with --burstiness)")
     serve.add_argument("--burstiness", type=number, help="gamma arrivals: coefficient of variation of the gaps")
@@ -153,49 +154,51 @@ def _distribution(distribution, scale: float) -> dict[str, float | None]:
 
 
 def _finite(number: float) -> float | None:
-    return number if math.isfinite(number) else None
+    return float(number) if number is not None and math.isfinite(number) else None
 
 
-def served_to_dict(served, model, accelerator, capacity=None, target_rate=None, costs=None) -> dict[str, Any]:
-    """The run as JSON-ready values; ``costs`` (achieved, at capacity or None), what it costs."""
+def served_to_dict(served, model, accelerator, capacity=None, target_rate=None, costs=None,
+                   warnings=()) -> dict[str, Any]:
+    """The run as JSON-ready values (a figure that cannot be measured is null); ``costs``
+    (achieved, at capacity or None), what it costs."""
     s, spec, setup, metrics = served.scenario, served.spec, served.setup, served.metrics
     rate: Any = served.rate_rps
     rate = "inf" if isinstance(rate, float) and math.isinf(rate) else _finite(rate)
     result: dict[str, Any] = {
         "model": model.id,
         "accelerator": accelerator.id,
-        "scenario": {"input_len": s.input_len, "output_len": s.output_len, "weight_precision": s.weight_precision,
-                     "activation_precision": s.activation_precision, "kv_precision": s.kv_precision, "tp": s.tp,
-                     "pp": s.pp, "ep": s.ep, "dp": s.dp, "offload": s.offload, "kv_offload": s.kv_offload},
+        "scenario": scenario_dict(s),
         "batching": "served: requests arrive over time and are scheduled iteration by iteration by the policy",
         "requests": metrics.requests,
         "rate": rate,
         "arrival": spec.arrival,
         "finished": metrics.finished,
         "rejected": metrics.rejected,
-        "throughput_output_tok_s": metrics.output_tokens_per_s,
-        "throughput_total_tok_s": metrics.total_tokens_per_s,
-        "request_rate_rps": metrics.request_rate_per_s,
+        "steady_state": steady_state_dict(served),
+        "throughput_output_tok_s": _finite(metrics.output_tokens_per_s),
+        "throughput_total_tok_s": _finite(metrics.total_tokens_per_s),
+        "request_rate_rps": _finite(metrics.request_rate_per_s),
         "ttft_ms": _distribution(metrics.ttft_s, 1e3),
         "itl_ms": _distribution(metrics.itl_s, 1e3),
         "tpot_ms": _distribution(metrics.tpot_s, 1e3),
         "e2e_latency_s": _distribution(metrics.e2e_s, 1.0),
-        "goodput_rps": metrics.goodput_per_s,
-        "slo_attainment": metrics.slo_attainment,
+        "goodput_rps": _finite(metrics.goodput_per_s),
+        "slo_attainment": _finite(metrics.slo_attainment),
         "slo": {"ttft_p99_ms": spec.slo_ttft_ms, "tpot_p99_ms": spec.slo_tpot_ms},
-        "max_running": metrics.batch_max,
-        "mean_running": metrics.running_mean,
-        "mean_queue": metrics.queue_mean,
+        "largest_iteration_batch_one_replica": metrics.batch_max,
+        "mean_running_all_replicas": _finite(metrics.running_mean),
+        "mean_waiting_all_replicas": _finite(metrics.queue_mean),
         "preemptions": metrics.preemptions,
         "kv_blocks_total": setup.kv_blocks_total,
         "kv_blocks_max": metrics.kv_blocks_max,
         "unstable": metrics.unstable,
         "capped": metrics.capped,
-        "power_w": metrics.average_power_w,
-        "energy_j": metrics.energy_j,
-        "tokens_per_joule": metrics.tokens_per_joule,
-        "output_tokens_per_joule": metrics.output_tokens_per_joule,
+        "power_w": _finite(metrics.average_power_w),
+        "energy_j": _finite(metrics.energy_j),
+        "tokens_per_joule": _finite(metrics.tokens_per_joule),
+        "output_tokens_per_joule": _finite(metrics.output_tokens_per_joule),
         "devices": served.devices,
+        "warnings": list(warnings),
         "assumptions": assumptions(setup, spec),
     }
     if costs is not None:
@@ -208,11 +211,43 @@ def served_to_dict(served, model, accelerator, capacity=None, target_rate=None, 
     if capacity is not None:
         from accelscope.engine.studies.serving.study import devices_for_rate
 
-        result["capacity_rps"] = capacity.rate_per_s
+        result["capacity_rps"] = capacity.rate_per_s if capacity.determined else None
+        result["capacity"] = {
+            "status": capacity.status,
+            "meets_slo_rps": capacity.rate_per_s,
+            "misses_slo_rps": _finite(capacity.failing_rate_per_s),
+            "reason": capacity.reason,
+            "runs": capacity.runs,
+        }
         if target_rate is not None:
             result["target_rate_rps"] = target_rate
-            result["devices_for_target"] = devices_for_rate(capacity.rate_per_s, target_rate, served.devices)
+            result["devices_for_target"] = (devices_for_rate(capacity.rate_per_s, target_rate, served.devices)
+                                            if capacity.determined else None)
     return result
+
+
+def scenario_dict(s) -> dict[str, Any]:
+    return {"input_len": s.input_len, "output_len": s.output_len, "weight_precision": s.weight_precision,
+            "activation_precision": s.activation_precision, "kv_precision": s.kv_precision, "tp": s.tp, "pp": s.pp,
+            "ep": s.ep, "dp": s.dp, "offload": s.offload, "kv_offload": s.kv_offload}
+
+
+def steady_state_dict(served) -> dict[str, Any]:
+    """How the figures were measured: the window, its requests, and why not steady if not."""
+    m, plan = served.metrics, served.plan
+    return {
+        "steady": m.steady,
+        "note": m.steady_note,
+        "window_start_s": _finite(m.window_start_s),
+        "window_end_s": _finite(m.window_end_s),
+        "window_s": _finite(m.window_s),
+        "measured_requests": m.measured_requests,
+        "queue_growth": _finite(m.queue_growth),
+        "offered_load": _finite(m.offered_load),
+        "sized_by_time": plan is not None,
+        "e2e_estimate_s": plan.e2e_s if plan is not None else None,
+        "simulated_replicas": plan.simulated_replicas if plan is not None else served.setup.replicas,
+    }
 
 
 def assumptions(setup, spec) -> dict[str, Any]:
@@ -241,7 +276,7 @@ def assumptions(setup, spec) -> dict[str, Any]:
     }
 
 
-def served_to_text(served, model, accelerator, capacity=None, target_rate=None, costs=None) -> str:
+def served_to_text(served, model, accelerator, capacity=None, target_rate=None, costs=None, warnings=()) -> str:
     s, spec, setup, m = served.scenario, served.spec, served.setup, served.metrics
     rate = served.rate_rps
     traffic = ("all at t = 0" if math.isinf(rate) else f"{spec.concurrency} users in a closed loop" if
@@ -253,40 +288,50 @@ def served_to_text(served, model, accelerator, capacity=None, target_rate=None, 
         return (f"mean {distribution.mean * scale:.4g}, p50 {distribution.p50 * scale:.4g}, "
                 f"p90 {distribution.p90 * scale:.4g}, p99 {distribution.p99 * scale:.4g} {unit}")
 
-    lines = [
+    def number(value: float, form: str, unit: str = "") -> str:
+        return f"{value:{form}}{unit}" if math.isfinite(value) else "not measured"
+
+    lines = [f"warning: {text}" for text in warnings] + [
         f"{model.name} served on {served.devices} x {accelerator.name} ({setup.replicas} replica"
         f"{'s' if setup.replicas != 1 else ''} of TP {s.tp} x PP {s.pp})",
         f"  {m.requests:,} requests, {traffic}; prompts ~{s.input_len:,} and replies ~{s.output_len:,} tokens",
         f"  policy {setup.policy}: up to {setup.max_num_seqs:,} sequences and {setup.max_batched_tokens:,} tokens per "
         f"iteration; KV cache {setup.kv_cache_bytes / 1e9:.1f} GB per device = {setup.kv_tokens:,} tokens per replica "
         f"({setup.kv_blocks_total:,} blocks of {setup.block_size})",
+        "  " + measured_text(served),
         f"  TTFT {ms(m.ttft_s)}",
         f"  TPOT {ms(m.tpot_s)}",
         f"  ITL  {ms(m.itl_s)}",
         f"  end-to-end {ms(m.e2e_s, 1.0, 's')}",
-        f"  throughput {m.output_tokens_per_s:,.0f} output tok/s, {m.total_tokens_per_s:,.0f} input+output tok/s, "
-        f"{m.request_rate_per_s:.3g} requests/s",
+        f"  throughput {number(m.output_tokens_per_s, ',.0f')} output tok/s, "
+        f"{number(m.total_tokens_per_s, ',.0f')} input+output tok/s, {number(m.request_rate_per_s, '.3g')} requests/s",
         f"  SLO (p99 TTFT {_limit(spec.slo_ttft_ms)}, p99 TPOT {_limit(spec.slo_tpot_ms)}): "
-        f"{m.slo_attainment:.1%} of requests within both, goodput {m.goodput_per_s:.3g} requests/s",
-        f"  running (all replicas) mean {m.running_mean:.1f}, largest iteration batch {m.batch_max:,}; "
-        f"waiting mean {m.queue_mean:.1f}; preemptions {m.preemptions:,}; "
-        f"KV blocks at most {m.kv_blocks_max:,} of {setup.kv_blocks_total:,} per replica",
-        f"  power {m.average_power_w:,.0f} W (all devices), {m.tokens_per_joule:.3f} tokens/J (input+output)",
+        f"{number(100 * m.slo_attainment, '.1f', '%')} of requests within both, "
+        f"goodput {number(m.goodput_per_s, '.3g')} requests/s",
+        f"  running, all replicas: mean {number(m.running_mean, '.1f')}; largest iteration of one replica "
+        f"{m.batch_max:,} sequences; waiting, all replicas: mean {number(m.queue_mean, '.1f')}; "
+        f"preemptions {m.preemptions:,}; KV blocks at most {m.kv_blocks_max:,} of {setup.kv_blocks_total:,} per replica",
+        f"  power {number(m.average_power_w, ',.0f')} W (all devices), "
+        f"{number(m.tokens_per_joule, '.3f')} tokens/J (input+output)",
     ]
     if m.rejected:
-        lines.append(f"  {m.rejected:,} requests rejected (longer than the context or than the whole KV cache)")
+        lines.append(f"  {m.rejected:,} requests rejected (longer than the model's context or than the whole KV cache)")
     if m.unstable:
-        lines.append("  UNSTABLE: the queue was still growing at the end; the rate is beyond what this serves")
+        load = f" (offered load {m.offered_load:.2f} of what it serves saturated)" if math.isfinite(m.offered_load) else ""
+        lines.append(f"  UNSTABLE: the waiting queue grew by {m.queue_growth:.0%} of the arrivals{load}: "
+                     "more arrive than this deployment serves")
     if m.capped:
-        lines.append("  stopped at the simulation's bound before every request finished")
+        lines.append("  stopped at the simulator's safety bound before every request finished")
     if capacity is not None:
-        lines.append(f"  capacity at the SLO: {capacity.rate_per_s:.3g} requests/s")
+        lines.append("  " + capacity_text(capacity))
         if target_rate is not None:
             from accelscope.engine.studies.serving.study import devices_for_rate
 
-            needed = devices_for_rate(capacity.rate_per_s, target_rate, served.devices)
+            needed = devices_for_rate(capacity.rate_per_s, target_rate, served.devices) if capacity.determined else None
             lines.append(f"  {target_rate:g} requests/s need "
-                         + (f"{needed:,} devices" if needed is not None else "more than any number of these"))
+                         + (f"{needed:,} devices" if needed is not None else
+                            "an unknown number of devices (the capacity is undetermined)" if not capacity.determined
+                            else "more than any number of these"))
     if costs is not None:
         from .serialize import cost_to_text
 
@@ -295,6 +340,30 @@ def served_to_text(served, model, accelerator, capacity=None, target_rate=None, 
         if at_capacity is not None:
             lines += cost_to_text(at_capacity, "cost at capacity")
     return "\n".join(lines) + "\n"
+
+
+def measured_text(served) -> str:
+    """How the figures were measured, in one line."""
+    m, plan = served.metrics, served.plan
+    if not m.steady:
+        return f"measured over the whole run: {m.steady_note}"
+    load = f"; offered load {m.offered_load:.2f} of the saturated rate" if math.isfinite(m.offered_load) else ""
+    sized = (f" (run sized by time: {plan.simulated_replicas} of {plan.replicas} round-robin replicas simulated)"
+             if plan is not None and plan.sampled and plan.simulated_replicas < plan.replicas else "")
+    return (f"steady state: measured on {m.window_s:,.4g} s from {m.window_start_s:,.4g} s, "
+            f"{m.measured_requests:,} requests{sized}{load}")
+
+
+def capacity_text(capacity) -> str:
+    from accelscope.engine.studies.serving.capacity import FOUND, NONE
+
+    if capacity.status == FOUND:
+        return (f"capacity at the SLO: {capacity.rate_per_s:.3g}-{capacity.failing_rate_per_s:.3g} requests/s "
+                f"({capacity.rate_per_s:.3g} meets it, {capacity.failing_rate_per_s:.3g} does not)")
+    if capacity.status == NONE:
+        return f"capacity at the SLO: 0 requests/s: {capacity.reason}"
+    known = f"; at least {capacity.rate_per_s:.3g} requests/s meet it" if capacity.rate_per_s > 0.0 else ""
+    return f"capacity at the SLO: undetermined: {capacity.reason}{known}"
 
 
 def _limit(milliseconds: float | None) -> str:
@@ -319,58 +388,88 @@ def run_serve(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def check_combinations(values: dict[str, Any]) -> None:
+    """Refuse options that would be ignored, naming them (ValueError)."""
+    capacity = values.get("capacity")
+    if capacity is not None and not isinstance(capacity, bool):
+        raise ValueError(f"capacity must be true or false, got {capacity!r}"[:120])
+    if values.get("target_rate") is not None and not capacity:
+        raise ValueError("--target-rate needs --capacity: the devices a rate needs come from the capacity")
+    custom = [flag for flag, key in (("--link-gbps", "link_gbps"), ("--link-latency-us", "link_latency_us"))
+              if values.get(key) is not None]
+    if custom and values.get("link") != "custom":
+        raise ValueError(f"{' and '.join(custom)} set a custom link: add --link custom")
+    if values.get("trace") is not None:
+        given = [flag for flag, key in (("--rate", "rate"), ("--requests", "requests"), ("--arrival", "arrival"),
+                                        ("--concurrency", "concurrency"), ("--burstiness", "burstiness"))
+                 if values.get(key) is not None]
+        if given:
+            raise ValueError(f"a trace gives the arrivals and lengths: {', '.join(given)} cannot be used with --trace")
+        if values.get("disaggregate") is not None or capacity:
+            raise ValueError("a trace fixes the arrivals: it cannot be used with --capacity or --disaggregate")
+
+
 def serve_one(values: dict[str, Any]) -> dict[str, Any]:
     """One serve request from option values (CLI or JSONL); raises ValueError with the reason."""
     from accelscope.engine.catalog.traces import load_trace
     from accelscope.engine.core.cost import Pricing
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.serving import check_simulated_size
     from accelscope.engine.physics.engine import Engine
     from accelscope.engine.studies.cost import capacity_cost, served_cost
     from accelscope.engine.studies.serving.study import capacity_at_slo, simulate_served
     from accelscope.engine.studies.serving.workload import trace_workload
 
+    check_combinations(values)
     try:
         spec = spec_from_values(values)
         engine = Engine()
         engine, scenario = engine.for_scenario(Scenario(**scenario_values(values, native_weight_format(engine))))
+        model = engine.model(scenario.model)
+        if scenario.input_len + scenario.output_len > model.max_context:
+            raise ValueError(f"prompts of {scenario.input_len:,} tokens and replies of {scenario.output_len:,} exceed "
+                             f"{model.name}'s context of {model.max_context:,} tokens")
+        if spec.prefix_tokens and spec.prefix_tokens >= scenario.input_len:
+            raise ValueError(f"--prefix-tokens {spec.prefix_tokens:,} is not shorter than the prompts (about "
+                             f"{scenario.input_len:,} tokens): no request would share it")
+        check_simulated_size(spec.prefill_replicas + spec.decode_replicas if spec.disaggregated else scenario.dp,
+                             spec)
+        # The static engine's warnings for the scenario (a TP that does not divide the heads, ...).
+        warnings = tuple(engine.predict(scenario.with_changes(batch=1)).warnings)
         pricing = Pricing(engine.catalog.prices, cost_settings(values, scenario.accelerator))
         trace = None
         if values.get("trace") is not None:
-            if spec.disaggregated or values.get("capacity"):
-                raise ValueError("a trace fixes the arrivals: it cannot be used with --capacity or --disaggregate")
             loaded = load_trace(values["trace"])
             trace = trace_workload(loaded.arrival_s, loaded.input_tokens, loaded.output_tokens)
-        if spec.disaggregated:
-            return _disaggregated(engine, scenario, spec, pricing)
-        served = simulate_served(engine, scenario, spec, trace=trace)
         capacity = capacity_at_slo(engine, scenario, spec) if values.get("capacity") else None
+        if spec.disaggregated:
+            return _disaggregated(engine, scenario, spec, pricing, capacity, values.get("target_rate"), warnings)
+        served = simulate_served(engine, scenario, spec, trace=trace)
     except AccelscopeError as error:
         raise ValueError(str(error)) from None
-    model = engine.model(scenario.model)
     accelerator = engine.catalog.accelerator(scenario.accelerator)
     target = values.get("target_rate")
     costs = (served_cost(accelerator.id, served.devices, served.metrics, pricing, engine.catalog),
              None if capacity is None else capacity_cost(accelerator.id, served.devices, capacity, pricing,
                                                          engine.catalog))
-    return {"dict": served_to_dict(served, model, accelerator, capacity, target, costs),
-            "text": served_to_text(served, model, accelerator, capacity, target, costs)}
+    return {"dict": served_to_dict(served, model, accelerator, capacity, target, costs, warnings),
+            "text": served_to_text(served, model, accelerator, capacity, target, costs, warnings)}
 
 
-def _disaggregated(engine, scenario, spec, pricing) -> dict[str, Any]:
-    from accelscope.engine.studies.cost import served_cost
-    from accelscope.engine.studies.serving.study import ServedRun, simulate_disaggregated_served
+def _disaggregated(engine, scenario, spec, pricing, capacity, target, warnings) -> dict[str, Any]:
+    from accelscope.engine.studies.cost import capacity_cost, served_cost
+    from accelscope.engine.studies.serving.study import simulated_disaggregated_run
 
-    result, metrics, prefill_setup, decode_setup, link = simulate_disaggregated_served(engine, scenario, spec)
-    devices = (prefill_setup.replicas * prefill_setup.devices_per_replica
-               + decode_setup.replicas * decode_setup.devices_per_replica)
-    served = ServedRun(scenario, spec, decode_setup, spec.rate_rps if spec.arrival != "offline" else math.inf,
-                       result.combined, metrics, devices)
+    served = simulated_disaggregated_run(engine, scenario, spec)
+    prefill_setup, decode_setup, link = served.prefill_setup, served.setup, served.link
     model = engine.model(scenario.model)
     accelerator = engine.catalog.accelerator(scenario.accelerator)
     # Both pools run on the scenario's accelerator: the deployment's devices, at the rate achieved.
-    costs = (served_cost(accelerator.id, devices, metrics, pricing, engine.catalog), None)
-    data = served_to_dict(served, model, accelerator, costs=costs)
+    costs = (served_cost(accelerator.id, served.devices, served.metrics, pricing, engine.catalog),
+             None if capacity is None else capacity_cost(accelerator.id, served.devices, capacity, pricing,
+                                                         engine.catalog))
+    data = served_to_dict(served, model, accelerator, capacity, target, costs, warnings)
     data["disaggregated"] = {
         "prefill_replicas": prefill_setup.replicas,
         "decode_replicas": decode_setup.replicas,
@@ -380,7 +479,7 @@ def _disaggregated(engine, scenario, spec, pricing) -> dict[str, Any]:
         "kv_bytes_per_token_per_replica": link.kv_bytes_per_token,
         "prefill_assumptions": assumptions(prefill_setup, spec),
     }
-    text = served_to_text(served, model, accelerator, costs=costs)
+    text = served_to_text(served, model, accelerator, capacity, target, costs, warnings)
     text += (f"  disaggregated: {prefill_setup.replicas} prefill : {decode_setup.replicas} decode replicas, the KV "
              f"cache over the {spec.link} link ({link.bandwidth_bytes_per_s / 1e9:.3g} GB/s per replica, "
              f"{link.latency_s * 1e6:.3g} us)\n")

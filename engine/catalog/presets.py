@@ -34,7 +34,7 @@ from ..core.model import ModelArch
 from ..core.precision import PRECISIONS
 from ..core.prices import SITE_FIELDS
 from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
-from ..core.serving import SERVING_FIELDS, ServingSpec
+from ..core.serving import SERVING_FIELDS, ServingSpec, check_simulated_size
 from ..core.workspace import DEVICE_BUDGETS, MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, VIEWS, Workspace
 from .catalog import Catalog, user_data_dir
 from .far_tiers import load_far_tiers
@@ -264,6 +264,10 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
         workspace = workspace.with_options(**_view_options(root, catalog))
     if "serving" in root.table:
         workspace = workspace.with_changes(serving=_serving(root, path))
+        try:
+            check_simulated_size(scenario.dp, workspace.serving)
+        except ScenarioError as error:
+            raise PresetError(path, "serving", str(error)) from error
     if "cost" in root.table:
         workspace = workspace.with_changes(cost=_cost(root, catalog))
     return Preset(name=name, description=description, workspace=workspace, model=model)
@@ -385,8 +389,8 @@ def _cost_document(settings: CostSettings) -> dict[str, Any]:
 
 
 # Fields a null may set: limits that fall back to the policy's default, objectives that can be off.
-_OPTIONAL_SERVING_FIELDS = ("max_num_seqs", "max_batched_tokens", "memory_fraction", "block_size", "slo_ttft_ms",
-                            "slo_tpot_ms")
+_OPTIONAL_SERVING_FIELDS = ("requests", "max_num_seqs", "max_batched_tokens", "memory_fraction", "block_size",
+                            "slo_ttft_ms", "slo_tpot_ms")
 
 
 def _require(reader: TableReader, keys: tuple[str, ...]) -> None:

@@ -43,6 +43,12 @@ LINKS: tuple[str, ...] = ("scale-out", "scale-up", "custom")
 # Limits of what the simulator accepts at all (the app's controls use narrower ranges).
 MAX_REQUESTS = 1_000_000
 MAX_RATE_RPS = 1e9
+# A run at a slower rate spans so many seconds that a float64 time (ulp 2^-52 of it) can no longer
+# resolve an iteration (milliseconds): 2,000 requests at 1e-6/s span 2e9 s, an ulp of 2.4e-7 s.
+MIN_RATE_RPS = 1e-6
+# Replicas a run may simulate side by side, times the sequences each may run: the kernel's
+# scheduling tables are that many entries (three int64 each).
+MAX_SIMULATED_SEQUENCES = 1 << 24
 MAX_USERS = 100_000
 MAX_SEQUENCES = 1_000_000
 MAX_TOKENS = 100_000_000
@@ -126,7 +132,11 @@ class ServingSpec:
         _choice("policy", self.policy, POLICIES)
         _choice("router", self.router, ROUTERS)
         _choice("link", self.link, LINKS)
-        _number("rate_rps", self.rate_rps, 0.0, MAX_RATE_RPS, low_open=True)
+        if isinstance(self.rate_rps, float) and 0.0 < self.rate_rps < MIN_RATE_RPS:
+            raise ScenarioError(f"rate_rps must be at least {MIN_RATE_RPS:g} requests/s (one every "
+                                f"{1 / MIN_RATE_RPS / 86400:.3g} days): a slower run spans so long that its times lose "
+                                f"the precision of an iteration, got {self.rate_rps:g}")
+        _number("rate_rps", self.rate_rps, MIN_RATE_RPS, MAX_RATE_RPS)
         _number("burstiness_cv", self.burstiness_cv, 0.0, MAX_CV)
         _number("think_s", self.think_s, 0.0, MAX_THINK_S)
         _number("length_cv", self.length_cv, 0.0, MAX_CV)
@@ -162,6 +172,23 @@ class ServingSpec:
 
 
 SERVING_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(ServingSpec))
+
+
+def check_simulated_size(replicas: int, spec: ServingSpec) -> None:
+    """Refuse a deployment too large to simulate replica by replica: ``replicas`` replicas of the
+    sequences each may run (the spec's limit, else the policy's largest default) beyond
+    MAX_SIMULATED_SEQUENCES. Round-robin replicas in a run sized by time are sampled instead, so
+    only a least-outstanding router or a request count simulates them all."""
+    if spec.router == "round-robin" and spec.requests is None:
+        return
+    defaults = POLICY_DEFAULTS[spec.policy]
+    sequences = spec.max_num_seqs or max(defaults.large_sequences, defaults.small_sequences)
+    if spec.policy == "static":
+        sequences = 1
+    if replicas * sequences > MAX_SIMULATED_SEQUENCES:
+        raise ScenarioError(
+            f"{replicas:,} replicas of up to {sequences:,} sequences each are more than the simulator holds at once "
+            f"({MAX_SIMULATED_SEQUENCES:,}); with round-robin routing and no request count, replicas are sampled")
 
 
 def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:

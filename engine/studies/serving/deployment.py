@@ -107,8 +107,13 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         blocks = int(min(near_tokens, far_tokens, MAX_KV_TOKENS) // block_size)
     elif per_token == 0.0 and kv_cache > 0.0:
         blocks = int(MAX_KV_TOKENS // block_size)  # no attention KV at all: memory never limits the batch
+    if blocks == 0:
+        model, accelerator = engine.model(scenario.model).name, engine.catalog.accelerator(scenario.accelerator).name
+        raise ScenarioError(f"cannot serve {model} on {accelerator}: no memory is left for a KV cache beside the "
+                            f"weights and workspace ({max(kv_cache, 0.0) / 1e9:.3g} GB at a memory fraction of "
+                            f"{fraction:g})")
     requested_static_batch = static_batch
-    if spec.policy == "static" and blocks > 0:
+    if spec.policy == "static":
         # A fixed-batch image holds every sequence of its batch to the end: only as many
         # sequences of the mean length as the KV cache holds make one image.
         fitting = blocks * block_size // max(scenario.input_len + scenario.output_len, 1)

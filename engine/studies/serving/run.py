@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...core.serving import MAX_SIMULATED_SEQUENCES
 from . import layout
 from .kernel import simulate_kernel
 from .simulator_reference import simulate_reference
@@ -327,10 +328,13 @@ def simulate(
         arrival_s, prompt_tokens, output_tokens, think_s, prior_token_s, assigned, settings, time_settings, cost,
         request_float, request_int, iteration_float, iteration_int, gap_s, counters, time_bins, run_float,
     )  # fmt: skip
+    running_capacity = max(1, min(requests, max(server.max_num_seqs, server.static_batch)))
+    if server.replicas * running_capacity > MAX_SIMULATED_SEQUENCES:
+        raise ValueError(f"{server.replicas:,} replicas of up to {running_capacity:,} sequences each are more than the "
+                         f"simulator holds at once ({MAX_SIMULATED_SEQUENCES:,})")
     if engine == "kernel":
         if request_positions is not None or iteration_cost is not None or decode_positions is not None:
             raise ValueError("the kernel takes its cost functions from its import")
-        running_capacity = max(1, min(requests, max(server.max_num_seqs, server.static_batch)))
         simulate_kernel(*arguments, running_capacity)
     elif engine == "reference":
         model = server.cost_model

@@ -136,10 +136,12 @@ def _lengths(seed: int, stream: int, requests: int, prompt: Lengths, output: Len
     return cap_lengths(prompts, outputs, max_context)
 
 
-def planned_workload(scenario: Scenario, spec: ServingSpec, max_context: int, plan: RunPlan):
+def planned_workload(scenario: Scenario, spec: ServingSpec, max_context: int | None, plan: RunPlan):
     """(workload, measured requests) of a planned run: the arrivals up to its horizon, the
-    first ``measured`` of them those issued before the window's end. The same seed draws the same
-    requests at every rate, only faster (common random numbers across a sweep or a search)."""
+    first ``measured`` of them those issued before the window's end, lengths capped at
+    ``max_context`` (None: not capped; the simulator rejects what the context cannot hold). The
+    same seed draws the same requests at every rate, only faster (common random numbers across a
+    sweep or a search)."""
     prompt = Lengths(spec.input_distribution, float(scenario.input_len), spec.length_cv)
     output = Lengths(spec.output_distribution, float(scenario.output_len), spec.length_cv)
     cv = spec.burstiness_cv if spec.arrival == "gamma" else 1.0
@@ -203,7 +205,7 @@ def planned_run(scenario: Scenario, spec: ServingSpec, setup: ServerSetup, serve
                 *, record_iterations: bool = True, engine: str = "kernel") -> tuple[RunResult, Window]:
     """One run of ``plan`` on ``server`` (the deployment's, routed by ``spec``): the sample of
     round-robin replicas, or every replica on the whole stream."""
-    workload, measured = planned_workload(scenario, spec, setup.max_model_len, plan)
+    workload, measured = planned_workload(scenario, spec, None, plan)
     if plan.sampled:
         server = replace(server, replicas=plan.simulated_replicas, router="assigned")
     result = simulate(workload, server, record_iterations=record_iterations, measured_requests=measured,
@@ -241,7 +243,7 @@ def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRu
     def run_disaggregated(rate: float, record_iterations: bool = True) -> tuple[RunResult, Window]:
         # The pools couple through the transfers: every replica on the whole stream.
         plan = plan_open_loop(rate, decode_setup.replicas, "least-outstanding", e2e_s)
-        workload, _ = planned_workload(scenario, spec, decode_setup.max_model_len, plan)
+        workload, _ = planned_workload(scenario, spec, None, plan)
         combined = simulate_disaggregated(workload, prefill_server, decode_server, link,
                                           record_iterations=record_iterations,
                                           bin_width_s=horizon_bin_width_s(plan.horizon_s)).combined

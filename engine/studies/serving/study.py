@@ -92,10 +92,11 @@ class ServedRun:
         return self.plan is not None or self.spec.requests is None
 
 
-def draw_requests(scenario: Scenario, spec: ServingSpec, max_context: int, rate_rps: float | None = None,
+def draw_requests(scenario: Scenario, spec: ServingSpec, max_context: int | None, rate_rps: float | None = None,
                   requests: int | None = None) -> Workload:
     """``requests`` (default: the spec's count) of the spec's requests about the scenario's
-    mean lengths (``rate_rps`` overrides the spec's)."""
+    mean lengths (``rate_rps`` overrides the spec's), capped at ``max_context`` (None: a request
+    longer than the model's context is rejected by the simulator, as a trace's is)."""
     count = requests if requests is not None else spec.requests
     if count is None:
         raise ValueError("draw_requests needs a request count (the spec sizes its runs by time)")
@@ -151,7 +152,7 @@ def simulate_served(
     plan = None
     window = None
     if trace is not None or spec.requests is not None:
-        workload = trace if trace is not None else draw_requests(scenario, spec, setup.max_model_len, rate_rps)
+        workload = trace if trace is not None else draw_requests(scenario, spec, None, rate_rps)
         run = simulate(workload, server, engine=engine_name)
     elif spec.arrival in ("poisson", "gamma"):
         plan = plan_open_loop(rate, setup.replicas, spec.router, e2e_estimate_s(engine, scenario,
@@ -160,13 +161,13 @@ def simulate_served(
     elif spec.arrival == "offline" and spec.router == "round-robin":
         # Identical replicas each take every k-th request, all at once: one stands for them all.
         requests = offline_requests(replica_batch(setup, scenario))
-        workload = draw_requests(scenario, spec, setup.max_model_len, requests=requests)
+        workload = draw_requests(scenario, spec, None, requests=requests)
         run = simulate(workload, replace(server, replicas=1), engine=engine_name)
         run.replicas_represented = setup.replicas
     else:
         count = (closed_loop_requests(spec.concurrency) if spec.arrival == "closed"
                  else setup.replicas * offline_requests(replica_batch(setup, scenario)))
-        run = simulate(draw_requests(scenario, spec, setup.max_model_len, requests=count), server, engine=engine_name)
+        run = simulate(draw_requests(scenario, spec, None, requests=count), server, engine=engine_name)
     load = math.nan
     if offered_load and spec.arrival in ("poisson", "gamma") and trace is None:
         load = rate / saturated_rate_rps(engine, scenario, spec)
@@ -218,13 +219,13 @@ def simulate_disaggregated_served(
     if spec.requests is not None or spec.arrival == "offline":
         count = spec.requests if spec.requests is not None else decode_setup.replicas * offline_requests(
             replica_batch(decode_setup, scenario))
-        workload = draw_requests(scenario, spec, decode_setup.max_model_len, rate_rps, requests=count)
+        workload = draw_requests(scenario, spec, None, rate_rps, requests=count)
         bin_width_s = None
     else:
         rate = offered_rate(spec, rate_rps)
         plan = plan_open_loop(rate, decode_setup.replicas, "least-outstanding",
                               e2e_estimate_s(engine, scenario, replica_batch(decode_setup, scenario)))
-        workload, _ = planned_workload(scenario, spec, decode_setup.max_model_len, plan)
+        workload, _ = planned_workload(scenario, spec, None, plan)
         bin_width_s = horizon_bin_width_s(plan.horizon_s)
         window = (plan.warmup_s, plan.window_end_s)
     result = simulate_disaggregated(workload, server_of(prefill_setup, prefill_physics, spec.router),

@@ -97,7 +97,10 @@ def draw_lengths(rng, requests, lengths):
 
 def cap_lengths(prompt_tokens, output_tokens, max_context_tokens):
     """Cap so that prompt + output <= max context and both stay >= 1: the prompt is cut first to
-    leave room for one output token, then the output to what the prompt leaves."""
+    leave room for one output token, then the output to what the prompt leaves. None caps
+    nothing: a request longer than the context is the simulator's to reject, as a trace's is."""
+    if max_context_tokens is None:
+        return prompt_tokens, output_tokens
     if max_context_tokens < 2:
         raise ValueError("max_context_tokens must be at least 2")
     prompt = np.clip(prompt_tokens, 1, max_context_tokens - 1).astype(np.int64)
