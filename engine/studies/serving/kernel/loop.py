@@ -169,7 +169,7 @@ def initialise(st):
         st.loop[LOOP_NEXT_UNISSUED] = first_users
 
 
-@jit
+@jit(internal=True)
 def run(st):
     """The event loop (see the reference's notes for the order of events at one time)."""
     initialise(st)
@@ -227,14 +227,17 @@ def run(st):
     st.run_float[RUN_END_S] = end_s
 
 
+@jit
 def simulate_kernel(arrival_s, prompt_tokens, output_tokens, think_s, prior_token_s, assigned_replica, settings,
                     time_settings, cost, request_float, request_int, iteration_float, iteration_int, gap_s, counters,
                     bins, run_float, running_capacity):
     """Run the compiled simulation; fills the outputs (layouts in ``..layout``) as
-    ``simulate_reference`` does. ``running_capacity`` bounds the running requests of a replica."""
+    ``simulate_reference`` does. ``running_capacity`` bounds the running requests of a replica.
+    The state is made here, in compiled code (cached with it): made from Python, a structure's
+    constructor would be compiled afresh in every process."""
     requests = arrival_s.shape[0]
-    replicas = int(settings[SET_REPLICAS])
-    heap_capacity = max(1, min(int(settings[SET_USERS]), requests))
+    replicas = settings[SET_REPLICAS]
+    heap_capacity = max(1, min(settings[SET_USERS], requests))
     run(State(
         arrival_s, prompt_tokens, output_tokens, think_s, prior_token_s, assigned_replica, settings, time_settings,
         cost, request_float, request_int, iteration_float, iteration_int, gap_s, counters, bins, run_float,
@@ -248,7 +251,7 @@ def simulate_kernel(arrival_s, prompt_tokens, output_tokens, think_s, prior_toke
         np.empty(heap_capacity, dtype=np.int64),
         np.empty(LOOP_SIZE, dtype=np.int64),
         np.empty(LOOP_FLOAT_SIZE, dtype=np.float64),
-        np.empty((replicas, int(settings[SET_BLOCK_SIZE])), dtype=np.int64),
+        np.empty((replicas, settings[SET_BLOCK_SIZE]), dtype=np.int64),
         np.empty((replicas, DECODE_TERMS), dtype=np.float64),
         np.empty((replicas, MAX_STRETCH_BENDS + 2), dtype=np.int64),
         np.empty((replicas, MAX_STRETCH_BENDS + 1, STRETCH_TABLE_SIZE), dtype=np.float64),
