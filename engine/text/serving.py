@@ -59,14 +59,6 @@ def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
         f"{s.output_len:,} tokens, on {run.devices} device{'s' if run.devices != 1 else ''} "
         f"({replicas} of TP {s.tp} x PP {s.pp}), scheduled by {POLICY_LABELS[setup.policy]} {limits}.",
     ]
-    if setup.kv_blocks_total == 0:
-        lines.append(
-            f"No request can run: {setup.memory_fraction:.0%} of the device's memory "
-            f"{'' if setup.memory_of_total else '(of what the weights leave free) '}leaves no room for the KV cache "
-            "beside the weights, activations and runtime; raise the memory fraction or spread the model over more "
-            "devices."
-        )
-        return lines
     if m.finished == 0:
         lines.append("No request finished: the run was cut short at the simulation's bound, or every request was "
                      "longer than the model's context or the whole KV cache.")

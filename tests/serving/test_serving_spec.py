@@ -30,9 +30,9 @@ def catalog():
     ("changes", "message"),
     [
         ({"arrival": "burst"}, "arrival must be one of poisson, gamma, offline, closed"),
-        ({"rate_rps": 0.0}, "rate_rps must be above 0"),
-        ({"rate_rps": float("nan")}, "rate_rps must be above 0"),
-        ({"rate_rps": 10**400}, "rate_rps must be above 0"),
+        ({"rate_rps": 0.0}, "rate_rps must be at least 1e-06"),
+        ({"rate_rps": float("nan")}, "rate_rps must be at least 1e-06"),
+        ({"rate_rps": 10**400}, "rate_rps must be at least 1e-06"),
         ({"requests": 0}, "requests must be between 1"),
         ({"requests": 2.5}, "requests must be a whole number"),
         ({"concurrency": True}, "concurrency must be a whole number"),
@@ -76,7 +76,7 @@ def test_a_preset_without_serving_settings_takes_the_defaults(catalog):
     [
         ({"rate": 3}, "p.json: serving.rate: unknown key"),
         ({"rate_rps": "fast"}, "p.json: serving.rate_rps: must be a number"),
-        ({"requests": None}, "p.json: serving.requests: must not be null"),
+        ({"concurrency": None}, "p.json: serving.concurrency: must not be null"),
         ({"policy": "nope"}, "p.json: serving.policy: must be one of"),
         ({"prefill_replicas": 2}, "p.json: serving: disaggregated serving needs both"),
     ],

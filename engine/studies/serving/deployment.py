@@ -109,9 +109,10 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
         blocks = int(MAX_KV_TOKENS // block_size)  # no attention KV at all: memory never limits the batch
     if blocks == 0:
         model, accelerator = engine.model(scenario.model).name, engine.catalog.accelerator(scenario.accelerator).name
-        raise ScenarioError(f"cannot serve {model} on {accelerator}: no memory is left for a KV cache beside the "
-                            f"weights and workspace ({max(kv_cache, 0.0) / 1e9:.3g} GB at a memory fraction of "
-                            f"{fraction:g})")
+        share = "total memory" if defaults.memory_of_total else "the memory the weights leave free"
+        raise ScenarioError(f"cannot serve {model} on {accelerator}: no memory is left for a KV cache, so no request "
+                            f"can run: {fraction:.0%} of {share} goes to the weights, activations and runtime; raise "
+                            "the memory fraction or spread the model over more devices")
     requested_static_batch = static_batch
     if spec.policy == "static":
         # A fixed-batch image holds every sequence of its batch to the end: only as many
