@@ -39,4 +39,11 @@ python=${PYTHON:-python3}
 [[ -x .venv/bin/python ]] || "$python" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e ".${extras}"
+# Compile the engine's and the serving simulator's kernels now, once: later starts load them from
+# the on-disk cache, so that the first window (and its Serving tab) answers at once.
+echo "setup: compiling the kernels (once)"
+.venv/bin/python -c 'from accelscope.engine.physics.engine import Engine
+from accelscope.engine.studies.serving.run import warm_up_simulator
+Engine().warm_up()
+warm_up_simulator()'
 echo "setup: ready (.venv/bin/accelscope)"

@@ -400,3 +400,24 @@ def test_a_curve_breaks_where_a_point_is_missing(qtbot, engine):
     assert lines.is_shown(key)
     drawn = panel.plotted()
     np.testing.assert_array_equal(drawn["h100-sxm.ttft"], values)  # as given, the gap included
+
+
+def test_while_the_simulator_is_compiled_the_tab_says_so_and_counts_down(qtbot, engine, monkeypatch):
+    """On a machine's first start the simulator is compiled in the background: the tab says what
+    it waits for and about how long, rather than a bare 'Simulating…'; once ready, it says nothing
+    of it."""
+    from accelscope.gui.panels import serving
+
+    panel = make_panel(qtbot, engine, workspace(engine))
+    monkeypatch.setattr(serving, "simulator_compiled", lambda: False)
+    panel.busy = True
+    panel._write_caption(done=0)
+    text = panel.caption.text()
+    assert "Preparing the simulator" in text and "about 40 s" in text and "Simulating" not in text
+    panel._preparing_since -= 15.0
+    panel._write_caption(done=0)
+    assert "about 25 s" in panel.caption.text()
+    monkeypatch.setattr(serving, "simulator_compiled", lambda: True)
+    panel._write_caption(done=1)
+    assert "Preparing" not in panel.caption.text() and "Simulating… 1 of 2" in panel.caption.text()
+    assert not panel._preparing_timer.isActive()

@@ -59,6 +59,7 @@ def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
         f"{s.output_len:,} tokens, on {run.devices} device{'s' if run.devices != 1 else ''} "
         f"({replicas} of TP {s.tp} x PP {s.pp}), scheduled by {POLICY_LABELS[setup.policy]} {limits}.",
     ]
+    lines.append(measured_sentence(m))
     if m.finished == 0:
         lines.append("No request finished: the run was cut short at the simulation's bound, or every request was "
                      "longer than the model's context or the whole KV cache.")
@@ -121,15 +122,26 @@ def serving_sentences(engine: Engine, run: ServedRun) -> list[str]:
         lines.append("Offline: every request was queued at the start, so the queue only drains; throughput is what "
                      "counts, and TTFT is mostly the wait for a slot.")
     elif m.unstable:
-        lines.append("Unstable: the queue was still growing at the end. Requests arrive faster than this deployment "
-                     "finishes them, so TTFT grows without bound with a longer run; the percentiles above are "
-                     "those of this run's length only.")
+        lines.append("Unstable: the waiting queue grew through the measured window. Requests arrive faster than this "
+                     "deployment finishes them, so TTFT grows without bound with a longer run; the percentiles above "
+                     "are those of this run's length only.")
     if m.rejected:
         lines.append(f"{m.rejected:,} requests were rejected: longer than the model's context ({setup.max_model_len:,} "
                      "tokens) or than the whole KV cache.")
     lines.append(f"Power {significant(m.average_power_w)} W on average (all devices, idle between iterations "
                  f"included): {significant(m.tokens_per_joule)} input and output tokens per joule.")
     return lines
+
+
+def measured_sentence(m) -> str:
+    """How the run's figures were measured: on its steady state, or over the whole run and why."""
+    if not m.steady:
+        return f"Measured over the whole run: {m.steady_note}."
+    load = (f"; the offered load is {m.offered_load:.2f} of what the deployment serves saturated"
+            if math.isfinite(m.offered_load) else "")
+    return (f"Measured on its steady state: the {m.measured_requests:,} requests issued in a window of "
+            f"{format_time(m.window_s)} after {format_time(m.window_start_s)} of warm-up (the warm-up and the drain "
+            f"left out){load}.")
 
 
 def cheapest_sentences(capacities: tuple[Capacity, ...], pricing: Pricing, catalog: Catalog) -> list[str]:

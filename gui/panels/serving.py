@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QButtonGroup,
@@ -59,6 +59,8 @@ from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.studies.analysis import ServingStudy
+from accelscope.engine.studies.serving.capacity import UNDETERMINED
+from accelscope.engine.studies.serving.run import simulator_compiled
 from accelscope.engine.studies.serving.split import SplitStudy, split_study
 from accelscope.engine.studies.serving.view import (
     Capacity,
@@ -117,6 +119,10 @@ SLO_HEADROOM = 2.5  # a latency plot reaches at least this factor above its SLO 
 # Spin boxes whose 0 stands for "take the policy's default" / "no limit".
 DEFAULT_TEXT = "default"
 NO_LIMIT_TEXT = "none"
+STEADY_TEXT = "steady state"  # the requests of a run sized by time (no count given)
+# A cold compile of the simulator on a 2-core machine, first start only (then it loads from the
+# on-disk cache in a fraction of a second): what the tab counts down from while it waits.
+PREPARING_ESTIMATE_S = 40.0
 
 
 @dataclass(frozen=True)
@@ -136,7 +142,9 @@ SETTINGS: tuple[_Setting, ...] = (
     _Setting("burstiness_cv", "Burst CV", "Coefficient of variation of the gaps between requests (1 = Poisson)"),
     _Setting("concurrency", "Users", "Closed loop: users, each sending its next request when its reply ends"),
     _Setting("think_s", "Think", "Closed loop: mean pause before a user's next request"),
-    _Setting("requests", "Requests", "Requests simulated per run"),
+    _Setting("requests", "Requests", "Requests of this rate's run: 'steady state' sizes it by time (a warm-up, then "
+             "a window of several end-to-end latencies and 2,000 requests); a number runs exactly that many. The "
+             "curves and capacities always size their own runs"),
     _Setting("policy", "Scheduler", "The serving engine's scheduling rules and defaults"),
     _Setting("slo_ttft_ms", "p99 TTFT ≤", "Service-level objective on the 99th-percentile time to first token "
                                          "(none: no limit)"),
@@ -201,6 +209,10 @@ class ServingPanel(AnalysisPanel):
         self.split: SplitStudy | None = None
         self.split_problem: str | None = None
         self.busy = False
+        self._preparing_since: float | None = None  # when the tab first waited for the simulator's compile
+        self._preparing_timer = QTimer(self)  # counts the wait down in the caption
+        self._preparing_timer.setInterval(1000)
+        self._preparing_timer.timeout.connect(self._preparing_tick)
         self._run_inputs: tuple | None = None
         self._curves: dict[str, RateCurve] = {}
         self._capacities: dict[str, Capacity] = {}
@@ -311,7 +323,7 @@ class ServingPanel(AnalysisPanel):
             "burstiness_cv": (0.0, 20.0, 2, "", None, 0.5),
             "concurrency": (1, 100_000, 0, "", None, 1),
             "think_s": (0.0, 86_400.0, 2, " s", None, 0.5),
-            "requests": (10, 100_000, 0, "", None, 100),
+            "requests": (9, 100_000, 0, "", STEADY_TEXT, 100),
             "slo_ttft_ms": (0.0, 86_400_000.0, 0, " ms", NO_LIMIT_TEXT, 100),
             "slo_tpot_ms": (0.0, 86_400_000.0, 0, " ms", NO_LIMIT_TEXT, 10),
             "length_cv": (0.0, 20.0, 2, "", None, 0.1),
@@ -354,7 +366,9 @@ class ServingPanel(AnalysisPanel):
             return None if value <= 0 else int(value)
         if name == "memory_fraction":
             return None if value <= 0 else float(value) / 100.0
-        if name in ("concurrency", "requests", "prefix_tokens", "prefill_replicas", "decode_replicas", "seed"):
+        if name == "requests":
+            return None if value < 10 else int(value)
+        if name in ("concurrency", "prefix_tokens", "prefill_replicas", "decode_replicas", "seed"):
             return int(value)
         return float(value)
 
@@ -925,6 +939,8 @@ class ServingPanel(AnalysisPanel):
     def _capacity_text(capacity: Capacity) -> str:
         if capacity.problem is not None:
             return "cannot serve"
+        if capacity.status == UNDETERMINED:
+            return "undetermined"
         if capacity.rate_rps <= 0:
             return "misses SLO"
         return f"{significant(capacity.rate_rps)}/s"
@@ -987,16 +1003,38 @@ class ServingPanel(AnalysisPanel):
             parts.append(f"p99 TPOT ≤ {format_time(spec.slo_tpot_ms / 1e3, trim=True)}")
         return " and ".join(parts) if parts else "no latency limit (stability only)"
 
+    def _preparing_line(self) -> str | None:
+        """While the simulator is being compiled (first start on a machine): what the tab waits
+        for, and about how long; None once it is ready."""
+        if simulator_compiled():
+            self._preparing_timer.stop()
+            return None
+        if self._preparing_since is None:
+            self._preparing_since = time.perf_counter()
+        if not self._preparing_timer.isActive():
+            self._preparing_timer.start()
+        left = max(PREPARING_ESTIMATE_S - (time.perf_counter() - self._preparing_since), 1.0)
+        return (f"<i>Preparing the simulator: compiling it for this machine, once (later starts load it), "
+                f"about {left:.0f} s</i>")
+
+    def _preparing_tick(self) -> None:
+        if self.busy or self.run is None:
+            self._write_caption()
+        else:
+            self._preparing_timer.stop()
+
     def _write_caption(self, done: int | None = None) -> None:
         lines = []
         if self.pages.currentIndex() == RATE_PAGE:
             if self.busy:
+                preparing = self._preparing_line()
                 shown = len(self.frame.workspace.shown) if self.frame is not None else 0
-                lines.append(f"<i>Simulating… {done or 0} of {shown} accelerators</i>")
+                lines.append(preparing or f"<i>Simulating… {done or 0} of {shown} accelerators</i>")
             lines.append(
-                f"Capacity: the largest rate meeting {self._slo_text()} with a stable queue. Each accelerator is "
-                "swept from a tenth to 1.5× the rate its largest static batch sustains; hollow points: the queue "
-                "was still growing (unstable). ◆ marks the capacity; the dotted line is the current rate; colours as "
+                f"Capacity: the largest rate meeting {self._slo_text()} with a stable queue, measured on each "
+                "rate's steady state (warm-up and drain left out) and found within 3 %. Each accelerator is "
+                "swept from a tenth to 1.5× the rate its largest static batch sustains; hollow points: the waiting "
+                "queue grew (unstable). ◆ marks the capacity; the dotted line is the current rate; colours as "
                 "in the capacity bars; the dashed red lines are the SLOs."
             )
             problems = [f"{self._label(a)}: {c.problem}" for a, c in self._capacities.items()
@@ -1046,14 +1084,14 @@ class ServingPanel(AnalysisPanel):
             return [f"Cannot serve: {self.run_problem}"]
         run = self.run
         if run is None:
-            return ["<i>Simulating…</i>"]
+            return [self._preparing_line() or "<i>Simulating…</i>"]
         m = run.metrics
         name = self._label(run.served.scenario.accelerator)
         spec = run.served.spec
         if run.served.disaggregated:  # the timelines list the prefill pool's iterations, then the decode pool's
             name += (f" (disaggregated: {spec.prefill_replicas} prefill + {spec.decode_replicas} decode "
                      f"replica{'s' if spec.decode_replicas != 1 else ''})")
-        stable = "<b>unstable</b>: the queue was still growing" if m.unstable else "stable"
+        stable = "<b>unstable</b>: the waiting queue grew" if m.unstable else "stable"
         rate = run.served.rate_rps
         offered = ("all at once" if math.isinf(rate) else "a closed loop" if math.isnan(rate)
                    else f"{significant(rate)} req/s")
@@ -1084,7 +1122,7 @@ class ServingPanel(AnalysisPanel):
             if capacity is None:
                 return name
             return tooltip_html(name, [f"capacity at the SLO: {significant(capacity.rate_rps)} requests/s",
-                                       f"fails by {significant(capacity.failing_rate_rps)} requests/s",
+                                       f"misses it at {significant(capacity.failing_rate_rps)} requests/s",
                                        f"{capacity.devices:,} device{'s' if capacity.devices != 1 else ''}"])
         if curve is None:
             return name
@@ -1096,7 +1134,7 @@ class ServingPanel(AnalysisPanel):
             f"p99 TTFT {format_time(curve.ttft_p99_s[i])}, p99 TPOT {format_time(curve.tpot_p99_s[i])}",
         ]
         if curve.unstable[i]:
-            lines.append("unstable: the queue was still growing at the end")
+            lines.append("unstable: the waiting queue grew through the measured window")
         return tooltip_html(name, lines)
 
     def _capacity_tip(self, row: int) -> str:
@@ -1106,8 +1144,12 @@ class ServingPanel(AnalysisPanel):
             return tooltip_html(name, ["being simulated"])
         if capacity.problem is not None:
             return tooltip_html(name, [f"cannot serve: {capacity.problem}"])
+        if capacity.status == UNDETERMINED:
+            known = ([f"at least {significant(capacity.rate_rps)} requests/s meet {self._slo_text()}"]
+                     if capacity.rate_rps > 0 else [])
+            return tooltip_html(name, [f"capacity undetermined: {capacity.reason}", *known])
         if capacity.rate_rps <= 0:
-            return tooltip_html(name, [f"misses {self._slo_text()} even at the lowest rate tried"])
+            return tooltip_html(name, [f"misses {self._slo_text()} with every request alone: {capacity.reason}"])
         return tooltip_html(name, [
             f"{significant(capacity.rate_rps)} requests/s meet {self._slo_text()}",
             f"{significant(capacity.failing_rate_rps)} requests/s do not",

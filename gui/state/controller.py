@@ -19,6 +19,7 @@ from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.core.model import ModelArch, weight_precision_for_model
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.engine import Engine
+from accelscope.engine.studies.serving.run import warm_up_simulator
 from accelscope.engine.physics.frame import Frame, compute_frame
 
 UPDATE_INTERVAL_MS = 16  # one frame at 60 Hz
@@ -184,6 +185,12 @@ class Controller(QObject):
             return
         self.warm_up_seconds = time.perf_counter() - started
         self._warmed.emit(None)
+        # Then the serving simulator, before the Serving tab first asks for it (the tab says it is
+        # being prepared meanwhile).
+        try:
+            warm_up_simulator()
+        except Exception:  # noqa: BLE001 — the tab's first run compiles it, and reports what fails
+            pass
 
     def _on_warmed(self, problem: object) -> None:
         if problem is not None:

@@ -13,6 +13,7 @@ from ...core.serving import MAX_SIMULATED_SEQUENCES
 from . import layout
 from .kernel import simulate_kernel
 from .simulator_reference import simulate_reference
+from .workload import Workload
 
 # Default bound on records kept when the caller gives none: enough for any run without
 # preemption, capped so the (lazily touched) record arrays stay below ~250 MB of address space.
@@ -372,6 +373,21 @@ def simulate(
         run_end_s=float(run_float[layout.RUN_END_S]),
         iterations_recorded=bool(record_iterations),
     )
+
+
+def simulator_compiled():
+    """Whether this process has the compiled simulator (compiled, or loaded from the cache)."""
+    return bool(getattr(simulate_kernel, "signatures", True))
+
+
+def warm_up_simulator():
+    """Compile the simulator (or load it from the on-disk cache): a run of three requests on a
+    stand-in cost table, with stretches and every output. Idempotent; seconds the first time on a
+    new machine, then a fraction of one."""
+    from ...physics.layout import COST_ROWS
+
+    workload = Workload(np.array([0.0, 0.0, 0.1]), np.array([8, 8, 8]), np.array([4, 4, 4]), np.zeros(3))
+    simulate(workload, Server(cost=np.ones(len(COST_ROWS)), kv_blocks_total=64, max_num_seqs=2))
 
 
 def simulate_many(runs, *, threads=None, summary=None, **options):

@@ -46,7 +46,7 @@ class RateCurve:
     goodput_rps: np.ndarray
     ttft_p99_s: np.ndarray
     tpot_p99_s: np.ndarray
-    unstable: np.ndarray  # bool: the queue was still growing at the end
+    unstable: np.ndarray  # bool: the waiting queue grew (not a steady state)
     problem: str | None = None  # why the accelerator cannot serve the scenario (no curve)
 
 
