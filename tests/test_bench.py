@@ -9,8 +9,9 @@ import math
 SEED_WITH_A_SCALING_STUDY = 2  # its first moves change a control the Scaling study depends on
 KEYS = {
     "engine_evals_per_s", "reference_evals_per_s", "engine_speedup", "update_ms_p50", "update_ms_p95",
-    "update_ms_p99", "startup_warm_s", "startup_cold_s", "peak_rss_mb", "serve_ms_per_1000_requests", "serve_speedup",
-    "serve_sweep_s", "serve_capacity_s", "serve_study_shown_s",
+    "update_ms_p99", "startup_warm_s", "startup_cold_s", "peak_rss_mb", "serve_run_1000_ms", "serve_steady_run_ms",
+    "serve_speedup", "serve_capacity_shown_s", "serve_long_reply_capacity_s", "serve_cli_dp64_s",
+    "serve_cold_compile_s", "serve_cold_compile_mb", "serve_study_shown_s",
 }
 
 
@@ -26,6 +27,7 @@ def test_bench_quick_prints_every_figure(capsys):
     assert figures["startup_cold_ready_s"] >= figures["startup_cold_s"]
     assert 0 < figures["update_cpu_ms_p50"] <= figures["update_cpu_ms_p95"] <= figures["update_cpu_ms_p99"]
     assert figures["load_average"] >= 0
+    assert figures["serve_steady_run_requests"] >= 2000  # a window's worth at least
     # Timed in the window it says, not one fitted to the offscreen platform's 800x600 screen.
     assert (figures["window_width_px"], figures["window_height_px"]) == BENCH_WINDOW_PX
     # The explanation follows the frame: timed on its own, and with the frame.

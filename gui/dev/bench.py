@@ -86,17 +86,9 @@ class BenchResult:
     startup_cold_s: float  # the same with an empty numba cache
     startup_cold_ready_s: float  # ... until the kernels are compiled and the first frame drawn
     peak_rss_mb: float
-    # The serving simulator (llama-3.1-8b, vLLM's defaults, Poisson arrivals): ms per served
-    # run of 1,000 requests on one h100-sxm at SERVE_LOAD of its static best rate (setup, the
-    # simulation and its metrics; median) and the compiled run's speed over the pure-Python
-    # reference's; the Serving tab's rate sweep (16 rates x 1,000 requests) for every catalog
-    # accelerator, the capacity at the SLO for the app's default shown accelerators, and the
-    # tab's whole study (sweep and capacities) for those, in s, on every core.
-    serve_ms_per_1000_requests: float
-    serve_speedup: float
-    serve_sweep_s: float
-    serve_capacity_s: float
-    serve_study_shown_s: float
+    # The serving simulator (llama-3.1-8b on one h100-sxm, 512 in / 256 out, vLLM's defaults,
+    # Poisson arrivals): see ServingTimings.
+    serving: ServingTimings
     # Per analysis tab: (studies, p50 ms, p95 ms); printed, not in the JSON figures.
     analysis_by_view: dict[str, tuple[int, float, float]] = field(default_factory=dict, compare=False)
     # Per tab changed on, and per tab switched to: see :func:`updates_by_where`; printed only.
@@ -106,6 +98,8 @@ class BenchResult:
         figures = asdict(self)
         del figures["analysis_by_view"]
         del figures["updates_by_where"]
+        for name, value in figures.pop("serving").items():
+            figures[f"serve_{name}"] = value
         return figures
 
 
@@ -441,55 +435,100 @@ def measure_app(changes: int) -> tuple[UpdateTimings, float]:
     return UpdateTimings(**{**timings, "window_px": tuple(timings["window_px"])}), data["peak_rss_mb"]
 
 
-SERVE_LOAD = 0.7  # of the static best rate: a busy but stable server
+SERVE_LOAD = 0.7  # of the capacity at the SLO: a busy but stable server
+SERVE_SLO = {"slo_ttft_ms": 2000.0, "slo_tpot_ms": 100.0}  # MLPerf's Llama-3.1-8B server objective
+# The long-reply case issue 37 names: DeepSeek-R1 on 8 B200 (TP 4, DP 2, FP4 weights), ~800-token
+# prompts and ~3,900-token replies, p99 TTFT 2 s and TPOT 80 ms.
+LONG_REPLY = {"model": "deepseek-r1", "accelerator": "b200", "input_len": 800, "output_len": 3900, "tp": 4, "dp": 2,
+              "weight_precision": "fp4"}
+LONG_REPLY_SLO = {"slo_ttft_ms": 2000.0, "slo_tpot_ms": 80.0}
+SERVE_COMMAND = ["serve", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--input-len", "512",
+                 "--output-len", "256", "--slo-ttft-ms", "2000", "--slo-tpot-ms", "100", "--capacity"]
 
 
-def measure_serving(engine, repeats: int) -> tuple[float, float, float, float, float]:
-    """(ms per 1,000-request served run, kernel speed over the reference's, s for the rate sweep
-    of every catalog accelerator, for the capacities of the default shown ones, and for the
-    Serving tab's whole study of those)."""
+@dataclass(frozen=True)
+class ServingTimings:
+    """The serving simulator's figures (issue 37's targets in brackets)."""
+
+    run_1000_ms: float  # the kernel alone on 1,000 Poisson requests at SERVE_LOAD of the capacity [2 ms]
+    steady_run_ms: float  # a run sized for a steady state at that rate, its requests below
+    steady_run_requests: int
+    speedup: float  # the compiled run's speed over the pure-Python reference's, on the 1,000 requests
+    capacity_shown_s: float  # capacities of the app's default shown accelerators, every core [1 s]
+    long_reply_capacity_s: float  # the DeepSeek-R1 long-reply capacity [1 s]
+    cli_dp64_s: float  # `accelscope serve ... --capacity --dp 64`, a new process, warm cache [2 s]
+    cold_compile_s: float  # `accelscope serve ... --capacity`, a new process, empty cache [20 s]
+    cold_compile_mb: float  # its peak resident memory [600 MB]
+    study_shown_s: float  # the Serving tab's whole study (curves and capacities) of the shown ones
+
+
+def _timed_command(arguments: list[str], cache_dir: str | None = None) -> tuple[float, float]:
+    """(wall s, peak RSS MB) of ``accelscope ARGUMENTS`` in a new process."""
+    environment = dict(os.environ)
+    if cache_dir is not None:
+        environment["NUMBA_CACHE_DIR"] = cache_dir
+    probe = ("import resource, subprocess, sys, time; started = time.perf_counter(); "
+             "subprocess.run([sys.executable, '-m', 'accelscope.cli.main', *sys.argv[1:]], check=True, "
+             "stdout=subprocess.DEVNULL); print(time.perf_counter() - started, "
+             "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)")
+    completed = subprocess.run([sys.executable, "-c", probe, *arguments], env=environment, capture_output=True,
+                               text=True, timeout=1800, check=True)
+    wall, rss = completed.stdout.split()
+    return float(wall), float(rss)
+
+
+def measure_serving(engine, repeats: int) -> ServingTimings:
     from concurrent.futures import ThreadPoolExecutor
 
     from accelscope.engine.core.scenario import Scenario
     from accelscope.engine.core.serving import ServingSpec
     from accelscope.engine.studies.analysis import serving_study
-    from accelscope.engine.studies.serving.study import server_setup, simulate_served, static_best_rate
-    from accelscope.engine.studies.serving.view import capacity_on, rate_curve
+    from accelscope.engine.studies.serving.run import simulate
+    from accelscope.engine.studies.serving.steady import capacity_of, rate_runner
+    from accelscope.engine.studies.serving.study import deployment_physics, draw_requests, server_of, server_setup
+    from accelscope.engine.studies.serving.view import capacity_on
     from accelscope.gui.state.session import default_workspace
 
-    scenario = engine.resolve(Scenario(model="llama-3.1-8b", accelerator="h100-sxm"))
-    spec = ServingSpec(requests=1000)
-    rate = SERVE_LOAD * static_best_rate(engine, scenario, server_setup(engine, scenario, spec))
-    simulate_served(engine, scenario, spec, rate_rps=rate)  # compiled before it is timed
-    runs = []
-    for _ in range(max(3, repeats * 4)):
-        started = time.perf_counter()
-        simulate_served(engine, scenario, spec, rate_rps=rate)
-        runs.append(time.perf_counter() - started)
-    kernel_s = statistics.median(runs)
-    started = time.perf_counter()
-    simulate_served(engine, scenario, spec, rate_rps=rate, reference=True)
-    reference_s = time.perf_counter() - started
+    scenario = engine.resolve(Scenario(model="llama-3.1-8b", accelerator="h100-sxm", input_len=512, output_len=256))
+    spec = ServingSpec(**SERVE_SLO)
+    capacity = capacity_of(engine, scenario, spec)  # compiled before anything is timed
+    rate = SERVE_LOAD * capacity.rate_per_s
+    setup = server_setup(engine, scenario, spec)
+    server = server_of(setup, deployment_physics(engine, scenario, setup), spec.router)
+    workload = draw_requests(scenario, spec, None, rate, requests=1000)
 
-    shown = default_workspace(engine.catalog).with_changes(scenario=scenario, serving=spec)
-
-    def best_of(work) -> float:
-        best = math.inf
-        for _ in range(max(1, repeats // 2)):
+    def median_of(work, times: int) -> float:
+        spans = []
+        for _ in range(times):
             started = time.perf_counter()
             work()
-            best = min(best, time.perf_counter() - started)
-        return best
+            spans.append(time.perf_counter() - started)
+        return statistics.median(spans)
+
+    run_s = median_of(lambda: simulate(workload, server, record_iterations=False), max(5, repeats * 10))
+    started = time.perf_counter()
+    simulate(workload, server, record_iterations=False, engine="reference")
+    reference_s = time.perf_counter() - started
+    runner = rate_runner(engine, scenario, spec)
+    steady_s = median_of(lambda: runner.run_at(rate, record_iterations=False), max(3, repeats * 4))
+    steady_requests = runner.run_at(rate, record_iterations=False)[0].prompt_tokens.size
+
+    shown = default_workspace(engine.catalog).with_changes(scenario=scenario, serving=spec)
 
     def each(function, accelerators) -> None:
         with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
             list(pool.map(function, accelerators))
 
-    sweep_s = best_of(lambda: each(lambda a: rate_curve(engine, shown.scenario_on(a), spec),
-                                   engine.catalog.accelerators))
-    capacity_s = best_of(lambda: each(lambda a: capacity_on(engine, shown, a), shown.shown))
-    study_s = best_of(lambda: serving_study(engine, shown))
-    return kernel_s * 1e3, reference_s / kernel_s, sweep_s, capacity_s, study_s
+    capacity_s = median_of(lambda: each(lambda a: capacity_on(engine, shown, a), shown.shown), max(1, repeats // 2))
+    long_reply = engine.resolve(Scenario(**LONG_REPLY))
+    long_reply_s = median_of(lambda: capacity_of(engine, long_reply, ServingSpec(**LONG_REPLY_SLO)),
+                             max(1, repeats // 2))
+    study_s = median_of(lambda: serving_study(engine, shown), 1)
+    cli_dp64_s, _ = _timed_command([*SERVE_COMMAND, "--dp", "64"])
+    with tempfile.TemporaryDirectory(prefix="accelscope-cold-serve-") as empty:
+        cold_s, cold_mb = _timed_command(SERVE_COMMAND, empty)
+    return ServingTimings(run_s * 1e3, steady_s * 1e3, steady_requests, reference_s / run_s, capacity_s,
+                          long_reply_s, cli_dp64_s, cold_s, cold_mb, study_s)
 
 
 def run_bench(*, quick: bool = False) -> BenchResult:
@@ -503,7 +542,7 @@ def run_bench(*, quick: bool = False) -> BenchResult:
     with tempfile.TemporaryDirectory(prefix="accelscope-cold-cache-") as empty:
         cold_paint, cold_ready = measure_startup(empty)
     timings, peak_rss_mb = measure_app(changes)
-    serve_ms, serve_speedup, serve_sweep_s, serve_capacity_s, serve_study_s = measure_serving(engine, 1 if quick else 5)
+    serving = measure_serving(engine, 1 if quick else 5)
     load_average = os.getloadavg()[0]
     wall, cpu, analysis = timings.update_ms, timings.update_cpu_ms, timings.analysis_ms
     return BenchResult(
@@ -541,15 +580,24 @@ def run_bench(*, quick: bool = False) -> BenchResult:
         startup_cold_s=cold_paint,
         startup_cold_ready_s=cold_ready,
         peak_rss_mb=peak_rss_mb,
-        serve_ms_per_1000_requests=serve_ms,
-        serve_speedup=serve_speedup,
-        serve_sweep_s=serve_sweep_s,
-        serve_capacity_s=serve_capacity_s,
-        serve_study_shown_s=serve_study_s,
+        serving=serving,
         analysis_by_view={view: (len(values), _percentile(values, 50), _percentile(values, 95))
                           for view, values in sorted(timings.analysis_by_view().items())},
         updates_by_where=updates_by_where(wall, timings.update_where),
     )
+
+
+def format_serving(serving: ServingTimings) -> list[str]:
+    return [
+        (f"serving:    {serving.run_1000_ms:.2f} ms for 1,000 requests at {SERVE_LOAD:.0%} of the capacity "
+         f"(target 2; {serving.speedup:,.0f}x the reference); a run sized for a steady state there "
+         f"{serving.steady_run_ms:.1f} ms ({serving.steady_run_requests:,} requests)"),
+        (f"            capacities of the default shown {serving.capacity_shown_s:.2f} s (target 1); DeepSeek-R1's "
+         f"long replies {serving.long_reply_capacity_s:.2f} s (target 1); the Serving tab's study of the shown "
+         f"{serving.study_shown_s:.2f} s"),
+        (f"            serve --capacity --dp 64: {serving.cli_dp64_s:.2f} s (target 2); with an empty cache "
+         f"{serving.cold_compile_s:.1f} s, {serving.cold_compile_mb:.0f} MB (targets 20 s, 600 MB)"),
+    ]
 
 
 def format_result(result: BenchResult) -> str:
@@ -579,8 +627,5 @@ def format_result(result: BenchResult) -> str:
         (f"start-up:   first paint {result.startup_warm_s:.2f} s (warm numba cache), "
         f"{result.startup_cold_s:.2f} s (empty cache; kernels ready after {result.startup_cold_ready_s:.2f} s)"),
         f"peak RSS:   {result.peak_rss_mb:.0f} MB (the app process, after the updates)",
-        (f"serving:    {result.serve_ms_per_1000_requests:.1f} ms per served run of 1,000 requests "
-         f"({result.serve_speedup:,.0f}x the reference); the rate sweep of every catalog accelerator "
-         f"{result.serve_sweep_s:.2f} s; capacities of the default shown {result.serve_capacity_s:.2f} s; "
-         f"the Serving tab's study of those {result.serve_study_shown_s:.2f} s"),
+        *format_serving(result.serving),
     ]) + "\n"

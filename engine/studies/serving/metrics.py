@@ -178,6 +178,7 @@ class Window:
     note: str | None = None
     rate_start_s: float | None = None
     rate_end_s: float | None = None
+    undrained: bool = False  # stopped with its queue undrained (steady.DRAIN_LIMIT_E2E): unstable
 
     @property
     def length_s(self):
@@ -468,8 +469,8 @@ def slo_check(result, ttft_limit_s=None, tpot_limit_s=None, window=None):
     scale = result.replicas_represented / result.replicas
     return SloCheck(
         finished=int((result.status == layout.STATUS_FINISHED).sum()),
-        capped=result.capped,
-        unstable=growth > UNSTABLE_QUEUE_GROWTH,
+        capped=result.capped and not window.undrained,
+        unstable=growth > UNSTABLE_QUEUE_GROWTH or window.undrained,
         steady=window.steady,
         measured_requests=int(measured.requests.sum()),
         ttft_s=distribution(ttft[np.isfinite(ttft)]),
@@ -531,7 +532,7 @@ def summarize(result, ttft_limit_s=None, tpot_limit_s=None, *, window=None, offe
         finished=int(np.sum(status == layout.STATUS_FINISHED)),
         rejected=int(np.sum(status == layout.STATUS_REJECTED)),
         unfinished=int(np.sum(status == layout.STATUS_UNFINISHED)),
-        capped=result.capped,
+        capped=result.capped and not window.undrained,
         window_start_s=window.start_s if not window.steady else measured.first_bin * width,
         window_end_s=window.end_s if not window.steady else measured.end_bin * width,
         window_s=length_s,
@@ -558,7 +559,7 @@ def summarize(result, ttft_limit_s=None, tpot_limit_s=None, *, window=None, offe
                                    length_s),
         preemptions=int(round(float(sums[layout.BIN_PREEMPTIONS]))),
         queue_growth=growth,
-        unstable=growth > UNSTABLE_QUEUE_GROWTH,
+        unstable=growth > UNSTABLE_QUEUE_GROWTH or window.undrained,
         energy_j=energy_j,
         average_power_w=_per_second(energy_j, length_s),
         tokens_per_joule=(emitted + prompt) / energy_j if energy_j > 0.0 else math.nan,

@@ -3,7 +3,7 @@ measure, how many requests, and which replicas to simulate.
 
 A served figure is a measurement of the steady state, so a run is sized by time, not by a
 request count: a warm-up of ``WARMUP_E2E`` end-to-end latencies (MSER-5 may find a longer one),
-then a window of at least ``WINDOW_E2E`` latencies and ``WINDOW_REQUESTS`` requests (a p99 over
+then a window of at least ``WINDOW_E2E`` latencies ("several") and ``WINDOW_REQUESTS`` requests (a p99 over
 2,000 requests rests on its 20 slowest), then ``DRAIN_E2E`` latencies more of arrivals so that
 the window's last requests see the load they would in a longer run. The run stops once the
 window's requests have all left (``simulate``'s ``measured_requests``).
@@ -16,6 +16,10 @@ replicas as its window needs for ``WINDOW_REQUESTS`` requests (``simulated_repli
 its own Erlang-k stream; its figures are then scaled to all k (``RunResult.replicas_represented``).
 A least-outstanding router couples the replicas (it reads their queues), so then all k are
 simulated, on the whole stream.
+
+A run whose queue does not drain (its window's requests still waiting ``DRAIN_LIMIT_E2E``
+latencies after the last arrival) is stopped there and judged unstable, rather than simulated
+through its backlog.
 
 The end-to-end latency the run is sized by is the static engine's: the time to prefill one
 prompt plus a reply's decode steps at the batch the KV cache holds (``e2e_estimate_s``).
@@ -49,13 +53,17 @@ from .run import RunResult, Server, simulate
 from .workload import Lengths, Workload, cap_lengths, draw_lengths
 
 # Warm-up left out before the window: this many end-to-end latencies at least.
-WARMUP_E2E = 3.0
+WARMUP_E2E = 2.0
 # The window: at least this many end-to-end latencies...
-WINDOW_E2E = 10.0
+WINDOW_E2E = 5.0
 # ...and this many requests, for a stable p99.
 WINDOW_REQUESTS = 2000
 # Arrivals go on this many latencies past the window.
 DRAIN_E2E = 1.0
+# A run whose window's requests are still in the system this many latencies after the arrivals
+# stop has a queue that does not drain: it is stopped there and judged unstable (an overloaded
+# run would otherwise take as long again as its backlog).
+DRAIN_LIMIT_E2E = 4.0
 # Offline: requests per simulated replica, in batches of what its KV cache and sequence limit hold.
 OFFLINE_BATCHES = 4
 OFFLINE_LEAST_REQUESTS = 256
@@ -76,6 +84,7 @@ class RunPlan:
     window_s: float
     horizon_s: float  # arrivals stop here
     e2e_s: float  # the latency the run is sized by
+    drain_limit_s: float  # the run stops here, its queue undrained (DRAIN_LIMIT_E2E)
 
     @property
     def window_end_s(self) -> float:
@@ -96,8 +105,9 @@ def plan_open_loop(rate_rps: float, replicas: int, router: str, e2e_s: float) ->
     simulated_rate = per_replica * simulated
     window_s = max(WINDOW_E2E * e2e_s, WINDOW_REQUESTS / simulated_rate)
     warmup_s = WARMUP_E2E * e2e_s
-    return RunPlan(rate_rps, replicas, simulated, sampled, warmup_s, window_s,
-                   warmup_s + window_s + DRAIN_E2E * e2e_s, e2e_s)
+    horizon_s = warmup_s + window_s + DRAIN_E2E * e2e_s
+    return RunPlan(rate_rps, replicas, simulated, sampled, warmup_s, window_s, horizon_s, e2e_s,
+                   horizon_s + DRAIN_LIMIT_E2E * e2e_s)
 
 
 def offline_requests(replica_batch: int) -> int:
@@ -209,9 +219,19 @@ def planned_run(scenario: Scenario, spec: ServingSpec, setup: ServerSetup, serve
     if plan.sampled:
         server = replace(server, replicas=plan.simulated_replicas, router="assigned")
     result = simulate(workload, server, record_iterations=record_iterations, measured_requests=measured,
-                      bin_width_s=horizon_bin_width_s(plan.horizon_s), engine=engine)
+                      max_time_s=plan.drain_limit_s, bin_width_s=horizon_bin_width_s(plan.horizon_s), engine=engine)
     result.replicas_represented = plan.replicas
-    return result, steady_window(result, plan.warmup_s, plan.window_end_s)
+    return result, planned_window(result, plan)
+
+
+def planned_window(result: RunResult, plan: RunPlan) -> Window:
+    """The window of a planned run: its steady window, or, stopped at its drain limit, the whole
+    run marked as not draining."""
+    if result.capped and result.run_end_s >= plan.drain_limit_s:
+        return replace(steady_window(result), note=f"the waiting queue did not drain: the window's requests were "
+                       f"still in the system {DRAIN_LIMIT_E2E:g} end-to-end latencies after the arrivals stopped",
+                       undrained=True)
+    return steady_window(result, plan.warmup_s, plan.window_end_s)
 
 
 def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRunner:
@@ -245,9 +265,9 @@ def rate_runner(engine: Engine, scenario: Scenario, spec: ServingSpec) -> RateRu
         plan = plan_open_loop(rate, decode_setup.replicas, "least-outstanding", e2e_s)
         workload, _ = planned_workload(scenario, spec, None, plan)
         combined = simulate_disaggregated(workload, prefill_server, decode_server, link,
-                                          record_iterations=record_iterations,
+                                          record_iterations=record_iterations, max_time_s=plan.drain_limit_s,
                                           bin_width_s=horizon_bin_width_s(plan.horizon_s)).combined
-        return combined, steady_window(combined, plan.warmup_s, plan.window_end_s)
+        return combined, planned_window(combined, plan)
 
     # The decode pool's static best: decode holds the requests longest, so it bounds the rate
     # unless prefill is starved of replicas, which the search's trickle still brackets.
