@@ -169,7 +169,7 @@ def initialise(st):
         st.loop[LOOP_NEXT_UNISSUED] = first_users
 
 
-@jit(internal=True)
+@jit(inline=True)
 def run(st):
     """The event loop (see the reference's notes for the order of events at one time)."""
     initialise(st)
