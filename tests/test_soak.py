@@ -70,14 +70,6 @@ LONG_SOAK_SERVING_REQUESTS = 200
 MAX_GROWTH_MB = 30.0
 
 
-def long_run(test):
-    """A ``slow`` test, run only when asked for with ``-m slow``."""
-    only_when_asked = pytest.mark.skipif(
-        "'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"
-    )
-    return pytest.mark.slow(only_when_asked(test))
-
-
 def rss_mb() -> float:
     """Resident memory now (not the peak), after a full collection."""
     gc.collect()
@@ -322,7 +314,7 @@ def test_soak_random_changes_with_presets(soak_window, qtbot):
     # No timed assert here (the project's rule); the figures are printed above.
 
 
-@long_run
+@pytest.mark.slow
 def test_soak_random_changes_with_presets_long(soak_window, qtbot):
     result = soak(soak_window, qtbot, SLOW_CHANGES, SLOW_SEED, serving_requests=LONG_SOAK_SERVING_REQUESTS,
                   serving_output_max=None)
