@@ -96,6 +96,13 @@ def open_window(qtbot, monkeypatch, tmp_path):
     return make
 
 
+@pytest.fixture
+def window(open_window, request):
+    """A main window made by ``open_window`` with the test module's ``WINDOW`` options (``size``,
+    ``every_accelerator``); a module without them gets one started and not shown."""
+    return open_window(**getattr(request.module, "WINDOW", {}))
+
+
 def _screen_of_size(size: tuple[int, int]):
     from PySide6.QtWidgets import QApplication
 

@@ -14,19 +14,6 @@ from accelscope.engine.physics.engine import Engine
 
 
 @pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder per test
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.start(synchronous=True)
-    return window
-
-
-@pytest.fixture
 def warnings(monkeypatch):
     from PySide6.QtWidgets import QMessageBox
 

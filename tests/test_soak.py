@@ -53,7 +53,6 @@ import pytest
 from accelscope.engine.catalog import user_data_dir
 from accelscope.engine.catalog.presets import bundled_preset_files, load_preset, user_preset_path
 from accelscope.engine.core.precision import PRECISIONS
-from accelscope.engine.physics.engine import Engine
 
 FAST_CHANGES = 300
 SLOW_CHANGES = int(os.environ.get("ACCELSCOPE_SOAK_CHANGES", "10000"))
@@ -135,15 +134,12 @@ class SoakResult:
 
 
 @pytest.fixture
-def soak_window(qtbot, monkeypatch, tmp_path):
+def soak_window(qtbot, monkeypatch, tmp_path, open_window):
     from PySide6.QtWidgets import QMessageBox
 
     from accelscope.gui.app import freeze_start_up_objects, pin_allocator_threshold
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
 
     pin_allocator_threshold()  # as the app does when it starts
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder
     private_temporary = tmp_path / "tmp"  # empty at the end, or something left a temporary file
     private_temporary.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_temporary))
@@ -154,12 +150,7 @@ def soak_window(qtbot, monkeypatch, tmp_path):
 
     monkeypatch.setattr(QMessageBox, "warning", refuse_dialog)
     monkeypatch.setattr(QMessageBox, "question", refuse_dialog)
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.resize(1600, 1000)
-    window.show()
-    window.start(synchronous=True)
+    window = open_window(size=(1600, 1000))  # with a fresh user folder of its own
     qtbot.waitExposed(window)
     freeze_start_up_objects()  # as the app does after its first frame
     yield window
