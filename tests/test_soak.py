@@ -32,8 +32,10 @@ the default soak no longer reaches is a run stopped at its iteration bound
 which 204 of its runs reached before; tests/serving covers that stop, and the long run keeps
 200 requests and every output length.
 
-The default suite makes 300 changes; ``pytest -m slow tests/test_soak.py`` makes
-``ACCELSCOPE_SOAK_CHANGES`` (default 10,000) with another seed (``ACCELSCOPE_SOAK_SEED``).
+Both are long runs (the short walk takes ~50 s on two cores), run by ``pytest -m slow``: a walk
+of 300 changes with seed 7, and one of ``ACCELSCOPE_SOAK_CHANGES`` (default 10,000) with another
+seed (``ACCELSCOPE_SOAK_SEED``). The default suite replays changes for leaks in
+tests/test_soak_caches.py.
 """
 
 from __future__ import annotations
@@ -298,6 +300,7 @@ def check(result: SoakResult, changes: int, saved_any: bool) -> None:
         assert result.saves >= 1 and result.loads >= 1
 
 
+@pytest.mark.slow
 def test_soak_random_changes_with_presets(soak_window, qtbot):
     result = soak(soak_window, qtbot, FAST_CHANGES, FAST_SEED)
     print(result.report())
