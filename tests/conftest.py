@@ -17,6 +17,29 @@ os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-dat
 import pytest  # noqa: E402
 
 NUMBA_SETTINGS = ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")
+SERVING_TESTS = Path(__file__).parent / "serving"
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):  # an xdist worker: see tests/xdist_compiles.py
+        from xdist_compiles import compile_once_across_workers
+
+        from accelscope.engine.physics.jit import CACHE_BASE
+
+        compile_once_across_workers(os.path.join(CACHE_BASE, "compile-locks"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Over xdist workers: the serving simulator's kernel takes longest to compile (~150 s on two
+    cores), so the first serving test runs first, compiling it on one worker while the other
+    runs tests that need none of it, and the other serving tests run last, by when it is in the
+    cache. (Each worker orders the same collection the same way, as xdist requires.)"""
+    if not hasattr(config, "workerinput"):
+        return
+    serving = [item for item in items if item.path.is_relative_to(SERVING_TESTS)]
+    if serving:
+        others = [item for item in items if not item.path.is_relative_to(SERVING_TESTS)]
+        items[:] = [serving[0], *others, *serving[1:]]
 
 
 @pytest.fixture(autouse=True)
