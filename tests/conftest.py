@@ -17,29 +17,60 @@ os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-dat
 import pytest  # noqa: E402
 
 NUMBA_SETTINGS = ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")
-SERVING_TESTS = Path(__file__).parent / "serving"
+KERNEL_WARM_UP = Path(__file__).parent / "warm_kernels.py"
+WARM_UP = pytest.StashKey[tuple]()
+# Tests that run the serving simulator, in a worker or in a process of their own (the command
+# line, the app): over xdist they run last, when the warm-up has compiled it (~150 s on two
+# cores). Only the order depends on this list: a test missing from it waits for the compile in
+# a worker, or compiles it again in a process of its own.
+SERVING_LAST = ("serving", "test_cli_hostile.py", "test_cli_serve.py", "test_gui_serving.py", "test_report.py",
+                "test_validate.py")
+
+
+def _compile_locks() -> str:
+    from accelscope.engine.physics.jit import CACHE_BASE
+
+    return os.path.join(CACHE_BASE, "compile-locks")
 
 
 def pytest_configure(config):
-    if hasattr(config, "workerinput"):  # an xdist worker: see tests/xdist_compiles.py
+    """Over xdist workers (``-n 2``) each kernel is compiled once (tests/xdist_compiles.py), and
+    the controller compiles the physics and serving kernels beside them (tests/warm_kernels.py):
+    the serving simulator's compile, the longest, runs beside the tests that need none of it."""
+    if hasattr(config, "workerinput"):
         from xdist_compiles import compile_once_across_workers
 
-        from accelscope.engine.physics.jit import CACHE_BASE
+        compile_once_across_workers(_compile_locks())
+    elif config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None) \
+            and not config.option.collectonly:
+        import subprocess
+        import sys
 
-        compile_once_across_workers(os.path.join(CACHE_BASE, "compile-locks"))
+        log = tempfile.TemporaryFile()
+        process = subprocess.Popen([sys.executable, str(KERNEL_WARM_UP), _compile_locks()],
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        config.stash[WARM_UP] = (process, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Over xdist workers: the serving simulator's kernel takes longest to compile (~150 s on two
-    cores), so the first serving test runs first, compiling it on one worker while the other
-    runs tests that need none of it, and the other serving tests run last, by when it is in the
-    cache. (Each worker orders the same collection the same way, as xdist requires.)"""
-    if not hasattr(config, "workerinput"):
+    if hasattr(config, "workerinput"):  # each worker orders the same collection the same way, as xdist needs
+        tests = Path(__file__).parent
+        items.sort(key=lambda item: item.path.relative_to(tests).parts[0] in SERVING_LAST)
+
+
+def pytest_unconfigure(config):
+    process, log = config.stash.get(WARM_UP, (None, None))
+    if process is None:
         return
-    serving = [item for item in items if item.path.is_relative_to(SERVING_TESTS)]
-    if serving:
-        others = [item for item in items if not item.path.is_relative_to(SERVING_TESTS)]
-        items[:] = [serving[0], *others, *serving[1:]]
+    if process.poll() is None:  # the run ended first (stopped, or nothing needed the kernels)
+        process.kill()
+    if process.wait() > 0:  # the tests compiled what it did not
+        log.seek(0)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"tests/warm_kernels.py failed ({process.returncode}):\n"
+                                f"{log.read().decode(errors='replace')[-2000:]}", yellow=True)
+    log.close()
 
 
 @pytest.fixture(autouse=True)
