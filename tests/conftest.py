@@ -19,10 +19,10 @@ import pytest  # noqa: E402
 NUMBA_SETTINGS = ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")
 KERNEL_WARM_UP = Path(__file__).parent / "warm_kernels.py"
 WARM_UP = pytest.StashKey[tuple]()
-# Tests that run the serving simulator, in a worker or in a process of their own (the command
-# line, the app): over xdist they run last, when the warm-up has compiled it (~150 s on two
+# Test files that run the serving simulator, in a worker or in a process of their own (the
+# command line): over xdist they run last, when the warm-up has compiled it (~150 s on two
 # cores). Only the order depends on this list: a test missing from it waits for the compile in
-# a worker, or compiles it again in a process of its own.
+# a worker, or compiles it again in a process of its own (test_cli_hostile's report did, ~240 s).
 SERVING_LAST = ("serving", "test_cli_hostile.py", "test_cli_serve.py", "test_gui_serving.py", "test_report.py",
                 "test_validate.py")
 
