@@ -22,8 +22,12 @@ WARM_UP = pytest.StashKey[tuple]()
 # Test files that run the serving simulator, in a worker or in a process of their own (the
 # command line): over xdist they run last, when the warm-up has compiled it (~150 s on two
 # cores). Only the order depends on this list: a test missing from it waits for the compile in
-# a worker, or compiles it again in a process of its own (test_cli_hostile's report did, ~240 s).
-SERVING_LAST = ("serving", "test_cli_hostile.py", "test_cli_serve.py", "test_gui_serving.py", "test_report.py",
+# a worker, or compiles it again in a process of its own (test_cli_hostile's report did, ~240 s;
+# with test_cost among the first files, both workers waited for it).
+SERVING_LAST = ("serving", "test_cli.py", "test_cli_hostile.py", "test_cli_serve.py", "test_cost.py",
+                "test_cost_cli.py", "test_explain.py", "test_fuzz_loaders.py", "test_gui_export.py",
+                "test_gui_serving.py", "test_gui_theme.py", "test_gui_validation.py", "test_hybrid_physics.py",
+                "test_reference_hand.py", "test_report.py", "test_studies_analysis.py", "test_tiering.py",
                 "test_validate.py")
 
 
