@@ -17,6 +17,64 @@ os.environ["ACCELSCOPE_DATA_DIR"] = tempfile.mkdtemp(prefix="accelscope-test-dat
 import pytest  # noqa: E402
 
 NUMBA_SETTINGS = ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")
+KERNEL_WARM_UP = Path(__file__).parent / "warm_kernels.py"
+WARM_UP = pytest.StashKey[tuple]()
+# Test files that run the serving simulator, in a worker or in a process of their own (the
+# command line): over xdist they run last, when the warm-up has compiled it (~150 s on two
+# cores). Only the order depends on this list: a test missing from it waits for the compile in
+# a worker, or compiles it again in a process of its own (test_cli_hostile's report did, ~240 s;
+# with test_cost among the first files, both workers waited for it).
+SERVING_LAST = ("serving", "test_cli.py", "test_cli_hostile.py", "test_cli_serve.py", "test_cost.py",
+                "test_cost_cli.py", "test_explain.py", "test_fuzz_loaders.py", "test_gui_export.py",
+                "test_gui_serving.py", "test_gui_theme.py", "test_gui_validation.py", "test_hybrid_physics.py",
+                "test_reference_hand.py", "test_report.py", "test_studies_analysis.py", "test_tiering.py",
+                "test_validate.py")
+
+
+def _compile_locks() -> str:
+    from accelscope.engine.physics.jit import CACHE_BASE
+
+    return os.path.join(CACHE_BASE, "compile-locks")
+
+
+def pytest_configure(config):
+    """Over xdist workers (``-n 2``) each kernel is compiled once (tests/xdist_compiles.py), and
+    the controller compiles the physics and serving kernels beside them (tests/warm_kernels.py):
+    the serving simulator's compile, the longest, runs beside the tests that need none of it."""
+    if hasattr(config, "workerinput"):
+        from xdist_compiles import compile_once_across_workers
+
+        compile_once_across_workers(_compile_locks())
+    elif config.pluginmanager.hasplugin("xdist") and config.getoption("numprocesses", None) \
+            and not config.option.collectonly:
+        import subprocess
+        import sys
+
+        log = tempfile.TemporaryFile()
+        process = subprocess.Popen([sys.executable, str(KERNEL_WARM_UP), _compile_locks()],
+                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        config.stash[WARM_UP] = (process, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    if hasattr(config, "workerinput"):  # each worker orders the same collection the same way, as xdist needs
+        tests = Path(__file__).parent
+        items.sort(key=lambda item: item.path.relative_to(tests).parts[0] in SERVING_LAST)
+
+
+def pytest_unconfigure(config):
+    process, log = config.stash.get(WARM_UP, (None, None))
+    if process is None:
+        return
+    if process.poll() is None:  # the run ended first (stopped, or nothing needed the kernels)
+        process.kill()
+    if process.wait() > 0:  # the tests compiled what it did not
+        log.seek(0)
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"tests/warm_kernels.py failed ({process.returncode}):\n"
+                                f"{log.read().decode(errors='replace')[-2000:]}", yellow=True)
+    log.close()
 
 
 @pytest.fixture(autouse=True)
@@ -94,6 +152,13 @@ def open_window(qtbot, monkeypatch, tmp_path):
         return window
 
     return make
+
+
+@pytest.fixture
+def window(open_window, request):
+    """A main window made by ``open_window`` with the test module's ``WINDOW`` options (``size``,
+    ``every_accelerator``); a module without them gets one started and not shown."""
+    return open_window(**getattr(request.module, "WINDOW", {}))
 
 
 def _screen_of_size(size: tuple[int, int]):

@@ -1,10 +1,16 @@
 """`accelscope bench` runs (on tiny sizes) and prints every figure the issue asks for. No
-figure is asserted against a target: timings belong to the machine, not to the suite."""
+figure is asserted against a target: timings belong to the machine, not to the suite.
+
+The quick bench itself is a long run (~20 s: it starts the app twice, once compiling every
+kernel into an empty cache), run by ``pytest -m slow``; the default suite times changes as the
+bench does and checks how they are counted."""
 
 from __future__ import annotations
 
 import json
 import math
+
+import pytest
 
 SEED_WITH_A_SCALING_STUDY = 2  # its first moves change a control the Scaling study depends on
 KEYS = {
@@ -15,6 +21,7 @@ KEYS = {
 }
 
 
+@pytest.mark.slow
 def test_bench_quick_prints_every_figure(capsys):
     from accelscope.cli.main import main
     from accelscope.gui.dev.bench import BENCH_WINDOW_PX

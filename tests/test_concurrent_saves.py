@@ -51,14 +51,6 @@ print("done", count, flush=True)
 """
 
 
-def long_run(test):
-    """A ``slow`` test, run only when asked for with ``-m slow``."""
-    only_when_asked = pytest.mark.skipif(
-        "'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"
-    )
-    return pytest.mark.slow(only_when_asked(test))
-
-
 def serialised(document: dict) -> str:
     """What save_preset writes for ``document``."""
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -162,6 +154,6 @@ def test_concurrent_saves_never_show_a_partial_file(catalog, tmp_path):
     check(hammer(catalog, tmp_path / "presets", *FAST))
 
 
-@long_run
+@pytest.mark.slow
 def test_concurrent_saves_never_show_a_partial_file_long(catalog, tmp_path):
     check(hammer(catalog, tmp_path / "presets", *SLOW))

@@ -54,15 +54,6 @@ TESTS = Path(__file__).parent
 MAX_MESSAGE_CHARS = 2000  # beyond the path: an error is read by a person, on one line
 
 
-def long_run(test):
-    """A ``slow`` test, run only when asked for with ``-m slow`` (plain ``pytest`` selects no
-    markers, so the marker alone would not keep it out of the default suite)."""
-    only_when_asked = pytest.mark.skipif(
-        "'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"
-    )
-    return pytest.mark.slow(only_when_asked(test))
-
-
 # ---- serialising documents -----------------------------------------------------------
 
 
@@ -579,7 +570,7 @@ def test_malformed_files_are_refused_cleanly(loader, tmp_path, engine, small_cat
     assert_no_failures(tally, loader)
 
 
-@long_run
+@pytest.mark.slow
 @pytest.mark.parametrize("loader", list(LOADERS))
 def test_malformed_files_are_refused_cleanly_long(loader, tmp_path, engine, small_catalog, record_property):
     tally = run_fuzz(loader, SLOW_COUNT, SLOW_SEED, tmp_path / "fuzz", engine, small_catalog)

@@ -4,15 +4,11 @@ groups start open."""
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtCore import Qt
 
 from accelscope.engine.catalog.groups import GROUP_LABELS, grouped
 
-
-@pytest.fixture
-def window(open_window):
-    return open_window(size=(1400, 900))
+WINDOW = {"size": (1400, 900)}  # the main window of the tests that take ``window`` (conftest)
 
 
 

@@ -3,25 +3,10 @@ method, and Help → Keyboard shortcuts lists, from the same table, what the bui
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtGui import QKeySequence
 
-from accelscope.engine.physics.engine import Engine
 from accelscope.gui.actions import MENUS, Action, Menu, plain, shortcut_rows
 from accelscope.gui.panels import PANELS
-
-
-@pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.start(synchronous=True)
-    return window
 
 
 def declared(items=MENUS) -> list[Action]:

@@ -10,21 +10,8 @@ import numpy as np
 import pytest
 
 from accelscope.engine.core.scenario import Scenario
-from accelscope.engine.physics.engine import Engine
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hf"
-
-
-@pytest.fixture
-def window(qtbot):
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
-
-    configure_pyqtgraph()
-    window = MainWindow(Engine())  # its own engine: imports must not leak into other tests
-    qtbot.addWidget(window)
-    window.start(synchronous=True)
-    return window
 
 
 def settle(window) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pytest
+from pictures import assert_shows, picture
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QImage
 
@@ -35,6 +36,7 @@ from accelscope.gui.plotkit.text import _Texts
 SHOTS = Path("/tmp/accelscope-shots")
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "groq-lpu")
 PANELS = (MemoryPanel, LatencyPanel, EnergyPanel)
+PLOTS = {MemoryPanel: 1, LatencyPanel: 3, EnergyPanel: 2}  # latency: TTFT, ITL, throughput; energy: per token, power
 
 # Hover shows a QToolTip; the offscreen platform cannot raise its window and says so once.
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support raise")
@@ -433,15 +435,24 @@ def test_panels_render(qtbot, engine, catalog, tmp_path, cls):
     path = tmp_path / f"{cls.__name__}.png"
     assert panel.grab().save(str(path))
     assert not _is_blank(QImage(str(path)))
+    assert_shows(picture(panel), panel, plots=PLOTS[cls], accelerators=SHOWN)
 
     every = tuple(catalog.accelerators)
     assert len(every) >= 19
-    panel = make_panel(qtbot, catalog, cls, frame_of(engine, shown=every, batch=64))
+    frame = frame_of(engine, shown=every, batch=64)
+    panel = make_panel(qtbot, catalog, cls, frame)
     panel.set_selected("h100-sxm")
     SHOTS.mkdir(parents=True, exist_ok=True)
     image = panel.grab()
     assert image.save(str(SHOTS / f"{cls.__name__.removesuffix('Panel').lower()}-19-accelerators.png"))
     assert not _is_blank(image.toImage())
+    # In its own colour: every bar but the memory bar of the selected row (outlined in the
+    # selection's colour) and the energy bars of what does not fit (hatched grey).
+    fits = dict(zip(frame.accelerators, frame.outputs.fits != 0, strict=True))
+    coloured = [a for a in every
+                if not (cls is MemoryPanel and a == "h100-sxm") and (fits[a] or cls is not EnergyPanel)]
+    assert len(coloured) >= len(every) - 4
+    assert_shows(picture(panel), panel, plots=PLOTS[cls], accelerators=coloured)
 
 
 # ---- cost of an update, and the fast grid --------------------------------------------------

@@ -10,7 +10,6 @@ from PySide6.QtWidgets import QComboBox, QSlider, QSpinBox
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
-from accelscope.engine.physics.engine import Engine
 from accelscope.gui.controls.bindings import ComboBinding, LogScale, SliderSpinBinding, SpinBinding, bind
 
 
@@ -100,19 +99,6 @@ def test_a_combo_adds_a_value_it_lacks_when_the_workspace_shows_it(qtbot, contro
     combo.setCurrentIndex(0)
     assert controller.fields_set == [("model", "llama-3.1-8b")]
     assert binding.combo.count() == 2
-
-
-@pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.start(synchronous=True)
-    return window
 
 
 def test_the_windows_controls_follow_any_new_workspace(window):

@@ -9,10 +9,7 @@ import pytest
 
 from accelscope.engine.core.scenario import Scenario
 
-
-@pytest.fixture
-def window(open_window):
-    return open_window(size=(1400, 900))
+WINDOW = {"size": (1400, 900)}  # the main window of the tests that take ``window`` (conftest)
 
 
 def plot_tabs(window) -> list[str]:

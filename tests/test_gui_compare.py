@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pictures import assert_shows, picture
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
@@ -30,6 +31,10 @@ SHOTS = Path("/tmp/accelscope-shots")
 B_SHOWN = ("h100-sxm", "mi300x", "b200", "wse-3")
 A_SHOWN = ("h100-sxm", "mi300x", "wse-3", "gaudi3")  # without b200; with one B does not show
 PANELS = (RooflinePanel, SweepPanel, LatencyPanel, EnergyPanel, MemoryPanel)
+# What each panel's picture holds: its plots (latency: TTFT, ITL, throughput; energy: per token
+# and power) and the legend beside the log-log plots.
+PLOTS = {RooflinePanel: 1, SweepPanel: 1, LatencyPanel: 3, EnergyPanel: 2, MemoryPanel: 1}
+LEGENDS = {RooflinePanel: 1, SweepPanel: 1, LatencyPanel: 0, EnergyPanel: 0, MemoryPanel: 0}
 
 # Hover shows a QToolTip; the offscreen platform cannot raise its window and says so once.
 pytestmark = [pytest.mark.qt_log_ignore("This plugin does not support raise"),
@@ -283,8 +288,9 @@ def test_compare_shots(qtbot, engine, catalog, frames, cls):
     panel, _before = pinned(qtbot, catalog, cls, a, b)
     panel.resize(1400, 900)
     SHOTS.mkdir(exist_ok=True)
-    image = panel.grab().toImage()
+    image = picture(panel)
     assert image.save(str(SHOTS / f"compare-{cls.__name__}.png"))
+    assert_shows(image, panel, plots=PLOTS[cls], legends=LEGENDS[cls], accelerators=B_SHOWN)
 
 
 # ---- the whole window ---------------------------------------------------------------------------

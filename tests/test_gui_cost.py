@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from pictures import assert_picture_file
 
 from accelscope.engine.core.cost import CostSettings, Pricing
 from accelscope.engine.core.scenario import Scenario
@@ -200,5 +201,6 @@ def test_exporting_the_cost_page_writes_its_picture_and_the_cost_tables(qtbot, e
     written = export_view("energy", panel, frame, catalog, tmp_path / "energy")
     assert sorted(path.name for path in written) == ["energy-cost.csv", "energy-cost_sweep.csv", "energy.png",
                                                      "energy.svg"]
+    assert_picture_file(tmp_path / "energy.png")
     header = next(line for line in (tmp_path / "energy-cost.csv").read_text().splitlines() if not line.startswith("#"))
     assert header.startswith("accelerator,devices,fits") and "rental [USD per million output tokens]" in header

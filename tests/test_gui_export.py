@@ -18,23 +18,22 @@ PAGES = [(view, None) for view in VIEWS] + [("energy", "cost"), ("serving", "run
 def exporting_window(qapp, tmp_path_factory):
     """One window for every tab's export, with several accelerators shown (a module fixture:
     the tabs' studies are computed once)."""
-    import os
-
     from accelscope.engine.physics.engine import Engine
     from accelscope.gui.look.style import configure_pyqtgraph
     from accelscope.gui.main_window import MainWindow
 
-    os.environ["ACCELSCOPE_DATA_DIR"] = str(tmp_path_factory.mktemp("data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    window.resize(1400, 900)
-    window.show()
-    window.start(synchronous=True)
-    window.controller.set_shown(SHOWN)
-    window.controller.throttle.flush()
-    yield window
-    window.close()
-    window.deleteLater()
+    with pytest.MonkeyPatch.context() as patch:  # the folder is the module's: later modules get the run's back
+        patch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+        configure_pyqtgraph()
+        window = MainWindow(Engine())
+        window.resize(1400, 900)
+        window.show()
+        window.start(synchronous=True)
+        window.controller.set_shown(SHOWN)
+        window.controller.throttle.flush()
+        yield window
+        window.close()
+        window.deleteLater()
 
 
 def svg_texts(path) -> str:

@@ -18,11 +18,7 @@ import pytest
 from accelscope.engine.core.precision import PRECISIONS
 
 CHANGES = 12
-
-
-@pytest.fixture
-def window(open_window):
-    return open_window(size=(1600, 1000), every_accelerator=True)
+WINDOW = {"size": (1600, 1000), "every_accelerator": True}  # of the tests that take ``window`` (conftest)
 
 
 def paints_per_change(window, qtbot, view: str) -> tuple[Counter, list]:

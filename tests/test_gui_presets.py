@@ -7,22 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from pictures import assert_picture_file
 
 from accelscope.engine.catalog.presets import BUNDLED_ORDER, list_presets, load_preset, user_presets_dir
 from accelscope.engine.physics.engine import Engine
-
-
-@pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder per test
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.start(synchronous=True)
-    return window
 
 
 @pytest.fixture
@@ -145,6 +133,8 @@ def test_export_all(window, tmp_path):
     names = {path.name for path in written}
     assert {"1-roofline.png", "4-sweep.svg", "5-energy.csv", "explain.txt", "scenario.preset.json"} <= names
     assert all(path.stat().st_size > 0 for path in written)
+    for png in (path for path in written if path.suffix == ".png"):
+        assert_picture_file(png)
 
 
 # ---- saving: the title marks changes, and Save writes only the preset the scenario came from ----

@@ -26,15 +26,6 @@ PROBE = Path(__file__).parent / "window_probe.py"
 SCREENS = Path(__file__).parent / "fixtures" / "screens.json"
 
 
-def long_run(test):
-    """A ``slow`` test, run only when asked for with ``-m slow`` (plain ``pytest`` selects no
-    markers, so the marker alone would not keep it out of the default suite)."""
-    only_when_asked = pytest.mark.skipif(
-        "'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"
-    )
-    return pytest.mark.slow(only_when_asked(test))
-
-
 def settle(qtbot, ms: int = 50) -> None:
     qtbot.wait(ms)
 
@@ -515,7 +506,7 @@ def test_a_layout_saved_on_a_small_screen_is_fitted_to_a_large_one(tmp_path):
     assert width <= 1920 and height <= 1080
 
 
-@long_run
+@pytest.mark.slow
 @pytest.mark.parametrize("size", PROJECTORS)
 def test_a_real_x_window_fits_the_projector_in_either_mode(tmp_path, size):
     if shutil.which("Xvfb") is None:

@@ -4,10 +4,7 @@ would list the tabs on their own."""
 
 from __future__ import annotations
 
-import pytest
-
 from accelscope.engine.core.workspace import ANALYSIS_VIEWS, PLOT_VIEWS, VIEWS
-from accelscope.engine.physics.engine import Engine
 from accelscope.gui.panels import _ENTRIES, PANELS
 from accelscope.gui.panels.analysis import AnalysisPanel
 from accelscope.gui.panels.base import Panel
@@ -30,18 +27,6 @@ def test_tab_labels_are_short_and_distinct():
     labels = [entry.label for entry in PANELS.values()]
     assert len(set(labels)) == len(labels)
     assert all(0 < len(label) <= 20 for label in labels)
-
-
-@pytest.fixture
-def window(qtbot, monkeypatch, tmp_path):
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
-
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    return window
 
 
 def test_the_window_shows_the_registered_tabs_in_order(window):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pictures import assert_shows, picture
 
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
@@ -482,12 +483,18 @@ def test_panels_render(engine, qtbot, tmp_path, roofline_panel, sweep_panel, whi
     render(qtbot, panel)
     assert distinct_colours(panel, tmp_path / f"{which}.png") > 20
     SHOTS.mkdir(parents=True, exist_ok=True)
-    assert panel.grab().save(str(SHOTS / f"{which}-8-accelerators.png"))
+    image = picture(panel)
+    assert image.save(str(SHOTS / f"{which}-8-accelerators.png"))
+    assert_shows(image, panel, plots=1, legends=1, accelerators=EIGHT)
     if which == "sweep":
         hard = make_frame(engine, EIGHT, model="llama-3.3-70b", batch=16)
         panel.update_frame(hard)
         panel.grab()
-        assert panel.grab().save(str(SHOTS / "sweep-8-accelerators-llama-3.3-70b.png"))
+        image = picture(panel)
+        assert image.save(str(SHOTS / "sweep-8-accelerators-llama-3.3-70b.png"))
+        fitting = [a for a in EIGHT if np.asarray(hard.sweep_output(a).fits).any()]
+        assert 0 < len(fitting) < len(EIGHT)  # in their colours only the curves of what fits at some batch
+        assert_shows(image, panel, plots=1, legends=1, accelerators=fitting)
 
 
 def test_panels_take_an_empty_selection(engine, roofline_panel, sweep_panel):

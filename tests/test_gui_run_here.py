@@ -31,6 +31,7 @@ from accelscope.gui.panels.run_here import RunHerePanel
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support raise")
 
 SHOWN = ("h100-sxm", "rtx-4090", "m4-max")
+WINDOW = {"size": (1400, 900)}  # the main window of the tests that take ``window`` (conftest)
 
 
 @pytest.fixture(autouse=True)
@@ -157,11 +158,6 @@ def test_hover_says_the_numbers(qtbot, engine):
     panel.picker.hover(row_scene_pos(panel, models.index("llama-3.3-70b")))
     text = panel.picker.hover_text
     assert "does not fit" in text and "TP 8 (8 devices)" in text and "llama-3.3-70b" not in text
-
-
-@pytest.fixture
-def window(open_window):
-    return open_window(size=(1400, 900))
 
 
 def test_clicking_a_bar_or_a_table_row_makes_the_model_the_scenarios(qtbot, window):

@@ -55,29 +55,28 @@ def engine():
 def tab(request, qapp, engine, tmp_path_factory):
     """The Scaling tab of a main window of the given size on a model, with the side column
     shown (the plots' least room) or hidden."""
-    import os
-
     from accelscope.gui.main_window import MainWindow
     from accelscope.gui.state.session import default_workspace
 
     size, model, side = request.param
-    os.environ["ACCELSCOPE_DATA_DIR"] = str(tmp_path_factory.mktemp("data"))
-    configure_pyqtgraph()
-    workspace = default_workspace(engine.catalog).with_changes(view="scaling").with_scenario(model=model)
-    window = MainWindow(engine, workspace)
-    window.resize(*size)
-    window.show()
-    window.start(synchronous=True)
-    settle(window)
-    panel = window.panels["scaling"]
-    for _ in range(2 if panel.side_button.isChecked() == (side == "side") else 1):
-        panel.side_button.click()  # as the user: the width no longer decides
-    panel.refresh_now()
-    settle(window)
-    assert panel.isVisible() and panel.side.isVisible() == (side == "side")
-    yield SimpleNamespace(size=size, model=model, panel=panel, window=window)
-    window.close()
-    window.deleteLater()
+    with pytest.MonkeyPatch.context() as patch:  # the folder is the tab's: later modules get the run's back
+        patch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path_factory.mktemp("data")))
+        configure_pyqtgraph()
+        workspace = default_workspace(engine.catalog).with_changes(view="scaling").with_scenario(model=model)
+        window = MainWindow(engine, workspace)
+        window.resize(*size)
+        window.show()
+        window.start(synchronous=True)
+        settle(window)
+        panel = window.panels["scaling"]
+        for _ in range(2 if panel.side_button.isChecked() == (side == "side") else 1):
+            panel.side_button.click()  # as the user: the width no longer decides
+        panel.refresh_now()
+        settle(window)
+        assert panel.isVisible() and panel.side.isVisible() == (side == "side")
+        yield SimpleNamespace(size=size, model=model, panel=panel, window=window)
+        window.close()
+        window.deleteLater()
     QApplication.processEvents()
 
 

@@ -9,9 +9,12 @@ import pytest
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support")
 
 
+WINDOW = {"size": (1200, 800)}
+
+
 @pytest.fixture
-def window(open_window, qtbot):
-    window = open_window(size=(1200, 800))
+def window(window, qtbot):
+    """The shared window (conftest), with the tabs whose pictures the tests use laid out."""
     for view in ("sweep", "energy", "roofline"):  # each shown once, so each is laid out
         window.show_view(view)
         qtbot.wait(20)

@@ -14,6 +14,7 @@ from accelscope.gui.look import palette, theme
 from accelscope.gui.look.theme import DARK, DARK_PRESENTATION, GRAPHIC_CONTRAST, LIGHT, TEXT_CONTRAST, contrast_ratio
 
 DARK_THEMES = (DARK, DARK_PRESENTATION)
+WINDOW = {"size": (1400, 900), "every_accelerator": True}  # of the tests that take ``window`` (conftest)
 ACCELERATOR_AND_SPARE_COLOURS = (*palette.ACCELERATOR_COLOURS.values(), *palette._SPARE_COLOURS)
 # Colours the panels write text in (status beside the memory bars, notes, labels).
 TEXT_COLOURS = ("#000000", "#1B6E2E", "#A14800", "#B2182B", "#808080", "#222222", "#333333", "#444444",
@@ -68,11 +69,6 @@ def test_texts_read_on_a_dark_canvas(dark):
 
 
 # ---- the window --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def window(open_window):
-    return open_window(size=(1400, 900), every_accelerator=True)
 
 
 def _canvases(window) -> list:

@@ -17,14 +17,16 @@ def report(validation_report):
     return validation_report
 
 
-# The one test whose window validates the catalog on its own worker, as the app does; the others
-# test what the window does with a report and share the module's (each run took ~5 s).
-OWN_VALIDATION = {"test_table_lists_every_measurement_and_claim_with_the_engines_numbers"}
+# The window validates the catalog on its own worker, as the app does, in one long run (~30 s on
+# two cores; pytest -m slow); otherwise the tests check what the window does with a report and
+# share the module's (each validation took ~5 s).
+OWN_VALIDATION = pytest.param("own", marks=pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
 def _one_validation_for_the_module(request, monkeypatch):
-    if request.node.originalname in OWN_VALIDATION or "report" not in request.fixturenames:
+    callspec = getattr(request.node, "callspec", None)
+    if (callspec is not None and callspec.params.get("validation") == "own") or "report" not in request.fixturenames:
         return
     report = request.getfixturevalue("report")
     monkeypatch.setattr("accelscope.gui.windows.validation.validate", lambda engine: report)
@@ -37,7 +39,8 @@ def _window(qtbot) -> MainWindow:
     return window
 
 
-def test_table_lists_every_measurement_and_claim_with_the_engines_numbers(qtbot, report):
+@pytest.mark.parametrize("validation", [OWN_VALIDATION, "shared"])
+def test_table_lists_every_measurement_and_claim_with_the_engines_numbers(qtbot, report, validation):
     window = _window(qtbot)
     validation = window.side.show_validation()
     qtbot.waitUntil(lambda: validation.report is not None, timeout=60_000)

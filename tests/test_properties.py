@@ -49,15 +49,6 @@ FAST = settings.get_profile("accelscope-properties")
 SLOW = settings.get_profile("accelscope-properties-slow")
 
 
-def long_run(test):
-    """A ``slow`` test, run only when asked for with ``-m slow`` (the default suite, plain
-    ``pytest``, selects no markers, so the marker alone would not keep it out)."""
-    only_when_asked = pytest.mark.skipif(
-        "'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"
-    )
-    return pytest.mark.slow(only_when_asked(test))
-
-
 ACCELERATORS = load_bundled_accelerators()
 MOE_MODELS = {model.id: model.moe is not None for model in load_bundled_models().values()}
 MODELS = tuple(MOE_MODELS)
@@ -209,7 +200,7 @@ def test_every_scenario_gives_finite_numbers_or_a_reason(engine, scenario):
     finite_or_explained(engine, scenario)
 
 
-@long_run
+@pytest.mark.slow
 @SLOW
 @given(scenario=scenarios())
 def test_every_scenario_gives_finite_numbers_or_a_reason_long(engine, scenario):
@@ -234,7 +225,7 @@ def test_kernels_equal_reference_over_the_whole_range(engine, scenario):
     kernels_agree(engine, scenario)
 
 
-@long_run
+@pytest.mark.slow
 @SLOW
 @given(scenario=scenarios())
 def test_kernels_equal_reference_over_the_whole_range_long(engine, scenario):
@@ -289,7 +280,7 @@ def test_more_batch_never_lowers_throughput(engine, scenario, extra):
     batch_never_lowers_throughput(engine, scenario, extra)
 
 
-@long_run
+@pytest.mark.slow
 @SLOW
 @given(scenario=WORKLOADS, extra=EXTRA_BATCH)
 def test_more_batch_never_lowers_throughput_long(engine, scenario, extra):
@@ -368,7 +359,7 @@ def test_more_bandwidth_never_slows_a_step(engine, faster_engine, scenario, data
     bandwidth_never_slows(engine, faster_engine, scenario, data)
 
 
-@long_run
+@pytest.mark.slow
 @SLOW
 @given(scenario=scenarios(), data=st.data())
 def test_more_bandwidth_never_slows_a_step_long(engine, faster_engine, scenario, data):
@@ -408,7 +399,7 @@ def test_more_tensor_parallelism_never_raises_weights_per_device(engine, scenari
     tp_never_raises_weights(engine, scenario, extra)
 
 
-@long_run
+@pytest.mark.slow
 @SLOW
 @given(scenario=scenarios(), extra=EXTRA_TP)
 def test_more_tensor_parallelism_never_raises_weights_per_device_long(engine, scenario, extra):
@@ -464,7 +455,7 @@ def test_fp8_weights_never_read_more_bytes_than_bf16(engine, scenario):
     narrow_weights_never_read_more(engine, scenario, ("fp8", "bf16"))
 
 
-@long_run
+@pytest.mark.slow
 @SLOW
 @given(scenario=scenarios(), pair=PRECISION_PAIRS)
 def test_narrower_weights_never_read_more_bytes_long(engine, scenario, pair):

@@ -1,8 +1,10 @@
-"""README.md opens with the two set-up commands, and CI runs exactly the second one."""
+"""README.md opens with the two set-up commands and the one for the long runs, and CI runs exactly
+the second one."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,3 +27,12 @@ def test_ci_runs_the_readme_test_command():
     second = _code_blocks((ROOT / "README.md").read_text())[1]
     ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
     assert second in ci_lines
+
+
+def test_readme_then_says_how_to_run_the_long_suite():
+    """The default suite leaves the ``slow`` tests out; the third command runs only them."""
+    third = _code_blocks((ROOT / "README.md").read_text())[2]
+    assert third == ".venv/bin/pytest -m slow"
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "-m 'not slow'" in options["addopts"]
+    assert any(marker.startswith("slow:") for marker in options["markers"])

@@ -74,12 +74,6 @@ def distinct_colours(path: Path) -> int:
     return len({image.pixel(x, y) for x in range(0, image.width(), step) for y in range(0, image.height(), step)})
 
 
-# A ``slow`` case, run only when asked for with ``-m slow`` (plain ``pytest`` selects no
-# markers, so the marker alone would not keep it out of the default suite).
-LONG_RUN = (pytest.mark.slow,
-            pytest.mark.skipif("'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"))
-
-
 def preset_name(preset_file) -> str:
     return Path(str(preset_file)).stem
 
@@ -91,7 +85,7 @@ REGIMES_PRESET = "sharma-fig8-regimes"
 BUNDLED = bundled_preset_files()
 assert set(DRAWN) <= {preset_name(preset_file) for preset_file in BUNDLED}
 # The reports of the others are drawn in the long run only.
-DRAWN_PRESETS = [preset_file if preset_name(preset_file) in DRAWN else pytest.param(preset_file, marks=LONG_RUN)
+DRAWN_PRESETS = [preset_file if preset_name(preset_file) in DRAWN else pytest.param(preset_file, marks=pytest.mark.slow)
                  for preset_file in BUNDLED]
 # What the report writes beside its pictures, and --tables-only alone.
 TABLE_FILES = {*(f"{index}-{view}.csv" for index, view in enumerate(VIEWS, start=1)),

@@ -32,8 +32,10 @@ the default soak no longer reaches is a run stopped at its iteration bound
 which 204 of its runs reached before; tests/serving covers that stop, and the long run keeps
 200 requests and every output length.
 
-The default suite makes 300 changes; ``pytest -m slow tests/test_soak.py`` makes
-``ACCELSCOPE_SOAK_CHANGES`` (default 10,000) with another seed (``ACCELSCOPE_SOAK_SEED``).
+Both are long runs (the short walk takes ~50 s on two cores), run by ``pytest -m slow``: a walk
+of 300 changes with seed 7, and one of ``ACCELSCOPE_SOAK_CHANGES`` (default 10,000) with another
+seed (``ACCELSCOPE_SOAK_SEED``). The default suite replays changes for leaks in
+tests/test_soak_caches.py.
 """
 
 from __future__ import annotations
@@ -53,7 +55,6 @@ import pytest
 from accelscope.engine.catalog import user_data_dir
 from accelscope.engine.catalog.presets import bundled_preset_files, load_preset, user_preset_path
 from accelscope.engine.core.precision import PRECISIONS
-from accelscope.engine.physics.engine import Engine
 
 FAST_CHANGES = 300
 SLOW_CHANGES = int(os.environ.get("ACCELSCOPE_SOAK_CHANGES", "10000"))
@@ -68,14 +69,6 @@ SOAK_SERVING_REQUESTS = 100  # per serving run (the long run: LONG_SOAK_SERVING_
 SOAK_SERVING_OUTPUT_MAX = 4096  # tokens, before a Serving study at rest (the long run: no limit)
 LONG_SOAK_SERVING_REQUESTS = 200
 MAX_GROWTH_MB = 30.0
-
-
-def long_run(test):
-    """A ``slow`` test, run only when asked for with ``-m slow``."""
-    only_when_asked = pytest.mark.skipif(
-        "'slow' not in (config.option.markexpr or '')", reason="long run: pytest -m slow"
-    )
-    return pytest.mark.slow(only_when_asked(test))
 
 
 def rss_mb() -> float:
@@ -143,15 +136,12 @@ class SoakResult:
 
 
 @pytest.fixture
-def soak_window(qtbot, monkeypatch, tmp_path):
+def soak_window(qtbot, monkeypatch, tmp_path, open_window):
     from PySide6.QtWidgets import QMessageBox
 
     from accelscope.gui.app import freeze_start_up_objects, pin_allocator_threshold
-    from accelscope.gui.look.style import configure_pyqtgraph
-    from accelscope.gui.main_window import MainWindow
 
     pin_allocator_threshold()  # as the app does when it starts
-    monkeypatch.setenv("ACCELSCOPE_DATA_DIR", str(tmp_path / "data"))  # a fresh user folder
     private_temporary = tmp_path / "tmp"  # empty at the end, or something left a temporary file
     private_temporary.mkdir()
     monkeypatch.setenv("TMPDIR", str(private_temporary))
@@ -162,12 +152,7 @@ def soak_window(qtbot, monkeypatch, tmp_path):
 
     monkeypatch.setattr(QMessageBox, "warning", refuse_dialog)
     monkeypatch.setattr(QMessageBox, "question", refuse_dialog)
-    configure_pyqtgraph()
-    window = MainWindow(Engine())
-    qtbot.addWidget(window)
-    window.resize(1600, 1000)
-    window.show()
-    window.start(synchronous=True)
+    window = open_window(size=(1600, 1000))  # with a fresh user folder of its own
     qtbot.waitExposed(window)
     freeze_start_up_objects()  # as the app does after its first frame
     yield window
@@ -315,6 +300,7 @@ def check(result: SoakResult, changes: int, saved_any: bool) -> None:
         assert result.saves >= 1 and result.loads >= 1
 
 
+@pytest.mark.slow
 def test_soak_random_changes_with_presets(soak_window, qtbot):
     result = soak(soak_window, qtbot, FAST_CHANGES, FAST_SEED)
     print(result.report())
@@ -322,7 +308,7 @@ def test_soak_random_changes_with_presets(soak_window, qtbot):
     # No timed assert here (the project's rule); the figures are printed above.
 
 
-@long_run
+@pytest.mark.slow
 def test_soak_random_changes_with_presets_long(soak_window, qtbot):
     result = soak(soak_window, qtbot, SLOW_CHANGES, SLOW_SEED, serving_requests=LONG_SOAK_SERVING_REQUESTS,
                   serving_output_max=None)

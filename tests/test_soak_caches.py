@@ -27,15 +27,11 @@ from accelscope.engine.core.precision import PRECISIONS
 from accelscope.engine.physics.engine import Engine
 
 CHANGES_PER_PASS = 60
+WINDOW = {"size": (1600, 1000)}  # of the tests that take ``window`` (conftest)
 # The first pass starts from the window as built, the later ones from the end of a pass: two
 # warm-up passes make the checked pass start exactly as the one before it.
 WARM_PASSES = 2
 SEED = 11
-
-
-@pytest.fixture
-def window(open_window):
-    return open_window(size=(1600, 1000))
 
 
 def replay(window, start) -> None:

@@ -201,11 +201,6 @@ def test_the_command_line_refuses_a_pipe_on_one_line(flag, pipe, tmp_path, capsy
 
 
 @pytest.fixture
-def window(open_window):
-    return open_window()
-
-
-@pytest.fixture
 def warnings(monkeypatch):
     from PySide6.QtWidgets import QMessageBox
 

@@ -1,7 +1,7 @@
 """Why a scenario does not fit, and what to warn about, as numbers the kernels can return.
 
-The kernels freeze these values when they compile: after changing one, also touch
-``kernels.py`` so that numba's on-disk cache is rebuilt.
+The kernels freeze these values when they compile; their on-disk cache is keyed by the source
+of every module they import (``physics/jit.py``), this one included, so a change recompiles them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The rows are named here (and the output rows by the fields of ``results.Result``
 integer row numbers the kernels use are generated from the names: row ``"layers"`` of
 ``MODEL_ROWS`` is ``M_LAYERS``, output field ``"prefill.time_s"`` is ``O_PREFILL_TIME_S``.
 numba freezes these integers into the kernels when it compiles them; the kernel cache is
-keyed to the engine's source (``jit.py``), so a change here recompiles them.
+keyed by the source of the modules they import (``jit.py``), so a change here recompiles them.
 
 Only the physics layer reads this module.
 """

@@ -10,7 +10,7 @@ Each block of the loop starts with a marker naming the reference function it mir
 (``# ── reference.memory.largest_batch``), so a mismatch points to one block.
 
 Kernels do no validation, no I/O and read no globals but the row numbers of ``layout.py``
-(numba freezes them at compile time; the cache is keyed to the engine's source, see ``jit.py``).
+(numba freezes them at compile time; the cache is keyed by the source of every module they import, see ``jit.py``).
 
 Units: bytes, seconds, FLOP, B/s, FLOP/s, W, J.
 """
