@@ -384,10 +384,10 @@ def warm_up_simulator():
     """Compile the simulator (or load it from the on-disk cache): a run of three requests on a
     stand-in cost table, with stretches and every output. Idempotent; seconds the first time on a
     new machine, then a fraction of one."""
-    from ...physics.layout import COST_ROWS
+    from ...physics.iteration import ITERATION_COST_ROWS
 
     workload = Workload(np.array([0.0, 0.0, 0.1]), np.array([8, 8, 8]), np.array([4, 4, 4]), np.zeros(3))
-    simulate(workload, Server(cost=np.ones(len(COST_ROWS)), kv_blocks_total=64, max_num_seqs=2))
+    simulate(workload, Server(cost=np.ones(ITERATION_COST_ROWS), kv_blocks_total=64, max_num_seqs=2))
 
 
 def simulate_many(runs, *, threads=None, summary=None, **options):
