@@ -12,7 +12,6 @@ import argparse
 import math
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import fields
 from typing import Any, NoReturn
 
 USAGE_ERROR = 2
@@ -110,9 +109,9 @@ def scale(text: str) -> float:
 
 
 def scenario_fields() -> tuple[str, ...]:
-    from accelscope.engine.core.scenario import Scenario
+    from accelscope.engine.core.fields import SCENARIO_FIELDS
 
-    return tuple(f.name for f in fields(Scenario))
+    return tuple(f.name for f in SCENARIO_FIELDS)
 
 
 def scenario_keys() -> set[str]:
@@ -120,39 +119,30 @@ def scenario_keys() -> set[str]:
     return {*scenario_fields(), "precision"}
 
 
-# Help and type of each scenario flag; every Scenario field needs one (a test checks).
-_SCENARIO_FLAGS: dict[str, tuple[Any, Any, str]] = {
-    "model": (str, None, "catalog model id, or a path to a config.json or model .toml"),
-    "accelerator": (str, None, "catalog accelerator id"),
-    "batch": (positive_int, 1, "concurrent sequences per replica"),
-    "input_len": (positive_int, 1024, "prompt tokens per sequence"),
-    "output_len": (positive_int, 256, "generated tokens per sequence"),
-    "weight_precision": (None, None, "weight precision (default: --precision if given, else the format the model's "
-                                     "weights are published in, e.g. MXFP4 for gpt-oss, else bf16)"),
-    "activation_precision": (None, None, "activation (compute) precision; same as --precision"),
-    "kv_precision": (None, None, "KV-cache precision (default: --precision)"),
-    "tp": (positive_int, 1, "tensor-parallel devices per stage"),
-    "pp": (positive_int, 1, "pipeline stages"),
-    "ep": (positive_int, 1, "expert-parallel degree (divides --tp)"),
-    "dp": (positive_int, 1, "data-parallel replicas"),
-    "offload": (fraction, 0.0, "fraction of weights kept in far memory"),
-    "kv_offload": (fraction, 0.0, "fraction of the KV cache kept in far memory"),
-}
+# How a flag's text becomes a value, by the field's kind (precisions are choices).
+_FLAG_TYPES: dict[str, Callable[[str], Any] | None] = {"id": str, "count": positive_int, "precision": None,
+                                                       "fraction": fraction}
+
+
+def _scenario_flags() -> dict[str, tuple[Any, Any, str]]:
+    """Each scenario field's flag type, default and help, from ``fields.SCENARIO_FIELDS``."""
+    from accelscope.engine.core.fields import SCENARIO_FIELDS
+
+    return {f.name: (_FLAG_TYPES[f.kind], None if f.kind == "precision" else f.default, f.help)
+            for f in SCENARIO_FIELDS}
+
+
+_SCENARIO_FLAGS: dict[str, tuple[Any, Any, str]] = _scenario_flags()
 
 
 def add_scenario_arguments(parser: argparse.ArgumentParser, **help_overrides: str) -> None:
-    """The scenario's flags, one per Scenario field (``--activation-precision`` is ``--precision``)."""
+    """The scenario's flags, one per scenario field (``--activation-precision`` is ``--precision``,
+    which also sets the other precisions unless they are given)."""
+    from accelscope.engine.core.fields import FIELDS_BY_NAME
     from accelscope.engine.core.precision import PRECISIONS
 
-    missing = set(scenario_fields()) - set(_SCENARIO_FLAGS)
-    if missing:
-        raise RuntimeError(f"scenario fields without a command-line flag: {', '.join(sorted(missing))}")
-    parser.add_argument("--precision", choices=PRECISIONS,
-                        help="activation (compute) precision, default bf16; also weights and KV cache unless given")
     for name, (kind, default, text) in _SCENARIO_FLAGS.items():
-        if name == "activation_precision":
-            continue
-        flag = "--" + name.replace("_", "-")
+        flag = FIELDS_BY_NAME[name].flag
         text = help_overrides.get(name, text)
         if kind is None:
             parser.add_argument(flag, choices=PRECISIONS, help=text)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from accelscope.engine.catalog.groups import accelerator_group
 from accelscope.engine.core.accelerator import Accelerator
 from accelscope.engine.core.constants import Constants
+from accelscope.engine.core.fields import scenario_document
 from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.prices import SITE_FIELDS, Price
 from accelscope.engine.core.sourced import Sourced
@@ -64,19 +65,7 @@ def result_to_dict(result: Result, model: ModelArch, accelerator: Accelerator, c
     return {
         "model": model.id,
         "accelerator": accelerator.id,
-        "scenario": {
-            "batch": s.batch,
-            "input_len": s.input_len,
-            "output_len": s.output_len,
-            "weight_precision": s.weight_precision,
-            "activation_precision": s.activation_precision,
-            "kv_precision": s.kv_precision,
-            "tp": s.tp,
-            "pp": s.pp,
-            "ep": s.ep,
-            "dp": s.dp,
-            "offload": s.offload,
-        },
+        "scenario": scenario_document(s, leave_out=("model", "accelerator")),
         "batching": "static: all prompts arrive together, are prefilled, then decoded together",
         "devices": result.devices,
         "fits": result.fits,

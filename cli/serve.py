@@ -17,6 +17,8 @@ import sys
 from dataclasses import fields
 from typing import Any, TextIO
 
+from accelscope.engine.core.fields import scenario_document
+
 from .arguments import (
     COST_FLAGS,
     USAGE_ERROR,
@@ -227,9 +229,8 @@ def served_to_dict(served, model, accelerator, capacity=None, target_rate=None, 
 
 
 def scenario_dict(s) -> dict[str, Any]:
-    return {"input_len": s.input_len, "output_len": s.output_len, "weight_precision": s.weight_precision,
-            "activation_precision": s.activation_precision, "kv_precision": s.kv_precision, "tp": s.tp, "pp": s.pp,
-            "ep": s.ep, "dp": s.dp, "offload": s.offload, "kv_offload": s.kv_offload}
+    """The scenario's fields but the batch, which the served run sets request by request."""
+    return scenario_document(s, leave_out=("model", "accelerator", "batch"))
 
 
 def steady_state_dict(served) -> dict[str, Any]:

@@ -17,7 +17,6 @@ import sys
 import pytest
 
 from accelscope.engine.catalog.presets import bundled_preset_files, load_preset
-from accelscope.engine.core.precision import PRECISIONS
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.core.workspace import Workspace
 from accelscope.engine.physics.frame import compute_frame
@@ -35,6 +34,8 @@ from accelscope.engine.text.formulas import (
     sheet_for_result,
 )
 from accelscope.engine.text.formulas.build import SectionKind, build, build_order, shown_order
+
+from scenario_generator import random_scenario
 
 H100_BANDWIDTH = 3.35e12  # B/s, NVIDIA H100 SXM5 datasheet (HBM3)
 H100_BF16_PEAK = 989.4e12  # FLOP/s dense BF16, NVIDIA H100 architecture white paper (2022)
@@ -117,18 +118,21 @@ def random_scenarios(engine, count: int, seed: int):
     lengths, fitting or not."""
     rng = random.Random(seed)
     models, accelerators = sorted(engine.catalog.models), sorted(engine.catalog.accelerators)
+
+    def log_uniform(high):
+        return lambda rng, _: int(math.exp(rng.uniform(0, math.log(high))))
+
+    draws = {
+        "batch": log_uniform(4096), "input_len": log_uniform(200_000), "output_len": log_uniform(8192),
+        "tp": lambda rng, _: rng.choice([1, 1, 2, 3, 4, 8, 16]),
+        "pp": lambda rng, _: rng.choice([1, 1, 2, 3, 4]),
+        "ep": lambda rng, values: rng.choice([1, values["tp"]]) if values["tp"] % 2 == 0 else 1,
+        "dp": lambda rng, _: rng.choice([1, 2]),
+        "offload": lambda rng, _: rng.choice([0.0, 0.0, round(rng.random(), 3)]),
+        "kv_offload": lambda rng, _: rng.choice([0.0, 0.0, round(rng.random(), 3)]),
+    }
     for _ in range(count):
-        tp = rng.choice([1, 1, 2, 3, 4, 8, 16])
-        scenario = Scenario(
-            rng.choice(models), rng.choice(accelerators), batch=int(math.exp(rng.uniform(0, math.log(4096)))),
-            input_len=int(math.exp(rng.uniform(0, math.log(200_000)))),
-            output_len=int(math.exp(rng.uniform(0, math.log(8192)))),
-            weight_precision=rng.choice(PRECISIONS), activation_precision=rng.choice(PRECISIONS),
-            kv_precision=rng.choice(PRECISIONS), tp=tp, pp=rng.choice([1, 1, 2, 3, 4]),
-            ep=rng.choice([1, tp]) if tp % 2 == 0 else 1, dp=rng.choice([1, 2]),
-            offload=rng.choice([0.0, 0.0, round(rng.random(), 3)]),
-            kv_offload=rng.choice([0.0, 0.0, round(rng.random(), 3)]))
-        yield engine.resolve(scenario)
+        yield engine.resolve(random_scenario(rng, models, accelerators, draws))
 
 
 def assert_templates_are_the_values(name: str, sheet: FormulaSheet) -> int:

@@ -14,11 +14,12 @@ import sys
 import numpy as np
 import pytest
 
-from accelscope.engine.core.precision import PRECISIONS
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics import kernels, layout
 from accelscope.engine.physics.pack import pack_scenarios
 from accelscope.engine.physics.results import OUTPUT_FIELDS, OUTPUT_ROW, result_from_column, result_to_column
+
+from scenario_generator import random_scenario
 
 RELATIVE = 1e-9
 
@@ -50,32 +51,26 @@ def assert_same(reference, kernel, scenario) -> None:
 
 def random_scenarios(engine, count: int, seed: int) -> list[Scenario]:
     rng = random.Random(seed)
-    models = list(engine.catalog.models.values())
-    accelerators = list(engine.catalog.accelerators)
-    scenarios = []
-    for _ in range(count):
-        model = rng.choice(models)
-        tp = rng.choice([1, 1, 2, 3, 4, 8, 16, 64, 256])
-        ep = rng.choice([1, 1, 2, 4, tp]) if model.moe else rng.choice([1, 1, 1, 2])
-        scenarios.append(
-            Scenario(
-                model=model.id,
-                accelerator=rng.choice(accelerators),
-                batch=rng.choice([1, 2, 7, 64, 256, 1024, rng.randint(1, 100_000)]),
-                input_len=rng.choice([1, 128, 1000, 8192, 32768, 131072, rng.randint(1, 2_000_000)]),
-                output_len=rng.choice([1, 2, 256, 4096, rng.randint(1, 100_000)]),
-                weight_precision=rng.choice(PRECISIONS),
-                activation_precision=rng.choice(PRECISIONS),
-                kv_precision=rng.choice(PRECISIONS),
-                tp=tp,
-                pp=rng.choice([1, 1, 2, 3, 4, 8, 200]),
-                ep=ep,
-                dp=rng.choice([1, 1, 4]),
-                offload=rng.choice([0.0, 0.0, 0.25, 0.9, 1.0]),
-                kv_offload=rng.choice([0.0, 0.0, 0.5, 1.0, rng.random()]),
-            )
-        )
-    return scenarios
+    models = list(engine.catalog.models)
+    moe = {model.id for model in engine.catalog.models.values() if model.moe}
+
+    def ep(rng, values):
+        if values["model"] in moe:
+            return rng.choice([1, 1, 2, 4, values["tp"]])
+        return rng.choice([1, 1, 1, 2])
+
+    draws = {
+        "batch": lambda rng, _: rng.choice([1, 2, 7, 64, 256, 1024, rng.randint(1, 100_000)]),
+        "input_len": lambda rng, _: rng.choice([1, 128, 1000, 8192, 32768, 131072, rng.randint(1, 2_000_000)]),
+        "output_len": lambda rng, _: rng.choice([1, 2, 256, 4096, rng.randint(1, 100_000)]),
+        "tp": lambda rng, _: rng.choice([1, 1, 2, 3, 4, 8, 16, 64, 256]),
+        "pp": lambda rng, _: rng.choice([1, 1, 2, 3, 4, 8, 200]),
+        "ep": ep,
+        "dp": lambda rng, _: rng.choice([1, 1, 4]),
+        "offload": lambda rng, _: rng.choice([0.0, 0.0, 0.25, 0.9, 1.0]),
+        "kv_offload": lambda rng, _: rng.choice([0.0, 0.0, 0.5, 1.0, rng.random()]),
+    }
+    return [random_scenario(rng, models, list(engine.catalog.accelerators), draws) for _ in range(count)]
 
 
 def test_kernels_equal_reference_on_random_scenarios(engine):

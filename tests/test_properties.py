@@ -28,6 +28,8 @@ from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.reference import ReferenceModel
 from accelscope.engine.physics.results import Result
 
+from scenario_generator import scenario_strategy
+
 settings.register_profile(
     "accelscope-properties",
     max_examples=300,
@@ -85,37 +87,27 @@ def divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-@st.composite
 def scenarios(
-    draw,
     batch: st.SearchStrategy[int] = BATCHES,
     tokens: st.SearchStrategy[int] = TOKENS,
     parallel: st.SearchStrategy[int] = PARALLEL,
     offload: st.SearchStrategy[float] = OFFLOADS,
     kv_offload: st.SearchStrategy[float] = OFFLOADS,
     valid_ep: bool = False,
-) -> Scenario:
-    model = draw(st.sampled_from(MODELS))
-    tp = draw(parallel)
-    if valid_ep:  # expert parallelism only where it can exist: a MoE model, dividing tp
-        ep = draw(st.sampled_from(divisors(tp))) if MOE_MODELS[model] else 1
-    else:
-        ep = draw(st.one_of(st.sampled_from(divisors(tp)), parallel))
-    return Scenario(
-        model=model,
-        accelerator=draw(st.sampled_from(tuple(ACCELERATORS))),
-        batch=draw(batch),
-        input_len=draw(tokens),
-        output_len=draw(tokens),
-        weight_precision=draw(st.sampled_from(PRECISIONS)),
-        activation_precision=draw(st.sampled_from(PRECISIONS)),
-        kv_precision=draw(st.sampled_from(PRECISIONS)),
-        tp=tp,
-        pp=draw(parallel),
-        ep=ep,
-        dp=draw(parallel),
-        offload=draw(offload),
-        kv_offload=draw(kv_offload),
+) -> st.SearchStrategy[Scenario]:
+    """Scenarios from the shared generator, with these strategies for its fields (a field not
+    named here is drawn by its kind)."""
+
+    def ep(values):
+        tp = values["tp"]
+        if valid_ep:  # expert parallelism only where it can exist: a MoE model, dividing tp
+            return st.sampled_from(divisors(tp)) if MOE_MODELS[values["model"]] else st.just(1)
+        return st.one_of(st.sampled_from(divisors(tp)), parallel)
+
+    return scenario_strategy(
+        MODELS, tuple(ACCELERATORS),
+        {"batch": batch, "input_len": tokens, "output_len": tokens, "tp": parallel, "pp": parallel, "ep": ep,
+         "dp": parallel, "offload": offload, "kv_offload": kv_offload},
     )
 
 

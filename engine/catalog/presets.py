@@ -33,7 +33,8 @@ from ..core.errors import CatalogError, ScenarioError
 from ..core.model import ModelArch
 from ..core.precision import PRECISIONS
 from ..core.prices import SITE_FIELDS
-from ..core.scenario import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, Scenario
+from ..core.fields import SCENARIO_FIELDS, ScenarioField
+from ..core.scenario import Scenario
 from ..core.serving import SERVING_FIELDS, ServingSpec, check_simulated_size
 from ..core.workspace import DEVICE_BUDGETS, MAX_ROUTING_SKEW, VIEW_OPTION_DEFAULTS, VIEWS, Workspace
 from .catalog import Catalog, user_data_dir
@@ -81,12 +82,15 @@ BUNDLED_ORDER: tuple[str, ...] = (
 
 _TOP_KEYS = ("schema", "name", "description", "model", "workload", "precision", "parallel", "accelerators", "view")
 _TOP_OPTIONAL_KEYS = ("view_options", "serving", "cost")
-_WORKLOAD_KEYS = ("batch", "input_len", "output_len")
-_PRECISION_KEYS = ("weights", "activations", "kv_cache")
-_PARALLEL_KEYS = ("tp", "pp", "ep", "dp", "offload")
-# Optional keys: absent in files written before they existed, which load unchanged (the field
-# takes its default), so adding one needs no schema version.
-_PARALLEL_OPTIONAL_KEYS = ("kv_offload",)
+# The scenario's tables (workload, precision, parallel) and their keys, from the fields' own
+# ``preset_key``. Optional keys are absent in files written before they existed, which load
+# unchanged (the field takes its default), so adding one needs no schema version.
+_SCENARIO_TABLES: tuple[str, ...] = tuple(dict.fromkeys(f.preset_key[0] for f in SCENARIO_FIELDS if f.preset_key))
+
+
+def _table_keys(table: str, *, optional: bool) -> tuple[str, ...]:
+    return tuple(f.preset_key[1] for f in SCENARIO_FIELDS
+                 if f.preset_key and f.preset_key[0] == table and f.preset_optional == optional)
 _ACCELERATOR_KEYS = ("shown", "selected")
 
 _SCHEMA_PATTERN = re.compile(r"accelscope\.preset/([1-9][0-9]{0,5})")
@@ -231,30 +235,15 @@ def _preset_from_document(document: dict[str, Any], path: object, catalog: Catal
     description = _text(root, "description", MAX_DESCRIPTION_CHARS, one_line=False)
 
     model_id, model = _model(root, path, catalog)
-    workload = _table(root, "workload", _WORKLOAD_KEYS)
-    precision = _table(root, "precision", _PRECISION_KEYS)
-    parallel = _table(root, "parallel", _PARALLEL_KEYS, optional=_PARALLEL_OPTIONAL_KEYS)
+    tables = {name: _table(root, name, _table_keys(name, optional=False), optional=_table_keys(name, optional=True))
+              for name in _SCENARIO_TABLES}
     shown, selected = _accelerators(root, catalog)
     view = root.string("view")
     if view not in VIEWS:
         raise root.error("view", f"must be one of {', '.join(VIEWS)}, got {view[:40]!r}")
 
-    scenario = Scenario(
-        model=model_id,
-        accelerator=selected,
-        batch=workload.integer("batch", maximum=MAX_BATCH),
-        input_len=workload.integer("input_len", maximum=MAX_TOKENS),
-        output_len=workload.integer("output_len", maximum=MAX_TOKENS),
-        weight_precision=_precision(precision, "weights"),
-        activation_precision=_precision(precision, "activations"),
-        kv_precision=_precision(precision, "kv_cache"),
-        tp=parallel.integer("tp", maximum=MAX_PARALLEL),
-        pp=parallel.integer("pp", maximum=MAX_PARALLEL),
-        ep=parallel.integer("ep", maximum=MAX_PARALLEL),
-        dp=parallel.integer("dp", maximum=MAX_PARALLEL),
-        offload=_fraction(parallel, "offload"),
-        kv_offload=_fraction(parallel, "kv_offload") if "kv_offload" in parallel.table else 0.0,
-    )
+    scenario = Scenario(model=model_id, accelerator=selected,
+                        **{f.name: _field_value(tables[f.preset_key[0]], f) for f in SCENARIO_FIELDS if f.preset_key})
     try:
         scenario.validate()  # the engine's own limits; the checks above should already hold them
     except ScenarioError as error:
@@ -423,6 +412,20 @@ def _text(root: TableReader, key: str, limit: int, *, one_line: bool) -> str:
     return value
 
 
+def _field_value(table: TableReader, field: ScenarioField) -> Any:
+    """The field's value in its table (its default where an optional key is absent)."""
+    key = field.preset_key[1]
+    if field.preset_optional and key not in table.table:
+        return field.default
+    if field.kind == "count":
+        return table.integer(key, minimum=field.low, maximum=field.high)
+    if field.kind == "precision":
+        return _precision(table, key)
+    if field.kind == "fraction":
+        return _fraction(table, key)
+    raise ValueError(f"a preset cannot hold a {field.kind} field ({field.name})")
+
+
 def _precision(table: TableReader, key: str) -> str:
     value = table.string(key)
     if value not in PRECISIONS:
@@ -514,9 +517,7 @@ def preset_to_json(preset: Preset) -> dict[str, Any]:
         "name": preset.name,
         "description": preset.description,
         "model": s.model if preset.model is None else model_to_table(preset.model),
-        "workload": {"batch": s.batch, "input_len": s.input_len, "output_len": s.output_len},
-        "precision": {"weights": s.weight_precision, "activations": s.activation_precision, "kv_cache": s.kv_precision},
-        "parallel": _parallel_document(s),
+        **_scenario_tables(s),
         "accelerators": {"shown": list(preset.workspace.shown), "selected": s.accelerator},
         "view": preset.workspace.view,
         **({"view_options": dict(preset.workspace.options)} if preset.workspace.options else {}),
@@ -531,11 +532,18 @@ def _serving_document(spec: ServingSpec) -> dict[str, Any]:
     return {name: getattr(spec, name) for name in SERVING_FIELDS if getattr(spec, name) != getattr(_SERVING_DEFAULTS, name)}
 
 
-def _parallel_document(s: Scenario) -> dict[str, Any]:
-    parallel: dict[str, Any] = {"tp": s.tp, "pp": s.pp, "ep": s.ep, "dp": s.dp, "offload": s.offload}
-    if s.kv_offload:  # written only when set, so a preset without it reads as older versions wrote it
-        parallel["kv_offload"] = s.kv_offload
-    return parallel
+def _scenario_tables(s: Scenario) -> dict[str, dict[str, Any]]:
+    """The workload, precision and parallel tables; an optional key is written only when set, so
+    a preset without it reads as older versions wrote it."""
+    tables: dict[str, dict[str, Any]] = {name: {} for name in _SCENARIO_TABLES}
+    for f in SCENARIO_FIELDS:
+        if f.preset_key is None:
+            continue
+        value = getattr(s, f.name)
+        if f.preset_optional and value == f.default:
+            continue
+        tables[f.preset_key[0]][f.preset_key[1]] = value
+    return tables
 
 
 def new_preset(name: str, description: str, workspace: Workspace, model: ModelArch) -> Preset:

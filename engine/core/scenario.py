@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields, replace
 
 from .errors import ScenarioError
-from .precision import PRECISIONS
+from .fields import MAX_BATCH, MAX_PARALLEL, MAX_TOKENS, SCENARIO_FIELDS, field_value_error
 
-# Limits of what the engine accepts at all (the app's controls use narrower ranges).
-MAX_BATCH = 10_000_000
-MAX_TOKENS = 100_000_000
-MAX_PARALLEL = 1_000_000
+__all__ = ["MAX_BATCH", "MAX_PARALLEL", "MAX_TOKENS", "Scenario", "WORKLOAD_FIELDS", "Workload"]
 
 
 @dataclass(frozen=True)
@@ -78,30 +74,12 @@ class Scenario:
         return replace(self, **changes)
 
     def validate(self) -> Scenario:
-        """Reject values no physics can take (not layouts that merely do not fit)."""
-        for name, low, high in (
-            ("batch", 1, MAX_BATCH),
-            ("input_len", 1, MAX_TOKENS),
-            ("output_len", 1, MAX_TOKENS),
-            ("tp", 1, MAX_PARALLEL),
-            ("pp", 1, MAX_PARALLEL),
-            ("ep", 1, MAX_PARALLEL),
-            ("dp", 1, MAX_PARALLEL),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ScenarioError(f"{name} must be a whole number, got {value!r}")
-            if not low <= value <= high:
-                raise ScenarioError(f"{name} must be between {low:,} and {high:,}, got {value:,}")
-        for name in ("weight_precision", "activation_precision", "kv_precision"):
-            value = getattr(self, name)
-            if value not in PRECISIONS:
-                raise ScenarioError(f"{name} must be one of {', '.join(PRECISIONS)}, got {value!r}")
-        for name in ("offload", "kv_offload"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ScenarioError(f"{name} must be a fraction between 0 and 1, got {value!r}")
-            # The range first: math.isfinite overflows on an integer beyond the float range.
-            if not (0.0 <= value <= 1.0 and math.isfinite(value)):
-                raise ScenarioError(f"{name} must be a fraction between 0 and 1, got {value!r}")
+        """Reject values no physics can take (not layouts that merely do not fit); the ranges
+        and kinds are ``fields.SCENARIO_FIELDS``'."""
+        for field in SCENARIO_FIELDS:
+            if field.kind == "id":
+                continue
+            problem = field_value_error(field, getattr(self, field.name))
+            if problem is not None:
+                raise ScenarioError(problem)
         return self

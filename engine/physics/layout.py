@@ -241,6 +241,7 @@ globals().update(_ROW_NUMBERS)
 N_MODEL_ROWS = len(MODEL_ROWS)
 N_ACCEL_ROWS = len(ACCEL_ROWS)
 N_SCENARIO_ROWS = len(SCENARIO_ROWS)
+SCENARIO_ROW: dict[str, int] = {name: row for row, (name, _) in enumerate(SCENARIO_ROWS)}  # by field's physics_row
 N_CONSTANTS = len(CONSTANT_ROWS)
 N_COST_ROWS = len(COST_ROWS)
 N_PRECISIONS = len(PRECISIONS)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core.accelerator import Accelerator
 from ..core.constants import Constants
+from ..core.fields import SCENARIO_FIELDS
 from ..core.model import ModelArch
 from ..core.precision import FALLBACK, PEAK_KEY, PRECISIONS
 from ..core.scenario import Scenario
@@ -148,20 +149,17 @@ def pack_constants(constants: Constants) -> np.ndarray:
 def pack_scenarios(
     scenarios: Sequence[Scenario], model_index: dict[str, int], accelerator_index: dict[str, int]
 ) -> np.ndarray:
+    """One column per scenario, one row per field (``fields.SCENARIO_FIELDS``' ``physics_row``):
+    ids as their index in the packed catalog, precisions as their codes, numbers as they are."""
     table = np.zeros((layout.N_SCENARIO_ROWS, len(scenarios)))
-    for column, s in enumerate(scenarios):
-        table[layout.S_MODEL, column] = model_index[s.model]
-        table[layout.S_ACCEL, column] = accelerator_index[s.accelerator]
-        table[layout.S_BATCH, column] = s.batch
-        table[layout.S_INPUT, column] = s.input_len
-        table[layout.S_OUTPUT, column] = s.output_len
-        table[layout.S_P_WEIGHT, column] = PRECISION_CODE[s.weight_precision]
-        table[layout.S_P_ACT, column] = PRECISION_CODE[s.activation_precision]
-        table[layout.S_P_KV, column] = PRECISION_CODE[s.kv_precision]
-        table[layout.S_TP, column] = s.tp
-        table[layout.S_PP, column] = s.pp
-        table[layout.S_EP, column] = s.ep
-        table[layout.S_DP, column] = s.dp
-        table[layout.S_OFFLOAD, column] = s.offload
-        table[layout.S_KV_OFFLOAD, column] = s.kv_offload
+    indices = {"model": model_index, "accelerator": accelerator_index}
+    for field in SCENARIO_FIELDS:
+        row = table[layout.SCENARIO_ROW[field.physics_row]]
+        if field.kind == "id":
+            index = indices[field.name]
+            row[:] = [index[getattr(s, field.name)] for s in scenarios]
+        elif field.kind == "precision":
+            row[:] = [PRECISION_CODE[getattr(s, field.name)] for s in scenarios]
+        else:
+            row[:] = [getattr(s, field.name) for s in scenarios]
     return table

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..core.accelerator import Accelerator
+from ..core.fields import summary_text
 from ..core.scenario import Scenario
 
 
@@ -20,13 +21,7 @@ def accelerator_short_name(accelerator: Accelerator) -> str:
 
 def scenario_summary(scenario: Scenario, model_name: str) -> str:
     """Model, batch, tokens, precisions and layout: the scenario shared by every shown accelerator."""
-    s = scenario
-    return (
-        f"{model_name} · batch {s.batch:,} · {s.input_len:,} in / {s.output_len:,} out · "
-        f"W {s.weight_precision.upper()} A {s.activation_precision.upper()} KV {s.kv_precision.upper()} · "
-        f"TP {s.tp} PP {s.pp} EP {s.ep} DP {s.dp}" + (f" · offload {s.offload:.0%}" if s.offload else "")
-        + (f" · KV offload {s.kv_offload:.0%}" if s.kv_offload else "")
-    )
+    return f"{model_name} · {summary_text(scenario)}"
 
 
 NAMED_ACCELERATORS = 8  # more than this are counted, not named: the figure's legend or rows name them

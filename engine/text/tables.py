@@ -11,6 +11,7 @@ import math
 from ..catalog.catalog import Catalog
 from ..core import codes
 from ..core.cost import Pricing
+from ..core.fields import comment_lines
 from ..core.precision import PRECISIONS
 from ..core.prices import SITE_FIELDS, Price
 from ..core.table import Table
@@ -172,9 +173,7 @@ def scenario_comments(frame: Frame, preset_name: str | None = None) -> list[str]
     if preset_name:
         lines.append(f"preset: {preset_name}")
     lines += [
-        f"model: {s.model}; batch {s.batch}; input {s.input_len} tokens; output {s.output_len} tokens",
-        f"precision: weights {s.weight_precision}, activations {s.activation_precision}, KV cache {s.kv_precision}",
-        f"layout: TP {s.tp}, PP {s.pp}, EP {s.ep}, DP {s.dp}, offload {s.offload:g}, KV offload {s.kv_offload:g}",
+        *comment_lines(s),
         "static batch: all prompts arrive together; decode at the mean context; see the sidecar preset for every input",
     ]
     return lines

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from accelscope.engine.catalog import Catalog
 from accelscope.engine.catalog.groups import GROUP_LABELS, grouped
+from accelscope.engine.core.fields import SCENARIO_FIELDS, fields_of
 from accelscope.engine.core.model import ModelArch
 from accelscope.engine.core.precision import PRECISION_LABELS, PRECISIONS
 from accelscope.engine.core.workspace import Workspace
@@ -48,33 +49,14 @@ OUTPUT_SLIDER = (1, 32_768)
 OUTPUT_TYPED_MAX = 1_000_000
 PARALLEL_MAX = 4096
 
+# Each log slider's range, for the workload's counts (a new count field needs one: the panel
+# raises KeyError otherwise, which the GUI tests would show).
+SLIDER_RANGES: dict[str, tuple[int, int]] = {"batch": BATCH_SLIDER, "input_len": INPUT_SLIDER,
+                                             "output_len": OUTPUT_SLIDER}
+TYPED_MAX: dict[str, int] = {"batch": BATCH_TYPED_MAX, "input_len": INPUT_TYPED_MAX, "output_len": OUTPUT_TYPED_MAX}
+
 TOOLTIPS = {
-    "model": "The model whose architecture is evaluated (weights are never loaded). "
-    "Import config.json… adds a model from a Hugging Face config file on disk.",
-    "batch": "Batch: sequences processed together per replica (concurrent requests), 1 to 1024 on "
-    "the slider, more when typed. Larger batches amortise weight reads over more tokens.",
-    "input_len": "Input length: prompt tokens per sequence, prefilled at once (tokens), 128 to "
-    "1,048,576 on the slider. Sets the prefill work and the KV cache.",
-    "output_len": "Output length: tokens generated per sequence (tokens). Decode steps read the "
-    "KV cache of the whole context, which grows by one token per step.",
-    "weight_precision": "Weight precision: the format the linear layers' weights are stored in "
-    "(bytes per parameter: FP32 4, BF16/FP16 2, FP8/INT8 1, INT4/FP4 0.5). Embeddings, LM head "
-    "and norms stay in 16 bits.",
-    "activation_precision": "Activation precision: the format matrix products run in, where the "
-    "device has units for it (W8A8 uses FP8/INT8 units; without them products run in 16 bits).",
-    "kv_precision": "KV-cache precision: the format keys and values are stored in (bytes per element).",
-    "tp": "Tensor parallelism (TP): devices that split every layer's weights and heads, joined "
-    "by two all-reduces per layer (devices).",
-    "pp": "Pipeline parallelism (PP): stages holding consecutive layers, joined by point-to-point "
-    "transfers; a token passes every stage (stages).",
-    "ep": "Expert parallelism (EP): devices over which a MoE model's routed experts are spread, "
-    "joined by two all-to-alls per MoE layer. Spread over the TP devices of a stage, so it divides TP.",
-    "dp": "Data parallelism (DP): independent replicas, each serving its own batch (replicas). "
-    "Throughput and devices multiply; latency does not change.",
-    "offload": "Offload: share of the weights kept in the far memory tier (host memory, CXL, "
-    "DDR) and streamed over its link every step (%).",
-    "kv_offload": "KV-cache offload: share of the KV cache kept in the far memory tier (host memory, "
-    "CXL, DDR) and read over its link every decode step (%). Only the rest counts against device memory.",
+    **{f.name: f.tooltip for f in SCENARIO_FIELDS if f.tooltip},
     "accelerators": "Accelerators shown on every plot, by group. Each has a fixed "
     "colour; click a bar or point in a plot to select one for the explain panel.",
 }
@@ -134,36 +116,29 @@ class ControlsPanel(QWidget):
         form = QFormLayout(workload_box)
         self.bindings: dict[str, object] = {}
         self._convert: dict[str, type] = {}  # what a field's value is made into for the scenario
-        self.batch_slider, self.batch_spin = _log_slider(), QSpinBox()
-        self.batch_spin.setRange(1, BATCH_TYPED_MAX)
-        self.input_slider, self.input_spin = _log_slider(), QSpinBox()
-        self.input_spin.setRange(1, INPUT_TYPED_MAX)
-        self.output_slider, self.output_spin = _log_slider(), QSpinBox()
-        self.output_spin.setRange(1, OUTPUT_TYPED_MAX)
-        for field, label, slider, spin, (low, high) in (
-            ("batch", "&Batch", self.batch_slider, self.batch_spin, BATCH_SLIDER),
-            ("input_len", "&Input tokens", self.input_slider, self.input_spin, INPUT_SLIDER),
-            ("output_len", "&Output tokens", self.output_slider, self.output_spin, OUTPUT_SLIDER),
-        ):
+        for field in fields_of("workload"):
+            if field.kind != "count":
+                continue
+            slider, spin = _log_slider(), QSpinBox()
+            spin.setRange(field.low, TYPED_MAX[field.name])
             spin.setGroupSeparatorShown(True)
-            spin.setAccessibleName(label.replace("&", ""))
-            slider.setAccessibleName(f"{label.replace('&', '')} slider")
-            self.bindings[field] = SliderSpinBinding(slider, spin, LogScale(low, high), parent=self)
-            self._convert[field] = int
+            spin.setAccessibleName(field.control_name)
+            slider.setAccessibleName(f"{field.control_name} slider")
+            self.bindings[field.name] = SliderSpinBinding(slider, spin, LogScale(*SLIDER_RANGES[field.name]), parent=self)
+            self._convert[field.name] = int
             for widget in (slider, spin):
-                widget.setToolTip(TOOLTIPS[field])
-            form.addRow(self._label(label, spin), _row(slider, spin))
+                widget.setToolTip(TOOLTIPS[field.name])
+            form.addRow(self._label(field.label, spin), _row(slider, spin))
+            setattr(self, f"{field.name.removesuffix('_len')}_slider", slider)
+            setattr(self, f"{field.name.removesuffix('_len')}_spin", spin)
         layout.addWidget(workload_box)
 
         # -- precision
         precision_box = QGroupBox("Precision")
         form = QFormLayout(precision_box)
         self.precision_combos: dict[str, QComboBox] = {}
-        for field, label in (
-            ("weight_precision", "&Weights"),
-            ("activation_precision", "&Activations"),
-            ("kv_precision", "&KV cache"),
-        ):
+        for spec in (f for f in SCENARIO_FIELDS if f.kind == "precision"):
+            field, label = spec.name, spec.label
             combo = QComboBox()
             for precision in PRECISIONS:
                 combo.addItem(PRECISION_LABELS[precision], precision)
@@ -179,7 +154,8 @@ class ControlsPanel(QWidget):
         layout_box = QGroupBox("Parallel layout")
         form = QFormLayout(layout_box)
         self.parallel_spins: dict[str, QSpinBox] = {}
-        for field, label in (("tp", "&TP"), ("pp", "P&P"), ("ep", "&EP"), ("dp", "&DP")):
+        for spec in (f for f in fields_of("layout") if f.kind == "count"):
+            field, label = spec.name, spec.label
             spin = QSpinBox()
             spin.setRange(1, PARALLEL_MAX)
             spin.setToolTip(TOOLTIPS[field])
@@ -188,8 +164,8 @@ class ControlsPanel(QWidget):
             self._convert[field] = int
             self.parallel_spins[field] = spin
             form.addRow(self._label(label, spin), spin)
-        for field, label, accessible in (("offload", "Off&load", "Offload"),
-                                         ("kv_offload", "KV-&cache offload", "KV-cache offload")):
+        for spec in (f for f in SCENARIO_FIELDS if f.kind == "fraction"):
+            field, label, accessible = spec.name, spec.label, spec.control_name
             slider = QSlider(Qt.Orientation.Horizontal)
             spin = QDoubleSpinBox()
             spin.setRange(0.0, 100.0)
