@@ -176,7 +176,7 @@ def result_to_text(result: Result, model: ModelArch, accelerator: Accelerator,
 
 
 def accelerator_summary(a: Accelerator) -> dict[str, object]:
-    device = a.tier("device") or next(t for t in a.memory if t.placement)
+    device = a.tier("device") or a.near_tiers[0]
     return {
         "id": a.id,
         "name": a.name,
@@ -227,7 +227,7 @@ def _grade(value: Sourced | None) -> str | None:
 
 def accelerator_grades(a: Accelerator) -> dict[str, object]:
     """The source grade of each value accelerator_summary gives, under the same keys."""
-    device = a.tier("device") or next(t for t in a.memory if t.placement)
+    device = a.tier("device") or a.near_tiers[0]
     device_bandwidth = device.bandwidth_Bps
     if device.link_bandwidth_Bps is not None and (
         device_bandwidth is None or float(device.link_bandwidth_Bps) < float(device_bandwidth)

@@ -95,7 +95,7 @@ def test_memory_bars_are_shares_of_usable_memory(qtbot, engine, catalog):
         usable = memory.usable_bytes
         near_weights = memory.weights_bytes - memory.weights_far_bytes
         assert drawn["weights_pct"][j] == pytest.approx(near_weights / usable * 100, rel=1e-9)
-        assert drawn["kv_pct"][j] == pytest.approx(memory.kv_cache_bytes / usable * 100, rel=1e-9)
+        assert drawn["kv_pct"][j] == pytest.approx(memory.kv_cache_bytes / usable * 100, rel=1e-9)  # none offloaded
         assert drawn["state_pct"][j] == memory.recurrent_state_bytes == 0.0  # Llama has no recurrent layers
         assert drawn["activations_pct"][j] == pytest.approx(memory.activation_bytes / usable * 100, rel=1e-9)
         assert drawn["overhead_pct"][j] == pytest.approx(memory.overhead_bytes / usable * 100, rel=1e-9)
@@ -177,6 +177,25 @@ def test_memory_notes_offloaded_weights(qtbot, engine, catalog):
     assert f"+ {far / 1e9:.1f} GB in host memory" in panel.plotted()["status"][0]
     panel.picker.hover(row_scene_pos(panel, 0))
     assert "offloaded to Host DDR5" in panel.picker.hover_text
+
+
+def test_memory_counts_only_the_kv_cache_left_on_the_device(qtbot, engine, catalog):
+    """Llama 3.1 8B on a GH200 with half the KV cache in Grace memory: the bar is what the engine
+    keeps in device memory (57 of 92.8 GB usable, 61 %), not the whole cache (it drew 103 %)."""
+    frame = frame_of(engine, shown=("gh200",), batch=16, input_len=32768, output_len=4096, kv_offload=0.5)
+    result = predictions(engine, frame)["gh200"]
+    memory = result.memory
+    assert result.fits and memory.kv_cache_far_bytes == pytest.approx(memory.kv_cache_bytes / 2, rel=1e-12)
+    # By hand from the engine's parts: near = weights + half the KV cache + activations + runtime.
+    near = (memory.weights_bytes + memory.kv_cache_bytes / 2 + memory.activation_bytes + memory.overhead_bytes)
+    panel = make_panel(qtbot, catalog, MemoryPanel, frame)
+    drawn = panel.plotted()
+    total = sum(drawn[f"{part}_pct"][0] for part in ("weights", "kv", "state", "activations", "overhead"))
+    assert total == pytest.approx(100 * near / memory.usable_bytes, rel=1e-9)
+    assert total < 100.0 and drawn["status"][0].startswith("fits")
+    assert drawn["kv_pct"][0] == pytest.approx(100 * memory.kv_cache_bytes / 2 / memory.usable_bytes, rel=1e-9)
+    panel.picker.hover(row_scene_pos(panel, 0))
+    assert "of KV cache offloaded to" in panel.picker.hover_text
 
 
 @pytest.mark.parametrize("size", [(1000, 811), (1200, 1000)])

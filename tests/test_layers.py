@@ -6,7 +6,9 @@ an import inside a function counts as much as one at the top):
   (text and validation, side by side, do not import each other);
 - only engine/physics reads the kernels' integer row layout and the kernels themselves
   (``physics.kernels``, ``physics.layout``); everything else reads outputs by name through
-  ``physics.results.Outputs``.
+  ``physics.results.Outputs``;
+- memory is accounted once, in physics: outside it no two memory outputs are added, subtracted
+  or divided (``results._MemoryDerived`` gives the parts, tiers, totals, room and shares).
 """
 
 from __future__ import annotations
@@ -117,3 +119,33 @@ def test_relative_imports_resolve_to_the_module_they_name(module, source, expect
     path = tmp_path / ("__init__.py" if module == "accelscope.engine.text" else "module.py")
     path.write_text(source + "\n")
     assert expected in imports(module, path)
+
+
+def _memory_output(node: ast.AST) -> str | None:
+    """The memory output a node reads (``x.memory.kv_cache_bytes``, ``memory.usable_bytes[j]``,
+    ``float(...)`` of one), or None."""
+    from accelscope.engine.physics.results import MemoryResult, _MemoryDerived
+
+    names = {f.name for f in __import__("dataclasses").fields(MemoryResult)} | {
+        name for name, value in vars(_MemoryDerived).items() if isinstance(value, property)}
+    while True:
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args:
+            node = node.args[0]
+        else:
+            break
+    return node.attr if isinstance(node, ast.Attribute) and node.attr in names else None
+
+
+def test_memory_is_accounted_only_in_physics():
+    offences = []
+    for module, path in _sources("engine", "gui", "cli"):
+        if _within(module, ("accelscope.engine.physics",)):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Div):
+                left, right = _memory_output(node.left), _memory_output(node.right)
+                if left and right:
+                    offences.append(f"{module}:{node.lineno}: {left} and {right}")
+    assert not offences, "memory arithmetic outside physics:\n" + "\n".join(offences)

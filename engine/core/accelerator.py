@@ -117,6 +117,17 @@ class Accelerator:
     def peaks(self) -> dict[str, float]:
         return {key: float(value) for key, value in self.peak_flops.items()}
 
+    @property
+    def near_tiers(self) -> tuple[MemoryTier, ...]:
+        """The tiers weights and KV cache are placed in on the device (on-chip and device
+        memory, fastest first): the one rule every model of the device's memory uses."""
+        return tuple(t for t in self.memory if t.placement and t.level in ("on-chip", "device"))
+
+    @property
+    def far_tier(self) -> MemoryTier | None:
+        """The far tier (host, CXL, DDR) offloaded weights and KV cache are placed in, if any."""
+        return next((t for t in self.memory if t.placement and t.level == "far"), None)
+
     def tier(self, level: str) -> MemoryTier | None:
         for tier in self.memory:
             if tier.level == level:

@@ -78,8 +78,7 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
     energy = constants.memory_energy_J_per_byte
     for column, a in enumerate(accelerators):
         cls = constants.for_class(a.architecture_class)
-        near = [t for t in a.memory if t.placement and t.level in ("on-chip", "device")]
-        far = next((t for t in a.memory if t.placement and t.level == "far"), None)
+        near, far = a.near_tiers, a.far_tier
         if not 1 <= len(near) <= 2:
             raise ValueError(f"{a.id}: the kernels take one or two near memory tiers, not {len(near)}")
         table[layout.A_N_NEAR, column] = len(near)

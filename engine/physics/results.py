@@ -73,8 +73,123 @@ class PhaseResult(_PhaseDerived):
     power_per_device_W: float
 
 
+# A device's memory by part, in the order ``_MemoryDerived.device_parts`` gives them: what the
+# Memory tab stacks and the tables list.
+DEVICE_PARTS: tuple[str, ...] = ("weights", "kv_cache", "recurrent_state", "activations", "overhead")
+
+
+class _MemoryDerived:
+    """A device's memory by part and tier, and the room left, for one scenario or many at once
+    (the one place these are summed: a test forbids arithmetic on memory outputs elsewhere)."""
+
+    weights_bytes: float
+    weights_far_bytes: float
+    kv_cache_bytes: float
+    kv_cache_far_bytes: float
+    recurrent_state_bytes: float
+    activation_bytes: float
+    overhead_bytes: float
+    usable_bytes: float
+    capacity_bytes: float
+    far_usable_bytes: float
+
+    @property
+    def usable_fraction(self) -> float:
+        """Usable device memory as a fraction of the physical (NaN where there is none)."""
+        capacity = np.asarray(self.capacity_bytes, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fraction = np.where(capacity > 0, np.asarray(self.usable_bytes, dtype=float) / capacity, np.nan)
+        return fraction if fraction.ndim else float(fraction)
+
+    @property
+    def weights_near_bytes(self) -> float:
+        """The weights in device memory (the near tiers): all but those offloaded."""
+        return self.weights_bytes - self.weights_far_bytes
+
+    @property
+    def kv_cache_near_bytes(self) -> float:
+        """The KV cache in device memory: all but the part kept in the far tier."""
+        return self.kv_cache_bytes - self.kv_cache_far_bytes
+
+    @property
+    def device_parts(self) -> tuple:
+        """The bytes in device memory by part (``DEVICE_PARTS`` order)."""
+        return (self.weights_near_bytes, self.kv_cache_near_bytes, self.recurrent_state_bytes, self.activation_bytes,
+                self.overhead_bytes)
+
+    @property
+    def device_bytes(self) -> float:
+        """Everything in device memory: what must fit in ``usable_bytes``."""
+        return (self.weights_near_bytes + self.kv_cache_near_bytes + self.recurrent_state_bytes + self.activation_bytes
+                + self.overhead_bytes)
+
+    @property
+    def far_bytes(self) -> float:
+        """What is kept in the far tier: offloaded weights and KV cache."""
+        return self.weights_far_bytes + self.kv_cache_far_bytes
+
+    @property
+    def total_bytes(self) -> float:
+        """Every part in either tier: the memory one replica's device holds or streams."""
+        return self.device_bytes + self.far_bytes
+
+    @property
+    def room_bytes(self) -> float:
+        """Usable device memory left (negative where it does not fit)."""
+        return self.usable_bytes - self.device_bytes
+
+    @property
+    def per_copy_bytes(self) -> float:
+        """What one more copy of the model and its batch needs beside the runtime: weights, KV
+        cache, recurrent state and activations, in either tier."""
+        return self.total_bytes - self.overhead_bytes
+
+    @property
+    def room_for_copies_bytes(self) -> float:
+        """Usable device memory less the runtime's own: what copies of the model may share."""
+        return self.usable_bytes - self.overhead_bytes
+
+    @property
+    def weights_room_bytes(self) -> float:
+        """Usable device memory left for weights beside what else is in device memory (KV cache,
+        recurrent state, activations, runtime)."""
+        return (self.usable_bytes - self.kv_cache_near_bytes - self.activation_bytes - self.overhead_bytes
+                - self.recurrent_state_bytes)
+
+    @property
+    def workspace_bytes(self) -> float:
+        """Device memory besides the KV cache and recurrent state: the weights kept there,
+        activations and the runtime (what a serving engine's memory profile finds taken before
+        it sizes its KV pool)."""
+        return self.weights_near_bytes + self.activation_bytes + self.overhead_bytes
+
+    @property
+    def far_room_bytes(self) -> float:
+        """Usable far-tier memory left beside the offloaded weights (for KV cache)."""
+        return self.far_usable_bytes - self.weights_far_bytes
+
+    @property
+    def weights_and_runtime_bytes(self) -> float:
+        """The weights (either tier) and the runtime's own memory: what one device needs before
+        any sequence."""
+        return self.weights_bytes + self.overhead_bytes
+
+    @property
+    def weights_fraction_of_usable(self) -> float:
+        """All the weights as a fraction of usable device memory."""
+        return self.weights_bytes / self.usable_bytes
+
+    def share_of_usable(self, part_bytes):
+        """``part_bytes`` as a percentage of usable device memory (infinite where there is none)."""
+        usable = np.asarray(self.usable_bytes, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(usable > 0, 100.0 * np.asarray(part_bytes, dtype=float) / np.where(usable > 0, usable, 1.0),
+                             np.inf)
+        return share if share.ndim else float(share)
+
+
 @dataclass(frozen=True)
-class MemoryResult:
+class MemoryResult(_MemoryDerived):
     """Per device, at the requested batch and the end of generation (the longest context)."""
 
     weights_bytes: float  # all of a device's weights, offloaded ones included
@@ -245,7 +360,7 @@ class DecodeOutputs(PhaseOutputs):
     _prefix = "decode."
 
 
-class MemoryOutputs(_View):
+class MemoryOutputs(_View, _MemoryDerived):
     __slots__ = ()
     _prefix = "memory."
 

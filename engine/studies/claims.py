@@ -30,6 +30,7 @@ from ..core.errors import AccelscopeError
 from ..core.model import ModelArch
 from ..core.scenario import Scenario, Workload
 from ..physics.engine import Engine
+from ..physics.reference import expert_touch_probability
 from ..physics.results import Outputs
 from .regimes import RegimeGrid, architecture_spreads, regime_scores, times_text
 from .scaling import compare_strategies
@@ -190,7 +191,7 @@ def moe_like_dense_check(
     throughput = results[moe.id, b].throughput_output_tok_s / results[dense.id, b].throughput_output_tok_s
     read_one = results[moe.id, 1].decode.weight_bytes_per_device / results[dense.id, 1].decode.weight_bytes_per_device
     read_batch = results[moe.id, b].decode.weight_bytes_per_device / results[dense.id, b].decode.weight_bytes_per_device
-    touched = 1.0 - (1.0 - MOE_LIKE_DENSE_EXPERTS_PER_TOKEN / MOE_LIKE_DENSE_EXPERTS) ** b
+    touched = expert_touch_probability(MOE_LIKE_DENSE_EXPERTS_PER_TOKEN, MOE_LIKE_DENSE_EXPERTS, b)
     return ClaimCheck(
         claim_id="s25-ep-moe-700b-like-70b",
         statement="A 700B MoE with 10% of experts active has latency and throughput similar to a 70B dense model.",
@@ -534,7 +535,7 @@ def _cheapest(engine: Engine, scenarios: list[Scenario], *, all_at_once: bool) -
     if not np.isfinite(per_device[best]):
         return None
     s, column = scenarios[best], outputs[best]
-    pool = (float(column.memory.weights_far_bytes) + float(column.memory.kv_cache_far_bytes)) * float(column.devices)
+    pool = float(column.memory.far_bytes) * float(column.devices)
     return Deployment(s.tp, s.offload, s.kv_offload, int(column.devices), float(column.throughput_total_tok_s),
                       pool if s.offload or s.kv_offload else 0.0, int(column.waves))
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..physics.jit import jit
-from ..physics.reference import experts_touched_busiest_device, token_imbalance
+from ..physics.reference import expert_touch_probability, experts_touched_busiest_device, token_imbalance
 
 ROUTING_MODES: tuple[str, ...] = ("uniform", "skewed", "balanced")
 _MODE_CODE = {"uniform": 0, "skewed": 1, "balanced": 2}
@@ -348,7 +348,7 @@ class RoutingResult:
     def analytic_distinct_experts(self) -> float:
         """E·(1 − (1 − k/E)^B): exact mean under uniform routing (DESIGN.md §4)."""
         s = self.setup
-        return s.n_experts * (1.0 - (1.0 - s.experts_per_token / s.n_experts) ** s.tokens)
+        return s.n_experts * expert_touch_probability(s.experts_per_token, s.n_experts, s.tokens)
 
     @property
     def engine_imbalance(self) -> float:
@@ -362,7 +362,7 @@ class RoutingResult:
         """The engine's distinct experts on the busiest device (reference.py)."""
         s = self.setup
         per_device = math.ceil(s.n_experts / s.ep)
-        touch = 1.0 - (1.0 - s.experts_per_token / s.n_experts) ** s.tokens
+        touch = expert_touch_probability(s.experts_per_token, s.n_experts, s.tokens)
         return experts_touched_busiest_device(per_device, touch, s.ep)
 
 

@@ -346,7 +346,7 @@ def tp_dp_table(grid: TpDpGrid) -> Table:
             cell.total_tok_s_per_device,
             r.itl_s * 1e3 if r.fits else "",
             r.waves if r.fits else "",
-            r.memory.weights_bytes / r.memory.usable_bytes,
+            r.memory.weights_fraction_of_usable,
             cell.memory_limit,
             _yes(cell.tp_beats_dp),
             _yes(cell.because_of_memory),

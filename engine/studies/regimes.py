@@ -275,7 +275,7 @@ def _layouts(
                 if Outputs(out).fits[first]:
                     row.append(_Layout(1, 1))
                     continue
-                needed = Outputs(out).memory.weights_bytes[first] + Outputs(out).memory.overhead_bytes[first]
+                needed = Outputs(out).memory.weights_and_runtime_bytes[first]
                 row.append(_Layout(1, 1, (
                     f"does not fit on one device: {codes.FIT_REASONS[int(Outputs(out).fit_code[first])]} "
                     f"({needed / 1e9:.1f} GB of weights and runtime, "
@@ -418,9 +418,8 @@ def _long_context_tokens(run: _CellRun) -> _Raw:
 def _models_resident(run: _CellRun) -> _Raw:
     memory = run.out.memory
     batch, j = run.fitting[0]
-    per_copy = (memory.weights_bytes[j] + memory.kv_cache_bytes[j] + memory.activation_bytes[j]
-                + memory.recurrent_state_bytes[j])
-    room = memory.usable_bytes[j] - memory.overhead_bytes[j]
+    per_copy = memory.per_copy_bytes[j]
+    room = memory.room_for_copies_bytes[j]
     copies = math.floor(room / per_copy)
     switch = _switch_time(run.engine, run.accelerator, memory.weights_bytes[j])
     switch_text = (
@@ -449,7 +448,7 @@ def _switch_time(engine: Engine, accelerator_id: str, weights_bytes: float) -> f
     """Seconds to stream one copy of the weights in from the far tier at its sustained link
     rate (the rate offloaded weights are read at), or None without a far tier."""
     accelerator = engine.catalog.accelerator(accelerator_id)
-    far = next((t for t in accelerator.memory if t.placement and t.level == "far"), None)
+    far = accelerator.far_tier
     if far is None or far.effective_bandwidth_Bps <= 0.0:
         return None
     link = engine.constants.for_class(accelerator.architecture_class).link_efficiency

@@ -189,10 +189,7 @@ def _offload_fraction(out: np.ndarray, column: int, limit: float) -> float:
     needed = float(Outputs(out).offload_needed[column])
     if needed < 0.0 or needed > limit or weights <= 0.0:
         return 0.0
-    room = float(
-        memory.usable_bytes[column] - memory.kv_cache_bytes[column] - memory.activation_bytes[column]
-        - memory.overhead_bytes[column] - memory.recurrent_state_bytes[column]
-    )
+    room = float(memory.weights_room_bytes[column])
     whole_batch = 1.0 - room / weights
     return min(limit, max(needed, whole_batch))
 

@@ -44,7 +44,7 @@ def own_far_tier(engine: Engine, accelerator_id: str) -> FarTierOption | None:
     """The accelerator's own far tier as a far-tier option (same numbers and sources), or
     None where it has none. A tier without a separate link is read at its own bandwidth."""
     accelerator = engine.catalog.accelerator(accelerator_id)
-    tier = next((t for t in accelerator.memory if t.level == "far" and t.placement), None)
+    tier = accelerator.far_tier
     if tier is None or tier.bandwidth_Bps is None:
         return None
     return FarTierOption(
@@ -180,7 +180,7 @@ def sweep_offload(
     accelerator = engine.catalog.accelerator(scenario.accelerator)
     cls = engine.constants.for_class(accelerator.architecture_class)
     stack = float(accelerator.software_efficiency)
-    device = accelerator.tier("device") or next(t for t in accelerator.memory if t.placement)
+    device = accelerator.tier("device") or accelerator.near_tiers[0]
     return OffloadSweep(
         model=scenario.model,
         accelerator=scenario.accelerator,
@@ -212,9 +212,7 @@ def largest_model(column: np.ndarray, total_params: float) -> LargestModel:
     without the far tier (KV cache kept in device memory), and as parameters of a model of the
     same shape (every per-device weight term scales with the parameter count)."""
     memory = Outputs(column).memory
-    device_room = (memory.usable_bytes - memory.overhead_bytes - memory.activation_bytes - memory.kv_cache_bytes
-                   - memory.recurrent_state_bytes)
-    device_only = max(device_room, 0.0)
+    device_only = max(memory.weights_room_bytes, 0.0)
     far_room = Outputs(column).memory.far_usable_bytes
     with_tier = device_only + far_room if device_only > 0.0 else 0.0
     params_per_byte = total_params / Outputs(column).memory.weights_bytes

@@ -25,8 +25,7 @@ OUTPUTS: tuple[tuple[str, object, object, bool], ...] = (
     ("tokens per joule", lambda r: r.tokens_per_joule, lambda v: f"{significant(v)} tokens/J", True),
     ("power (all devices)", lambda r: r.power_W, format_power, False),
     ("largest batch that fits", lambda r: float(r.memory.max_batch), lambda v: largest_batch_text(v), True),
-    ("memory per device", lambda r: r.memory.weights_bytes + r.memory.kv_cache_bytes + r.memory.activation_bytes
-     + r.memory.overhead_bytes + r.memory.recurrent_state_bytes, format_bytes, False),
+    ("memory per device", lambda r: r.memory.total_bytes, format_bytes, False),
 )
 
 

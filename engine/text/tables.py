@@ -35,11 +35,11 @@ def roofline_table(frame: Frame) -> Table:
             main.tier_name,
             main.bandwidth_Bps,
             roof.ridge_point,
-            frame.output(a).prefill.flops_per_device / frame.output(a).prefill.bytes_per_device,
-            frame.output(a).prefill.flops_per_device / frame.output(a).prefill.time_s,
+            frame.output(a).prefill.operational_intensity,
+            frame.output(a).prefill.achieved_flops_per_s,
             codes.BOUNDS[int(frame.output(a).prefill.bound)],
-            frame.output(a).decode.flops_per_device / frame.output(a).decode.bytes_per_device,
-            frame.output(a).decode.flops_per_device / frame.output(a).decode.time_s,
+            frame.output(a).decode.operational_intensity,
+            frame.output(a).decode.achieved_flops_per_s,
             codes.BOUNDS[int(frame.output(a).decode.bound)],
             _fits(frame, a),
         ))
@@ -55,13 +55,12 @@ def roofline_table(frame: Frame) -> Table:
 def memory_table(frame: Frame) -> Table:
     rows = []
     for a in frame.accelerators:
-        weights = frame.output(a).memory.weights_bytes
-        far = frame.output(a).memory.weights_far_bytes
+        memory = frame.output(a).memory
         offload_needed = frame.output(a).offload_needed
         rows.append((
             a,
-            (weights - far) / 1e9,
-            far / 1e9,
+            memory.weights_near_bytes / 1e9,
+            memory.weights_far_bytes / 1e9,
             frame.output(a).memory.kv_cache_bytes / 1e9,
             frame.output(a).memory.kv_cache_far_bytes / 1e9,
             frame.output(a).memory.activation_bytes / 1e9,

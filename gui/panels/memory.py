@@ -52,17 +52,9 @@ PARTS: tuple[tuple[str, str, str], ...] = (
     ("activations", "activations", "#55A868"),
     ("overhead", "runtime overhead", "#9A9A9A"),
 )
-# Of each result, the output rows the parts add up, in PARTS order (weights: less the offloaded).
-PART_ROWS: tuple[str, ...] = ("memory.weights_bytes", "memory.kv_cache_bytes", "memory.recurrent_state_bytes",
-                              "memory.activation_bytes", "memory.overhead_bytes")
+# PARTS are the engine's DEVICE_PARTS, in its order (a test holds the two equal).
 
 
-def device_parts(memory) -> tuple:
-    """A device's memory by part (PARTS order), from the memory rows of one output column or
-    of many (``Outputs(...).memory``): the weights less those offloaded, the KV cache, the
-    recurrent state, the activation workspace and the runtime's overhead."""
-    return (memory.weights_bytes - memory.weights_far_bytes, memory.kv_cache_bytes, memory.recurrent_state_bytes,
-            memory.activation_bytes, memory.overhead_bytes)
 CLIP_PERCENT = 200.0  # bars longer than this stop here, with the real multiple written beside
 X_END_PERCENT = 232.0  # at least; more when the "×N" texts need it
 CLIP_MARK_PX = 14  # the "▶" at the cut, and a gap before its "×N"
@@ -221,11 +213,9 @@ class MemoryPanel(Panel):
         ids = frame.accelerators
         n = len(ids)
         rows = np.arange(n, dtype=float)
-        usable = frame.outputs.memory.usable_bytes
-        sizes = device_parts(frame.outputs.memory)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            percents = [np.where(usable > 0, 100.0 * size / usable, np.inf) for size in sizes]
-            physical = np.where(usable > 0, 100.0 * frame.outputs.memory.capacity_bytes / usable, np.nan)
+        memory = frame.outputs.memory
+        percents = [memory.share_of_usable(size) for size in memory.device_parts]
+        physical = np.where(np.isfinite(shares := memory.share_of_usable(memory.capacity_bytes)), shares, np.nan)
         start = np.zeros(n)
         for item, percent in zip(self.parts, percents, strict=True):
             end = start + percent
@@ -254,7 +244,7 @@ class MemoryPanel(Panel):
         self._apply_selection()
 
     def _status_text(self, column: np.ndarray, fit_text: str, accelerator_id: str) -> str:
-        far = Outputs(column).memory.weights_far_bytes
+        far = Outputs(column).memory.far_bytes
         return fit_text + (f" · + {far / 1e9:.1f} GB in {self._far_words(accelerator_id)}" if far > 0 else "")
 
     # ---- the pinned scenario A ------------------------------------------------------------
@@ -268,12 +258,9 @@ class MemoryPanel(Panel):
         did not show the accelerator); None when nothing is pinned."""
         if self.reference is None:
             return None
-        usable = self._reference_values("memory.usable_bytes")
-        total = sum(self._reference_values(row) for row in PART_ROWS)
-        total = total - self._reference_values("memory.weights_far_bytes")
-        with np.errstate(divide="ignore", invalid="ignore"):
-            percent = np.where(usable > 0, 100.0 * total / usable, np.inf)
-        return np.where(np.isnan(usable), np.nan, percent)
+        columns = self._reference_columns()
+        memory = Outputs(self.reference.current[:, np.maximum(columns, 0)]).memory
+        return np.where(columns >= 0, memory.share_of_usable(memory.device_bytes), np.nan)
 
     def _draw_reference_total(self, rows: np.ndarray) -> None:
         percent = self._reference_percent()
@@ -419,8 +406,9 @@ class MemoryPanel(Panel):
         if reference is None or accelerator_id not in reference.accelerators:
             return []
         a = reference.current[:, reference.index(accelerator_id)]
-        total = sum(device_parts(Outputs(a).memory))
-        share = f" ({100 * total / Outputs(a).memory.usable_bytes:.0f}% of usable)" if Outputs(a).memory.usable_bytes > 0 else ""
+        memory = Outputs(a).memory
+        total = memory.device_bytes
+        share = f" ({memory.share_of_usable(total):.0f}% of usable)" if memory.usable_bytes > 0 else ""
         texts = [
             "<b>pinned scenario A</b> (the ghosts)",
             f"total in device memory — A: {gigabytes(total)}{share}",
@@ -439,8 +427,7 @@ class MemoryPanel(Panel):
 
     @staticmethod
     def _usable_words(frame: Frame) -> str:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fractions = frame.outputs.memory.usable_bytes / frame.outputs.memory.capacity_bytes
+        fractions = frame.outputs.memory.usable_fraction
         fractions = fractions[np.isfinite(fractions)]
         if fractions.size == 0:
             return "usable memory"
@@ -454,27 +441,29 @@ class MemoryPanel(Panel):
             return ""
         accelerator_id, column, name = self._row(row)
         scenario = frame.workspace.scenario
-        usable = Outputs(column).memory.usable_bytes
-        parts = device_parts(Outputs(column).memory)
-        total = sum(parts)
+        memory = Outputs(column).memory
+        parts = memory.device_parts
 
         def share(size: float) -> str:
-            return f" ({100 * size / usable:.0f}% of usable)" if usable > 0 else ""
+            return f" ({memory.share_of_usable(size):.0f}% of usable)" if memory.usable_bytes > 0 else ""
 
         lines = [f"per device · batch {scenario.batch} · context {scenario.input_len + scenario.output_len} tokens"]
         for (name, label, colour), size in zip(PARTS, parts, strict=True):
             if name == "state" and size == 0:
                 continue  # a model without recurrent layers
             lines.append(f"<span style='color:{colour}'>■</span> {label}: {gigabytes(size)}{share(size)}")
-        if Outputs(column).memory.weights_far_bytes > 0:
+        if memory.far_bytes > 0:
             accelerator = self.catalog.accelerators.get(accelerator_id)
             tier = accelerator.tier("far") if accelerator is not None else None
             where = tier.name if tier is not None and tier.name else "far memory"
-            lines.append(f"+ {gigabytes(Outputs(column).memory.weights_far_bytes)} of weights offloaded to {where}")
+            for size, what in ((memory.weights_far_bytes, "weights"), (memory.kv_cache_far_bytes, "KV cache")):
+                if size > 0:
+                    lines.append(f"+ {gigabytes(size)} of {what} offloaded to {where}")
+        total = memory.device_bytes
         lines.append(f"total in device memory: {gigabytes(total)}{share(total)}")
-        capacity = Outputs(column).memory.capacity_bytes
-        fraction = f"{100 * usable / capacity:.0f}% of " if capacity > 0 else ""
-        lines.append(f"usable: {gigabytes(usable)} ({fraction}{gigabytes(capacity)} physical)")
+        capacity = memory.capacity_bytes
+        fraction = f"{100 * memory.usable_fraction:.0f}% of " if capacity > 0 else ""
+        lines.append(f"usable: {gigabytes(memory.usable_bytes)} ({fraction}{gigabytes(capacity)} physical)")
         max_batch = Outputs(column).memory.max_batch
         lines.append(f"largest batch that fits: {count(max_batch)}" if max_batch > 0 else "does not fit at any batch")
         if not Outputs(column).fits:

@@ -515,7 +515,7 @@ class ParallelismPanel(AnalysisPanel):
                 f"ITL: {compact(r.itl_s * 1e3)} ms; TTFT: {compact(r.ttft_s * 1e3)} ms",
             ]
         lines.append(f"weights: {r.memory.weights_bytes / 1e9:.3g} GB per device, "
-                     f"{r.memory.weights_bytes / r.memory.usable_bytes:.0%} of usable memory")
+                     f"{r.memory.weights_fraction_of_usable:.0%} of usable memory")
         if cell.memory_limit:
             lines.append(f"memory: {cell.memory_limit}")
         if cell.tp_beats_dp:

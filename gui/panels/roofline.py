@@ -214,8 +214,8 @@ class RooflinePanel(Panel):
         current = frame.current
         with np.errstate(divide="ignore", invalid="ignore"):
             achieved = {
-                "prefill": Outputs(current).prefill.flops_per_device / Outputs(current).prefill.time_s / TFLOPS,
-                "decode": Outputs(current).decode.flops_per_device / Outputs(current).decode.time_s / TFLOPS,
+                "prefill": Outputs(current).prefill.achieved_flops_per_s / TFLOPS,
+                "decode": Outputs(current).decode.achieved_flops_per_s / TFLOPS,
             }
         self._operating = {phase: (intensity[phase], achieved[phase]) for phase in PHASES}
         self._fits = Outputs(current).fits != 0

@@ -26,12 +26,8 @@ class DeviceMemory:
     """An accelerator's placeable memory tiers and how much of them a class may use."""
 
     def __init__(self, accelerator: Accelerator, cls: ClassConstants) -> None:
-        self.near_tiers: list[MemoryTier] = [
-            tier for tier in accelerator.memory if tier.placement and tier.level in ("on-chip", "device")
-        ]
-        self.far_tier: MemoryTier | None = next(
-            (tier for tier in accelerator.memory if tier.placement and tier.level == "far"), None
-        )
+        self.near_tiers: list[MemoryTier] = list(accelerator.near_tiers)
+        self.far_tier: MemoryTier | None = accelerator.far_tier
         self.runtime_overhead = cls.runtime_overhead_bytes
         self.capacity = sum(t.accelerator_capacity_bytes for t in self.near_tiers)
         self.usable = self.capacity * cls.usable_memory_fraction

@@ -81,8 +81,7 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
     if not profile.fits and profile.fit_code != codes.FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE:
         model, accelerator = engine.model(scenario.model).name, engine.catalog.accelerator(scenario.accelerator).name
         raise ScenarioError(f"cannot serve {model} on {accelerator}: {profile.fit_reason}")
-    weights_near = memory.weights_bytes - memory.weights_far_bytes
-    workspace = weights_near + memory.activation_bytes + memory.overhead_bytes
+    workspace = memory.workspace_bytes
     if defaults.memory_of_total:
         kv_cache = fraction * capacity_bytes - workspace
     else:
@@ -102,7 +101,7 @@ def server_setup(engine: Engine, scenario: Scenario, spec: ServingSpec, replicas
     blocks = 0
     if kv_cache > 0.0 and per_token > 0.0:
         near_tokens = kv_cache / (per_token * kv_near_share) if kv_near_share > 0.0 else math.inf
-        far_room = memory.far_usable_bytes - memory.weights_far_bytes
+        far_room = memory.far_room_bytes
         far_tokens = far_room / (per_token * (1.0 - kv_near_share)) if kv_near_share < 1.0 else math.inf
         blocks = int(min(near_tokens, far_tokens, MAX_KV_TOKENS) // block_size)
     elif per_token == 0.0 and kv_cache > 0.0:

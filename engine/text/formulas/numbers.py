@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import math
 
+from ...core.precision import PRECISION_LABELS
 from ...core.units import significant
 
 CONSTANTS_FILE = "resources/efficiency.toml"
-_PRECISION_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8", "int4": "INT4",
-                     "fp4": "FP4"}
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 
 
@@ -30,7 +29,7 @@ def large(value: float, noun: str = "") -> str:
 
 
 def precision_label(precision: str) -> str:
-    return _PRECISION_LABELS.get(precision, precision)
+    return PRECISION_LABELS.get(precision, precision)
 
 
 def tiny_energy(joules: float, per: str) -> str:
