@@ -60,7 +60,7 @@ def hbm(accelerator: Accelerator):
 
 def test_all_bundled_accelerators_load_in_order(catalog):
     assert tuple(catalog) == BUNDLED_ORDER
-    assert len(catalog) == 38
+    assert len(catalog) == 48
 
 
 def test_bundled_files_are_named_after_their_id():
@@ -82,12 +82,58 @@ def test_every_value_and_alternative_has_a_source(catalog):
                 )
 
 
+# Parts whose makers publish only narrower peaks (Rubin: NVFP4; MI455X: FP8 and FP4; LP30: FP8): a 16-bit
+# product on them has no stated rate, and the model says so rather than borrowing one.
+NO_PUBLISHED_BF16 = {"vr200", "mi455x", "groq-lp30"}
+# Parts with no published compute at all: memory and bandwidth only.
+MEMORY_ONLY = {"mi350x", "m5-max", "crescent-island", "ai200"}
+
+
+def test_memory_only_parts_say_so_and_carry_no_peak(catalog):
+    assert {a.id for a in catalog.values() if not a.compute_published} == MEMORY_ONLY
+    for accelerator_id in MEMORY_ONLY:
+        accelerator = catalog[accelerator_id]
+        assert not accelerator.peak_flops and accelerator.compute_unpublished.strip()
+        assert all(float(t.bandwidth_Bps) > 0 for t in accelerator.memory if t.placement)
+
+
+def test_a_file_cannot_both_give_peaks_and_say_none_is_published(tmp_path):
+    text = VALID.replace('id = "test-gpu"', 'id = "test-gpu"\ncompute_unpublished = "not disclosed"')
+    with pytest.raises(CatalogError, match="compute_unpublished"):
+        load_accelerator_file(write(tmp_path, text))
+
+
+def test_a_memory_only_file_loads_without_peaks(tmp_path):
+    start = VALID.index("[peak_flops]")
+    end = VALID.index("[[memory]]")
+    text = VALID[:start] + VALID[end:]
+    text = text.replace('id = "test-gpu"', 'id = "test-gpu"\ncompute_unpublished = "The maker has disclosed no compute."')
+    accelerator = load_accelerator_file(write(tmp_path, text))
+    assert not accelerator.compute_published and accelerator.peak("bf16") == 0.0
+    with pytest.raises(CatalogError, match="peak_flops"):
+        load_accelerator_file(write(tmp_path, VALID[:start] + VALID[end:]))
+
+
+@pytest.mark.parametrize(("accelerator_id", "domain"), [
+    ("vr200", 72), ("gb300", 72), ("gb200", 72), ("mi455x", 72), ("groq-lp30", 256), ("tpu-v7", 9216),
+])
+def test_rack_scale_parts_expose_their_scale_up_domain(catalog, accelerator_id, domain):
+    assert catalog[accelerator_id].interconnect.domain_size.value == domain
+
+
+def test_the_lp30_is_an_sram_machine(catalog):
+    lp30 = catalog["groq-lp30"]
+    assert [t.kind for t in lp30.memory if t.placement] == ["sram"]
+    assert lp30.architecture_class == "deterministic-pipeline"
+
+
 def test_bundled_values_are_physical(catalog):
     for accelerator in catalog.values():
         assert accelerator.architecture_class in ARCHITECTURE_CLASSES
         assert 0 <= float(accelerator.idle_W) < float(accelerator.tdp_W)
         assert any(tier.placement for tier in accelerator.memory)
-        assert accelerator.peak("bf16") > 0, f"{accelerator.id} needs a BF16/FP16 peak for 16-bit models"
+        if accelerator.compute_published and accelerator.id not in NO_PUBLISHED_BF16:
+            assert accelerator.peak("bf16") > 0, f"{accelerator.id} needs a BF16/FP16 peak for 16-bit models"
         for tier in accelerator.memory:
             if tier.placement:
                 assert tier.effective_bandwidth_Bps > 0
@@ -698,7 +744,7 @@ def test_the_stated_group_is_what_the_fields_cannot_tell(catalog):
     from accelscope.engine.catalog.groups import accelerator_group
 
     stated = {a.id for a in catalog.values() if a.group}
-    assert stated == {"rtx-4090", "rtx-5090", "rtx-pro-6000"}
+    assert stated == {"rtx-4090", "rtx-5090", "rtx-pro-6000", "arc-pro-b60"}
     for accelerator_id in stated:
         assert accelerator_group(changed(catalog[accelerator_id], group="")) == "datacenter-gpu"
 

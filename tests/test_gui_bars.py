@@ -470,7 +470,10 @@ def test_panels_render(qtbot, engine, catalog, tmp_path, cls):
     fits = dict(zip(frame.accelerators, frame.outputs.fits != 0, strict=True))
     coloured = [a for a in every
                 if not (cls is MemoryPanel and a == "h100-sxm") and (fits[a] or cls is not EnergyPanel)]
-    assert len(coloured) >= len(every) - 4
+    # Besides what does not fit in memory (at most 4 here), the parts with no published compute
+    # peak for BF16 (nor a wider format) have no energy to draw.
+    no_peak = sum(int(frame.outputs.fit_code[j]) == codes.FIT_COMPUTE_UNPUBLISHED for j in range(len(every)))
+    assert len(coloured) >= len(every) - 4 - (no_peak if cls is EnergyPanel else 0)
     assert_shows(picture(panel), panel, plots=PLOTS[cls], accelerators=coloured)
 
 

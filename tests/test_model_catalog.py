@@ -41,7 +41,7 @@ def test_bundled_files_are_exactly_the_ordered_ids(catalog):
     stems = [entry.name.removesuffix(".toml") for entry in bundled_model_files()]
     assert stems == list(BUNDLED_ORDER)
     assert list(catalog) == list(BUNDLED_ORDER)
-    assert len(BUNDLED_ORDER) == 30
+    assert len(BUNDLED_ORDER) == 34
     # The hybrids (linear-attention and state-space layers) are bundled, last.
     assert BUNDLED_ORDER[-3:] == HYBRID_IDS
     assert all(catalog[model_id].n_deltanet_layers + catalog[model_id].n_mamba_layers > 0 for model_id in HYBRID_IDS)
@@ -104,6 +104,38 @@ def test_earlier_models_keep_their_counts(catalog, model_id):
     assert (model.total_params, model.active_params) == EARLIER_COUNTS[model_id]
     assert model.n_deltanet_layers == model.n_mamba_layers == 0
     assert model.ffn_kind == "gated" and model.nominal_active_embeddings == "both"
+
+
+# The classics added with the 2026 catalog, from their config.json: derived counts pinned,
+# and each within the card's stated total (the parametrised nominal test above).
+CLASSIC_COUNTS = {
+    "llama-3.1-70b": (70_553_706_496, 70_553_706_496),
+    "llama-3.1-405b": (405_853_388_800, 405_853_388_800),
+    "llama-4-maverick-17b-128e": (400_711_848_960, 17_184_691_200),
+    "qwen3-coder-480b-a35b": (480_154_875_392, 35_474_765_312),
+}
+
+
+@pytest.mark.parametrize("model_id", CLASSIC_COUNTS)
+def test_the_classics_have_their_derived_counts(catalog, model_id):
+    model = catalog[model_id]
+    assert (model.total_params, model.active_params) == CLASSIC_COUNTS[model_id]
+    assert model.default_weight_precision == "bf16"  # each is published in BF16
+
+
+def test_llama_3_1_405b_total_by_hand(catalog):
+    embeddings = 128256 * 16384  # and the same again for the untied LM head
+    attention = 2 * 16384 * 16384 + 2 * 16384 * (8 * 128)  # q, o + k, v
+    ffn = 3 * 16384 * 53248
+    per_layer = attention + ffn + 2 * 16384
+    total = 2 * embeddings + 126 * per_layer + 16384
+    assert total == 405_853_388_800 == catalog["llama-3.1-405b"].total_params
+    assert total == pytest.approx(405e9, rel=0.003)  # Meta's 405B
+
+
+def test_maverick_interleaves_dense_and_moe_layers(catalog):
+    model = catalog["llama-4-maverick-17b-128e"]
+    assert model.n_moe_layers == 24 and model.n_chunked_attention_layers == 36 and model.n_full_attention_layers == 12
 
 
 # ---- counts checked by hand -----------------------------------------------------------

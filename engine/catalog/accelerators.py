@@ -42,6 +42,7 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "a100-80gb",
     "h100-sxm",
     "h200",
+    "h200-nvl",
     "h20",
     "gh200",
     "l4",
@@ -51,17 +52,23 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "b300",
     "gb200",
     "gb300",
+    "vr200",
     "rtx-5090",
     "rtx-pro-6000",
     "dgx-spark",
     "mi250",
     "mi300x",
     "mi325x",
+    "mi350x",
     "mi355x",
+    "mi455x",
     "ryzen-ai-max-395",
     "m4-max",
     "m3-ultra",
+    "m5-max",
     "max-1550",
+    "arc-pro-b60",
+    "crescent-island",
     "gaudi2",
     "gaudi3",
     "tpu-v5e",
@@ -70,11 +77,14 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "wse-3",
     "gc200",
     "groq-lpu",
+    "groq-lp30",
     "mtia-v2",
     "cloud-ai-100-ultra",
+    "ai200",
     "blackhole-p150",
     "inferentia2",
     "trainium2",
+    "trainium3",
     "sn40l",
 )
 
@@ -106,6 +116,7 @@ _TOP_KEYS = (
     "idle_W",
     "software_efficiency",
     "peak_flops",
+    "compute_unpublished",
     "memory",
     "interconnect",
     "scale_out",
@@ -294,6 +305,7 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
     if float(idle) >= float(tdp):
         raise root.error("idle_W.value", f"must be below tdp_W ({float(tdp):g} W), got {float(idle):g} W")
 
+    peak_flops, compute_unpublished = _compute(root)
     return Accelerator(
         id=accelerator_id,
         name=_required_text(root, "name"),
@@ -301,7 +313,7 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
         architecture_class=architecture_class,
         year=_sourced(root, "year", _year),
         process_node=_sourced(root, "process_node", _text),
-        peak_flops=_peak_flops(root),
+        peak_flops=peak_flops,
         memory=_memory(root),
         interconnect=_interconnect(root, "interconnect"),
         tdp_W=tdp,
@@ -312,6 +324,7 @@ def load_accelerator_file(path: PathLike) -> Accelerator:
         notes=root.string("notes", ""),
         source_file=str(path),
         group=_choice(root, "group", GROUPS) if root.has("group") else "",
+        compute_unpublished=compute_unpublished,
     )
 
 
@@ -320,6 +333,19 @@ def _choice(reader: TableReader, key: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise reader.error(key, f"must be one of {', '.join(allowed)}; got {quoted(value)}")
     return value
+
+
+def _compute(root: TableReader) -> tuple[dict[str, Sourced], str]:
+    """The dense peaks, or, for a part whose maker has published none, no peaks and the
+    ``compute_unpublished`` text saying so (the model then answers memory questions only)."""
+    if not root.has("compute_unpublished"):
+        return _peak_flops(root), ""
+    why = _required_text(root, "compute_unpublished")
+    if root.has("peak_flops"):
+        raise root.error(
+            "compute_unpublished", "says no compute peak is published, but [peak_flops] gives some: keep one of the two"
+        )
+    return {}, why
 
 
 def _peak_flops(root: TableReader) -> dict[str, Sourced]:

@@ -108,6 +108,14 @@ class Accelerator:
     # The group the app lists it under where the file states one ("" = derived from the other
     # fields: ``catalog.groups.accelerator_group``).
     group: str = ""
+    # For a part whose maker has published no compute peak (peak_flops empty): what is missing,
+    # in words. The model then answers memory questions only and says why it gives no times.
+    compute_unpublished: str = ""
+
+    @property
+    def compute_published(self) -> bool:
+        """Whether any dense peak is known; without one no time, throughput or energy is stated."""
+        return bool(self.peak_flops)
 
     def peak(self, key: str) -> float:
         """Dense peak for a catalog precision key, 0.0 where the device has none."""

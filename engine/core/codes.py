@@ -16,6 +16,7 @@ FIT_OFFLOAD_WITHOUT_FAR_TIER = 5
 FIT_WEIGHTS_DO_NOT_FIT = 6
 FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE = 7
 FIT_FAR_TIER_TOO_SMALL = 8
+FIT_COMPUTE_UNPUBLISHED = 9
 
 FIT_REASONS: dict[int, str] = {
     FIT_OK: "fits",
@@ -27,6 +28,7 @@ FIT_REASONS: dict[int, str] = {
     FIT_WEIGHTS_DO_NOT_FIT: "the weights do not fit in device memory",
     FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE: "the weights fit, but not the KV cache of even one sequence at this context length",
     FIT_FAR_TIER_TOO_SMALL: "the offloaded weights and KV cache do not fit in the far memory tier",
+    FIT_COMPUTE_UNPUBLISHED: "the weights and KV cache fit in memory, but no compute peak of this accelerator is published for this format (nor for a wider one): its times, throughput and energy cannot be computed",
 }
 
 # Warnings: bits that can be set together.

@@ -116,6 +116,12 @@ def requested_compute_format(weight_precision: str, activation_precision: str) -
     return weight_precision
 
 
+# Products never run on units narrower than this (16 bits) or than the format asked for: a
+# device whose only published peaks are narrower (Rubin's NVFP4) has no stated rate for a
+# 16-bit or FP8 product, and the model says so rather than borrowing the narrower rate.
+NARROWEST_FALLBACK_BYTES = 2.0
+
+
 def compute_precision(activation_precision: str, peaks: dict[str, float]) -> str:
     """The catalog peak key a device uses for matrix products at ``activation_precision``."""
     for candidate in FALLBACK[activation_precision]:

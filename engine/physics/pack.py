@@ -122,7 +122,8 @@ def pack_accelerators(accelerators: Sequence[Accelerator], constants: Constants)
         device_tier = a.tier("device") or near[-1]
         table[layout.A_RIDGE_BANDWIDTH, column] = device_tier.effective_bandwidth_Bps
         for name, code in PRECISION_CODE.items():
-            peaks[code, column] = a.peak(PEAK_KEY[name])
+            # No published peak: unbounded (reference.stage.compute_peak), and the kernels say why.
+            peaks[code, column] = a.peak(PEAK_KEY[name]) if a.compute_published else np.inf
     return table, peaks
 
 

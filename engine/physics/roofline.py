@@ -3,11 +3,13 @@ per memory tier, with the ridge points where they meet (FLOP/byte)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..core.accelerator import Accelerator
 from ..core.constants import Constants
-from ..core.precision import compute_precision, requested_compute_format
+from ..core.precision import requested_compute_format
+from .reference.stage import compute_format_of, compute_peak
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,11 @@ class Roofline:
         return near[-1]
 
     @property
+    def has_ceiling(self) -> bool:
+        """False for a part whose maker published no compute peak: it has slopes, no roof."""
+        return math.isfinite(self.peak_flops)
+
+    @property
     def ridge_point(self) -> float:
         return self.main_slope.ridge_point(self.peak_flops)
 
@@ -53,8 +60,10 @@ def roofline(
 ) -> Roofline:
     cls = constants.for_class(accelerator.architecture_class)
     stack = float(accelerator.software_efficiency)
-    key = compute_precision(requested_compute_format(weight_precision, activation_precision), accelerator.peaks())
-    peak = accelerator.peak(key)
+    # As the engine runs it (reference.stage): without a published peak for this format (or a
+    # wider one) the roofline has slopes only, no ceiling (``has_ceiling`` is false).
+    key, _ = compute_format_of(accelerator, requested_compute_format(weight_precision, activation_precision))
+    peak = compute_peak(accelerator, key)
     slopes = []
     for tier in accelerator.memory:
         if tier.bandwidth_Bps is None:

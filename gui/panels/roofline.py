@@ -501,14 +501,8 @@ class RooflinePanel(Panel):
             return self._reference_tip(accelerator, ref.role)
         if ref.role == "tier":
             slope = roof.slopes[ref.index]
-            return (
-                f"{accelerator.name}\n{self._slope_text(slope, roof)}\n"
-                f"{roof.compute_precision.upper()} peak: {short_number(roof.peak_flops / TFLOPS)} TFLOP/s"
-            )
-        lines = [
-            f"{accelerator.name} — {roof.compute_precision.upper()} roofline",
-            f"peak: {short_number(roof.peak_flops / TFLOPS)} TFLOP/s (sustained ≈ {short_number(roof.sustained_flops / TFLOPS)})",
-        ]
+            return f"{accelerator.name}\n{self._slope_text(slope, roof)}\n{self._peak_text(roof)}"
+        lines = [f"{accelerator.name} — {roof.compute_precision.upper()} roofline", self._peak_text(roof, sustained=True)]
         lines += [self._slope_text(s, roof) + (" (this line)" if s is roof.main_slope else "") for s in roof.slopes]
         return "\n".join(lines)
 
@@ -525,11 +519,16 @@ class RooflinePanel(Panel):
         ])
 
     @staticmethod
+    def _peak_text(roof: Roofline, sustained: bool = False) -> str:
+        if not roof.has_ceiling:
+            return "no compute peak published: no roof, only the memory slopes"
+        text = f"{roof.compute_precision.upper()} peak: {short_number(roof.peak_flops / TFLOPS)} TFLOP/s"
+        return text + (f" (sustained ≈ {short_number(roof.sustained_flops / TFLOPS)})" if sustained else "")
+
+    @staticmethod
     def _slope_text(slope: RooflineSlope, roof: Roofline) -> str:
-        return (
-            f"{slope.tier_name} ({LEVEL_NAMES.get(slope.level, slope.level)}): "
-            f"{short_bandwidth(slope.bandwidth_Bps)}, ridge {short_number(slope.ridge_point(roof.peak_flops))} FLOP/byte"
-        )
+        ridge = (f", ridge {short_number(slope.ridge_point(roof.peak_flops))} FLOP/byte" if roof.has_ceiling else "")
+        return f"{slope.tier_name} ({LEVEL_NAMES.get(slope.level, slope.level)}): {short_bandwidth(slope.bandwidth_Bps)}{ridge}"
 
     @staticmethod
     def _point_tip(frame: Frame, accelerator: Accelerator, roof: Roofline, phase: str) -> str:
@@ -542,6 +541,7 @@ class RooflinePanel(Panel):
             (
                 f"achieved: {short_number(achieved / TFLOPS)} TFLOP/s per device "
                 f"({achieved / roof.peak_flops:.1%} of the {roof.compute_precision.upper()} peak)"
+                if roof.has_ceiling else "achieved: not stated (no compute peak published)"
             ),
             f"bound: {codes.BOUNDS[int(bound)]}",
         ]

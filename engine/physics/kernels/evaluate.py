@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ...core import codes
+from ...core.precision import NARROWEST_FALLBACK_BYTES
 from ..jit import jit
 from ..layout import *  # noqa: F403  (the table row numbers, generated from their names)
 from .helpers import (
@@ -94,9 +95,13 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             if peaks[candidate, a] > 0.0:
                 compute_code = candidate
                 break
+        peak = peaks[compute_code, a]
+        if BYTES[compute_code] < min(BYTES[PEAK_CODE[requested]], NARROWEST_FALLBACK_BYTES):
+            # ── reference.stage.compute_format: only narrower units are published
+            compute_code = PEAK_CODE[requested]
+            peak = np.inf
         if compute_code != PEAK_CODE[requested]:
             warnings |= codes.WARN_COMPUTE_FALLBACK
-        peak = peaks[compute_code, a]
 
         # ── reference.parallel.lay_out
         d = model[M_HIDDEN, mi]
@@ -260,6 +265,8 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
                 fit_code = codes.FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE
             elif weights_far + kv_sequence_far > far_usable:
                 fit_code = codes.FIT_FAR_TIER_TOO_SMALL
+            elif peak == np.inf:
+                fit_code = codes.FIT_COMPUTE_UNPUBLISHED
         fits = fit_code == codes.FIT_OK
         if weights_near > constants[K_STARVATION] * usable:
             warnings |= codes.WARN_KV_STARVED

@@ -234,7 +234,9 @@ class MemoryFit:
 
 
 def fit_memory(model: ModelArch, constants: Constants, memory: DeviceMemory, scenario: Scenario,
-               layout: Layout) -> MemoryFit:
+               layout: Layout, peak: float) -> MemoryFit:
+    """How the scenario sits in memory. ``peak`` is the compute peak (infinite where none is
+    published: only the memory questions then have answers)."""
     s = scenario
     warnings = 0
     size = sizes(model, constants, memory, s, layout.tp, layout.pp, layout.effective_ep)
@@ -269,6 +271,8 @@ def fit_memory(model: ModelArch, constants: Constants, memory: DeviceMemory, sce
             fit_code = codes.FIT_KV_DOES_NOT_FIT_ONE_SEQUENCE
         elif weights_far + kv_sequence_far > memory.far_usable:
             fit_code = codes.FIT_FAR_TIER_TOO_SMALL
+        elif math.isinf(peak):
+            fit_code = codes.FIT_COMPUTE_UNPUBLISHED
     if weights_near > constants.kv_starvation_weight_fraction * memory.usable:
         warnings |= codes.WARN_KV_STARVED
 

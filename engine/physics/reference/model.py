@@ -17,7 +17,7 @@ from .memory import DeviceMemory, TierReads, fit_memory
 from .network import Communication
 from .parallel import lay_out
 from .phases import Setup, Step
-from .stage import Stage, compute_format, phase_result
+from .stage import Stage, compute_format, compute_peak, phase_result
 from .trace import Trace, trace_of
 
 
@@ -35,9 +35,9 @@ class ReferenceModel:
         """Steps 1-3 and the power model: everything before the phases."""
         m, a, cls, k = self.model, self.accelerator, self.cls, self.constants
         compute_key, fallback = compute_format(a, scenario)
-        peak = a.peak(compute_key)
+        peak = compute_peak(a, compute_key)
         layout = lay_out(m, scenario, self.memory.far_tier is not None)
-        fit = fit_memory(m, k, self.memory, scenario, layout)
+        fit = fit_memory(m, k, self.memory, scenario, layout, peak)
         tiers = TierReads(a, cls, k, self.memory, fit)
         communication = Communication(a, cls, layout, m.hidden_size, bytes_per_element(scenario.activation_precision),
                                       m.moe.experts_per_token if m.moe else 0)

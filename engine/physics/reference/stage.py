@@ -11,13 +11,20 @@ Units: FLOP, bytes, seconds, FLOP/s.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ...core import codes
 from ...core.accelerator import Accelerator
 from ...core.constants import ClassConstants
 from ...core.model import ModelArch
-from ...core.precision import PEAK_KEY, bytes_per_element, compute_precision, requested_compute_format
+from ...core.precision import (
+    NARROWEST_FALLBACK_BYTES,
+    PEAK_KEY,
+    bytes_per_element,
+    compute_precision,
+    requested_compute_format,
+)
 from ...core.scenario import Scenario
 from ..results import PhaseResult
 from .closed_forms import expert_touch_probability, experts_touched_busiest_device, layer_overhead_s, token_imbalance
@@ -29,9 +36,25 @@ from .parallel import Layout
 def compute_format(accelerator: Accelerator, scenario: Scenario) -> tuple[str, int]:
     """The peak key products run at, and its warning bits: the wider of the weight and
     activation formats, on the device's units for it or, where it has none, in 16 bits."""
-    requested = requested_compute_format(scenario.weight_precision, scenario.activation_precision)
+    return compute_format_of(accelerator, requested_compute_format(scenario.weight_precision,
+                                                                   scenario.activation_precision))
+
+
+def compute_format_of(accelerator: Accelerator, requested: str) -> tuple[str, int]:
+    """As :func:`compute_format`, for the format the products ask for."""
+    if not accelerator.compute_published:
+        return PEAK_KEY[requested], 0
     key = compute_precision(requested, accelerator.peaks())
+    if bytes_per_element(key) < min(bytes_per_element(PEAK_KEY[requested]), NARROWEST_FALLBACK_BYTES):
+        return PEAK_KEY[requested], 0  # only narrower units are published: no stated rate (compute_peak)
     return key, (codes.WARN_COMPUTE_FALLBACK if key != PEAK_KEY[requested] else 0)
+
+
+def compute_peak(accelerator: Accelerator, key: str) -> float:
+    """The dense peak products run at, in FLOP/s. Where none is published for this format (or
+    none at all) it counts as unbounded: the compute time is then nil, the memory figures stay
+    finite, and the fit code (FIT_COMPUTE_UNPUBLISHED) says that no time can be stated."""
+    return accelerator.peak(key) or math.inf
 
 
 @dataclass(frozen=True)

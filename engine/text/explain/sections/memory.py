@@ -176,6 +176,13 @@ def _not_fitting(ctx: ExplainContext) -> list[str]:
         offloaded = " and ".join(parts)
         where = t.far_tier.name if t.far_tier else "the far tier"
         reason = f"does not fit: {offloaded} exceed the {format_bytes(mem.far_usable_bytes)} usable in {where}"
+    elif code == codes.FIT_COMPUTE_UNPUBLISHED:
+        reason = (
+            f"fits in memory (the weights take {near_weights}{share} of {usable}), but no time can be stated: "
+            + (ctx.accelerator.compute_unpublished.rstrip('.') or
+               f"no {r.compute_precision.upper()} or wider compute peak of the {ctx.accelerator.name} is published, "
+               f"and a narrower format's rate is not borrowed")
+        )
     else:
         reason = f"does not run as laid out: {codes.FIT_REASONS[code]}"
     lines = [sentence(reason)]
