@@ -138,27 +138,50 @@ def linear_runs_distribution(first, last, counts, weights):
     safe_step = np.where(spaced, step, 1.0)
     total = float(np.sum(counts * weights))
 
-    def weight_at_most(value):
+    def weight_at_most(value, low, counts, weights, spaced, safe_step):
         below = np.where(spaced, np.floor((value - low) / safe_step) + 1, np.where(low <= value, counts, 0.0))
-        return float(np.sum(np.clip(below, 0.0, counts) * weights))
+        return float(np.minimum(np.maximum(below, 0.0), counts) @ weights)
 
-    def smallest_sample_above(value):
+    def smallest_sample_above(value, low, counts, step, spaced, safe_step):
         index = np.where(spaced, np.floor((value - low) / safe_step) + 1, 0.0)
         samples = np.where(index <= 0, low, low + index * step)
-        return float(np.where((index < counts) & ((index > 0) | (low > value)), samples, np.inf).min())
+        return float(np.where((index < counts) & ((index > 0) | (low > value)), samples, np.inf).min(initial=np.inf))
+
+    ends = np.unique(np.concatenate([low, high]))  # every run's first and last sample
+    everything = (low, counts, weights, spaced, safe_step)
 
     def percentile(q):
         target = q * total * (1.0 - 1e-12)
-        below, above = float(low.min()) - 1.0, float(high.max())  # weight below target, at or above it
+        # First the ends the answer lies near: the smallest end whose weight reaches the target,
+        # by bisection over the sorted ends (a dozen or so sums over every run, not ~60).
+        first, last = 0, ends.size - 1
+        while first < last:
+            middle = (first + last) // 2
+            if weight_at_most(ends[middle], *everything) >= target:
+                last = middle
+            else:
+                first = middle + 1
+        # The answer lies between the end before and that end, or, where rounding puts a sample
+        # of another run on an end, beside it: bisection on the value from one end further out
+        # on each side, over the runs that cross that span alone (the runs that end before it
+        # count whole), then the smallest sample above the lower bound.
+        below = float(ends[first - 2]) if first >= 2 else float(low.min()) - 1.0
+        above = float(ends[min(first + 1, ends.size - 1)])
+        crossing = (low < above) & (high > below)
+        settled = float(np.sum((counts * weights)[~crossing & (high <= below)]))
+        part = (low[crossing], counts[crossing], weights[crossing], spaced[crossing], safe_step[crossing])
         for _ in range(100):
             middle = 0.5 * (below + above)
             if middle <= below or middle >= above:
                 break
-            if weight_at_most(middle) >= target:
+            if settled + weight_at_most(middle, *part) >= target:
                 above = middle
             else:
                 below = middle
-        return min(smallest_sample_above(below), float(high.max()))
+        candidate = smallest_sample_above(below, low[crossing], counts[crossing], step[crossing], spaced[crossing],
+                                          safe_step[crossing])
+        outside = low[~crossing & (low > below)]  # the runs beyond the span: their first samples
+        return min(candidate, float(outside.min(initial=np.inf)), float(high.max()))
 
     mean = float(np.sum((low + high) / 2.0 * counts * weights) / total)
     return Distribution(int(round(total)), mean, percentile(0.5), percentile(0.9), percentile(0.99),
