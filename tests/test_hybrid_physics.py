@@ -22,7 +22,7 @@ from accelscope.engine.core.precision import PRECISIONS, bytes_per_element
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics.reference import ReferenceModel
 from accelscope.engine.physics.reference.closed_forms import RecurrentLayers
-from accelscope.engine.physics.results import result_from_column
+from accelscope.engine.physics.results import OUTPUT_ROW, result_from_column
 
 HYBRIDS = ("qwen3-next-80b-a3b", "nemotron-h-8b", "nemotron-h-56b")
 
@@ -291,6 +291,16 @@ def test_a_native_format_is_the_default_when_a_model_is_chosen(engine):
 # ---- everything answers ----------------------------------------------------------------------
 
 
+def finite_or_roofless(out: np.ndarray) -> bool:
+    """Every output finite, but the ridge point of a part with no compute peak published for the
+    format (nor a wider one): infinite, and the result then does not fit, saying why."""
+    finite = np.isfinite(out)
+    roofless = np.isposinf(out[OUTPUT_ROW["ridge_point"]]) & (out[OUTPUT_ROW["fits"]] == 0)
+    finite[OUTPUT_ROW["ridge_point"]] |= roofless
+    return bool(finite.all())
+
+
+
 def test_every_model_on_every_accelerator_in_its_own_format(engine):
     """Every bundled model on every accelerator, weights in the model's default format: finite
     answers, and where it does not fit, the reason and what would fit (more tensor parallelism,
@@ -299,13 +309,14 @@ def test_every_model_on_every_accelerator_in_its_own_format(engine):
                                          weight_precision=model.default_weight_precision))
                  for model in engine.catalog.models.values() for accelerator in engine.catalog.accelerators]
     out = engine.evaluate(scenarios)
-    assert np.isfinite(out).all()
+    assert finite_or_roofless(out)
     for column, scenario in enumerate(scenarios):
         result = result_from_column(out, column, scenario)
         assert result.itl_s > 0 and result.ttft_s > 0
         if not result.fits:
             assert result.fit_reason and result.fit_reason != "fits"
-            assert result.tp_needed > scenario.tp or result.offload_needed >= 0.0, scenario
+            if result.fit_code != codes.FIT_COMPUTE_UNPUBLISHED:  # it fits; only no roof is published
+                assert result.tp_needed > scenario.tp or result.offload_needed >= 0.0, scenario
 
 
 def test_kernels_equal_the_reference_on_hybrids_and_fp4(engine):
@@ -331,7 +342,7 @@ def test_kernels_equal_the_reference_on_hybrids_and_fp4(engine):
             offload=rng.choice([0.0, 0.0, 0.5]), kv_offload=rng.choice([0.0, 0.0, 0.4]),
         )))
     out = engine.evaluate(scenarios)
-    assert np.isfinite(out).all()
+    assert finite_or_roofless(out)
     for column, scenario in enumerate(scenarios):
         assert_same(engine.reference(scenario), result_from_column(out, column, scenario), scenario)
 
