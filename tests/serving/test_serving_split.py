@@ -155,3 +155,23 @@ def test_the_shown_accelerators_side_by_side_are_each_alone():
         assert np.array_equal(curve_a.throughput_output_tok_s, curve_b.throughput_output_tok_s)
         assert np.array_equal(curve_a.ttft_p99_s, curve_b.ttft_p99_s, equal_nan=True)
     assert list(each_shown(engine, workspace, threads=2, cancelled=lambda: True)) == []
+
+
+@pytest.mark.slow
+def test_the_split_preset_says_what_its_run_shows(engine):
+    """The bundled preset's description: at p99 TPOT 20 ms the 2:2 split serves about a fifth
+    more than four aggregated replicas and 1:3 starves prefill; at 100 ms aggregated wins."""
+    from dataclasses import replace
+
+    from accelscope.engine.catalog.presets import bundled_preset_files, load_preset
+
+    path = next(p for p in bundled_preset_files() if p.name.startswith("serving-aggregated-vs-disaggregated"))
+    preset = load_preset(path, engine.catalog, bundled=True)
+    assert "about a fifth more" in preset.description and "1:3 starves prefill" in preset.description
+    scenario, spec = engine.resolve(preset.workspace.scenario), preset.workspace.serving
+    tight = split_study(engine, scenario, spec, 4)
+    by_label = {option.label: option for option in tight.splits}
+    assert tight.best_split.label == "2:2" and 1.1 <= tight.disaggregated_gain <= 1.3
+    assert by_label["1:3"].capacity_rps < tight.aggregated.capacity_rps
+    loose = split_study(engine, scenario, replace(spec, slo_tpot_ms=100.0), 4)
+    assert loose.disaggregated_gain < 1.0
