@@ -42,8 +42,11 @@ python=${PYTHON:-python3}
 # Compile the engine's and the serving simulator's kernels now, once: later starts load them from
 # the on-disk cache, so that the first window (and its Serving tab) answers at once.
 echo "setup: compiling the kernels (once)"
+# The engine's and the simulator's kernels are independent: compiled side by side, one per core.
 .venv/bin/python -c 'from accelscope.engine.physics.engine import Engine
-from accelscope.engine.studies.serving.run import warm_up_simulator
-Engine().warm_up()
+Engine().warm_up()' &
+engine_compile=$!
+.venv/bin/python -c 'from accelscope.engine.studies.serving.run import warm_up_simulator
 warm_up_simulator()'
+wait "$engine_compile"
 echo "setup: ready (.venv/bin/accelscope)"

@@ -139,7 +139,7 @@ def test_bundled_values_are_physical(catalog):
                 assert tier.effective_bandwidth_Bps > 0
 
 
-# Each known conflict between the papers (DESIGN.md section 6 and the catalog brief): the
+# Each known conflict between the papers (kept as alternatives in the accelerator files): the
 # field where it lives and a value among its alternatives.
 KNOWN_CONFLICTS = [
     ("gaudi3", "peak_flops.bf16", 400e12),

@@ -2,7 +2,7 @@
 drawn iterations (1e-9), JIT on and off; and an iteration that does what the static batch does
 costs what the static engine says, worked by hand below.
 
-Hand checks (DESIGN.md §7, SERVING.md §4): with every prompt of a static batch of N prefilled
+Hand checks (the iteration-cost rules of engine/physics/reference/iteration.py): with every prompt of a static batch of N prefilled
 in one iteration (N·I ≤ the prefill chunk, so one chunk), the iteration is the static prefill of
 one wave: its duration is the TTFT and its energy the prefill's power x time x devices. A
 decode-only iteration of N requests each at context c = I + O/2 − 1 decodes the token at

@@ -419,7 +419,7 @@ def test_routing_imbalance_and_touched_experts():
     # 64 assignments over 4 devices: 1 + 1.0294·sqrt(3/64) ≈ 1.2229
     assert token_imbalance(64, 4) == pytest.approx(1 + expected_max_standard_normal(4) * math.sqrt(3 / 64))
     assert token_imbalance(1, 8) <= 8
-    # ep = 1 is DESIGN.md's E·(1 − (1 − k/E)^B)
+    # ep = 1 is E·(1 − (1 − k/E)^B) (closed_forms.expert_touch_probability)
     q = 1 - (1 - 8 / 256) ** 16
     assert experts_touched_busiest_device(256, q, 1) == pytest.approx(256 * q)
     assert experts_touched_busiest_device(2, 0.5, 4) <= 2

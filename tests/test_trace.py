@@ -30,6 +30,8 @@ def same(expected, actual) -> bool:
         return expected == actual
     if isinstance(expected, tuple | list):
         return len(expected) == len(actual) and all(same(e, a) for e, a in zip(expected, actual, strict=True))
+    if math.isinf(expected) or math.isinf(actual):  # no roof published: the same infinity
+        return expected == actual
     return abs(expected - actual) <= RELATIVE * max(abs(expected), abs(actual), 1e-300)
 
 
@@ -65,10 +67,12 @@ class ByHand:
         self.cls = constants.for_class(accelerator.architecture_class)
         self.stack = float(accelerator.software_efficiency)
         self.near = [t for t in accelerator.memory if t.placement and t.level in ("on-chip", "device")]
-        self.far = next((t for t in accelerator.memory if t.placement and t.level == "far"), None)
+        self.far = accelerator.far_tier
         self.offload = s.offload if self.far is not None else 0.0
         self.kv_offload = s.kv_offload if self.far is not None else 0.0
-        self.peak = accelerator.peak(result.compute_precision)
+        # A part with no compute peak published for the format has no roof: unbounded, as the
+        # engine takes it (its result then says the times cannot be computed).
+        self.peak = accelerator.peak(result.compute_precision) or math.inf
         self.resident = result.memory.resident_batch
         self.effective_ep = s.ep if model.moe is not None else 1
         self.context = s.input_len + s.output_len

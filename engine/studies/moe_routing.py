@@ -11,7 +11,7 @@ mean, B·k/ep.
 Routing modes:
 
 - ``uniform``: every expert equally likely; the distinct-expert count then has the exact mean
-  E·(1 − (1 − k/E)^B) (DESIGN.md §4), which the tests check the simulation against.
+  E·(1 − (1 − k/E)^B) (reference.expert_touch_probability), which the tests check the simulation against.
 - ``skewed``: Zipf-like popularity, the r-th most popular expert has weight 1/r^s (s = 0 is
   uniform). A token's k experts are drawn one after another with probability proportional to
   weight among those it has not yet picked. Which experts are popular differs between layers:
@@ -346,7 +346,7 @@ class RoutingResult:
 
     @property
     def analytic_distinct_experts(self) -> float:
-        """E·(1 − (1 − k/E)^B): exact mean under uniform routing (DESIGN.md §4)."""
+        """E·(1 − (1 − k/E)^B): exact mean under uniform routing (reference.expert_touch_probability)."""
         s = self.setup
         return s.n_experts * expert_touch_probability(s.experts_per_token, s.n_experts, s.tokens)
 

@@ -4,7 +4,7 @@
 :data:`STRATEGIES` at the fewest devices (a power of two up to ``max_devices``) at which its
 weights fit: devices, throughput, TTFT, ITL and its spread, pipeline idle share and the
 parameter-to-compute ratio (the first paper's Sec. V, Sharma 2025). Every number is the
-engine's (``Engine.evaluate``; the physics of DESIGN.md §4), with the MoE routing Monte Carlo
+engine's (``Engine.evaluate``; the physics of engine/physics/reference/), with the MoE routing Monte Carlo
 (``moe_routing``) supplying the spread of step times (:class:`SpreadModel`, which the EP/TP
 comparison of ``parallelism.py`` uses too). :func:`scaling_table` turns the result into a
 :class:`~accelscope.engine.core.table.Table` (``scaling.csv``); the paper's claims about these

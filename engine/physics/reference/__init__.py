@@ -1,4 +1,4 @@
-"""The reference model: the physics of DESIGN.md §4 in plain, readable Python.
+"""The reference model: the physics in plain, readable Python.
 
 This is the oracle. The numba kernels (``physics/kernels``) compute the same numbers over
 arrays of scenarios and the tests hold them equal to 1e-9. Everything is per device unless a

@@ -55,7 +55,7 @@ def experts_touched_busiest_device(experts_per_device: int, touch_probability: f
     """Distinct experts the busiest device reads in one forward pass. Each of its experts is
     touched with probability q = 1 − (1 − k/E)^tokens; the count is Binomial(m, q), and the
     busiest of ep devices reads about mean + z·sd of them (never more than it holds). With
-    ep = 1 this is DESIGN.md's E·(1 − (1 − k/E)^B)."""
+    ep = 1 this is E·(1 − (1 − k/E)^B), ``expert_touch_probability`` times E."""
     mean = experts_per_device * touch_probability
     if ep <= 1:
         return mean

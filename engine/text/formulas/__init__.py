@@ -1,6 +1,6 @@
 """The physics of one scenario as formulas, with the scenario's own numbers plugged in.
 
-For the selected accelerator this lays out DESIGN.md §4 section by section (memory fit, decode
+For the selected accelerator this lays out the reference model's physics (engine/physics/reference/) section by section (memory fit, decode
 FLOPs and bytes, MoE experts, step time, prefill and TTFT, roofline, communication, power and
 energy, throughput). Each :class:`Formula` names its symbols, gives each its value and unit in
 this scenario and the controls that change it, and is valued by evaluating its template over

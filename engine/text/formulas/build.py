@@ -5,7 +5,7 @@ A section is a function ``build(sheet, ctx)`` registered with ``@section(key, ti
 needs=(...))``: it adds terms and formulas to the sheet and returns its notes (HTML sentences),
 or None when it has nothing to show (no experts in a dense model). ``needs`` names the sections
 whose terms its templates use; they are built first. Sections are shown in the order they are
-listed in ``sections.SHOWN`` (the order DESIGN.md §4 reads), built in the order their needs
+listed in ``sections.SHOWN`` (the reference model's order), built in the order their needs
 resolve to.
 """
 
