@@ -8,6 +8,7 @@ from typing import Protocol
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QTabWidget, QWidget
 
+from accelscope.engine.catalog.writing import FolderNotEmpty, OutputFolder
 from accelscope.engine.core.errors import AccelscopeError
 from accelscope.engine.text.explain import explain
 
@@ -84,10 +85,29 @@ class Exports(QObject):
         if folder:
             self.export_all_to(Path(folder))
 
-    def export_all_to(self, folder: Path, scale: float = 2.0) -> list[Path]:
+    def export_all_to(self, folder: Path, scale: float = 2.0, *, force: bool = False) -> list[Path]:
+        """Every tab into ``folder``: a new or empty one, or one an earlier export wrote (after
+        asking); never over anyone else's files."""
         window = self.window
         frame = window.controller.last_frame
         if frame is None:
+            return []
+        try:
+            OutputFolder(folder, force=force).check()
+        except FolderNotEmpty as error:
+            if not error.has_manifest:
+                QMessageBox.warning(self.dialog_parent, "Cannot export",
+                                    f"{folder} already holds other files; choose an empty folder or make a new one.")
+                return []
+            answer = QMessageBox.question(
+                self.dialog_parent, "Replace the earlier export?",
+                f"{folder} holds an earlier export. Replace its files? (Files accelscope did not write are kept.)",
+                QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+            if answer != QMessageBox.StandardButton.Yes:
+                return []
+            return self.export_all_to(folder, scale, force=True)
+        except AccelscopeError as error:
+            QMessageBox.warning(self.dialog_parent, "Cannot export", str(error))
             return []
         page_size = window.tabs.currentWidget().size()
         for view in window.panels:
@@ -97,7 +117,7 @@ class Exports(QObject):
         explanation = explain(engine, frame.workspace.scenario, frame.workspace.cost) if frame.accelerators else None
         try:
             written = export_all(window.panels, frame, engine.catalog, folder, window.presets.preset_of_workspace(),
-                                 explanation, scale=scale)
+                                 explanation, scale=scale, force=force)
         except (OSError, AccelscopeError) as error:
             QMessageBox.warning(self.dialog_parent, "Cannot export", f"{folder}: {error}")
             return []

@@ -14,9 +14,10 @@ from accelscope.engine.text.explain import explain
 REPORT_SIZE = (1400, 900)  # pixels of each panel before scaling
 
 
-def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale: float = 2.0,
-                 theme_name: str = "light") -> list[Path]:
-    """Render ``preset`` into ``out`` in the light or dark theme; returns the files written."""
+def write_report(preset: Preset, out: str | Path, engine: Engine | None = None, scale: float = 2.0,
+                 theme_name: str = "light", *, force: bool = False) -> list[Path]:
+    """Render ``preset`` into the new or empty folder ``out`` (with ``force``, over an earlier
+    report's files there) in the light or dark theme; returns the files written."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"  # never a window, even with a display
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication, QStyleFactory
@@ -59,7 +60,7 @@ def write_report(preset: Preset, out: Path, engine: Engine | None = None, scale:
             for _ in range(3):  # layout requests post further layout requests (axes sized to labels)
                 app.processEvents()
             explanation = explain(engine, workspace.scenario, workspace.cost) if workspace.shown else None
-            return export_all(panels, frame, catalog, out, preset, explanation, scale=scale)
+            return export_all(panels, frame, catalog, out, preset, explanation, scale=scale, force=force)
         finally:
             for panel in panels.values():
                 panel.close()
