@@ -22,11 +22,13 @@ from typing import TextIO
 from .arguments import (
     COST_FLAGS,
     USAGE_ERROR,
+    BadLines,
     Parser,
     UsageError,
     add_cost_arguments,
     add_scenario_arguments,
     cost_settings,
+    json_line,
     native_weight_format,
     one_line,
     read_lines,
@@ -350,23 +352,20 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = json_line(line)
             scenario = Scenario(**scenario_from_object(data, native_weight_format(engine)))  # type: ignore[arg-type]
             engine, scenario = engine.for_scenario(scenario)
             costs[len(entries)] = cost_settings(data, scenario.accelerator)
             entries.append(scenario)
-        except RecursionError:
-            entries.append(f"line {number}: not valid JSON: nested too deeply")
         except (ValueError, TypeError, OverflowError, AccelscopeError) as error:
             entries.append(f"line {number}: {error}")
     scenarios = [entry for entry in entries if isinstance(entry, Scenario)]
     table = engine.evaluate(scenarios) if scenarios else None
     column = 0
-    failed = False
+    bad = BadLines("predict")
     for index, entry in enumerate(entries):
         if isinstance(entry, str):
-            failed = True
-            print(one_line(f"accelscope predict: {entry}"), file=sys.stderr)
+            bad.say(entry)
             out.write(json.dumps({"error": entry}) + "\n")
             continue
         result = result_from_column(table, column, entry)
@@ -376,7 +375,8 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
         cost = result_cost(result, Pricing(engine.catalog.prices, costs[index]), engine.catalog)
         out.write(json.dumps(result_to_dict(result, model, accelerator, engine.constants, cost), allow_nan=False)
                   + "\n")
-    return USAGE_ERROR if failed else 0
+    bad.close(len(entries))
+    return USAGE_ERROR if bad.count else 0
 
 
 if __name__ == "__main__":
