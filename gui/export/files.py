@@ -32,9 +32,14 @@ from accelscope.engine.text.tables import cost_comments, cost_tables, frame_tabl
 from ..panels import PANELS
 from ..panels.analysis import AnalysisPanel
 from .figure import Figure, scenario_line
+from .svg_flat import flatten_svg
 
 PNG_SCALES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)  # × the panel's size on screen
 DEFAULT_EXPORT_SIZE = QSize(1400, 900)
+# pyqtgraph's axes are recorded into a QPicture at the screen's 96 dpi; replayed on a device of
+# another resolution (QSvgGenerator's default is 72) they are scaled by the ratio (0.75), while
+# the data is not.
+SCREEN_DPI = 96
 
 
 @contextmanager
@@ -86,7 +91,11 @@ def png_bytes(figure: Figure, scale: float = 2.0) -> bytes:
 def svg_bytes(figure: Figure) -> bytes:
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # SVG Tiny 1.2, with no clip paths: Qt's renderer ignores them, and the generator's SVG 1.1
+    # clips go stale (a plot's clip left on its legend and title); plots are clipped in the
+    # drawing's geometry instead (see svg_flat).
     generator = QSvgGenerator()
+    generator.setResolution(SCREEN_DPI)
     generator.setOutputDevice(buffer)
     generator.setSize(QSize(figure.width, figure.height))
     generator.setViewBox(QRect(0, 0, figure.width, figure.height))
@@ -97,7 +106,7 @@ def svg_bytes(figure: Figure) -> bytes:
         figure.paint(painter)
     if not painter.end():
         raise OSError("the drawing could not be made as SVG")
-    return bytes(buffer.data())
+    return flatten_svg(bytes(buffer.data()), figure.plot_areas())
 
 
 def render_png(figure: Figure, path: Path, scale: float = 2.0) -> Path:
