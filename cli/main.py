@@ -64,12 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--force", action="store_true",
                         help="write into a folder that holds files: replace the files an earlier report wrote "
                              "there (listed in its accelscope-manifest.json), never anyone else's")
-    report.add_argument("--scale", type=scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
+    report.add_argument("--scale", type=scale, default=2.0, help="PNG resolution as a multiple of the page (1-4)")
+    report.add_argument("--page", choices=("handout", "slide"), default="handout",
+                        help="each figure's page: handout 1400x900 (the default) or slide 1600x900 (16:9), "
+                             "times --scale in the PNGs")
     report.add_argument("--theme", choices=("light", "dark"), default="light",
                         help="plot canvases light (the default, for paper) or dark (for dark slides)")
     report.add_argument("--tables-only", action="store_true",
-                        help="only the CSVs, the explanation and the preset, without Qt (no plots; --scale and "
-                             "--theme do not apply)")
+                        help="only the CSVs, the explanation and the preset, without Qt (no plots; --scale, --page "
+                             "and --theme do not apply)")
 
     validate = commands.add_parser(
         "validate",
@@ -261,7 +264,7 @@ def _report(args: argparse.Namespace, out: TextIO) -> int:
             from accelscope.gui.export.report import write_report
 
             written = write_report(preset, args.out, engine, scale=args.scale, theme_name=args.theme,
-                                   force=args.force)
+                                   page=args.page, force=args.force)
     except ImportError as error:  # Qt or its system libraries are missing
         raise UsageError(f"accelscope report: the plots need Qt, which cannot be loaded ({error}); "
                          "--tables-only writes the tables without it") from None
