@@ -137,3 +137,25 @@ def test_librsvg_renders_the_svg_as_the_png(roofline, tmp_path):
                    check=True, capture_output=True, timeout=60)
     rendered = QImage(str(tmp_path / "rsvg.png"))
     assert differing_share(expected, rendered, figure.background) < TOLERANCE
+
+
+def test_flattening_bakes_transforms_and_cuts_data_at_the_plot():
+    """The flattener alone: a data group's scaling transform goes into its coordinates (its
+    non-scaling stroke stays as wide), its lines are cut at the plot's rectangle, a filled
+    shape is clipped as a polygon, and a text keeps its translation."""
+    from accelscope.gui.export.svg_flat import flatten_svg
+
+    data = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 200 100">'
+            b'<g fill="none" stroke="#000" stroke-width="2" transform="matrix(10,0,0,-10,50,90)">'
+            b'<polyline vector-effect="non-scaling-stroke" points="0,0 20,0"/>'
+            b'<path vector-effect="non-scaling-stroke" d="M0,0 L0,20 Z"/></g>'
+            b'<g fill="#f00" stroke="none" transform="matrix(10,0,0,-10,50,90)">'
+            b'<rect x="-1" y="-1" width="2" height="2"/></g>'
+            b'<g transform="matrix(1,0,0,1,5,6)"><text x="0" y="0">label</text></g></svg>')
+    area = ((10.0, 0.0, 0.0, -10.0, 50.0, 90.0), (40.0, 10.0, 150.0, 95.0))
+    out = flatten_svg(data, [area]).decode()
+    assert "matrix(10" not in out and 'stroke-width="2"' in out
+    assert 'd="M50,90 L150,90"' in out  # the 0..20 line (50..250 px) cut at x = 150
+    assert "M50,90 L50,10" in out  # the closing segment back from (0, 20) is kept, cut at y = 10
+    assert 'd="M40,95 L60,95 L60,80 L40,80 Z"' in out  # the square (40..60, 80..100 px) cut at y = 95
+    assert 'transform="matrix(1,0,0,1,5,6)"' in out  # texts keep their place
