@@ -66,7 +66,11 @@ def test_an_exported_picture_is_the_figure_without_widgets(exporting_window, mon
     # drawn from its scene, the heat-map by its own painting).
     # (The window's own tabs may draw their snapshots meanwhile: the export draws on tabs of its own.)
     rendered: list[QWidget] = []
-    exported = lambda widget, *args, **kwargs: None if window.isAncestorOf(widget) else rendered.append(widget)  # noqa: E731
+
+    def exported(widget, *args, **kwargs):
+        if not window.isAncestorOf(widget):
+            rendered.append(widget)
+
     monkeypatch.setattr(QWidget, "render", exported)
     monkeypatch.setattr(QWidget, "grab", exported)
     figure = figure_of(panel, frame, window.engine.catalog)
