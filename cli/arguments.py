@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 USAGE_ERROR = 2
@@ -184,15 +184,95 @@ def native_weight_format(engine: Any) -> Callable[[str], str]:
     return lookup
 
 
-def read_lines(name: str, command: str) -> Iterable[str]:
+# A JSONL input holds one scenario a line: a few hundred bytes each. Like a --trace file, it is
+# read within limits, so that /dev/zero, a named pipe or a huge garbage file is refused at once
+# rather than read for minutes.
+MAX_JSONL_BYTES = 64 * 1024 * 1024
+MAX_JSONL_LINES = 100_000
+MAX_LINE_CHARS = 64 * 1024  # longer lines are named as bad without being parsed
+MAX_SHOWN_ERRORS = 20  # bad lines said on stderr; the rest are counted in a closing line
+
+
+def read_lines(name: str, command: str) -> Iterator[str]:
+    """The lines of a JSONL file (or stdin for ``-``), within the limits above; a line longer
+    than ``MAX_LINE_CHARS`` comes back cut to ``MAX_LINE_CHARS + 1`` characters."""
     if name == "-":
-        return sys.stdin
+        return _stdin_lines(command)
+    from pathlib import Path
+
+    from accelscope.engine.catalog.reading import decode_text, read_limited
+    from accelscope.engine.core.errors import CatalogError
+
     try:
-        with open(name, encoding="utf-8") as handle:
-            # Lines end at \n only: splitlines() would also split at U+2028 inside a JSON string.
-            return handle.read().split("\n")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"accelscope {command}: cannot read {name}: {error}") from None
+        text = decode_text(name, read_limited(Path(name), MAX_JSONL_BYTES))
+    except CatalogError as error:
+        raise UsageError(f"accelscope {command}: {error}") from None
+    except OSError as error:  # a name the system refuses to look up (too long, ...)
+        raise UsageError(f"accelscope {command}: cannot read {name}: {error.strerror or error}") from None
+    # Lines end at \n only: splitlines() would also split at U+2028 inside a JSON string.
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if len(lines) > MAX_JSONL_LINES:
+        raise UsageError(f"accelscope {command}: {name}: more than {MAX_JSONL_LINES:,} lines; split the file")
+    return iter([line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS + 1] for line in lines])
+
+
+def _stdin_lines(command: str) -> Iterator[str]:
+    total = 0
+    for number in range(1, MAX_JSONL_LINES + 2):
+        line = sys.stdin.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        total += len(line)
+        while not line.endswith("\n") and len(line) > MAX_LINE_CHARS:  # the rest of a long line, unkept
+            rest = sys.stdin.readline(MAX_LINE_CHARS)
+            total += len(rest)
+            if not rest or rest.endswith("\n") or total > MAX_JSONL_BYTES:
+                break
+        if number > MAX_JSONL_LINES or total > MAX_JSONL_BYTES:
+            limit = (f"more than {MAX_JSONL_LINES:,} lines" if number > MAX_JSONL_LINES
+                     else f"more than {MAX_JSONL_BYTES // (1024 * 1024)} MB")
+            raise UsageError(f"accelscope {command}: standard input: {limit}; the lines after are not read")
+        yield line.removesuffix("\n")
+
+
+def json_line(line: str) -> Any:
+    """A JSONL line's value; a line too long, too deep or with a number too long to convert is
+    a ValueError that says so (never Python's hint about its own limits)."""
+    if len(line) > MAX_LINE_CHARS:
+        raise ValueError(f"longer than {MAX_LINE_CHARS:,} characters; not a scenario")
+    import json
+
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise ValueError("not valid JSON: nested too deeply") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as error:  # int() refusing more than sys.get_int_max_str_digits() digits
+        if "digits" not in str(error):
+            raise
+        raise ValueError(f"a number longer than {sys.get_int_max_str_digits():,} digits") from None
+
+
+class BadLines:
+    """Says a JSONL input's bad lines on stderr, the first ``MAX_SHOWN_ERRORS`` of them, then
+    how many there were in all (each still gets its error object on stdout, in its place)."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.count = 0
+
+    def say(self, text: str) -> None:
+        self.count += 1
+        if self.count <= MAX_SHOWN_ERRORS:
+            print(one_line(f"accelscope {self.command}: {text}"), file=sys.stderr)
+
+    def close(self, lines: int) -> None:
+        if self.count > MAX_SHOWN_ERRORS:
+            print(f"accelscope {self.command}: {self.count:,} of {lines:,} lines were bad (the first "
+                  f"{MAX_SHOWN_ERRORS} are said above; every line's answer is on standard output)", file=sys.stderr)
 
 
 # ---- cost ----------------------------------------------------------------------------------------

@@ -22,11 +22,13 @@ from typing import TextIO
 from .arguments import (
     COST_FLAGS,
     USAGE_ERROR,
+    BadLines,
     Parser,
     UsageError,
     add_cost_arguments,
     add_scenario_arguments,
     cost_settings,
+    json_line,
     native_weight_format,
     one_line,
     read_lines,
@@ -57,13 +59,20 @@ def build_parser() -> argparse.ArgumentParser:
         "report", help="render every plot of a preset as PNG and SVG and every table as CSV, without a window"
     )
     report.add_argument("--preset", required=True, help="a preset name, file stem or path to a preset .json")
-    report.add_argument("--out", required=True, help="folder to write into (created if needed)")
-    report.add_argument("--scale", type=scale, default=2.0, help="PNG resolution as a multiple of 1400x900 (1-4)")
+    report.add_argument("--out", required=True,
+                        help="a new or empty folder to write into (created if needed)")
+    report.add_argument("--force", action="store_true",
+                        help="write into a folder that holds files: replace the files an earlier report wrote "
+                             "there (listed in its accelscope-manifest.json), never anyone else's")
+    report.add_argument("--scale", type=scale, default=2.0, help="PNG resolution as a multiple of the page (1-4)")
+    report.add_argument("--page", choices=("handout", "slide"), default="handout",
+                        help="each figure's page: handout 1400x900 (the default) or slide 1600x900 (16:9), "
+                             "times --scale in the PNGs")
     report.add_argument("--theme", choices=("light", "dark"), default="light",
                         help="plot canvases light (the default, for paper) or dark (for dark slides)")
     report.add_argument("--tables-only", action="store_true",
-                        help="only the CSVs, the explanation and the preset, without Qt (no plots; --scale and "
-                             "--theme do not apply)")
+                        help="only the CSVs, the explanation and the preset, without Qt (no plots; --scale, --page "
+                             "and --theme do not apply)")
 
     validate = commands.add_parser(
         "validate",
@@ -233,31 +242,40 @@ def _bench(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _report(args: argparse.Namespace, out: TextIO) -> int:
-    from pathlib import Path
-
     from accelscope.engine.catalog.presets import find_preset
+    from accelscope.engine.catalog.writing import FolderNotEmpty, OutputFolder
     from accelscope.engine.core.errors import AccelscopeError
     from accelscope.engine.physics.engine import Engine
 
+    if not args.out.strip():
+        raise UsageError("accelscope report: --out is an empty path; name a folder to write into")
     engine = Engine()
     try:
         preset = find_preset(args.preset, engine.catalog)
     except AccelscopeError as error:
         raise UsageError(f"accelscope report: {error}") from None
     try:
+        OutputFolder(args.out, force=args.force).check()  # before the drawing, which takes seconds
         if args.tables_only:
             from .tables import write_tables
 
-            written = write_tables(preset, Path(args.out), engine)
+            written = write_tables(preset, args.out, engine, force=args.force)
         else:
             from accelscope.gui.export.report import write_report
 
-            written = write_report(preset, Path(args.out), engine, scale=args.scale, theme_name=args.theme)
+            written = write_report(preset, args.out, engine, scale=args.scale, theme_name=args.theme,
+                                   page=args.page, force=args.force)
     except ImportError as error:  # Qt or its system libraries are missing
         raise UsageError(f"accelscope report: the plots need Qt, which cannot be loaded ({error}); "
                          "--tables-only writes the tables without it") from None
-    except (OSError, AccelscopeError) as error:
-        raise UsageError(f"accelscope report: cannot write {args.out}: {error}") from None
+    except FolderNotEmpty as error:
+        hint = ("add --force to replace the files of the earlier report there" if error.has_manifest
+                else "write to a new folder, or add --force to write beside them (never over them)")
+        raise UsageError(f"accelscope report: {error}; {hint}") from None
+    except AccelscopeError as error:
+        raise UsageError(f"accelscope report: {error}") from None
+    except OSError as error:
+        raise UsageError(f"accelscope report: cannot write {args.out}: {error.strerror or error}") from None
     out.writelines(f"{path}\n" for path in written)
     return 0
 
@@ -337,23 +355,20 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = json_line(line)
             scenario = Scenario(**scenario_from_object(data, native_weight_format(engine)))  # type: ignore[arg-type]
             engine, scenario = engine.for_scenario(scenario)
             costs[len(entries)] = cost_settings(data, scenario.accelerator)
             entries.append(scenario)
-        except RecursionError:
-            entries.append(f"line {number}: not valid JSON: nested too deeply")
         except (ValueError, TypeError, OverflowError, AccelscopeError) as error:
             entries.append(f"line {number}: {error}")
     scenarios = [entry for entry in entries if isinstance(entry, Scenario)]
     table = engine.evaluate(scenarios) if scenarios else None
     column = 0
-    failed = False
+    bad = BadLines("predict")
     for index, entry in enumerate(entries):
         if isinstance(entry, str):
-            failed = True
-            print(one_line(f"accelscope predict: {entry}"), file=sys.stderr)
+            bad.say(entry)
             out.write(json.dumps({"error": entry}) + "\n")
             continue
         result = result_from_column(table, column, entry)
@@ -363,7 +378,8 @@ def _predict_jsonl(args: argparse.Namespace, out: TextIO) -> int:
         cost = result_cost(result, Pricing(engine.catalog.prices, costs[index]), engine.catalog)
         out.write(json.dumps(result_to_dict(result, model, accelerator, engine.constants, cost), allow_nan=False)
                   + "\n")
-    return USAGE_ERROR if failed else 0
+    bad.close(len(entries))
+    return USAGE_ERROR if bad.count else 0
 
 
 if __name__ == "__main__":

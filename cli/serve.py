@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from dataclasses import fields
 from typing import Any, TextIO
 
@@ -22,15 +21,16 @@ from accelscope.engine.core.fields import scenario_document
 from .arguments import (
     COST_FLAGS,
     USAGE_ERROR,
+    BadLines,
     UsageError,
     add_cost_arguments,
     add_scenario_arguments,
     cost_settings,
     fraction,
+    json_line,
     native_weight_format,
     non_negative,
     non_negative_int,
-    one_line,
     positive_int,
     positive_number,
     rate,
@@ -489,30 +489,25 @@ def _disaggregated(engine, scenario, spec, pricing, capacity, target, warnings) 
 
 def _serve_jsonl(args: argparse.Namespace, out: TextIO) -> int:
     """One result object per line, in order; a bad line is answered by an error object in its
-    place (and on stderr), and the exit status is then 2."""
-    failed = False
+    place (and on stderr, the first few of them), and the exit status is then 2."""
+    bad = BadLines("serve")
+    lines = 0
     allowed = spec_keys() | scenario_keys()
     for number, line in enumerate(read_lines(args.jsonl, "serve"), start=1):
         if not line.strip():
             continue
+        lines += 1
         try:
-            values = json.loads(line)
+            values = json_line(line)
             if not isinstance(values, dict):
                 raise ValueError("each line must be a JSON object")
             unknown = sorted(set(values) - allowed)
             if unknown:
                 raise ValueError(f"unknown key {unknown[0]!r}; known: {', '.join(sorted(allowed))}")
             out.write(json.dumps(serve_one(values)["dict"], allow_nan=False) + "\n")
-        except RecursionError:
-            failed = True
-            _jsonl_error(out, number, "not valid JSON: nested too deeply")
         except (ValueError, TypeError, OverflowError, OSError) as error:
-            failed = True
-            _jsonl_error(out, number, str(error))
-    return USAGE_ERROR if failed else 0
-
-
-def _jsonl_error(out: TextIO, number: int, message: str) -> None:
-    text = f"line {number}: {message}"
-    print(one_line(f"accelscope serve: {text}"), file=sys.stderr)
-    out.write(json.dumps({"line": number, "error": text}) + "\n")
+            text = f"line {number}: {error}"
+            bad.say(text)
+            out.write(json.dumps({"line": number, "error": text}) + "\n")
+    bad.close(lines)
+    return USAGE_ERROR if bad.count else 0

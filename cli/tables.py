@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from accelscope.engine.catalog.presets import Preset, save_preset
-from accelscope.engine.catalog.reading import special_file_kind
+from accelscope.engine.catalog.presets import Preset, preset_text
+from accelscope.engine.catalog.writing import OutputFolder
 from accelscope.engine.core.workspace import PLOT_VIEWS, VIEWS
 from accelscope.engine.physics.engine import Engine
 from accelscope.engine.physics.frame import compute_frame
@@ -35,43 +35,32 @@ TITLES: dict[str, str] = {
 }
 
 
-def write_tables(preset: Preset, out: Path, engine: Engine | None = None) -> list[Path]:
-    """Write ``preset``'s CSVs, ``explain.txt`` and ``scenario.preset.json`` into ``out`` (created
-    if needed), as ``accelscope report`` names them; returns the files written."""
+def write_tables(preset: Preset, out: str | Path, engine: Engine | None = None, *, force: bool = False) -> list[Path]:
+    """Write ``preset``'s CSVs, ``explain.txt`` and ``scenario.preset.json`` into the new or empty
+    folder ``out`` (or, with ``force``, over an earlier report's files there; see
+    :class:`~accelscope.engine.catalog.writing.OutputFolder`), as ``accelscope report`` names
+    them; returns the files written."""
     engine = engine or Engine()
     if preset.model is not None:
         engine = engine.with_models(preset.model)
     workspace = preset.workspace
     workspace = workspace.with_changes(scenario=engine.resolve(workspace.scenario))
     frame = compute_frame(engine, workspace)
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    plot_tables = frame_tables(frame, engine.catalog)
-    for index, view in enumerate(VIEWS, start=1):
-        comments = [f"{TITLES[view]}: the data behind the plot", *scenario_comments(frame, preset.name)]
-        if view in PLOT_VIEWS:
-            tables = {f"{index}-{view}": plot_tables[view]}
-        else:  # the analysis tables go by their own names (regimes.csv, tp_dp.csv, ...)
-            study = ANALYSIS_STUDIES[view]
-            tables = study.tables(study.run(engine, workspace))
-        for name, table in tables.items():
-            written.append(_write(out / f"{name}.csv", table.to_csv(comments)))
-    for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
-        written.append(_write(out / f"{name}.csv", table.to_csv(cost_comments(frame, preset.name))))
-    if workspace.shown:
-        explanation = explain(engine, workspace.scenario, workspace.cost)
-        written.append(_write(out / "explain.txt", explanation.plain_text() + "\n"))
-    sidecar = out / "scenario.preset.json"
-    save_preset(preset, sidecar)
-    written.append(sidecar)
-    return written
-
-
-def _write(path: Path, text: str) -> Path:
-    # An existing target must be a regular file: a named pipe would block until read, and a
-    # device or folder is never what was meant to be overwritten.
-    kind = special_file_kind(path)
-    if kind is not None:
-        raise OSError(f"{path.name} is not a regular file ({kind})")
-    path.write_text(text, encoding="utf-8")
-    return path
+    with OutputFolder(out, force=force) as folder:
+        plot_tables = frame_tables(frame, engine.catalog)
+        for index, view in enumerate(VIEWS, start=1):
+            comments = [f"{TITLES[view]}: the data behind the plot", *scenario_comments(frame, preset.name)]
+            if view in PLOT_VIEWS:
+                tables = {f"{index}-{view}": plot_tables[view]}
+            else:  # the analysis tables go by their own names (regimes.csv, tp_dp.csv, ...)
+                study = ANALYSIS_STUDIES[view]
+                tables = study.tables(study.run(engine, workspace))
+            for name, table in tables.items():
+                folder.add(f"{name}.csv", table.to_csv(comments))
+        for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
+            folder.add(f"{name}.csv", table.to_csv(cost_comments(frame, preset.name)))
+        if workspace.shown:
+            explanation = explain(engine, workspace.scenario, workspace.cost)
+            folder.add("explain.txt", explanation.plain_text() + "\n")
+        folder.add("scenario.preset.json", preset_text(preset, folder.folder / "scenario.preset.json"))
+        return folder.commit()

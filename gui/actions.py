@@ -78,7 +78,7 @@ def _theme_actions() -> tuple[Action, ...]:
 
 MENUS: tuple[Menu, ...] = (
     Menu("file", "&File", (
-        Action("file.new", "&New scenario", "presets.new", QKeySequence.StandardKey.New),
+        Action("file.new", "&New scenario", "presets.ask_new", QKeySequence.StandardKey.New),
         Action("file.open", "&Open preset…", "presets.open_dialog", QKeySequence.StandardKey.Open),
         Menu("file.recent", "Open &recent"),
         Action("file.save", "&Save preset", "presets.save", QKeySequence.StandardKey.Save),
@@ -89,7 +89,11 @@ MENUS: tuple[Menu, ...] = (
         Action("file.export", "&Export this plot…", "exports.export_plot_dialog", "Ctrl+E"),
         Action("file.export_all", "Export &all plots and tables…", "exports.export_all_dialog", "Ctrl+Shift+E"),
         None,
-        Action("file.quit", "&Quit", "close", "Ctrl+Q"),
+        Action("file.quit", "&Quit", "quit", "Ctrl+Q"),
+    )),
+    Menu("edit", "Edit", (  # no Alt letter: E, D, I and T are the controls'
+        Action("edit.undo", "&Undo scenario change", "history.undo", "Ctrl+Z"),
+        Action("edit.redo", "&Redo scenario change", "history.redo", "Ctrl+Shift+Z"),
     )),
     Menu("view", "&View", (
         *_tab_actions(),

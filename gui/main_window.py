@@ -45,6 +45,7 @@ from .panels.serving import ServingPanel
 from .state import session
 from .state.compare import Comparison
 from .state.controller import Controller, Throttle
+from .state.history import History
 from .state.models import ModelImport
 from .state.presets import PresetFiles
 from .windows.arrangement import READABLE_DOCK_PX, Arrangement, available_geometry
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
         self.presets = PresetFiles(self.controller, self)
         self.models = ModelImport(self.controller, self)
         self.comparison = Comparison(self.controller, self)
+        self.history = History(self.presets, self)
         self.exports = Exports(self)
         self.side = SideWindows(self)
         screen = available_geometry(self)
@@ -144,7 +146,7 @@ class MainWindow(QMainWindow):
         self.controller.frame_ready.connect(self.show_frame)
         self.controller.failed.connect(lambda message: self.statusBar().showMessage(message, 10000))
         self.controls.import_requested.connect(self.models.import_dialog)
-        self.presets_panel.preset_chosen.connect(lambda entry: self.presets.open_file(entry.path, bundled=entry.bundled))
+        self.presets_panel.preset_chosen.connect(lambda entry: self.presets.ask_open(entry.path, bundled=entry.bundled))
         self.presets.current_changed.connect(lambda _preset: self._show_title())
         self.presets.modified_changed.connect(self.setWindowModified)
         self.presets.replacing.connect(self.comparison.release)
@@ -152,7 +154,7 @@ class MainWindow(QMainWindow):
         self.presets.saved.connect(lambda _preset: self.presets_panel.refresh())  # lists the new file, then:
         self.presets.saved.connect(lambda preset: self.presets_panel.select(preset.name))
         self.presets.recent_changed.connect(self._refresh_recent_menu)
-        for source in (self.presets, self.models, self.exports, self.comparison):
+        for source in (self.presets, self.models, self.exports, self.comparison, self.history):
             source.message.connect(lambda text: self.statusBar().showMessage(text, 5000))
         self.comparison.changed.connect(self._show_comparison)
         self._show_title()
@@ -273,7 +275,25 @@ class MainWindow(QMainWindow):
         panel.prepare_paint()
         return panel
 
+    def quit(self) -> None:
+        """File → Quit: after asking about unsaved edits."""
+        if self._may_close():
+            self._asked_to_close = True
+            self.close()
+
+    def _may_close(self) -> bool:
+        if not self.presets.may_discard("quitting"):
+            return False
+        if self.presets.modified:  # discarded: the next session starts from the preset as saved
+            self.presets.revert()
+        return True
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        # Closed by the user (the title bar's button, the window manager): ask about unsaved
+        # edits, as File → Quit does. Closed by the program (tests, the app quitting): do not.
+        if event.spontaneous() and not getattr(self, "_asked_to_close", False) and not self._may_close():
+            event.ignore()
+            return
         if self.remember_session:
             session.remember(self)
         for panel in self.panels.values():
@@ -387,7 +407,7 @@ class MainWindow(QMainWindow):
         menu.clear()
         recent = self.presets.recent()
         for path in recent:
-            add_action(self, menu, path.name, self.presets.open_file, args=(path,))
+            add_action(self, menu, path.name, self.presets.ask_open, args=(path,))
         menu.setEnabled(bool(recent))
 
     # -- output ----------------------------------------------------------------------------------

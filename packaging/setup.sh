@@ -15,6 +15,8 @@ qt_libraries=(
   libx11-xcb1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
   libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xkb1 libxcb-glx0 libxcb-sync1 libxcb-xfixes0
 )
+# The tests render exported SVGs with librsvg too (rsvg-convert), beside Qt's own renderer.
+[[ -n $extras ]] && qt_libraries+=(librsvg2-bin)
 if command -v apt-get >/dev/null 2>&1; then
   missing=()
   for package in "${qt_libraries[@]}"; do

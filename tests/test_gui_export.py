@@ -9,6 +9,7 @@ import re
 import pytest
 
 from accelscope.engine.core.workspace import VIEWS
+from accelscope.gui.export.report import PAGES as PAGE_SIZES
 
 SHOWN = ("h100-sxm", "mi300x", "wse-3", "gaudi3")
 PAGES = [(view, None) for view in VIEWS] + [("energy", "cost"), ("serving", "run")]
@@ -63,9 +64,15 @@ def test_an_exported_picture_is_the_figure_without_widgets(exporting_window, mon
     frame = window.controller.last_frame
     # Nothing of the tab is drawn as a widget: not grabbed, not rendered (a pyqtgraph view is
     # drawn from its scene, the heat-map by its own painting).
+    # (The window's own tabs may draw their snapshots meanwhile: the export draws on tabs of its own.)
     rendered: list[QWidget] = []
-    monkeypatch.setattr(QWidget, "render", lambda widget, *args, **kwargs: rendered.append(widget))
-    monkeypatch.setattr(QWidget, "grab", lambda widget, *args, **kwargs: rendered.append(widget))
+
+    def exported(widget, *args, **kwargs):
+        if not window.isAncestorOf(widget):
+            rendered.append(widget)
+
+    monkeypatch.setattr(QWidget, "render", exported)
+    monkeypatch.setattr(QWidget, "grab", exported)
     figure = figure_of(panel, frame, window.engine.catalog)
     assert figure.canvases() and all(isinstance(c, pg.GraphicsView) or hasattr(c, "paint_canvas")
                                      for c in figure.canvases())
@@ -83,10 +90,10 @@ def test_an_exported_picture_is_the_figure_without_widgets(exporting_window, mon
     for fragment in line.split(" · "):
         assert html.escape(fragment, quote=False) in svg_texts(svg), fragment
 
-    # A picture of sensible size, at twice the figure's size, that is not blank.
+    # A picture of sensible size, twice the handout page's figure (not the window's), not blank.
     image = QImage(str(written[0]))
-    assert (image.width(), image.height()) == (2 * figure.width, 2 * figure.height)
-    assert 500 <= figure.width <= panel.width() and 300 <= figure.height <= 2 * panel.height()
+    width, height = PAGE_SIZES["handout"]
+    assert 2 * 500 <= image.width() <= 2 * width and 2 * 300 <= image.height() <= 2 * 2 * height
     step = max(1, image.width() // 200)
     colours = {image.pixel(x, y) for x in range(0, image.width(), step) for y in range(0, image.height(), step)}
     assert len(colours) > 20
@@ -153,3 +160,31 @@ def test_no_tab_names_an_accelerator_or_model_by_its_catalog_id(exporting_window
                 assert not fragments & ids, f"{view} {page or ''}: {text!r} names {fragments & ids}"
         if pages[1:]:
             panel.show_page(panel.main_page)
+
+
+def test_an_export_does_not_depend_on_the_window(exporting_window, tmp_path):
+    """The same file from a window at 1600 × 1000 and from one at 1024 × 768 in presentation mode
+    and the dark theme: exports are composed on the page, in the light theme unless asked."""
+    from PySide6.QtGui import QImage
+
+    window = exporting_window
+    window.tabs.setCurrentIndex(VIEWS.index("latency"))
+    window.resize(1600, 1000)
+    big = window.exports.export_plot(tmp_path / "big.png", scale=1.0)[0]
+    try:
+        window.resize(1024, 768)
+        window.display.set_presentation(True)
+        window.display.set_theme("dark")
+        window.tabs.setCurrentIndex(VIEWS.index("latency"))
+        small = window.exports.export_plot(tmp_path / "small.png", scale=1.0)[0]
+        dark = window.exports.export_all_to(tmp_path / "dark", scale=1.0, page="slide", theme_name="dark")
+    finally:
+        window.display.set_presentation(False)
+        window.display.set_theme("light")
+        window.resize(1400, 900)
+    assert QImage(str(small)) == QImage(str(big))
+    light = QImage(str(big))
+    assert light.pixelColor(2, 2).lightness() > 200  # a light page
+    slide = QImage(str(next(path for path in dark if path.name == "3-latency.png")))
+    assert slide.pixelColor(2, 2).lightness() < 80  # dark, as asked
+    assert slide.width() > light.width()  # the slide's page is wider than the handout's

@@ -111,16 +111,19 @@ def test_a_bad_preset_changes_nothing(window, warnings, tmp_path, content, fragm
 def test_export_this_plot_with_its_scenario(window, qtbot, tmp_path):
     from PySide6.QtGui import QImage
 
+    from accelscope.gui.export.report import PAGES
+
     window.show()
     qtbot.waitExposed(window)
     window.tabs.setCurrentIndex(1)  # memory
-    panel_size = window.tabs.currentWidget().size()
     written = window.exports.export_plot(tmp_path / "memory.png", scale=2.0)
     png, sidecar = written
     assert png.name == "memory.png" and sidecar.name == "memory.preset.json"
     image = QImage(str(png))
-    # The figure is as wide as the tab's plot; as tall as its plot, captions and scenario line.
-    assert image.width() == 2 * panel_size.width() and image.height() >= 2 * panel_size.height() * 0.8
+    # The figure is composed on the handout page, not the window's tab: as wide as the page's
+    # plot; as tall as its plot, captions and scenario line.
+    width, height = PAGES["handout"]
+    assert 2 * 0.9 * width <= image.width() <= 2 * width and image.height() >= 2 * height * 0.8
     assert load_preset(sidecar, window.engine.catalog).workspace == window.controller.workspace
     csv_file = window.exports.export_plot(tmp_path / "memory.csv")[0]
     assert csv_file.read_text().startswith("# Memory fit")

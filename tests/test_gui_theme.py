@@ -155,17 +155,26 @@ def test_closing_the_window_leaves_plots_light_for_what_comes_next(qtbot, window
     assert theme.current() == LIGHT
 
 
-def test_an_exported_plot_is_drawn_in_the_theme_shown(window, tmp_path):
+def test_an_exported_plot_is_light_unless_dark_is_asked(window, tmp_path):
+    """A handout is for paper: the window's dark theme does not reach it; a dark page is drawn
+    when asked for (dark slides)."""
     from PySide6.QtGui import QImage
 
     window.tabs.setCurrentIndex(VIEWS.index("roofline"))
     window.set_theme("dark")
-    written = window.exports.export_plot(tmp_path / "roofline.png", scale=1.0)
-    image = QImage(str(written[0]))
-    corner = QColor(image.pixel(image.width() // 2, 3))  # above the title: the panel's background
-    assert corner.lightness() < 80
-    canvas_pixels = [QColor(image.pixel(x, image.height() // 2)) for x in range(0, image.width(), 7)]
-    assert sum(p.lightness() < 60 for p in canvas_pixels) > len(canvas_pixels) / 2
+
+    def corner_and_canvas(theme_name):
+        written = window.exports.export_plot(tmp_path / f"roofline-{theme_name}.png", scale=1.0,
+                                             theme_name=theme_name)
+        image = QImage(str(written[0]))
+        corner = QColor(image.pixel(image.width() // 2, 3))  # above the title: the page's background
+        canvas = [QColor(image.pixel(x, image.height() // 2)) for x in range(0, image.width(), 7)]
+        return corner.lightness(), sum(p.lightness() < 60 for p in canvas) / len(canvas)
+
+    corner, dark_share = corner_and_canvas("light")
+    assert corner > 200 and dark_share < 0.2
+    corner, dark_share = corner_and_canvas("dark")
+    assert corner < 80 and dark_share > 0.5
 
 
 def test_a_report_in_the_dark_theme(tmp_path):

@@ -37,6 +37,7 @@ import pytest
 
 from accelscope.cli.main import main
 from accelscope.engine.catalog.presets import bundled_preset_files, load_preset
+from accelscope.engine.catalog.writing import MANIFEST_NAME
 from accelscope.engine.core.workspace import ANALYSIS_VIEWS, PLOT_VIEWS
 from accelscope.engine.physics.engine import Engine
 
@@ -201,7 +202,7 @@ def test_report_command_and_a_bad_preset(capsys, tmp_path):
 
     assert main(["report", "--preset", "teach-roofline-basics", "--out", str(tmp_path / "ok"), "--scale", "1"]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert sorted(printed) == sorted(str(path) for path in (tmp_path / "ok").iterdir())
+    assert sorted(printed) == sorted(str(path) for path in (tmp_path / "ok").iterdir() if path.name != MANIFEST_NAME)
     assert len(printed) == (3 * len(VIEWS) + 2 * len(ANALYSIS_VIEWS) + sum(map(len, ANALYSIS_TABLES.values()))
                             + len(COST_TABLES) + len(COST_PAGE) + 2 + 2)  # the serving run page's PNG and SVG
 
@@ -218,7 +219,7 @@ def test_tables_only_imports_no_qt(tmp_path):
         "assert status == 0 and not loaded, (status, loaded)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
-    assert {path.name for path in tmp_path.iterdir()} == TABLE_FILES
+    assert {path.name for path in tmp_path.iterdir()} == TABLE_FILES | {MANIFEST_NAME}
 
 
 def test_the_headless_tables_carry_each_tabs_title():
@@ -264,6 +265,38 @@ def test_png_scale_sets_the_resolution(qtbot, tmp_path):
     three = QImage(str(render_png(figure, tmp_path / "three.png", 3.0)))
     assert (one.width(), one.height()) == (figure.width, figure.height)
     assert (three.width(), three.height()) == (3 * figure.width, 3 * figure.height)
+
+
+def test_a_picture_that_cannot_be_written_names_the_file_and_the_reason(qtbot, tmp_path, monkeypatch):
+    """A full disk is said as the file system says it (the PNG is encoded in memory first, so no
+    encoder error speaks before), and the earlier picture stays whole."""
+    import errno
+    import os
+
+    from accelscope.engine.catalog import writing
+    from accelscope.engine.catalog.writing import OutputError
+    from accelscope.gui.export.figure import Figure
+    from accelscope.gui.export.files import render_png
+    from accelscope.gui.look.style import configure_pyqtgraph
+    from accelscope.gui.panels.memory import MemoryPanel
+
+    configure_pyqtgraph()
+    panel = MemoryPanel(Engine().catalog)
+    qtbot.addWidget(panel)
+    panel.resize(700, 500)
+    figure = Figure(panel, "a scenario")
+    earlier = render_png(figure, tmp_path / "plot.png", 1.0).read_bytes()
+
+    def full(descriptor, data):
+        os.write(descriptor, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writing, "_write_all", full)
+    with pytest.raises(OutputError) as refused:
+        render_png(figure, tmp_path / "plot.png", 2.0)
+    assert str(refused.value) == f"cannot write {tmp_path / 'plot.png'}: No space left on device"
+    assert (tmp_path / "plot.png").read_bytes() == earlier
+    assert [path.name for path in tmp_path.iterdir()] == ["plot.png"]
 
 
 def test_report_command_takes_a_theme(capsys, monkeypatch, tmp_path):

@@ -10,6 +10,7 @@ something else than "not a regular file" and the test fails instead of freezing.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
@@ -231,11 +232,25 @@ def test_export_onto_a_pipe_is_refused(window, warnings, pipe, suffix):
     assert stat.S_ISFIFO(target.stat().st_mode)  # left as it was
 
 
-def test_export_all_beside_a_pipe_is_refused(window, warnings, tmp_path):
+def test_export_all_beside_a_pipe_is_refused(window, warnings, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    from accelscope.engine.catalog.writing import MANIFEST_NAME, MANIFEST_SCHEMA
+
     folder = tmp_path / "export"
     folder.mkdir()
     os.mkfifo(folder / "explain.txt")
+    with released_if_opened(folder / "explain.txt") as opened:  # a folder of other files: refused at once
+        assert window.exports.export_all_to(folder, scale=1.0) == []
+    assert not opened
+    assert warnings == [f"{folder} already holds other files; choose an empty folder or make a new one."]
+    # Even where an earlier export's manifest names it, and the user agrees to replace that export.
+    (folder / MANIFEST_NAME).write_text(json.dumps({"schema": MANIFEST_SCHEMA, "files": ["explain.txt"]}))
+    monkeypatch.setattr(QMessageBox, "question", lambda *args: QMessageBox.StandardButton.Yes)
+    warnings.clear()
     with released_if_opened(folder / "explain.txt") as opened:
         assert window.exports.export_all_to(folder, scale=1.0) == []
     assert not opened
     assert warnings == [f"{folder}: explain.txt is not a regular file (a named pipe)"]
+    assert stat.S_ISFIFO((folder / "explain.txt").stat().st_mode)
+    assert sorted(path.name for path in folder.iterdir()) == sorted(["explain.txt", MANIFEST_NAME])

@@ -39,6 +39,9 @@ class Catalog:
     accelerators: dict[str, Accelerator]
     models: dict[str, ModelArch]
     problems: list[str] = field(default_factory=list)
+    # A user file that could not be read, by kind and file stem -> its problem: an id asked for
+    # and not found is then answered with the file's problem, not "unknown".
+    unreadable: dict[tuple[str, str], str] = field(default_factory=dict, compare=False, repr=False)
     # Rental and purchase prices and the site's values (a catalog made by hand gets the bundled book).
     prices: PriceBook = field(default_factory=bundled_price_book)
 
@@ -60,6 +63,7 @@ class Catalog:
                 accelerator = load_accelerator_file(path)
             except CatalogError as error:
                 self.problems.append(str(error))
+                self.unreadable["accelerator", path.stem] = str(error)
                 continue
             self.accelerators[accelerator.id] = accelerator
         for path in sorted((folder / "models").glob("*")):
@@ -69,6 +73,7 @@ class Catalog:
                 model = load_model_path(path)
             except CatalogError as error:
                 self.problems.append(str(error))
+                self.unreadable["model", path.stem] = str(error)
                 continue
             self.models[model.id] = model
 
@@ -76,7 +81,7 @@ class Catalog:
         try:
             return self.accelerators[accelerator_id]
         except KeyError:
-            raise ScenarioError(_unknown("accelerator", accelerator_id, self.accelerators)) from None
+            raise ScenarioError(self._unknown("accelerator", accelerator_id, self.accelerators)) from None
 
     def model(self, model_id_or_path: str) -> ModelArch:
         """A catalog model by id, or a model file (config.json or .toml) by path."""
@@ -91,7 +96,15 @@ class Catalog:
             if not exists:
                 raise ScenarioError(f"model file not found: {_shown(model_id_or_path)}")
             return load_model_path(path)
-        raise ScenarioError(_unknown("model", model_id_or_path, self.models))
+        raise ScenarioError(self._unknown("model", model_id_or_path, self.models))
+
+    def _unknown(self, kind: str, name: str, known: dict[str, object]) -> str:
+        """Why ``name`` is not in the catalog: the problem of the user's file of that name, if it
+        could not be read; else that it is unknown, with the closest ids."""
+        problem = self.unreadable.get((kind, name))
+        if problem is not None:
+            return f"{kind} '{_shown(name)}' is not in the catalog because its file could not be read: {problem}"
+        return _unknown(kind, name, known)
 
 
 def _shown(text: str, limit: int = 120) -> str:

@@ -592,6 +592,18 @@ def save_preset(preset: Preset, path: str | os.PathLike[str]) -> None:
     write_atomically(path, write)
 
 
+def preset_text(preset: Preset, path: str | os.PathLike[str]) -> str:
+    """The preset file's text, as :func:`save_preset` writes it to ``path`` (named in errors), for
+    writers that stage a report's files together."""
+    document = preset_to_json(preset)
+    preset_from_json(document, path, None)  # never write a file the reader would refuse
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if len(text.encode("utf-8")) > MAX_PRESET_BYTES:
+        limit = MAX_PRESET_BYTES // (1024 * 1024)
+        raise PresetError(path, None, f"the preset would be larger than {limit} MB; refusing to save it")
+    return text
+
+
 def write_atomically(path: Path, write: Callable[[TextIO], None]) -> None:
     """Write a text file atomically: ``write`` fills a temporary file in the same folder,
     which is flushed, synced and renamed over ``path``. On any failure the previous file is

@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,6 +120,9 @@ def _jsonl_rows(path: Path, text: str) -> list[tuple[float, int, int]]:
             data = json.loads(line)
         except (json.JSONDecodeError, RecursionError):
             raise CatalogError(path, f"line {number}", "not a JSON object") from None
+        except ValueError:  # int() refusing more digits than sys.get_int_max_str_digits()
+            raise CatalogError(path, f"line {number}",
+                               f"a number longer than {sys.get_int_max_str_digits():,} digits") from None
         if not isinstance(data, dict):
             raise CatalogError(path, f"line {number}", "each line must be a JSON object")
         fields = {ALIASES.get(key, key): value for key, value in data.items()}

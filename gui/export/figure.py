@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pyqtgraph as pg
 from PySide6 import QtGui
 from PySide6.QtCore import QCoreApplication, QRectF, Qt
-from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QPainter, QPalette, QTextDocument
+from PySide6.QtGui import QAbstractTextDocumentLayout, QColor, QFont, QPainter, QPalette, QTextDocument, QTransform
 from PySide6.QtWidgets import QWidget
 
 from accelscope.engine.catalog import Catalog
@@ -96,6 +96,28 @@ class Figure:
 
     def canvases(self) -> list[QWidget]:
         return [part.widget for part in self.parts if isinstance(part, _Canvas)]
+
+    def plot_areas(self) -> list[tuple[tuple[float, ...], tuple[float, float, float, float]]]:
+        """Each plot's data transform (data to figure pixels, as an SVG ``matrix``) and the
+        rectangle (left, top, right, bottom) its data is clipped to, in figure pixels."""
+        areas = []
+        for part in self.parts:
+            if not isinstance(part, _Canvas) or not isinstance(part.widget, pg.GraphicsView):
+                continue
+            widget = part.widget
+            source = widget.mapToScene(widget.viewport().rect()).boundingRect()
+            if source.width() <= 0 or source.height() <= 0:
+                continue
+            to_figure = QTransform.fromTranslate(-source.left(), -source.top())
+            to_figure *= QTransform.fromScale(widget.width() / source.width(), widget.height() / source.height())
+            to_figure *= QTransform.fromTranslate(0, part.top)
+            for item in widget.scene().items():
+                if isinstance(item, pg.ViewBox) and item.isVisible():
+                    m = item.childGroup.sceneTransform() * to_figure
+                    rect = to_figure.mapRect(item.sceneBoundingRect())
+                    areas.append(((m.m11(), m.m12(), m.m21(), m.m22(), m.dx(), m.dy()),
+                                  (rect.left(), rect.top(), rect.right(), rect.bottom())))
+        return areas
 
     def paint(self, painter: QPainter) -> None:
         painter.fillRect(QRectF(0, 0, self.width, self.height), self.background)

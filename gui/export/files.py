@@ -11,19 +11,19 @@ the plot and avoids that exporter's crash with recent PySide6 releases (pyqtgrap
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QBuffer, QIODevice, QRect, QSize
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QApplication, QWidget
 
 from accelscope.engine.catalog import Catalog
-from accelscope.engine.catalog.presets import Preset, save_preset
-from accelscope.engine.catalog.reading import special_file_kind
+from accelscope.engine.catalog.presets import Preset, preset_text
+from accelscope.engine.catalog.writing import OutputFolder, write_file_atomically
 from accelscope.engine.core.table import Table
 from accelscope.engine.physics.frame import Frame
 from accelscope.engine.text.explain import Explanation
@@ -32,9 +32,14 @@ from accelscope.engine.text.tables import cost_comments, cost_tables, frame_tabl
 from ..panels import PANELS
 from ..panels.analysis import AnalysisPanel
 from .figure import Figure, scenario_line
+from .svg_flat import flatten_svg
 
 PNG_SCALES: tuple[float, ...] = (1.0, 2.0, 3.0, 4.0)  # × the panel's size on screen
 DEFAULT_EXPORT_SIZE = QSize(1400, 900)
+# pyqtgraph's axes are recorded into a QPicture at the screen's 96 dpi; replayed on a device of
+# another resolution (QSvgGenerator's default is 72) they are scaled by the ratio (0.75), while
+# the data is not.
+SCREEN_DPI = 96
 
 
 @contextmanager
@@ -58,23 +63,15 @@ def _export_mode(canvases: list[QWidget]) -> Iterator[None]:
             item.setExportMode(False)
 
 
-def refuse_special_file(path: Path) -> None:
-    """An existing target must be a regular file: a named pipe would block the window until
-    something reads it, and a device or folder is never what the user meant to overwrite."""
-    kind = special_file_kind(path)
-    if kind is not None:
-        raise OSError(f"{path.name} is not a regular file ({kind})")
-
-
 def figure_of(panel: QWidget, frame: Frame, catalog: Catalog) -> Figure:
     """The tab as a figure, for ``frame``'s scenario."""
     return Figure(panel, scenario_line(panel, frame, catalog))
 
 
-def render_png(figure: Figure, path: Path, scale: float = 2.0) -> Path:
+def png_bytes(figure: Figure, scale: float = 2.0) -> bytes:
     """The figure at ``scale`` times its size on screen (vector drawing is re-rasterised at that
-    resolution, so lines and text stay sharp)."""
-    refuse_special_file(path)
+    resolution, so lines and text stay sharp), encoded in memory: only the file system can then
+    fail the write, and it says why (a full disk, a permission)."""
     image = QImage(round(figure.width * scale), round(figure.height * scale), QImage.Format.Format_ARGB32)
     image.setDevicePixelRatio(scale)
     image.fill(figure.background)  # the window's background, light or dark
@@ -84,15 +81,22 @@ def render_png(figure: Figure, path: Path, scale: float = 2.0) -> Path:
     with _export_mode(figure.canvases()):
         figure.paint(painter)
     painter.end()
-    if not image.save(str(path), "PNG"):
-        raise OSError(f"could not write {path}")
-    return path
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise OSError("the picture could not be encoded as PNG")
+    return bytes(buffer.data())
 
 
-def render_svg(figure: Figure, path: Path) -> Path:
-    refuse_special_file(path)
+def svg_bytes(figure: Figure) -> bytes:
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # SVG Tiny 1.2, with no clip paths: Qt's renderer ignores them, and the generator's SVG 1.1
+    # clips go stale (a plot's clip left on its legend and title); plots are clipped in the
+    # drawing's geometry instead (see svg_flat).
     generator = QSvgGenerator()
-    generator.setFileName(str(path))
+    generator.setResolution(SCREEN_DPI)
+    generator.setOutputDevice(buffer)
     generator.setSize(QSize(figure.width, figure.height))
     generator.setViewBox(QRect(0, 0, figure.width, figure.height))
     generator.setTitle(figure.title)
@@ -101,8 +105,20 @@ def render_svg(figure: Figure, path: Path) -> Path:
     with _export_mode(figure.canvases()):
         figure.paint(painter)
     if not painter.end():
-        raise OSError(f"could not write {path}")
-    return path
+        raise OSError("the drawing could not be made as SVG")
+    return flatten_svg(bytes(buffer.data()), figure.plot_areas())
+
+
+def render_png(figure: Figure, path: Path, scale: float = 2.0) -> Path:
+    return write_file_atomically(path, png_bytes(figure, scale))
+
+
+def render_svg(figure: Figure, path: Path) -> Path:
+    return write_file_atomically(path, svg_bytes(figure))
+
+
+# Where an export puts a file's bytes: a path the user chose, or a name in a report's folder.
+Sink = Callable[[Path, bytes | str], Path]
 
 
 def slug(text: str) -> str:
@@ -119,8 +135,9 @@ def export_view(
     formats: tuple[str, ...] = ("png", "svg", "csv"),
     scale: float = 2.0,
     preset: Preset | None = None,
+    sink: Sink = write_file_atomically,
 ) -> list[Path]:
-    """Write ``base``.png/.svg/.csv for one view (those in ``formats``)."""
+    """Write ``base``.png/.svg/.csv for one view (those in ``formats``) through ``sink``."""
     written: list[Path] = []
     title = getattr(panel, "title", view)
     if PANELS[view].analysis:
@@ -128,18 +145,16 @@ def export_view(
     if "png" in formats or "svg" in formats:
         figure = figure_of(panel, frame, catalog)
     if "png" in formats:
-        written.append(render_png(figure, base.with_suffix(".png"), scale))
+        written.append(sink(base.with_suffix(".png"), png_bytes(figure, scale)))
     if "svg" in formats:
-        written.append(render_svg(figure, base.with_suffix(".svg")))
+        written.append(sink(base.with_suffix(".svg"), svg_bytes(figure)))
     if "csv" in formats:
         tables = view_tables(view, panel, frame, catalog)
         comments = [f"{title}: the data behind the plot", *scenario_comments(frame, preset.name if preset else None)]
         for name, table in tables.items():
             # One table: the chosen name; several (an analysis tab): each table's own name beside it.
             path = base.with_suffix(".csv") if len(tables) == 1 else base.with_name(f"{base.name}-{name}.csv")
-            refuse_special_file(path)
-            path.write_text(table.to_csv(comments), encoding="utf-8")
-            written.append(path)
+            written.append(sink(path, table.to_csv(comments)))
     return written
 
 
@@ -174,43 +189,42 @@ def export_all(
     panels: dict[str, QWidget],
     frame: Frame,
     catalog: Catalog,
-    folder: Path,
+    folder: str | Path,
     preset: Preset,
     explanation: Explanation | None,
     *,
     scale: float = 2.0,
+    force: bool = False,
 ) -> list[Path]:
     """Every plot as PNG and SVG, every table as CSV, the explanation as text and the
-    scenario as a sidecar preset, into ``folder``. Panels must already show ``frame``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for index, (view, panel) in enumerate(panels.items(), start=1):
-        extra_pages = getattr(panel, "extra_pages", ())  # the energy tab's cost page, the serving tab's run
-        with _showing(panel, getattr(panel, "main_page", None)):
-            if PANELS[view].analysis:
-                # The analysis tables go by their own names (regimes.csv, tp_dp.csv, ...).
-                written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}",
-                                       formats=("png", "svg"), scale=scale, preset=preset)
-                written += _analysis_csvs(view, panel, frame, catalog, folder, preset)
-            else:
-                written += export_view(view, panel, frame, catalog, folder / f"{index}-{view}", scale=scale,
-                                       preset=preset)
-        for page in extra_pages:
-            written += _export_page(panel, page, frame, catalog, folder / f"{index}-{view}-{page}", scale)
-    for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
-        path = folder / f"{name}.csv"
-        refuse_special_file(path)
-        path.write_text(table.to_csv(cost_comments(frame, preset.name)), encoding="utf-8")
-        written.append(path)
-    if explanation is not None:
-        path = folder / "explain.txt"
-        refuse_special_file(path)
-        path.write_text(explanation.plain_text() + "\n", encoding="utf-8")
-        written.append(path)
-    sidecar = folder / "scenario.preset.json"
-    save_preset(preset, sidecar)
-    written.append(sidecar)
-    return written
+    scenario as a sidecar preset, into the new or empty ``folder`` (or, with ``force``, over an
+    earlier report's files there; see :class:`~accelscope.engine.catalog.writing.OutputFolder`).
+    Panels must already show ``frame``."""
+    with OutputFolder(folder, force=force) as out:
+
+        def sink(path: Path, data: bytes | str) -> Path:
+            return out.add(path.name, data)
+
+        root = out.folder
+        for index, (view, panel) in enumerate(panels.items(), start=1):
+            extra_pages = getattr(panel, "extra_pages", ())  # the energy tab's cost page, the serving tab's run
+            with _showing(panel, getattr(panel, "main_page", None)):
+                if PANELS[view].analysis:
+                    # The analysis tables go by their own names (regimes.csv, tp_dp.csv, ...).
+                    export_view(view, panel, frame, catalog, root / f"{index}-{view}", formats=("png", "svg"),
+                                scale=scale, preset=preset, sink=sink)
+                    _analysis_csvs(view, panel, frame, catalog, root, preset, sink)
+                else:
+                    export_view(view, panel, frame, catalog, root / f"{index}-{view}", scale=scale, preset=preset,
+                                sink=sink)
+            for page in extra_pages:
+                _export_page(panel, page, frame, catalog, root / f"{index}-{view}-{page}", scale, sink)
+        for name, table in cost_tables(frame).items():  # cost.csv and cost_sweep.csv, beside the energy tab's
+            out.add(f"{name}.csv", table.to_csv(cost_comments(frame, preset.name)))
+        if explanation is not None:
+            out.add("explain.txt", explanation.plain_text() + "\n")
+        out.add("scenario.preset.json", preset_text(preset, root / "scenario.preset.json"))
+        return out.commit()
 
 
 @contextmanager
@@ -230,27 +244,22 @@ def _showing(panel, page: str | None) -> Iterator[None]:
         panel.show_page(shown)
 
 
-def _export_page(panel, page: str, frame: Frame, catalog: Catalog, base: Path, scale: float) -> list[Path]:
+def _export_page(panel, page: str, frame: Frame, catalog: Catalog, base: Path, scale: float, sink: Sink) -> None:
     """A tab's other page as PNG and SVG (its data is in the report's own CSVs)."""
     with _showing(panel, page):
         figure = figure_of(panel, frame, catalog)
-        return [render_png(figure, base.with_suffix(".png"), scale), render_svg(figure, base.with_suffix(".svg"))]
+        sink(base.with_suffix(".png"), png_bytes(figure, scale))
+        sink(base.with_suffix(".svg"), svg_bytes(figure))
 
 
 def _analysis_csvs(view: str, panel: AnalysisPanel, frame: Frame, catalog: Catalog, folder: Path,
-                   preset: Preset) -> list[Path]:
-    written = []
+                   preset: Preset, sink: Sink) -> None:
     comments = [f"{getattr(panel, 'title', view)}: the data behind the plot", *scenario_comments(frame, preset.name)]
     for name, table in view_tables(view, panel, frame, catalog).items():
-        path = folder / f"{name}.csv"
-        refuse_special_file(path)
-        path.write_text(table.to_csv(comments), encoding="utf-8")
-        written.append(path)
-    return written
+        sink(folder / f"{name}.csv", table.to_csv(comments))
 
 
 def write_sidecar(preset: Preset, exported: Path) -> Path:
     """``plot.png`` → ``plot.preset.json`` beside it."""
     path = exported.with_name(exported.stem + ".preset.json")
-    save_preset(preset, path)
-    return path
+    return write_file_atomically(path, preset_text(preset, path))

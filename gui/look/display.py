@@ -66,6 +66,21 @@ class Display:
         self._base_palette = QPalette(app.palette())
         self._base_style = app.style().name()
 
+    def page_font(self) -> QFont:
+        """The application's font without presentation mode's enlargement (for exported pages)."""
+        return QFont(self._base_font)
+
+    def page_palette(self) -> QPalette:
+        """The application's light palette, whatever the window's theme (for exported pages),
+        every colour set explicitly: a widget's palette otherwise takes the application's
+        (the dark theme's) for the roles it does not set."""
+        palette = QPalette()
+        for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive, QPalette.ColorGroup.Disabled):
+            for role in QPalette.ColorRole:
+                if role not in (QPalette.ColorRole.NColorRoles, QPalette.ColorRole.NoRole):
+                    palette.setColor(group, role, self._base_palette.color(group, role))
+        return palette
+
     # -- presentation mode -------------------------------------------------------------------
 
     def set_presentation(self, on: bool) -> None:

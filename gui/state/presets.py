@@ -11,6 +11,8 @@ overwrite the preset shown before it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 from accelscope.engine.catalog import user_data_dir
 from accelscope.engine.catalog.presets import (
     Preset,
+    bundled_preset_files,
     load_preset,
     new_preset,
     save_preset,
@@ -43,6 +46,31 @@ from .session import default_workspace
 
 RECENT_LIMIT = 8
 UNSAVED_NAME = "Unsaved scenario"
+
+
+def ask_about_unsaved(parent: QWidget, name: str, action: str) -> str:
+    """Save, discard or cancel, before ``action`` ("loading Brunetta Fig. 4", "quitting") would
+    discard the edits of ``name``: returns "save", "discard" or "cancel"."""
+    buttons = QMessageBox.StandardButton
+    answer = QMessageBox.question(
+        parent, "Unsaved changes", f"“{name}” has changes that are not saved. Save them before {action}?",
+        buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+    return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the window shows, as undo and redo put it back: the workspace, the preset it came
+    from and that preset's unchanged state (which decide the title and its unsaved mark)."""
+
+    workspace: Workspace
+    preset: Preset | None
+    baseline: Workspace
+
+    def same_as(self, other: Shown) -> bool:
+        """The same scenario (the tab shown is no change) from the same preset."""
+        return (self.workspace.with_changes(view=other.workspace.view) == other.workspace
+                and self.preset is other.preset and self.baseline == other.baseline)
 
 
 class SaveDialog(QDialog):
@@ -87,6 +115,8 @@ class PresetFiles(QObject):
         self.current: Preset | None = None
         self.baseline: Workspace = controller.workspace  # as last loaded or saved
         self.modified = False
+        # Asked before edits would be lost (a test answers in its place).
+        self.ask_unsaved: Callable[[QWidget, str, str], str] = ask_about_unsaved
         controller.workspace_changed.connect(self._follow_changes)
 
     @property
@@ -107,7 +137,47 @@ class PresetFiles(QObject):
             self.modified = modified
             self.modified_changed.emit(modified)
 
+    # -- what is shown, for undo and redo ----------------------------------------------------
+
+    def shown(self) -> Shown:
+        return Shown(self.controller.workspace, self.current, self.baseline)
+
+    def show_again(self, shown: Shown) -> None:
+        """Put back what :meth:`shown` returned, on the tab shown now."""
+        self.current, self.baseline = shown.preset, shown.baseline
+        self.controller.set_workspace(shown.workspace.with_changes(view=self.controller.workspace.view))
+        self._set_current(shown.preset, shown.baseline)
+
+    # -- edits not saved -------------------------------------------------------------------
+
+    def may_discard(self, action: str) -> bool:
+        """Whether ``action`` may go ahead: no unsaved edits, or the user saved or discarded
+        them when asked (False: cancelled, or the save failed)."""
+        self.controller.throttle.flush()
+        if not self.modified:
+            return True
+        answer = self.ask_unsaved(self.window, self.name, action)
+        if answer == "save":
+            self.save()
+            return not self.modified
+        return answer == "discard"
+
+    def revert(self) -> None:
+        """Back to the preset as it was last loaded or saved (its edits discarded)."""
+        self.controller.set_workspace(self.baseline.with_changes(view=self.controller.workspace.view))
+
     # -- open ------------------------------------------------------------------------------
+
+    def ask_new(self) -> None:
+        """File → New: a new scenario, after asking about unsaved edits."""
+        if self.may_discard("starting a new scenario"):
+            self.new()
+
+    def ask_open(self, path: str | Path, bundled: bool = False) -> bool:
+        """A preset chosen in the dock or the recent list: opened after asking about unsaved edits."""
+        if not self.may_discard(f"opening {Path(str(path)).stem}"):
+            return False
+        return self.open_file(path, bundled)
 
     def new(self) -> None:
         """An unsaved scenario: the one the app opens on without a session."""
@@ -121,6 +191,8 @@ class PresetFiles(QObject):
         self._show(None, workspace)
 
     def open_dialog(self) -> None:
+        if not self.may_discard("opening another preset"):
+            return
         folder = user_presets_dir()
         path, _ = QFileDialog.getOpenFileName(
             self.window, "Open a preset", str(folder if folder.is_dir() else Path.home()),
@@ -153,11 +225,19 @@ class PresetFiles(QObject):
         self.controller.set_workspace(workspace)
         self._set_current(preset)
 
-    def restore(self, path: str) -> None:
+    def restore(self, path: str, bundled: bool = False) -> None:
         """Show the last session's preset as the current one (the session's workspace is already
-        shown; where it differs from the file's, it is marked as changed)."""
+        shown; where it differs from the file's, it is marked as changed). A bundled preset is
+        found by its name among those installed now (the install may have moved)."""
         try:
-            preset = load_preset(Path(path), self.controller.engine.catalog)
+            if bundled:
+                stem = Path(path).stem
+                source = next((entry for entry in bundled_preset_files() if entry.name == f"{stem}.json"), None)
+                if source is None:
+                    raise AccelscopeError(f"no bundled preset {stem}")
+                preset = load_preset(source, self.controller.engine.catalog, bundled=True)
+            else:
+                preset = load_preset(Path(path), self.controller.engine.catalog)
         except AccelscopeError:
             self._set_current(None)
             return

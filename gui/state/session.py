@@ -59,6 +59,7 @@ class WindowLayout:
     presentation: bool = False
     theme: str = "light"
     preset_path: str = ""  # the preset file the last scenario came from, if any
+    preset_bundled: bool = False  # that file is a bundled preset (found again by its name)
     # The available size of the screen the layout was made on (0, 0 where unknown): on another
     # screen the window arranges its docks for that screen instead.
     screen_size: tuple[int, int] = (0, 0)
@@ -99,6 +100,7 @@ def load_layout() -> WindowLayout:
             presentation=data.get("presentation") is True,
             theme=data["theme"] if data.get("theme") in ("light", "dark") else "light",
             preset_path=data["preset_path"] if isinstance(data.get("preset_path"), str) else "",
+            preset_bundled=data.get("preset_bundled") is True,
             screen_size=_size(data.get("screen_size")),
         )
     except (OSError, ValueError):
@@ -112,6 +114,7 @@ def save_layout(layout: WindowLayout) -> str | None:
         "presentation": layout.presentation,
         "theme": layout.theme,
         "preset_path": layout.preset_path,
+        "preset_bundled": layout.preset_bundled,
         "screen_size": list(layout.screen_size),
     }
     try:
@@ -167,7 +170,7 @@ def restore(window: SessionHost, layout: WindowLayout) -> None:
     if layout.presentation:
         window.set_presentation(True)
     if layout.preset_path:
-        window.presets.restore(layout.preset_path)
+        window.presets.restore(layout.preset_path, layout.preset_bundled)
     window.fit_layout_when_shown(layout.screen_size)
 
 
@@ -182,7 +185,8 @@ def remember(window: SessionHost) -> list[str]:
         save_layout(WindowLayout(
             geometry=bytes(geometry.data()), state=bytes(state.data()), presentation=presentation,
             theme=window.display.theme,
-            preset_path=str(current.source) if current and current.source and not current.bundled else "",
+            preset_path=str(current.source) if current and current.source else "",
+            preset_bundled=bool(current and current.bundled),
             screen_size=(screen.width(), screen.height()),
         )),
     ]

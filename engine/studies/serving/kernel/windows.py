@@ -43,7 +43,7 @@ from ..layout import (
     SET_POLICY,
 )
 from .bins import add_over, bin_of
-from .records import record_emissions, set_record_cost, write_record
+from .records import record_emissions, write_record
 from .requests import ceil_div, is_generation_step
 from .schedulers import vllm_admits, vllm_new_tokens
 from .state import (
@@ -54,7 +54,6 @@ from .state import (
     RP_ITERATION,
     RP_PREVIOUS_ITERATION,
     RP_RUNNING_LENGTH,
-    RP_SCHEDULED_LENGTH,
     RP_STRETCH_ITERATIONS,
     RP_STRETCH_PIECES,
     RP_WAITING_HEAD,
