@@ -392,7 +392,7 @@ BAD_FILES = [
     ),
     (
         "unknown layer kind",
-        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full", "sparse"]'),
+        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full", "ring"]'),
         "architecture.layer_attention[1]",
     ),
     (
