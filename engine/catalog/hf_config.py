@@ -504,6 +504,15 @@ def _native_precision(root: TableReader, moe: MoESpec | None, notes: list[str]) 
     """ModelArch's native_* fields from quantization_config: "mxfp4" (gpt-oss: the routed
     experts in MXFP4) and "fp8" with weight_block_size (DeepSeek-V3: block-scaled FP8 in every
     linear layer of the blocks). Other methods are noted and left out."""
+    if root.table.get("expert_dtype") == "fp4" and moe is not None:
+        # DeepSeek-V4: FP4 routed experts with power-of-two (ue8m0) scales, the rest block-scaled
+        # FP8; the format covers the experts, and the rest is counted in 16 bits (an upper bound).
+        notes.append("expert_dtype fp4: routed experts in MXFP4 (the other linear layers' FP8 is counted as 16-bit).")
+        return {
+            "native_weight_precision": "mxfp4",
+            "native_precision_scope": "experts",
+            "native_precision_source": "config.json expert_dtype fp4 (scale_fmt ue8m0: power-of-two block scales)",
+        }
     config = root.sub("quantization_config", None)
     if config is None:
         return {}

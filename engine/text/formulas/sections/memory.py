@@ -56,7 +56,8 @@ def _kv_cache(sh: Builder, ctx: Context) -> None:
         sh.leaf("h_kv_dev", "h<sub>kv,dev</sub>", f"KV heads on the busiest device: ⌈{m.n_kv_heads}/TP⌉ (KV heads "
                 "are replicated once TP exceeds them)", t.kv_heads_per_device, count(t.kv_heads_per_device), "model",
                 "tp")
-        template = "2·{h_kv_dev}·{d_h}·{p_kv}"
+        # K = V (DeepSeek-V4's shared head): one tensor per KV head.
+        template = "{h_kv_dev}·{d_h}·{p_kv}" if m.kv_shared else "2·{h_kv_dev}·{d_h}·{p_kv}"
     sh.derive("KV cache per token per layer", "kv_layer", "kv<sub>layer</sub>",
               "bytes one token keeps per layer on the busiest device (K and V)", template, format_bytes,
               t.kv_bytes_per_token_layer if t.stored_positions > 0 else None)
