@@ -116,7 +116,8 @@ class GroupTrace:
     attended_entries: float  # a decoding token reads per layer at the mean decode context
     index_keys_read: float  # keys the indexer scores per layer at the mean decode context
     decode_read_bytes: float  # what a decoding token reads: the entries it attends and every key
-    index_read_bytes: float  # of which the indexer's keys
+    entry_read_bytes: float  # of which the entries it attends
+    index_read_bytes: float  # and the indexer's keys
     write_bytes: float  # what a token writes: its share of an entry, its window entry, its share of a key
     decode_flops: float  # a decoding token's attention over the entries it attends and the keys scored
     index_flops: float  # of which the indexer's scoring
@@ -153,6 +154,8 @@ def group_traces(setup: Setup) -> tuple[GroupTrace, ...]:
             attended_entries=group_attended(mean, g.ratio, g.window, g.top_k),
             index_keys_read=keys_read,
             decode_read_bytes=one.read_bytes(mean, layout.tp, p_kv),
+            entry_read_bytes=g.layers * AttentionGroups.entry_bytes(g, layout.tp, p_kv)
+            * group_attended(mean, g.ratio, g.window, g.top_k),
             index_read_bytes=g.layers * g.index_key_bytes * keys_read,
             write_bytes=one.write_bytes(layout.tp, p_kv),
             decode_flops=one.flops(mean, layout.head_fraction),
