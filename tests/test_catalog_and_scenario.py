@@ -38,7 +38,7 @@ def test_user_files_join_the_catalog_and_bad_ones_are_listed(tmp_path):
     assert len(catalog.problems) == 2
     assert any("broken.toml" in problem for problem in catalog.problems)
     assert any("bad.json" in problem for problem in catalog.problems)
-    assert len(catalog.models) == 35 and len(catalog.accelerators) == 49
+    assert len(catalog.models) == 41 and len(catalog.accelerators) == 49
 
 
 def test_unknown_ids_suggest_close_ones():

@@ -254,6 +254,59 @@ def test_fitting_memory_lists_the_parts_and_the_largest_batch(engine):
     only(memory, f"largest batch that fits is {result.memory.max_batch:,}")
 
 
+# DeepSeek-V3.2 and Gemma 4 31B at 128k: a decoding token at the mean context of 131,072 tokens.
+V32_128K = Scenario("deepseek-v3.2", "h200", batch=1, input_len=130_560, output_len=1024, tp=8,
+                    weight_precision="fp8")
+GEMMA_31B_128K = Scenario("gemma-4-31b", "h200", batch=1, input_len=130_560, output_len=1024)
+
+
+def groups_of(engine, scenario):
+    from accelscope.engine.physics.reference import ReferenceModel
+
+    scenario = engine.resolve(scenario)
+    model = engine.model(scenario.model)
+    _, trace = ReferenceModel(model, engine.catalog.accelerator(scenario.accelerator), engine.constants
+                              ).evaluate_traced(scenario)
+    return trace.attention_groups
+
+
+def test_sparse_layers_name_their_top_k_and_the_indexers_keys(engine):
+    """DeepSeek-V3.2 at 128k: the 61 sparse layers keep MLA's latent and an indexer key for every
+    token, and a decoding token reads the top 2,048 latents of 131,072 plus every key (61 ×
+    131,072 × 132 B = 1.06 GB, tests/test_attention_kinds.py works it by hand)."""
+    explanation = explain(engine, V32_128K)
+    (sparse,) = groups_of(engine, V32_128K)
+    assert (sparse.kind, sparse.layers, sparse.top_k, sparse.attended_entries) == ("sparse", 61, 2048, 2048)
+    assert sparse.index_read_bytes == 61 * 131_072 * 132
+    kept = only(explanation.section("Memory"), "61 sparse layers", "indexer")
+    assert "top 2,048 tokens" in kept and "131,584 entries of 1.15 kB" in kept
+    assert format_bytes(sparse.kv_sequence_bytes) in kept and format_bytes(sparse.index_sequence_bytes) in kept
+    read = only(explanation.section("Decode"), "the 61 sparse layers read 2,048 of 131,072 cached entries each step")
+    assert f"plus the indexer's {format_bytes(61 * 131_072 * 132)} of keys" in read
+    assert format_bytes(sparse.entry_read_bytes) in read
+    assert format_flops(sparse.index_flops) in read and format_flops(sparse.decode_flops) in read
+
+
+def test_global_layers_name_their_heads_beside_the_sliding_window(engine):
+    """Gemma 4 31B at 128k: 10 global layers of 4 K = V heads of 512 keep and read the whole
+    context (4 × 512 × 2 B = 4.10 kB a token); the 50 sliding-window layers keep 1,024 tokens."""
+    explanation = explain(engine, GEMMA_31B_128K)
+    (glob,) = groups_of(engine, GEMMA_31B_128K)
+    assert (glob.kind, glob.layers, glob.entry_bytes) == ("global", 10, 4 * 512 * 2)
+    kept = only(explanation.section("Memory"), "10 global layers")
+    assert "4 KV heads of 512, K = V" in kept and "50 sliding-window layers" in kept and "1,024 tokens" in kept
+    assert f"131,584 entries of {format_bytes(4096)}" in kept and format_bytes(glob.kv_sequence_bytes) in kept
+    assert format_bytes(glob.kv_sequence_bytes) == format_bytes(10 * 131_584 * 4096)
+    read = only(explanation.section("Decode"), "the 10 global layers read all 131,072 cached entries each step")
+    assert format_bytes(glob.entry_read_bytes) in read and format_flops(glob.decode_flops) in read
+    assert format_flops(glob.decode_flops) == format_flops(10 * 4 * 32 * 512 * 131_072)
+
+
+def test_models_without_attention_groups_say_nothing_of_them(engine):
+    explanation = explain(engine, LLAMA_8B_H100)
+    assert not [s for _, section in explanation.sections for s in section if "indexer" in s or "global layers" in s]
+
+
 def test_weights_that_do_not_fit_say_what_would(engine):
     scenario = Scenario("llama-3.3-70b", "h100-sxm")
     result = engine.predict(scenario)

@@ -197,6 +197,38 @@ def test_hybrid_and_fp4_formulas_are_their_templates_and_the_engines_numbers(eng
     assert ({"s_seq", "S", "S_dec", "S_pre", "f_rec_dec", "f_rec_pre"} <= keys) == hybrid
 
 
+@pytest.mark.parametrize(("scenario", "suffixes"), [
+    (Scenario("deepseek-v3.2", "h200", batch=4, input_len=130_560, output_len=1024, tp=8, weight_precision="fp8"),
+     ("sp",)),
+    (Scenario("glm-5", "b200", batch=2, input_len=60_000, output_len=500, tp=8, pp=2, weight_precision="fp8"),
+     ("sp",)),
+    (Scenario("deepseek-v4-flash", "b200", batch=1, input_len=1_000_000, output_len=48_576, tp=4), ("cmp", "csp")),
+    (Scenario("deepseek-v4-pro", "mi300x", batch=3, input_len=5000, output_len=300, tp=8, pp=3, kv_offload=0.4),
+     ("cmp", "csp")),
+    (Scenario("gemma-4-31b", "h200", batch=1, input_len=130_560, output_len=1024), ("glob",)),
+    (Scenario("gemma-4-26b-a4b", "h100-sxm", batch=300, input_len=2000, output_len=200, tp=4), ("glob",)),
+], ids=lambda value: value.model if isinstance(value, Scenario) else "")
+def test_attention_groups_formulas_are_their_templates_and_the_engines_numbers(engine, scenario, suffixes):
+    """Sparse layers with the indexer, compressed and compressed-sparse layers with their window,
+    global layers with their own heads: each group's KV cache, decode reads and writes, decode
+    and prompt FLOPs are formulas of their own, summed into KV, KV_dec and the attention FLOPs,
+    each its template and the engine's number (in waves, pipelined and offloaded too)."""
+    sheet = sheet_of(engine, engine.resolve(scenario))
+    assert_templates_are_the_values(str(scenario), sheet)
+    formulas = {f.result.key: f for f in sheet.formulas()}
+    for suffix in suffixes:
+        for key in (f"KV_{suffix}", f"q_{suffix}", f"f_{suffix}", f"F_pre_{suffix}"):
+            assert formulas[key].engine_value is not None, key
+        assert f"{{KV_{suffix}}}" in formulas["KV"].template
+        assert f"{{q_{suffix}}}" in formulas["KV_dec"].template
+        assert f"{{f_{suffix}}}" in formulas["F_att_dec"].template
+        assert f"{{F_pre_{suffix}}}" in formulas["F_att_pre_all"].template
+    indexed = {"sp", "csp"} & set(suffixes)
+    for suffix in indexed:
+        assert "{p_ix}" in formulas[f"KV_{suffix}"].template and "{h_ix}" in formulas[f"f_{suffix}"].template
+        assert "{k_top}" in formulas[f"A_{suffix}"].template
+
+
 def test_the_notation_evaluates_as_written():
     values = {"a": 3.0, "b": 2.0, "c": 10.0}
     assert evaluate("{a}·{b} + {c}/{b} − 1", values) == 3 * 2 + 10 / 2 - 1

@@ -29,7 +29,33 @@ LOOSE_NOMINAL = {
     # "14B parameters"; derived 14.66B.
     ("phi-4", "total"): 0.05,
     ("phi-4", "active"): 0.05,
+    # The card's "37B activated" is DeepSeek-V3's; the indexer adds 0.85B: derived 38.40B.
+    ("deepseek-v3.2", "active"): 0.04,
+    # "13B activated"; derived 13.47B with the embedding table (12.94B without).
+    ("deepseek-v4-flash", "active"): 0.04,
+    # The A4B of the name; derived 3.82B.
+    ("gemma-4-26b-a4b", "active"): 0.05,
 }
+
+
+# The models of 2026 with per-layer attention kinds, from their config.json (bundled as
+# importer fixtures): derived counts pinned, and the groups each has.
+NEW_KIND_COUNTS = {
+    "deepseek-v3.2": (671_877_929_216, 38_403_807_488, {"sparse": 61}),
+    "glm-5": (743_911_199_232, 41_784_709_632, {"sparse": 78}),
+    "deepseek-v4-flash": (284_003_810_240, 13_471_202_240, {"compressed": 20, "compressed_sparse": 21}),
+    "deepseek-v4-pro": (1_572_160_347_776, 48_942_227_072, {"compressed": 31, "compressed_sparse": 30}),
+    "gemma-4-26b-a4b": (25_232_631_040, 3_822_019_840, {"global": 5}),
+    "gemma-4-31b": (30_696_700_160, 30_696_700_160, {"global": 10}),
+}
+
+
+@pytest.mark.parametrize("model_id", NEW_KIND_COUNTS)
+def test_the_new_kinds_have_their_derived_counts(model_id):
+    model = load_bundled_models()[model_id]
+    total, active, groups = NEW_KIND_COUNTS[model_id]
+    assert (model.total_params, model.active_params) == (total, active)
+    assert {g.kind: g.layers for g in model.attention_groups} == groups
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +67,7 @@ def test_bundled_files_are_exactly_the_ordered_ids(catalog):
     stems = [entry.name.removesuffix(".toml") for entry in bundled_model_files()]
     assert stems == list(BUNDLED_ORDER)
     assert list(catalog) == list(BUNDLED_ORDER)
-    assert len(BUNDLED_ORDER) == 34
+    assert len(BUNDLED_ORDER) == 40
     # The hybrids (linear-attention and state-space layers) are bundled, last.
     assert BUNDLED_ORDER[-3:] == HYBRID_IDS
     assert all(catalog[model_id].n_deltanet_layers + catalog[model_id].n_mamba_layers > 0 for model_id in HYBRID_IDS)
@@ -392,7 +418,7 @@ BAD_FILES = [
     ),
     (
         "unknown layer kind",
-        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full", "sparse"]'),
+        ("tied_embeddings = true", 'tied_embeddings = true\nlayer_attention = ["full", "ring"]'),
         "architecture.layer_attention[1]",
     ),
     (

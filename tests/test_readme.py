@@ -1,5 +1,5 @@
-"""README.md opens with the two set-up commands and the one for the long runs, and CI runs exactly
-the second one."""
+"""README.md opens with the two set-up commands and the one for the long runs, CI runs exactly
+the second one, and its catalog counts are the catalog's."""
 
 from __future__ import annotations
 
@@ -36,3 +36,14 @@ def test_readme_then_says_how_to_run_the_long_suite():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "-m 'not slow'" in options["addopts"]
     assert any(marker.startswith("slow:") for marker in options["markers"])
+
+
+def test_readme_counts_the_bundled_catalog(engine):
+    """The README's counts of accelerators and models are the bundled catalog's (it said 34
+    models when the catalog had 40)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    accelerators = re.search(r"`resources/accelerators/\*\.toml`: (\d+) accelerators", text)
+    models = re.search(r"`resources/models/\*\.toml`: (\d+) models", text)
+    assert accelerators and models
+    assert int(accelerators.group(1)) == len(engine.catalog.accelerators)
+    assert int(models.group(1)) == len(engine.catalog.models)

@@ -15,6 +15,7 @@ import random
 import numba
 import pytest
 
+from accelscope.engine.core.model import GROUP_KINDS
 from accelscope.engine.core.precision import PRECISIONS, UNQUANTISED_BYTES, bytes_per_element
 from accelscope.engine.core.scenario import Scenario
 from accelscope.engine.physics.kernels import helpers
@@ -153,6 +154,13 @@ def kernel_tp_needed(scenario):
                if m.moe else 0.0)
     positions = closed_forms.AttentionLayers.of(m).stored(s.input_len + s.output_len)
     recurrent = closed_forms.RecurrentLayers.of(m)
+    context = s.input_len + s.output_len
+    groups = [0.0] * 12
+    for g in m.attention_groups:
+        slot = GROUP_KINDS.index(g.kind)
+        groups[3 * slot] = g.layers * p_kv * g.elements * closed_forms.group_stored(context, g.ratio, g.window)
+        groups[3 * slot + 1] = float(g.shards)
+        groups[3 * slot + 2] = g.layers * g.index_key_bytes * closed_forms.group_index_keys(context, g.index_stride)
     return helpers.smallest_fitting_tp(
         tp, device.usable, device.offload(s), fixed + vocab, norms, experts, m.kv_shards / tp, m.kv_shards,
         p_kv * m.kv_elements_per_token_per_layer, p_a, m.hidden_size,
@@ -161,6 +169,7 @@ def kernel_tp_needed(scenario):
         min(s.input_len, engine.constants.prefill_chunk_tokens), positions, pp, device.kv_offload(s),
         (float(recurrent.n_deltanet), recurrent.deltanet_state_bytes, float(recurrent.deltanet_shards),
          float(recurrent.n_mamba), recurrent.mamba_state_bytes, float(recurrent.mamba_shards)),
+        tuple(groups),
     )
 
 
@@ -265,6 +274,24 @@ TWINS = [
     pytest.param(closed_forms.stored_positions, helpers.stored_positions, _positions_args, id="stored_positions"),
     pytest.param(closed_forms.attended_positions, helpers.attended_positions, _positions_args,
                  id="attended_positions"),
+    pytest.param(closed_forms.capped_floor_sum, helpers.capped_floor_sum,
+                 lambda rng: (rng.randint(0, 10**6), rng.choice([1, 4, 128, rng.randint(1, 1000)]),
+                              rng.choice([0, 0, 512, 2048, rng.randint(1, 10**5)])), id="capped_floor_sum"),
+    pytest.param(closed_forms.group_entries, helpers.group_entries,
+                 lambda rng: (rng.choice([0, 1, 9.5, 131072, rng.uniform(0, 1e6)]), rng.choice([1, 4, 128])),
+                 id="group_entries"),
+    pytest.param(closed_forms.group_stored, helpers.group_stored,
+                 lambda rng: (rng.choice([0, 1, 9.5, 131072, rng.uniform(0, 1e6)]), rng.choice([1, 4, 128]),
+                              rng.choice([0, 128, 4096])), id="group_stored"),
+    pytest.param(closed_forms.group_attended, helpers.group_attended,
+                 lambda rng: (rng.choice([0, 1, 9.5, 131072, rng.uniform(0, 1e6)]), rng.choice([1, 4, 128]),
+                              rng.choice([0, 128]), rng.choice([0, 512, 2048])), id="group_attended"),
+    pytest.param(closed_forms.group_index_keys, helpers.group_index_keys,
+                 lambda rng: (rng.choice([0, 1, 9.5, 131072, rng.uniform(0, 1e6)]), rng.choice([0, 1, 4, 128])),
+                 id="group_index_keys"),
+    pytest.param(closed_forms.group_prompt_attended, helpers.group_prompt_attended,
+                 lambda rng: (rng.randint(0, 10**6), rng.choice([1, 4, 128]), rng.choice([0, 128, 4096]),
+                              rng.choice([0, 512, 2048])), id="group_prompt_attended"),
     pytest.param(reference_network, kernel_network, _network_args, id="network"),
     pytest.param(reference_fill, kernel_fill, _fill_args, id="fill_tiers"),
     pytest.param(reference_tp_needed, kernel_tp_needed, lambda rng: (draw_scenario(rng),), id="smallest_fitting_tp"),

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import CatalogError
-from ..core.model import DeltaNetSpec, MambaSpec, MLASpec, ModelArch, MoESpec
+from ..core.model import AttentionShape, CompressionSpec, DeltaNetSpec, IndexerSpec, MambaSpec, MLASpec, ModelArch, MoESpec
 from .models import (
     MAX_CONTEXT,
     MAX_CONV_KERNEL,
@@ -54,6 +54,11 @@ SUPPORTED_ARCHITECTURES: dict[str, str] = {
     "Glm4MoeForCausalLM": "glm4_moe",
     "NemotronHForCausalLM": "nemotron_h",
     "Phi3ForCausalLM": "phi3",
+    "DeepseekV32ForCausalLM": "deepseek_v32",
+    "GlmMoeDsaForCausalLM": "glm_moe_dsa",
+    "DeepseekV4ForCausalLM": "deepseek_v4",
+    "Gemma4ForConditionalGeneration": "gemma4",
+    "Gemma4ForCausalLM": "gemma4",
 }
 
 # `model_type` -> family key, for configs without `architectures`.
@@ -78,6 +83,11 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
     "kimi_k2": "kimi",
     "nemotron_h": "nemotron_h",
     "phi3": "phi3",
+    "deepseek_v32": "deepseek_v32",
+    "glm_moe_dsa": "glm_moe_dsa",
+    "deepseek_v4": "deepseek_v4",
+    "gemma4": "gemma4",
+    "gemma4_text": "gemma4",
 }
 
 # model_type values that name a family within a shared architecture: Kimi K2's config.json
@@ -102,10 +112,14 @@ FAMILY_NAMES: dict[str, str] = {
     "glm4_moe": "GLM",
     "nemotron_h": "Nemotron",
     "phi3": "Phi",
+    "deepseek_v32": "DeepSeek",
+    "glm_moe_dsa": "GLM",
+    "deepseek_v4": "DeepSeek",
+    "gemma4": "Gemma",
 }
 
 # Multimodal wrappers keep the language model's fields under `text_config`.
-_NESTED_TEXT_CONFIG = ("llama4", "mistral3", "gemma3")
+_NESTED_TEXT_CONFIG = ("llama4", "mistral3", "gemma3", "gemma4")
 
 # Gemma 3's multimodal config.json files list only what differs from Gemma3TextConfig's
 # defaults (the 4B's text_config gives neither heads nor vocabulary), so these defaults, from
@@ -165,6 +179,10 @@ def load_hf_config(path: str | os.PathLike[str], model_id: str | None = None) ->
     readers = {
         "deepseek": _deepseek,
         "kimi": _deepseek,
+        "deepseek_v32": _deepseek_sparse,
+        "glm_moe_dsa": _deepseek_sparse,
+        "deepseek_v4": _deepseek_v4,
+        "gemma4": _gemma4,
         "llama4": _llama4,
         "nemotron_nas": _nemotron_nas,
         "gpt_oss": _gpt_oss,
@@ -486,6 +504,15 @@ def _native_precision(root: TableReader, moe: MoESpec | None, notes: list[str]) 
     """ModelArch's native_* fields from quantization_config: "mxfp4" (gpt-oss: the routed
     experts in MXFP4) and "fp8" with weight_block_size (DeepSeek-V3: block-scaled FP8 in every
     linear layer of the blocks). Other methods are noted and left out."""
+    if root.table.get("expert_dtype") == "fp4" and moe is not None:
+        # DeepSeek-V4: FP4 routed experts with power-of-two (ue8m0) scales, the rest block-scaled
+        # FP8; the format covers the experts, and the rest is counted in 16 bits (an upper bound).
+        notes.append("expert_dtype fp4: routed experts in MXFP4 (the other linear layers' FP8 is counted as 16-bit).")
+        return {
+            "native_weight_precision": "mxfp4",
+            "native_precision_scope": "experts",
+            "native_precision_source": "config.json expert_dtype fp4 (scale_fmt ue8m0: power-of-two block scales)",
+        }
     config = root.sub("quantization_config", None)
     if config is None:
         return {}
@@ -607,6 +634,147 @@ def _deepseek(config: TableReader, notes: list[str]) -> dict[str, Any]:
         "layer_moe": layer_moe,
         "mla": mla,
     }
+
+
+def _indexer(config: TableReader, q_rank: int) -> IndexerSpec:
+    """DeepSeek's lightning indexer (index_n_heads x index_head_dim, top index_topk), which
+    keeps its keys in FP8 with one scale per 128 (DeepSeek-V3.2's inference code; the config
+    names no format)."""
+    return IndexerSpec(
+        n_heads=config.integer("index_n_heads", maximum=MAX_HEADS),
+        head_dim=config.integer("index_head_dim", maximum=MAX_WIDTH),
+        top_k=config.integer("index_topk", maximum=MAX_CONTEXT),
+        key_format="fp8",
+        q_rank=q_rank,
+    )
+
+
+def _deepseek_sparse(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """DeepSeek-V3.2 and GLM-5: DeepSeek-V3's MLA and experts, every layer sparse (DSA): MLA
+    over the indexer's top-k cached tokens."""
+    fields = _deepseek(config, notes)
+    fields["indexer"] = _indexer(config, fields["mla"].q_lora_rank)
+    fields["layer_attention"] = ("sparse",) * fields["n_layers"]
+    notes.append("Every layer is sparse (DSA): it keeps MLA's latent for every token and an FP8 indexer key, "
+                 "and attends the indexer's top index_topk tokens.")
+    return fields
+
+
+_V4_LEFT_OUT = ("num_hash_layers", "hc_mult")
+
+
+def _deepseek_v4(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """DeepSeek-V4: one shared K = V head of head_dim per layer; compress_ratios per layer
+    (0: a sliding-window layer; 4: compressed 4x and sparse through the indexer; 128:
+    compressed 128x, attended whole), each keeping the last sliding_window tokens too; low-rank
+    queries and grouped low-rank outputs; routed experts on every layer."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads = config.integer("num_attention_heads", maximum=MAX_HEADS)
+    n_kv_heads = config.integer("num_key_value_heads", maximum=MAX_HEADS)
+    if n_heads % n_kv_heads:
+        raise config.error("num_key_value_heads", f"must divide num_attention_heads ({n_heads}), got {n_kv_heads}")
+    ratios = config.array("compress_ratios")
+    if len(ratios) != n_layers + 1 and len(ratios) != n_layers:
+        raise config.error("compress_ratios", f"must list one ratio per layer ({n_layers}), got {len(ratios)}")
+    if len(ratios) == n_layers + 1:
+        notes.append("compress_ratios' last entry is the multi-token-prediction layer's; it is not counted.")
+    found = sorted({check_int(config, f"compress_ratios[{i}]", r, minimum=0, maximum=MAX_CONTEXT)
+                    for i, r in enumerate(ratios[:n_layers])} - {0})
+    if len(found) > 2:
+        raise config.error("compress_ratios", f"has ratios {found}; one sparse and one dense ratio are supported")
+    sparse_ratio, dense_ratio = found[0], found[-1]
+    kinds = []
+    for ratio in ratios[:n_layers]:
+        kinds.append("window" if ratio == 0 else "compressed_sparse" if ratio == sparse_ratio else "compressed")
+    q_rank = config.integer("q_lora_rank", maximum=MAX_WIDTH)
+    n_routed, per_token = _experts(config, "n_routed_experts")
+    n_shared = config.integer("n_shared_experts", 0, minimum=0, maximum=MAX_EXPERTS)
+    expert_width = config.integer("moe_intermediate_size", maximum=MAX_WIDTH)
+    for field in _V4_LEFT_OUT:
+        if config.has(field):
+            notes.append({
+                "num_hash_layers": f"The first {config.table[field]} layers route by a hash of the token "
+                                   "(num_hash_layers): counted as routed layers with the same top-k.",
+                "hc_mult": f"Hyper-connections (hc_mult {config.table[field]}: a residual stream "
+                           f"{config.table[field]} x hidden wide) are left out: their small mixing weights "
+                           "and the wider residual's traffic are not counted.",
+            }[field])
+    mtp = config.integer("num_nextn_predict_layers", 0, minimum=0, maximum=MAX_LAYERS)
+    if mtp:
+        notes.append(f"The {mtp} multi-token-prediction layer(s) are not counted.")
+    notes.append("The compressors' weights (a few per mille of the total) are left out.")
+    return {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": config.integer("head_dim", maximum=MAX_WIDTH),
+        "intermediate_size": expert_width,
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "kv_shared": True,
+        "q_lora_rank": q_rank,
+        "o_lora_rank": config.integer("o_lora_rank", maximum=MAX_WIDTH),
+        "o_groups": config.integer("o_groups", maximum=MAX_HEADS),
+        "attention_sinks": True,
+        "sliding_window": config.integer("sliding_window", maximum=MAX_CONTEXT),
+        "layer_attention": tuple(kinds),
+        "indexer": _indexer(config, q_rank),
+        "compression": CompressionSpec(ratio=dense_ratio, sparse_ratio=sparse_ratio),
+        "moe": MoESpec(n_routed, per_token, expert_intermediate_size=expert_width, n_shared_experts=n_shared,
+                       shared_expert_intermediate_size=expert_width if n_shared else 0),
+    }
+
+
+def _gemma4(config: TableReader, notes: list[str]) -> dict[str, Any]:
+    """Gemma 4: sliding-window layers of head_dim, global layers ("full_attention") of their
+    own shape (num_global_key_value_heads of global_head_dim, K = V with attention_k_eq_v);
+    with enable_moe_block, routed experts beside each layer's dense MLP."""
+    n_layers = config.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    hidden = config.integer("hidden_size", maximum=MAX_WIDTH)
+    n_heads, n_kv_heads, head_dim = _heads(config, hidden)
+    layer_types = config.array("layer_types")
+    if len(layer_types) != n_layers:
+        raise config.error("layer_types", f"must list one type per layer ({n_layers}), got {len(layer_types)}")
+    kinds = []
+    for index, layer_type in enumerate(layer_types):
+        if layer_type not in ("sliding_attention", "full_attention"):
+            raise config.error(f"layer_types[{index}]", f"must be sliding_attention or full_attention, "
+                                                        f"got {describe(layer_type)}")
+        kinds.append("window" if layer_type == "sliding_attention" else "global")
+    if config.integer("num_kv_shared_layers", 0, minimum=0, maximum=MAX_LAYERS):
+        raise config.error("num_kv_shared_layers", "layers reusing another layer's KV cache are not supported")
+    if config.integer("hidden_size_per_layer_input", 0, minimum=0, maximum=MAX_WIDTH):
+        raise config.error("hidden_size_per_layer_input", "per-layer input embeddings are not supported")
+    shape = AttentionShape(
+        n_heads=n_heads,
+        n_kv_heads=config.integer("num_global_key_value_heads", maximum=MAX_HEADS),
+        head_dim=config.integer("global_head_dim", maximum=MAX_WIDTH),
+        k_eq_v=config.boolean("attention_k_eq_v", False),
+    )
+    fields: dict[str, Any] = {
+        "n_layers": n_layers,
+        "hidden_size": hidden,
+        "n_heads": n_heads,
+        "n_kv_heads": n_kv_heads,
+        "head_dim": head_dim,
+        "intermediate_size": config.integer("intermediate_size", maximum=MAX_WIDTH),
+        "vocab_size": config.integer("vocab_size", maximum=MAX_VOCAB),
+        "qk_norm": True,
+        "sliding_window": config.integer("sliding_window", maximum=MAX_CONTEXT),
+        "layer_attention": tuple(kinds),
+        "global_attention": shape,
+    }
+    if config.boolean("enable_moe_block", False):
+        n_routed = config.integer("num_experts", maximum=MAX_EXPERTS)
+        per_token = config.integer("top_k_experts", maximum=n_routed)
+        # Each layer keeps its dense MLP beside the experts: counted as one always-on shared expert.
+        fields["moe"] = MoESpec(n_routed, per_token, config.integer("moe_intermediate_size", maximum=MAX_WIDTH),
+                                n_shared_experts=1, shared_expert_intermediate_size=fields["intermediate_size"])
+        notes.append("Each layer's dense MLP runs beside its routed experts: counted as a shared expert.")
+    notes.append("Global layers keep num_global_key_value_heads heads of global_head_dim"
+                 + (", K = V (one tensor)." if shape.k_eq_v else "."))
+    return fields
 
 
 def _llama4(config: TableReader, notes: list[str]) -> dict[str, Any]:

@@ -23,8 +23,12 @@ from ..core.model import (
     LAYER_ATTENTION_KINDS,
     NATIVE_PRECISION_SCOPES,
     NATIVE_WEIGHT_PRECISIONS,
+    INDEXER_KEY_FORMATS,
     NOMINAL_ACTIVE_EMBEDDINGS,
+    AttentionShape,
+    CompressionSpec,
     DeltaNetSpec,
+    IndexerSpec,
     MambaSpec,
     MLASpec,
     ModelArch,
@@ -56,6 +60,9 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "mixtral-8x22b",
     "deepseek-r1",
     "deepseek-v3",
+    "deepseek-v3.2",
+    "deepseek-v4-flash",
+    "deepseek-v4-pro",
     "kimi-k2",
     "llama-3.2-3b",
     "qwen3-4b",
@@ -64,8 +71,11 @@ BUNDLED_ORDER: tuple[str, ...] = (
     "gpt-oss-120b",
     "glm-4.5-air",
     "glm-4.5",
+    "glm-5",
     "gemma-3-4b",
     "gemma-3-27b",
+    "gemma-4-26b-a4b",
+    "gemma-4-31b",
     "phi-4",
     "qwen3-next-80b-a3b",
     "nemotron-h-8b",
@@ -99,6 +109,9 @@ _TOP_KEYS = (
     "mla",
     "deltanet",
     "mamba",
+    "global_attention",
+    "indexer",
+    "compression",
     "native_precision",
 )
 _NOMINAL_KEYS = ("total_params", "active_params", "source", "active_embeddings")
@@ -122,6 +135,10 @@ _ARCHITECTURE_KEYS = (
     "attention_chunk",
     "layer_attention",
     "layer_intermediate_sizes",
+    "kv_shared",
+    "q_lora_rank",
+    "o_lora_rank",
+    "o_groups",
 )
 _MOE_KEYS = (
     "n_routed_experts",
@@ -137,6 +154,9 @@ _MOE_KEYS = (
 _MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 _DELTANET_KEYS = ("n_key_heads", "n_value_heads", "key_head_dim", "value_head_dim", "conv_kernel")
 _MAMBA_KEYS = ("n_heads", "head_dim", "state_size", "n_groups", "conv_kernel", "conv_bias")
+_GLOBAL_ATTENTION_KEYS = ("n_heads", "n_kv_heads", "head_dim", "v_head_dim", "k_eq_v")
+_INDEXER_KEYS = ("n_heads", "head_dim", "top_k", "key_format", "block_tokens", "q_rank")
+_COMPRESSION_KEYS = ("ratio", "sparse_ratio")
 _NATIVE_PRECISION_KEYS = ("weights", "scope", "source")
 MAX_CONV_KERNEL = 64  # taps of a short causal convolution (4 in every published model)
 
@@ -178,6 +198,11 @@ def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = ""
     layer_attention = _layer_attention(arch, n_layers, sliding_window, attention_chunk)
     deltanet = _deltanet_spec(root, arch, layer_attention)
     mamba = _mamba_spec(root, arch, layer_attention)
+    global_attention = _global_attention_spec(root, arch, layer_attention)
+    indexer = _indexer_spec(root, arch, layer_attention)
+    compression = _compression_spec(root, arch, layer_attention)
+    if compression is not None and not sliding_window:
+        raise arch.error("sliding_window", "compressed layers keep a window of recent tokens: sliding_window > 0")
 
     moe, layer_moe = _moe_spec(root.sub("moe", None), n_layers)
     mla = _mla_spec(root.sub("mla", None))
@@ -222,6 +247,13 @@ def model_from_table(table: Mapping[str, Any], path: object, *, prefix: str = ""
         mla=mla,
         deltanet=deltanet,
         mamba=mamba,
+        global_attention=global_attention,
+        indexer=indexer,
+        compression=compression,
+        kv_shared=arch.boolean("kv_shared", False),
+        q_lora_rank=arch.integer("q_lora_rank", 0, minimum=0, maximum=MAX_WIDTH),
+        o_lora_rank=arch.integer("o_lora_rank", 0, minimum=0, maximum=MAX_WIDTH),
+        o_groups=arch.integer("o_groups", 0, minimum=0, maximum=MAX_HEADS),
         native_weight_precision=precision,
         native_precision_scope=scope,
         native_precision_source=precision_source,
@@ -260,16 +292,64 @@ def _choice(table: TableReader, key: str, choices: tuple[str, ...], default: str
     return value
 
 
-def _mixer_table(root: TableReader, arch: TableReader, kinds: tuple[str, ...], kind: str) -> TableReader | None:
-    """The [deltanet] or [mamba] table: required when some layer is of that kind, refused
-    otherwise (it would describe nothing)."""
-    table = root.sub(kind, None)
-    used = kind in kinds
+def _mixer_table(root: TableReader, arch: TableReader, kinds: tuple[str, ...], kind: str,
+                 name: str | None = None, users: tuple[str, ...] = ()) -> TableReader | None:
+    """The [deltanet] or [mamba] table (or ``name``, shaping the ``users`` kinds): required when
+    some layer is of such a kind, refused otherwise (it would describe nothing)."""
+    name = name or kind
+    users = users or (kind,)
+    table = root.sub(name, None)
+    used = any(user in kinds for user in users)
+    said = " or ".join(f'"{user}"' for user in users)
     if used and table is None:
-        raise root.error(kind, f'required: layer_attention has "{kind}" layers, and this table gives their shape')
+        raise root.error(name, f"required: layer_attention has {said} layers, and this table gives their shape")
     if table is not None and not used:
-        raise arch.error("layer_attention", f'has no "{kind}" layer, but a [{kind}] table is given')
+        raise arch.error("layer_attention", f"has no {said} layer, but a [{name}] table is given")
     return table
+
+
+def _global_attention_spec(root: TableReader, arch: TableReader, kinds: tuple[str, ...]) -> AttentionShape | None:
+    table = _mixer_table(root, arch, kinds, "global", "global_attention", ("global",))
+    if table is None:
+        return None
+    table.reject_unknown(_GLOBAL_ATTENTION_KEYS)
+    n_heads = table.integer("n_heads", maximum=MAX_HEADS)
+    n_kv_heads = table.integer("n_kv_heads", maximum=MAX_HEADS)
+    if n_heads % n_kv_heads:
+        raise table.error("n_kv_heads", f"must divide n_heads ({n_heads}), got {n_kv_heads}")
+    return AttentionShape(
+        n_heads=n_heads,
+        n_kv_heads=n_kv_heads,
+        head_dim=table.integer("head_dim", maximum=MAX_WIDTH),
+        v_head_dim=table.integer("v_head_dim", 0, minimum=0, maximum=MAX_WIDTH),
+        k_eq_v=table.boolean("k_eq_v", False),
+    )
+
+
+def _indexer_spec(root: TableReader, arch: TableReader, kinds: tuple[str, ...]) -> IndexerSpec | None:
+    table = _mixer_table(root, arch, kinds, "sparse", "indexer", ("sparse", "compressed_sparse"))
+    if table is None:
+        return None
+    table.reject_unknown(_INDEXER_KEYS)
+    return IndexerSpec(
+        n_heads=table.integer("n_heads", maximum=MAX_HEADS),
+        head_dim=table.integer("head_dim", maximum=MAX_WIDTH),
+        top_k=table.integer("top_k", maximum=MAX_CONTEXT),
+        key_format=_choice(table, "key_format", tuple(INDEXER_KEY_FORMATS), "fp8"),
+        block_tokens=table.integer("block_tokens", 1, maximum=MAX_CONTEXT),
+        q_rank=table.integer("q_rank", 0, minimum=0, maximum=MAX_WIDTH),
+    )
+
+
+def _compression_spec(root: TableReader, arch: TableReader, kinds: tuple[str, ...]) -> CompressionSpec | None:
+    table = _mixer_table(root, arch, kinds, "compressed", "compression", ("compressed", "compressed_sparse"))
+    if table is None:
+        return None
+    table.reject_unknown(_COMPRESSION_KEYS)
+    return CompressionSpec(
+        ratio=table.integer("ratio", 1, maximum=MAX_CONTEXT),
+        sparse_ratio=table.integer("sparse_ratio", 1, maximum=MAX_CONTEXT),
+    )
 
 
 def _deltanet_spec(root: TableReader, arch: TableReader, kinds: tuple[str, ...]) -> DeltaNetSpec | None:
@@ -442,13 +522,18 @@ def model_to_table(model: ModelArch) -> dict[str, Any]:
     if model.ffn_bias:
         arch["ffn_bias"] = True
     kinds = set(model.layer_attention)
-    if model.sliding_window and "window" in kinds:
+    if model.sliding_window and kinds & {"window", "compressed", "compressed_sparse"}:
         arch["sliding_window"] = model.sliding_window
     if model.attention_chunk and "chunked" in kinds:
         arch["attention_chunk"] = model.attention_chunk
     # The reader expands a lone window (or chunk) to every layer, so a uniform list can go.
     if kinds and kinds not in ({"window"}, {"chunked"}):
         arch["layer_attention"] = list(model.layer_attention)
+    if model.kv_shared:
+        arch["kv_shared"] = True
+    for key in ("q_lora_rank", "o_lora_rank", "o_groups"):
+        if getattr(model, key):
+            arch[key] = getattr(model, key)
     if model.layer_intermediate_sizes:
         arch["layer_intermediate_sizes"] = list(model.layer_intermediate_sizes)
     table["architecture"] = arch
@@ -483,6 +568,23 @@ def model_to_table(model: ModelArch) -> dict[str, Any]:
         }
         if not mamba.conv_bias:
             table["mamba"]["conv_bias"] = False
+    if model.global_attention is not None:
+        g = model.global_attention
+        table["global_attention"] = {"n_heads": g.n_heads, "n_kv_heads": g.n_kv_heads, "head_dim": g.head_dim}
+        if g.v_head_dim:
+            table["global_attention"]["v_head_dim"] = g.v_head_dim
+        if g.k_eq_v:
+            table["global_attention"]["k_eq_v"] = True
+    if model.indexer is not None:
+        ix = model.indexer
+        table["indexer"] = {"n_heads": ix.n_heads, "head_dim": ix.head_dim, "top_k": ix.top_k,
+                            "key_format": ix.key_format}
+        if ix.block_tokens != 1:
+            table["indexer"]["block_tokens"] = ix.block_tokens
+        if ix.q_rank:
+            table["indexer"]["q_rank"] = ix.q_rank
+    if model.compression is not None:
+        table["compression"] = {"ratio": model.compression.ratio, "sparse_ratio": model.compression.sparse_ratio}
     if model.native_weight_precision:
         table["native_precision"] = {
             "weights": model.native_weight_precision,

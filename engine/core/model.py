@@ -22,7 +22,37 @@ from functools import cached_property
 #            a fixed-size recurrent state per sequence instead
 #   mamba:   a Mamba-2 state-space mixer (Nemotron-H), shaped by `mamba`: no KV cache, a
 #            fixed-size recurrent state per sequence instead
-LAYER_ATTENTION_KINDS: tuple[str, ...] = ("full", "window", "chunked", "linear", "none", "deltanet", "mamba")
+# The kinds below each form an attention group of their own (``ModelArch.attention_groups``),
+# with its own entry size, heads and position rule:
+#   global:  full attention with its own shape, `global_attention` (Gemma 4, MiMo-V2: global
+#            layers with other head counts and dims than the sliding ones; K = V tied there)
+#   sparse:  keeps K/V (or MLA's latent) for every token but attends only the `indexer`'s top-k
+#            positions, which an indexer picks by scoring a small key it keeps per token
+#            (DeepSeek-V3.2's lightning indexer) or per block of tokens (block-sparse, MiniMax-M3)
+#   compressed: keeps one entry per `compression.ratio` tokens (their K/V compressed into
+#            one) plus the last `sliding_window` tokens uncompressed, and attends to all of both
+#            (DeepSeek-V4's heavily compressed layers)
+#   compressed_sparse: as compressed at `compression.sparse_ratio`, attending the indexer's
+#            top-k compressed entries plus the window (DeepSeek-V4's compressed sparse layers)
+LAYER_ATTENTION_KINDS: tuple[str, ...] = ("full", "window", "chunked", "linear", "none", "deltanet", "mamba",
+                                          "global", "sparse", "compressed", "compressed_sparse")
+
+# Kinds that are attention groups of their own (see attention_groups), in their slot order.
+GROUP_KINDS: tuple[str, ...] = ("global", "sparse", "compressed", "compressed_sparse")
+
+# What each layer kind is called where a person reads it.
+KIND_LABELS: dict[str, str] = {
+    "full": "full attention", "window": "sliding window", "chunked": "chunked attention",
+    "linear": "linear map", "none": "no attention", "deltanet": "Gated DeltaNet (fixed state)",
+    "mamba": "Mamba-2 (fixed state)", "global": "global attention (own heads)", "sparse": "sparse top-k with indexer",
+    "compressed": "compressed KV", "compressed_sparse": "compressed KV, sparse top-k",
+}
+
+# Key formats an indexer caches: bytes per element, and the bytes of one scale per block of
+# 128 elements (DeepSeek-V3.2's indexer keeps FP8 keys with one FP32 scale per 128: 132 B per
+# 128-dim key, its inference code's index_k cache).
+INDEXER_KEY_FORMATS: dict[str, tuple[float, int]] = {"fp8": (1.0, 4), "bf16": (2.0, 0)}
+INDEXER_SCALE_BLOCK = 128
 
 # Layer kinds that keep a fixed-size recurrent state per sequence rather than a KV cache.
 RECURRENT_KINDS: tuple[str, ...] = ("deltanet", "mamba")
@@ -67,6 +97,107 @@ class MLASpec:
     qk_nope_head_dim: int
     qk_rope_head_dim: int
     v_head_dim: int
+
+
+@dataclass(frozen=True)
+class AttentionShape:
+    """The heads of a "global" layer where they differ from the model's other attention layers
+    (Gemma 4's global layers: fewer KV heads of dim 512, K = V; MiMo-V2's full layers)."""
+
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    v_head_dim: int = 0  # 0: as head_dim
+    k_eq_v: bool = False  # one tensor serves as both K and V: half the cache
+
+    @property
+    def value_dim(self) -> int:
+        return self.v_head_dim or self.head_dim
+
+    @property
+    def kv_elements(self) -> int:
+        if self.k_eq_v:
+            return self.n_kv_heads * self.head_dim
+        return self.n_kv_heads * (self.head_dim + self.value_dim)
+
+    @property
+    def flops_per_position(self) -> int:
+        """Scores and values per attended position: 2 H d_k + 2 H d_v."""
+        return 2 * self.n_heads * (self.head_dim + self.value_dim)
+
+    def params(self, hidden_size: int, qk_norm: bool) -> int:
+        d = hidden_size
+        k = self.n_kv_heads * self.head_dim
+        v = 0 if self.k_eq_v else self.n_kv_heads * self.value_dim
+        params = d * self.n_heads * self.head_dim + d * (k + v) + self.n_heads * self.value_dim * d
+        return params + (2 * self.head_dim if qk_norm else 0)
+
+
+@dataclass(frozen=True)
+class IndexerSpec:
+    """A learned selector of the positions a sparse layer attends (DeepSeek-V3.2's lightning
+    indexer, GLM-5's, DeepSeek-V4's; MiniMax-M3's block index): ``n_heads`` query heads of
+    ``head_dim`` score one cached key per ``block_tokens`` tokens (per compressed entry on a
+    compressed layer), and the layer attends the ``top_k`` best positions."""
+
+    n_heads: int
+    head_dim: int
+    top_k: int  # positions attended: tokens (or compressed entries); blocks x block_tokens for block-sparse
+    key_format: str = "fp8"  # see INDEXER_KEY_FORMATS
+    block_tokens: int = 1  # tokens one indexer key covers (1: a key per token)
+    q_rank: int = 0  # the queries' low-rank input width (DeepSeek's q_lora_rank), 0: the hidden size
+
+    @property
+    def key_bytes(self) -> float:
+        """One cached indexer key: head_dim elements in key_format plus its block scales."""
+        per_element, scale = INDEXER_KEY_FORMATS[self.key_format]
+        return self.head_dim * per_element + scale * -(-self.head_dim // INDEXER_SCALE_BLOCK)
+
+    @property
+    def flops_per_key(self) -> int:
+        """Scoring one cached key: a dot product per indexer head, 2 n_heads head_dim."""
+        return 2 * self.n_heads * self.head_dim
+
+    def params(self, hidden_size: int) -> int:
+        """Its weights, as DeepSeek-V3.2's inference code builds them: query projection from the
+        query latent (wq_b: q_rank x n_heads head_dim), key projection (wk: d x head_dim) with a
+        LayerNorm (2 head_dim), per-head weights (d x n_heads)."""
+        q_in = self.q_rank or hidden_size
+        return q_in * self.n_heads * self.head_dim + hidden_size * self.head_dim + 2 * self.head_dim \
+            + hidden_size * self.n_heads
+
+
+@dataclass(frozen=True)
+class CompressionSpec:
+    """DeepSeek-V4's compressed KV: a "compressed" layer keeps one entry per ``ratio`` tokens,
+    a "compressed_sparse" layer one per ``sparse_ratio`` tokens of which it attends the
+    indexer's top-k; both keep the last ``sliding_window`` tokens uncompressed too."""
+
+    ratio: int
+    sparse_ratio: int
+
+
+@dataclass(frozen=True)
+class AttentionGroup:
+    """Layers of one kind that keep their own cache (a slot of the kernels' model table): how
+    many, one entry's elements (at the KV precision) and what tensor parallelism splits them
+    by, the position rule (tokens per entry, an uncompressed window, the top-k attended, tokens
+    per indexer key), the indexer key's bytes and scoring FLOPs, and the attention FLOPs per
+    attended entry in decode and prefill. Counts only; ``closed_forms.AttentionGroups`` makes
+    bytes and FLOPs of them."""
+
+    kind: str
+    layers: int
+    elements: int
+    shards: int
+    ratio: int  # tokens per cached entry (1: every token)
+    window: int  # tokens kept uncompressed besides (0: none)
+    top_k: int  # entries attended (0: all)
+    index_stride: int  # tokens per indexer key (0: no indexer)
+    index_key_bytes: float
+    index_flops: int  # per key scored
+    flops_decode: int  # per attended entry
+    flops_prefill: int
 
 
 @dataclass(frozen=True)
@@ -332,6 +463,16 @@ class ModelArch:
     mla: MLASpec | None = None
     deltanet: DeltaNetSpec | None = None  # shapes the "deltanet" layers
     mamba: MambaSpec | None = None  # shapes the "mamba" layers
+    global_attention: AttentionShape | None = None  # shapes the "global" layers
+    indexer: IndexerSpec | None = None  # selects what "sparse" and "compressed_sparse" layers attend
+    compression: CompressionSpec | None = None  # the ratios of "compressed" and "compressed_sparse" layers
+    kv_shared: bool = False  # K = V: one cached tensor per KV head (DeepSeek-V4's 512-wide KV head)
+    # Low-rank query and output projections of the model's own attention (DeepSeek-V4): queries
+    # through a q_lora_rank latent; outputs through o_groups groups of heads, each down to
+    # o_lora_rank, then up to the hidden size. 0: full-rank projections.
+    q_lora_rank: int = 0
+    o_lora_rank: int = 0
+    o_groups: int = 0
     # The format the published weights come in (see NATIVE_WEIGHT_PRECISIONS and
     # NATIVE_PRECISION_SCOPES); empty when not stated. A scenario starts from it
     # (default_weight_precision); chosen, it covers what its scope says (native_scope_keeps_wide).
@@ -390,10 +531,18 @@ class ModelArch:
             return q + kv_down + kv_up + out
         q_width = self.n_heads * self.head_dim
         kv_width = self.n_kv_heads * self.head_dim
+        if self.kv_shared:
+            kv_width //= 2  # one tensor for K and V: counted once below
         # With an output gate the q projection is twice as wide: queries, then one gate value
         # per query channel (Qwen3-Next's q_proj: d -> 2 x n_heads x head_dim).
         q_out = 2 * q_width if self.attention_output_gate else q_width
-        params = d * q_out + 2 * d * kv_width + q_width * d
+        q_params = d * q_out
+        if self.q_lora_rank:
+            q_params = d * self.q_lora_rank + self.q_lora_rank + self.q_lora_rank * q_out  # with the latent's norm
+        out_params = q_width * d
+        if self.o_lora_rank:
+            out_params = q_width * self.o_lora_rank + self.o_groups * self.o_lora_rank * d
+        params = q_params + 2 * d * kv_width + out_params
         if self.qkv_bias:
             params += q_out + 2 * kv_width
         if self.o_bias:
@@ -406,8 +555,12 @@ class ModelArch:
 
     def attention_block_params(self, layer: int) -> int:
         kind = self.attention_kind(layer)
-        if kind in ("full", "window", "chunked"):
+        if kind in ("full", "window", "chunked", "compressed"):
             return self.attention_params
+        if kind in ("sparse", "compressed_sparse"):
+            return self.attention_params + self.indexer.params(self.hidden_size)
+        if kind == "global":
+            return self.global_attention.params(self.hidden_size, self.qk_norm)
         if kind == "linear":
             return self.hidden_size * self.hidden_size
         if kind == "deltanet":
@@ -532,6 +685,8 @@ class ModelArch:
         """Elements stored per token per attention layer: K and V, or MLA's latent + RoPE key."""
         if self.mla is not None:
             return self.mla.kv_lora_rank + self.mla.qk_rope_head_dim
+        if self.kv_shared:
+            return self.n_kv_heads * self.head_dim
         return 2 * self.n_kv_heads * self.head_dim
 
     @cached_property
@@ -559,6 +714,39 @@ class ModelArch:
             m = self.mla
             return 2 * self.n_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim) + 2 * self.n_heads * m.v_head_dim
         return 4 * self.n_heads * self.head_dim
+
+    @cached_property
+    def attention_groups(self) -> tuple[AttentionGroup, ...]:
+        """The layer kinds of GROUP_KINDS this model has, one group each, in GROUP_KINDS' order
+        (empty for a model with only full, window and chunked attention, whose layers share
+        the model's own heads and the counts above). A "sparse" or "compressed" layer caches
+        entries of the model's own shape (MLA's latent, or its KV heads); a "global" layer
+        those of ``global_attention``."""
+        groups = []
+        own_shards = self.kv_shards
+        for kind in GROUP_KINDS:
+            layers = self.count_attention(kind)
+            if not layers:
+                continue
+            if kind == "global":
+                g = self.global_attention
+                groups.append(AttentionGroup(kind, layers, g.kv_elements, g.n_kv_heads, 1, 0, 0, 0, 0.0, 0,
+                                             g.flops_per_position, g.flops_per_position))
+                continue
+            ratio = 1
+            window = 0
+            if kind in ("compressed", "compressed_sparse"):
+                ratio = self.compression.ratio if kind == "compressed" else self.compression.sparse_ratio
+                window = self.sliding_window
+            top_k, stride, key_bytes, index_flops = 0, 0, 0.0, 0
+            if kind in ("sparse", "compressed_sparse"):
+                ix = self.indexer
+                top_k, stride, key_bytes, index_flops = ix.top_k, ratio * ix.block_tokens, ix.key_bytes, ix.flops_per_key
+            groups.append(AttentionGroup(kind, layers, self.kv_elements_per_token_per_layer, own_shards, ratio, window,
+                                         top_k, stride, key_bytes, index_flops,
+                                         self.attention_flops_per_position_decode,
+                                         self.attention_flops_per_position_prefill))
+        return tuple(groups)
 
     @cached_property
     def n_full_attention_layers(self) -> int:

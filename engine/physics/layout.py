@@ -60,7 +60,25 @@ MODEL_ROWS: tuple[tuple[str, str], ...] = (
     ("mamba_prefill_flops", "per prompt token per layer (chunked algorithm)"),
     ("native_weight_code", "precision code of the published weight format, -1 if none"),
     ("native_experts_only", "1 when that format covers only the routed experts"),
+    # the attention groups (core.model.AttentionGroup, closed_forms.AttentionGroups), a slot
+    # per kind of core.model.GROUP_KINDS, GROUP_FIELDS each: row M_G0_LAYERS + slot x N_GROUP_FIELDS + field
+    *((f"g{slot}_{name}", what) for slot in range(4) for name, what in (
+        ("layers", "layers of the group's kind, 0: none"),
+        ("elements", "one cached entry, elements at the KV precision"),
+        ("shards", "KV heads tensor parallelism splits entries by"),
+        ("ratio", "tokens per cached entry"),
+        ("window", "tokens kept uncompressed besides, 0: none"),
+        ("top_k", "entries attended, 0: all"),
+        ("index_stride", "tokens per indexer key, 0: no indexer"),
+        ("index_key_bytes", "one indexer key"),
+        ("index_flops", "scoring one indexer key"),
+        ("flops_decode", "attention FLOPs per attended entry, decode"),
+        ("flops_prefill", "and prefill"),
+    )),
 )
+GROUP_FIELDS: tuple[str, ...] = ("layers", "elements", "shards", "ratio", "window", "top_k", "index_stride",
+                                 "index_key_bytes", "index_flops", "flops_decode", "flops_prefill")
+MAX_ATTENTION_GROUPS = 4  # len(core.model.GROUP_KINDS)
 
 # The accelerator table, one column per accelerator (pack.pack_accelerators).
 ACCEL_ROWS: tuple[tuple[str, str], ...] = (
@@ -239,6 +257,7 @@ _ROW_NUMBERS: dict[str, int] = {
 globals().update(_ROW_NUMBERS)
 
 N_MODEL_ROWS = len(MODEL_ROWS)
+N_GROUP_FIELDS = len(GROUP_FIELDS)
 N_ACCEL_ROWS = len(ACCEL_ROWS)
 N_SCENARIO_ROWS = len(SCENARIO_ROWS)
 SCENARIO_ROW: dict[str, int] = {name: row for row, (name, _) in enumerate(SCENARIO_ROWS)}  # by field's physics_row
@@ -262,5 +281,5 @@ __all__ = [
     *_ROW_NUMBERS,
     "N_MODEL_ROWS", "N_ACCEL_ROWS", "N_SCENARIO_ROWS", "N_CONSTANTS", "N_OUTPUT_ROWS", "N_PRECISIONS", "N_COST_ROWS",
     "BYTES", "PEAK_CODE", "UNQUANTISED_BYTES", "MAX_BATCH_REPORTED", "POWER_CAP_WARNING_RATIO", "MAX_TP_SEARCH",
-    "MAX_TP_SEARCH_DOUBLINGS", "Z_REMEMBERED_GROUPS",
+    "MAX_TP_SEARCH_DOUBLINGS", "Z_REMEMBERED_GROUPS", "N_GROUP_FIELDS", "MAX_ATTENTION_GROUPS", "GROUP_FIELDS",
 ]

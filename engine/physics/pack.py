@@ -13,7 +13,7 @@ import numpy as np
 from ..core.accelerator import Accelerator
 from ..core.constants import Constants
 from ..core.fields import SCENARIO_FIELDS
-from ..core.model import ModelArch
+from ..core.model import GROUP_KINDS, ModelArch
 from ..core.precision import FALLBACK, PEAK_KEY, PRECISIONS
 from ..core.scenario import Scenario
 from . import layout
@@ -68,6 +68,10 @@ def pack_models(models: Sequence[ModelArch]) -> np.ndarray:
         native = m.native_weight_precision
         table[layout.M_NATIVE_WEIGHT_CODE, column] = PRECISION_CODE[native] if native in PRECISION_CODE else -1
         table[layout.M_NATIVE_EXPERTS_ONLY, column] = 1.0 if m.native_precision_scope == "experts" else 0.0
+        for group in m.attention_groups:
+            base = layout.M_G0_LAYERS + GROUP_KINDS.index(group.kind) * layout.N_GROUP_FIELDS
+            for offset, name in enumerate(layout.GROUP_FIELDS):
+                table[base + offset, column] = getattr(group, name)
     return table
 
 

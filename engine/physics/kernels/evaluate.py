@@ -31,11 +31,16 @@ from ..layout import *  # noqa: F403  (the table row numbers, generated from the
 from .helpers import (
     attended_positions,
     bound_of,
+    capped_floor_sum,
     causal_positions,
     chunk_reread_positions,
     chunked_causal_positions,
     expected_max_standard_normal,
     fill_tiers,
+    group_attended,
+    group_index_keys,
+    group_prompt_attended,
+    group_stored,
     layer_overhead_s,
     network,
     point_to_point,
@@ -62,6 +67,8 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
     numbers (or tuples of numbers) only, for the same reason.
     """
     z_by_group = np.full(Z_REMEMBERED_GROUPS, -1.0)  # negative: not computed yet (z >= 0)
+    # per attention-group slot: entries at full context over all KV heads, KV heads, indexer keys' bytes
+    group_cache = np.zeros(3 * MAX_ATTENTION_GROUPS)
     with_costs = cost.shape[1] > 0
     for j in range(scenarios.shape[1]):
         mi = int(scenarios[S_MODEL, j])
@@ -194,6 +201,26 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         max_context = input_len + output_len
         full_context_positions = stored_positions(n_full, n_window, window_size, n_chunked, attention_chunk_size, max_context)
         prompt_workspace_tokens = min(input_len, chunk)
+        # ── reference.closed_forms.AttentionGroups.kv_bytes: the attention groups' cache at full context
+        groups_kv = 0.0
+        has_groups = False
+        for slot in range(MAX_ATTENTION_GROUPS):
+            base = M_G0_LAYERS + slot * N_GROUP_FIELDS
+            group_layers = model[base, mi]
+            group_cache[3 * slot] = 0.0
+            group_cache[3 * slot + 1] = 0.0
+            group_cache[3 * slot + 2] = 0.0
+            if group_layers == 0.0:
+                continue
+            has_groups = True
+            all_heads = group_layers * p_kv * model[base + 1, mi] * group_stored(
+                max_context, model[base + 3, mi], model[base + 4, mi])
+            group_shards = model[base + 2, mi]
+            index_bytes = group_layers * model[base + 7, mi] * group_index_keys(max_context, model[base + 6, mi])
+            groups_kv += all_heads * (math.ceil(group_shards / tp) / group_shards) + index_bytes
+            group_cache[3 * slot] = all_heads
+            group_cache[3 * slot + 1] = group_shards
+            group_cache[3 * slot + 2] = index_bytes
         # ── reference.closed_forms.RecurrentLayers: the fixed-size state, split by heads
         n_deltanet = model[M_N_DELTANET, mi]
         deltanet_shards = model[M_DELTANET_SHARDS, mi]
@@ -209,7 +236,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             overhead
             + prompt_workspace_tokens * activation_per_token
             + logits_per_sequence
-            + kv_per_token_layer * full_context_positions / pp * (1.0 - kv_offload)
+            + (kv_per_token_layer * full_context_positions + groups_kv) / pp * (1.0 - kv_offload)
             + state_per_sequence
         )
         ffn_width = model[M_FFN_WIDTH, mi]
@@ -227,7 +254,7 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         # ── reference.memory.fit_memory
         if max_context > model[M_MAX_CONTEXT, mi]:
             warnings |= codes.WARN_CONTEXT_EXCEEDS_MODEL
-        kv_sequence = kv_per_token_layer * full_context_positions / pp
+        kv_sequence = (kv_per_token_layer * full_context_positions + groups_kv) / pp
 
         offload = requested_offload if has_far else 0.0
         weights_far = weights * offload
@@ -286,6 +313,8 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             full_context_positions, pp, kv_offload,
             (n_deltanet, model[M_DELTANET_STATE_BYTES, mi], deltanet_shards, n_mamba, model[M_MAMBA_STATE_BYTES, mi],
              mamba_shards),
+            (group_cache[0], group_cache[1], group_cache[2], group_cache[3], group_cache[4], group_cache[5],
+             group_cache[6], group_cache[7], group_cache[8], group_cache[9], group_cache[10], group_cache[11]),
         )
         room_for_weights = usable - one_sequence
         offload_needed = -1.0
@@ -370,7 +399,22 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         per_pp = 1.0 / pp
         dense_flops_per_token = 2.0 * model[M_BLOCK_FIXED, mi] * per_tp_pp
         head_flops_per_sequence = 2.0 * vocab * d * per_tp_pp
-        kv_write_per_token = kv_per_token_layer * n_kv_layers * per_pp
+        kv_written = kv_per_token_layer * n_kv_layers
+        # ── reference.closed_forms.AttentionGroups.write_bytes
+        if has_groups:
+            groups_write = 0.0
+            for slot in range(MAX_ATTENTION_GROUPS):
+                base = M_G0_LAYERS + slot * N_GROUP_FIELDS
+                group_layers = model[base, mi]
+                if group_layers == 0.0:
+                    continue
+                entry = p_kv * model[base + 1, mi] * (math.ceil(model[base + 2, mi] / tp) / model[base + 2, mi])
+                entries = 1.0 / model[base + 3, mi] + (1.0 if model[base + 4, mi] > 0.0 else 0.0)
+                stride = model[base + 6, mi]
+                keys = model[base + 7, mi] / stride if stride > 0.0 else 0.0
+                groups_write += group_layers * (entry * entries + keys)
+            kv_written = kv_written + groups_write
+        kv_write_per_token = kv_written * per_pp
         traffic_per_token = layers_per_stage * p_a * (4.0 * d + 2.0 * ffn_width / tp)
         weight_kept = 1.0 - offload
         kv_kept = 1.0 - kv_offload
@@ -452,6 +496,32 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             resident * kv_per_token_layer * per_pp
             * (n_full * chunk_reread_positions(prompt_chunks, chunk, 0) + window_reread + chunked_reread)
         )
+        # ── reference.closed_forms.AttentionGroups.prompt_flops, .reread_bytes
+        if has_groups:
+            groups_prompt = 0.0
+            groups_reread = 0.0
+            pairs = prompt_chunks * (prompt_chunks - 1) / 2.0
+            for slot in range(MAX_ATTENTION_GROUPS):
+                base = M_G0_LAYERS + slot * N_GROUP_FIELDS
+                group_layers = model[base, mi]
+                if group_layers == 0.0:
+                    continue
+                ratio = model[base + 3, mi]
+                group_window = model[base + 4, mi]
+                stride = model[base + 6, mi]
+                index = capped_floor_sum(input_len, stride, 0.0) if stride > 0.0 else 0.0
+                groups_prompt += group_layers * (
+                    head_fraction * model[base + 10, mi] * group_prompt_attended(input_len, ratio, group_window,
+                                                                                 model[base + 5, mi])
+                    + model[base + 8, mi] * index)
+                entry = p_kv * model[base + 1, mi] * (math.ceil(model[base + 2, mi] / tp) / model[base + 2, mi])
+                entries = chunk / ratio * pairs
+                if group_window > 0.0:
+                    entries += chunk_reread_positions(prompt_chunks, chunk, group_window)
+                keys = chunk / stride * pairs if stride > 0.0 else 0.0
+                groups_reread += group_layers * (entry * entries + model[base + 7, mi] * keys)
+            attention_prefill += resident * groups_prompt * per_pp
+            reread_prefill += resident * groups_reread * per_pp
         state_prefill = resident * prompt_chunks * state_traffic_per_sequence
         (pre_flops, pre_bytes, pre_weights, pre_kv, pre_tc, pre_tm, pre_tcomm, pre_energy, pre_attn_c,
          pre_attn_m, pre_exec) = stage_pass(
@@ -478,6 +548,24 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
         attention_decode = (micro_batch * model[M_ATTN_FLOPS_DECODE, mi] * head_fraction * per_pp * attended
                             + micro_batch * decode_recurrent_flops_per_token)
         kv_read_decode = micro_batch * (kv_per_token_layer * attended * per_pp)
+        # ── reference.closed_forms.AttentionGroups.flops, .read_bytes
+        if has_groups:
+            groups_flops = 0.0
+            groups_read = 0.0
+            for slot in range(MAX_ATTENTION_GROUPS):
+                base = M_G0_LAYERS + slot * N_GROUP_FIELDS
+                group_layers = model[base, mi]
+                if group_layers == 0.0:
+                    continue
+                entry = p_kv * model[base + 1, mi] * (math.ceil(model[base + 2, mi] / tp) / model[base + 2, mi])
+                group_attended_entries = group_attended(mean_context, model[base + 3, mi], model[base + 4, mi],
+                                                        model[base + 5, mi])
+                keys = group_index_keys(mean_context, model[base + 6, mi])
+                groups_read += group_layers * (entry * group_attended_entries + model[base + 7, mi] * keys)
+                groups_flops += group_layers * (head_fraction * model[base + 9, mi] * group_attended_entries
+                                                + model[base + 8, mi] * keys)
+            attention_decode += micro_batch * groups_flops * per_pp
+            kv_read_decode += micro_batch * groups_read * per_pp
         (dec_flops, dec_bytes, dec_weights, dec_kv, dec_tc, dec_tm, dec_tcomm, dec_energy, dec_attn_c,
          dec_attn_m, dec_exec) = stage_pass(
             micro_batch, micro_batch, attention_decode, kv_read_decode, micro_batch * state_traffic_per_sequence,

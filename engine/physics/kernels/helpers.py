@@ -129,6 +129,61 @@ def attended_positions(n_full, n_window, window, n_chunked, attention_chunk, con
     return positions
 
 
+# ---- attention groups (reference.closed_forms) ------------------------------------------------
+
+
+@jit
+def capped_floor_sum(tokens, ratio, cap):
+    """As reference.closed_forms.capped_floor_sum."""
+    q = tokens // ratio
+    if 0 < cap < q:
+        q = cap
+    return ratio * q * (q - 1) / 2.0 + q * float(tokens - q * ratio + 1)
+
+
+@jit
+def group_entries(context, ratio):
+    """As reference.closed_forms.group_entries."""
+    return context if ratio <= 1 else float(math.floor(context / ratio))
+
+
+@jit
+def group_stored(context, ratio, window):
+    """As reference.closed_forms.group_stored."""
+    stored = group_entries(context, ratio)
+    if window > 0:
+        stored += min(context, window)
+    return stored
+
+
+@jit
+def group_attended(context, ratio, window, top_k):
+    """As reference.closed_forms.group_attended."""
+    attended = group_entries(context, ratio)
+    if top_k > 0:
+        attended = min(attended, top_k)
+    if window > 0:
+        attended += min(context, window)
+    return attended
+
+
+@jit
+def group_index_keys(context, stride):
+    """As reference.closed_forms.group_index_keys."""
+    if stride <= 0:
+        return 0.0
+    return group_entries(context, stride)
+
+
+@jit
+def group_prompt_attended(tokens, ratio, window, top_k):
+    """As reference.closed_forms.group_prompt_attended."""
+    positions = capped_floor_sum(tokens, ratio, top_k)
+    if window > 0:
+        positions += causal_positions(tokens, window)
+    return positions
+
+
 # ---- layers with a fixed-size state (reference.closed_forms) -----------------------------------
 
 
@@ -199,12 +254,14 @@ def fill_tiers(free0, free1, n_near, amount):
 def smallest_fitting_tp(
     tp, usable, offload, fixed_and_vocab_bytes, norm_bytes, expert_bytes, kv_shards_per_tp, kv_shards,
     kv_bytes_all_heads, p_a, d, split_width, logits_per_sequence, overhead, prompt_workspace_tokens,
-    full_context_positions, pp, kv_offload, recurrent,
+    full_context_positions, pp, kv_offload, recurrent, groups,
 ):
     """reference.memory.tp_needed: the smallest tp·2^j (up to MAX_TP_SEARCH) whose memory holds the
     weights (less the offloaded part) and one full-context sequence; 0 if none does.
     ``recurrent`` is (DeltaNet layers, their state bytes per layer, their shards, Mamba layers,
     theirs, theirs): the fixed-size state one sequence keeps, split by heads as the KV cache is.
+    ``groups`` is, per attention-group slot, (its entries at full context over all KV heads,
+    its KV heads, its indexer keys' bytes): reference.closed_forms.AttentionGroups.kv_bytes.
 
     The arguments are the sizes at ``tp``, split into the parts that shrink as 1/tp and those
     that do not. A part divided by tp·2^j equals the part divided by tp, times 2^-j, to the
@@ -236,11 +293,17 @@ def smallest_fitting_tp(
         trial_weights = fixed_and_vocab_bytes * scale + norm_bytes + expert_bytes * scale
         kv_per_token_layer = kv_bytes_all_heads * (math.ceil(kv_shards_per_tp * scale) / kv_shards)
         activation_per_token = p_a * (2 * d + split_width * scale)
+        groups_kv = 0.0
+        for slot in range(len(groups) // 3):
+            group_shards = groups[3 * slot + 1]
+            if group_shards > 0.0:
+                groups_kv += (groups[3 * slot] * (math.ceil(group_shards / tp * scale) / group_shards)
+                              + groups[3 * slot + 2])
         one_sequence = (
             overhead
             + prompt_workspace_tokens * activation_per_token
             + logits_per_sequence * scale
-            + kv_per_token_layer * full_context_positions / pp * kept
+            + (kv_per_token_layer * full_context_positions + groups_kv) / pp * kept
             + recurrent_per_device(n_deltanet, deltanet_state, deltanet_shards, deltanet_shards_per_tp * scale,
                                    n_mamba, mamba_state, mamba_shards, mamba_shards_per_tp * scale) / pp
         )

@@ -50,9 +50,10 @@ from .iteration import IterationCostModel
 from .model import ReferenceModel, evaluate
 from .network import tensor_parallel_all_reduce
 from .stage import bound_of, execution_time
-from .trace import NetworkTrace, PhaseTrace, Trace
+from .trace import GroupTrace, NetworkTrace, PhaseTrace, Trace
 
 __all__ = [
+    "GroupTrace",
     "IterationCostModel",
     "NetworkTrace",
     "PhaseTrace",

@@ -163,6 +163,149 @@ class AttentionLayers:
         )
 
 
+# ---- attention groups: layers with their own entries and position rules ----------------------
+
+
+def capped_floor_sum(tokens: int, ratio: int, cap: int) -> float:
+    """Σ over i = 1..tokens of min(⌊i/ratio⌋, cap) (no cap when ``cap`` is 0): the compressed
+    entries (or indexer keys) each prompt position sees, at most the top-k it attends. With
+    ratio 1 and no cap, s(s+1)/2, the causal sum. Blocks of ``ratio`` positions share a
+    floor, so: r·q(q−1)/2 + q·(s − q·r + 1) for q = ⌊s/r⌋ ≤ cap, else r·k(k−1)/2 + k·(s − k·r + 1)."""
+    q = tokens // ratio
+    if 0 < cap < q:
+        q = cap
+    return ratio * q * (q - 1) / 2.0 + q * float(tokens - q * ratio + 1)
+
+
+def group_entries(context: float, ratio: int) -> float:
+    """Cached entries of one layer at this context: one per ``ratio`` tokens (whole ones only),
+    the context itself at ratio 1."""
+    return context if ratio <= 1 else float(math.floor(context / ratio))
+
+
+def group_stored(context: float, ratio: int, window: int) -> float:
+    """Entries one layer keeps: the compressed ones plus the uncompressed window."""
+    stored = group_entries(context, ratio)
+    if window > 0:
+        stored += min(context, window)
+    return stored
+
+
+def group_attended(context: float, ratio: int, window: int, top_k: int) -> float:
+    """Entries a new token reads in one layer: the compressed ones (the top-k of them on a
+    sparse layer) plus the window."""
+    attended = group_entries(context, ratio)
+    if top_k > 0:
+        attended = min(attended, top_k)
+    if window > 0:
+        attended += min(context, window)
+    return attended
+
+
+def group_index_keys(context: float, stride: int) -> float:
+    """Indexer keys one layer keeps, and a new token scores: one per ``stride`` tokens (0: no indexer)."""
+    if stride <= 0:
+        return 0.0
+    return group_entries(context, stride)
+
+
+def group_prompt_attended(tokens: int, ratio: int, window: int, top_k: int) -> float:
+    """Σ over a prompt's positions of group_attended: each position's compressed entries (at
+    most the top-k) plus its window."""
+    positions = capped_floor_sum(tokens, ratio, top_k)
+    if window > 0:
+        positions += causal_positions(tokens, window)
+    return positions
+
+
+@dataclass(frozen=True)
+class AttentionGroups:
+    """A model's attention groups (``ModelArch.attention_groups``: "global", "sparse",
+    "compressed" and "compressed_sparse" layers): the cache each keeps and what a token reads
+    and computes in it, beside the full, window and chunked layers of the model's own shape
+    (AttentionLayers). Per sequence and all the model's layers of the group; the caller divides
+    by the pipeline stages.
+
+    An entry is ``elements`` at the KV precision, split over tensor parallelism by ``shards``
+    KV heads (MLA's latent and DeepSeek-V4's one KV head are on every rank). An indexer key is
+    ``index_key_bytes`` in the indexer's own format; the indexer is one key head and its query
+    heads are not split over tensor parallelism (every rank scores every key: an upper bound
+    where a stack splits them). Attention FLOPs per entry split with the query heads."""
+
+    groups: tuple
+
+    @classmethod
+    def of(cls, model: ModelArch) -> AttentionGroups:
+        return cls(model.attention_groups)
+
+    @property
+    def count(self) -> int:
+        return sum(g.layers for g in self.groups)
+
+    @staticmethod
+    def entry_bytes(group, tp: int, p_kv: float) -> float:
+        return p_kv * group.elements * (math.ceil(group.shards / tp) / group.shards)
+
+    def kv_bytes(self, context: float, tp: int, p_kv: float) -> float:
+        """What one sequence keeps at this context: entries and indexer keys."""
+        total = 0.0
+        for g in self.groups:
+            all_heads = g.layers * p_kv * g.elements * group_stored(context, g.ratio, g.window)
+            total += (all_heads * shard_share(g.shards, tp)
+                      + g.layers * g.index_key_bytes * group_index_keys(context, g.index_stride))
+        return total
+
+    def read_bytes(self, context: float, tp: int, p_kv: float) -> float:
+        """What a new token at this context reads: the entries it attends, and every indexer key."""
+        total = 0.0
+        for g in self.groups:
+            total += g.layers * (self.entry_bytes(g, tp, p_kv) * group_attended(context, g.ratio, g.window, g.top_k)
+                                 + g.index_key_bytes * group_index_keys(context, g.index_stride))
+        return total
+
+    def flops(self, context: float, head_fraction: float) -> float:
+        """FLOPs of a new token at this context: attention over the entries it attends, and the
+        indexer's scoring of every key."""
+        total = 0.0
+        for g in self.groups:
+            total += g.layers * (head_fraction * g.flops_decode * group_attended(context, g.ratio, g.window, g.top_k)
+                                 + g.index_flops * group_index_keys(context, g.index_stride))
+        return total
+
+    def prompt_flops(self, tokens: int, head_fraction: float) -> float:
+        """FLOPs of a prompt: Σ over its positions of what each attends and scores."""
+        total = 0.0
+        for g in self.groups:
+            index = capped_floor_sum(tokens, g.index_stride, 0) if g.index_stride > 0 else 0.0
+            total += g.layers * (head_fraction * g.flops_prefill
+                                 * group_prompt_attended(tokens, g.ratio, g.window, g.top_k) + g.index_flops * index)
+        return total
+
+    def reread_bytes(self, tokens: int, chunk: int, tp: int, p_kv: float) -> float:
+        """What a prompt's later prefill chunks re-read from its earlier ones: chunk j reads the
+        j·chunk/ratio entries (and indexer keys) before it, and the window (an upper bound for a
+        sparse layer, whose chunk may select any of them)."""
+        n_chunks = math.ceil(tokens / chunk)
+        pairs = n_chunks * (n_chunks - 1) / 2.0
+        total = 0.0
+        for g in self.groups:
+            entries = chunk / g.ratio * pairs
+            if g.window > 0:
+                entries += chunk_reread_positions(tokens, chunk, g.window)
+            keys = chunk / g.index_stride * pairs if g.index_stride > 0 else 0.0
+            total += g.layers * (self.entry_bytes(g, tp, p_kv) * entries + g.index_key_bytes * keys)
+        return total
+
+    def write_bytes(self, tp: int, p_kv: float) -> float:
+        """What one token writes: 1/ratio of an entry, its window entry, 1/stride of a key."""
+        total = 0.0
+        for g in self.groups:
+            entries = 1.0 / g.ratio + (1.0 if g.window > 0 else 0.0)
+            keys = g.index_key_bytes / g.index_stride if g.index_stride > 0 else 0.0
+            total += g.layers * (self.entry_bytes(g, tp, p_kv) * entries + keys)
+        return total
+
+
 # ---- layers with a fixed-size state -----------------------------------------------------------
 
 

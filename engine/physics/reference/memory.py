@@ -18,7 +18,7 @@ from ...core.model import ModelArch
 from ...core.precision import UNQUANTISED_BYTES, bytes_per_element
 from ...core.scenario import Scenario
 from ..layout import MAX_BATCH_REPORTED
-from .closed_forms import AttentionLayers, RecurrentLayers
+from .closed_forms import AttentionGroups, AttentionLayers, RecurrentLayers
 from .parallel import Layout
 
 
@@ -102,7 +102,8 @@ def sizes(model: ModelArch, constants: Constants, memory: DeviceMemory, scenario
         memory.runtime_overhead
         + min(s.input_len, constants.prefill_chunk_tokens) * activation_per_token
         + logits_per_sequence
-        + kv_per_token_layer * AttentionLayers.of(m).stored(context) / pp * (1.0 - memory.kv_offload(s))
+        + (kv_per_token_layer * AttentionLayers.of(m).stored(context) + AttentionGroups.of(m).kv_bytes(context, tp, p_kv))
+        / pp * (1.0 - memory.kv_offload(s))
         + state_per_sequence
     )
     return Sizes(
@@ -243,7 +244,9 @@ def fit_memory(model: ModelArch, constants: Constants, memory: DeviceMemory, sce
     max_context = s.input_len + s.output_len
     if max_context > model.max_context:
         warnings |= codes.WARN_CONTEXT_EXCEEDS_MODEL
-    kv_sequence = size.kv_per_token_layer * AttentionLayers.of(model).stored(max_context) / layout.pp
+    # The layers of the model's own heads, then its attention groups (sparse, compressed, global).
+    groups_kv = AttentionGroups.of(model).kv_bytes(max_context, layout.tp, bytes_per_element(s.kv_precision))
+    kv_sequence = (size.kv_per_token_layer * AttentionLayers.of(model).stored(max_context) + groups_kv) / layout.pp
     offload = memory.offload(s)
     kv_offload = memory.kv_offload(s)
     weights_far = size.weights * offload

@@ -10,7 +10,7 @@ from ...core.precision import bytes_per_element
 from ...core.scenario import Scenario
 from ..results import MemoryResult, Result
 from . import phases
-from .closed_forms import AttentionLayers, RecurrentLayers
+from .closed_forms import AttentionGroups, AttentionLayers, RecurrentLayers
 from .energy import Power
 from .iteration import IterationCostModel
 from .memory import DeviceMemory, TierReads, fit_memory
@@ -54,6 +54,7 @@ class ReferenceModel:
             stage=stage,
             power=Power(a, cls, k, peak, tiers),
             attention=AttentionLayers.of(m),
+            groups=AttentionGroups.of(m),
             recurrent=RecurrentLayers.of(m),
             step_overhead=cls.step_overhead_s,
             sequence_overhead=cls.sequence_overhead_s,

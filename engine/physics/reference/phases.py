@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from ...core import codes
 from ...core.model import ModelArch
+from ...core.precision import bytes_per_element
 from ...core.scenario import Scenario
-from .closed_forms import AttentionLayers, RecurrentLayers
+from .closed_forms import AttentionGroups, AttentionLayers, RecurrentLayers
 from .energy import Power
 from .memory import DeviceMemory, MemoryFit
 from .network import Communication
@@ -42,6 +43,7 @@ class Setup:
     stage: Stage
     power: Power
     attention: AttentionLayers
+    groups: AttentionGroups
     recurrent: RecurrentLayers
     step_overhead: float  # s of host time per forward step
     sequence_overhead: float  # s per sequence in it
@@ -131,9 +133,13 @@ def prefill(setup: Setup) -> Step:
     chunk = setup.fit.chunk
     prompt_tokens = resident * s.input_len
     n_chunks = math.ceil(prompt_tokens / chunk)
+    tp, p_kv = setup.layout.tp, bytes_per_element(s.kv_precision)
     attention = (resident * setup.model.attention_flops_per_position_prefill * setup.layout.head_fraction / pp
                  * setup.attention.prompt(s.input_len)) + prompt_tokens * setup.recurrent_flops_per_token(True)
     reread = resident * setup.fit.sizes.kv_per_token_layer / pp * setup.attention.reread(s.input_len, chunk)
+    if setup.groups.groups:
+        attention += resident * setup.groups.prompt_flops(s.input_len, setup.layout.head_fraction) / pp
+        reread += resident * setup.groups.reread_bytes(s.input_len, chunk, tp, p_kv) / pp
     state = resident * math.ceil(s.input_len / chunk) * setup.state_traffic_per_sequence()
     # The serving stack's host work: once per forward step (a chunk is one step) and once per
     # sequence in it.
@@ -159,6 +165,11 @@ def decode(setup: Setup) -> Step:
     attention = (micro_batch * setup.model.attention_flops_per_position_decode * setup.layout.head_fraction / pp
                  * attended) + micro_batch * setup.recurrent_flops_per_token(False)
     kv_read = micro_batch * (setup.fit.sizes.kv_per_token_layer * attended / pp)
+    if setup.groups.groups:
+        context = mean_decode_context(setup.scenario)
+        p_kv = bytes_per_element(setup.scenario.kv_precision)
+        attention += micro_batch * setup.groups.flops(context, setup.layout.head_fraction) / pp
+        kv_read += micro_batch * setup.groups.read_bytes(context, setup.layout.tp, p_kv) / pp
     state = micro_batch * setup.state_traffic_per_sequence()
     host = setup.step_overhead + resident * setup.sequence_overhead
     return forward_step(setup, micro_batches, pp, micro_batch, micro_batch, attention, kv_read, state, host)

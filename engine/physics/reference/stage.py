@@ -27,7 +27,7 @@ from ...core.precision import (
 )
 from ...core.scenario import Scenario
 from ..results import PhaseResult
-from .closed_forms import expert_touch_probability, experts_touched_busiest_device, layer_overhead_s, token_imbalance
+from .closed_forms import AttentionGroups, expert_touch_probability, experts_touched_busiest_device, layer_overhead_s, token_imbalance
 from .memory import Sizes, TierReads
 from .network import Communication
 from .parallel import Layout
@@ -148,6 +148,7 @@ class Stage:
         self.tiers = tiers
         self.communication = communication
         self.activation_bytes = bytes_per_element(scenario.activation_precision)
+        self.kv_bytes = bytes_per_element(scenario.kv_precision)
         self.compute_rate = peak * cls.compute_efficiency * float(accelerator.software_efficiency)
         self.layer_overhead = layer_overhead_s(cls, self.activation_bytes)
         self.overhead_time = layout.layers_per_stage * self.layer_overhead
@@ -175,7 +176,10 @@ class Stage:
         """KV-cache entries the pass's tokens write, over the stage's layers."""
         m = self.model
         n_kv_layers = m.n_full_attention_layers + m.n_window_attention_layers + m.n_chunked_attention_layers
-        return tokens * self.sizes.kv_per_token_layer * n_kv_layers / self.layout.pp
+        written = self.sizes.kv_per_token_layer * n_kv_layers
+        if m.attention_groups:
+            written += AttentionGroups.of(m).write_bytes(self.layout.tp, self.kv_bytes)
+        return tokens * written / self.layout.pp
 
     def stage_pass(self, tokens: float, sequences: float, attention_flops: float, kv_read: float,
                    state_bytes: float) -> StagePass:

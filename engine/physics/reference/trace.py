@@ -15,7 +15,16 @@ from dataclasses import dataclass
 from ...core.accelerator import Accelerator, Interconnect, MemoryTier
 from ...core.constants import ClassConstants
 from ...core.precision import UNQUANTISED_BYTES, bytes_per_element
-from .closed_forms import expected_max_standard_normal
+from ...core.model import KIND_LABELS
+from .closed_forms import (
+    AttentionGroups,
+    capped_floor_sum,
+    expected_max_standard_normal,
+    group_attended,
+    group_index_keys,
+    group_prompt_attended,
+    group_stored,
+)
 from .network import AllReduce, AllToAll, Network
 from .phases import Setup, Step, mean_decode_context
 from .stage import OperatorTimes, operator_times
@@ -84,6 +93,81 @@ class PhaseTrace:
 
 
 @dataclass(frozen=True)
+class GroupTrace:
+    """One attention group (``ModelArch.attention_groups``: the model's "global", "sparse",
+    "compressed" or "compressed_sparse" layers) at this scenario, on the busiest device. Entry
+    and key counts are per layer; bytes and FLOPs are over all the model's layers of the kind
+    for one sequence (or one decoding token), before the pipeline stages share them."""
+
+    kind: str
+    label: str  # what the kind is called where a person reads it
+    layers: int
+    ratio: int  # tokens per cached entry (1: every token)
+    window: int  # tokens kept uncompressed besides (0: none)
+    top_k: int  # entries a token attends (0: all)
+    index_stride: int  # tokens per indexer key (0: no indexer)
+    entry_bytes: float  # one cached entry of one layer on the busiest device
+    index_key_bytes: float  # one indexer key (every device keeps all of them)
+    stored_entries: float  # entries one layer keeps at full context
+    stored_index_keys: float  # indexer keys one layer keeps at full context
+    kv_sequence_bytes: float  # one sequence's entries and keys at full context
+    index_sequence_bytes: float  # of which the indexer's keys
+    context_entries: float  # entries one layer keeps at the mean decode context
+    attended_entries: float  # a decoding token reads per layer at the mean decode context
+    index_keys_read: float  # keys the indexer scores per layer at the mean decode context
+    decode_read_bytes: float  # what a decoding token reads: the entries it attends and every key
+    entry_read_bytes: float  # of which the entries it attends
+    index_read_bytes: float  # and the indexer's keys
+    write_bytes: float  # what a token writes: its share of an entry, its window entry, its share of a key
+    decode_flops: float  # a decoding token's attention over the entries it attends and the keys scored
+    index_flops: float  # of which the indexer's scoring
+    prompt_entries: float  # Σ over a prompt's positions of the entries each attends, per layer
+    prompt_index_keys: float  # Σ over a prompt's positions of the keys each scores, per layer
+    prompt_flops: float  # a prompt's attention and scoring
+
+
+def group_traces(setup: Setup) -> tuple[GroupTrace, ...]:
+    """Each attention group's cache, reads and FLOPs at the scenario's contexts."""
+    s, layout = setup.scenario, setup.layout
+    p_kv = bytes_per_element(s.kv_precision)
+    full, mean = s.input_len + s.output_len, mean_decode_context(s)
+    traces = []
+    for g in setup.groups.groups:
+        one = AttentionGroups((g,))
+        index_keys = group_index_keys(full, g.index_stride)
+        keys_read = group_index_keys(mean, g.index_stride)
+        traces.append(GroupTrace(
+            kind=g.kind,
+            label=KIND_LABELS[g.kind],
+            layers=g.layers,
+            ratio=g.ratio,
+            window=g.window,
+            top_k=g.top_k,
+            index_stride=g.index_stride,
+            entry_bytes=AttentionGroups.entry_bytes(g, layout.tp, p_kv),
+            index_key_bytes=g.index_key_bytes,
+            stored_entries=group_stored(full, g.ratio, g.window),
+            stored_index_keys=index_keys,
+            kv_sequence_bytes=one.kv_bytes(full, layout.tp, p_kv),
+            index_sequence_bytes=g.layers * g.index_key_bytes * index_keys,
+            context_entries=group_stored(mean, g.ratio, g.window),
+            attended_entries=group_attended(mean, g.ratio, g.window, g.top_k),
+            index_keys_read=keys_read,
+            decode_read_bytes=one.read_bytes(mean, layout.tp, p_kv),
+            entry_read_bytes=g.layers * AttentionGroups.entry_bytes(g, layout.tp, p_kv)
+            * group_attended(mean, g.ratio, g.window, g.top_k),
+            index_read_bytes=g.layers * g.index_key_bytes * keys_read,
+            write_bytes=one.write_bytes(layout.tp, p_kv),
+            decode_flops=one.flops(mean, layout.head_fraction),
+            index_flops=g.layers * g.index_flops * keys_read,
+            prompt_entries=group_prompt_attended(s.input_len, g.ratio, g.window, g.top_k),
+            prompt_index_keys=capped_floor_sum(s.input_len, g.index_stride, 0) if g.index_stride > 0 else 0.0,
+            prompt_flops=one.prompt_flops(s.input_len, layout.head_fraction),
+        ))
+    return tuple(traces)
+
+
+@dataclass(frozen=True)
 class Trace:
     # compute
     compute_precision: str  # the peak key products run at
@@ -132,6 +216,7 @@ class Trace:
     prompt_positions: float  # Σ over a prompt's tokens of those each attends to
     prompt_reread_positions: float  # a prompt's later chunks re-read from its earlier ones
     prompt_tokens: int  # of the wave's prompts, all prefilled together
+    attention_groups: tuple[GroupTrace, ...]  # the sparse, compressed and global layers, one per kind (else empty)
     # experts
     ep_spread_z: float  # expected maximum of EP standard normal draws (Blom): the busiest device's spread
     # networks
@@ -256,6 +341,7 @@ def trace_of(accelerator: Accelerator, cls: ClassConstants, setup: Setup, prefil
         prompt_positions=setup.attention.prompt(s.input_len),
         prompt_reread_positions=setup.attention.reread(s.input_len, fit.chunk),
         prompt_tokens=fit.resident * s.input_len,
+        attention_groups=group_traces(setup),
         ep_spread_z=expected_max_standard_normal(layout.effective_ep),
         tp_network=NetworkTrace.of(communication.tp_network, layout.tp, layout.tp - 1),
         ep_network=NetworkTrace.of(communication.ep_network, layout.effective_ep, layout.effective_ep - 1),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ....core.units import format_bandwidth, format_bytes, format_flop_rate, format_flops, format_time, significant
 from ..context import ExplainContext
 from ..words import amount, count, sentence
-from . import crossover, moe
+from . import crossover, groups, moe
 from .communication import communication_sentence
 from .reads import rates_and_verdict
 from .stage import execution_sentence, host_sentence, overhead_phrase, pass_sum, pipeline_sum, stated_transfer
@@ -35,6 +35,7 @@ def sentences(ctx: ExplainContext) -> list[str]:
         reads += f" ({count(r.memory.resident_batch, 'sequence')} at the mean context of {mean_context} tokens)"
     reads += f", {format_bytes(pt.bytes_per_pass)} in all with activations"
     lines += rates_and_verdict(ctx, p, reads, f"its {format_flops(pt.flops_per_pass)}")
+    lines.extend(groups.read_sentences(ctx))
     unit = "step" if pt.passes == 1 else "micro-batch"
     lines.append(execution_sentence(ctx, p, unit))
     lines.append(

@@ -6,6 +6,7 @@ from ....core import codes
 from ....core.units import format_bytes
 from ..context import ExplainContext
 from ..words import count, percent_up, sentence
+from . import groups
 
 
 def sentences(ctx: ExplainContext) -> list[str]:
@@ -18,6 +19,7 @@ def sentences(ctx: ExplainContext) -> list[str]:
     else:
         lines.extend(_fits(ctx))
     lines.extend(_kv_layout(ctx))
+    lines.extend(groups.kept_sentences(ctx))
     lines.extend(_recurrent_state(ctx))
     return lines
 

@@ -7,6 +7,7 @@ from ....core.units import format_bytes, format_flops
 from ...context import Context
 from ..build import Builder, section
 from ..numbers import count
+from .groups import braced, decode_terms, factor, has_groups, own_layers_counted
 from .moe import expert_formulas
 from .positions import positions_formula
 from .stage import activation_traffic, dense_read, recurrent_state_traffic
@@ -37,6 +38,16 @@ def decode(sh: Builder, ctx: Context) -> tuple[str, ...]:
     attention = ("2·{b}·{h_dev}·(2·{r_kv} + {d_rope})·{P_dec}/{PP}" if m.mla is not None
                  else "4·{b}·{h_dev}·{d_h}·{P_dec}/{PP}")
     meaning = "FLOPs of attention scores and values over the context, in one decode pass on the busiest device"
+    kv = "{b}·{kv_layer}·({P_dec} + {L_kv})/{PP}"
+    kv_meaning = "each sequence reads its KV cache at the mean context and writes one new token's entries"
+    if has_groups(ctx):
+        group_bytes, group_flops = decode_terms(sh, ctx)
+        own = own_layers_counted(ctx)
+        attention = (f"{attention} + " if own else "") + f"{{b}}·{braced(group_flops)}/{{PP}}"
+        kv_parts = (["{kv_layer}·({P_dec} + {L_kv})"] if own else []) + [f"{{{k}}}" for k in group_bytes]
+        kv = f"{{b}}·{factor(' + '.join(kv_parts))}/{{PP}}"
+        meaning += ", each attention group's over the entries it attends, with its indexer's scoring"
+        kv_meaning += ", each attention group the entries it attends and every indexer key"
     if t.recurrent_layers:
         attention += " + {b}·{f_rec_dec}"
         meaning += ", and the recurrent layers' one step of their state"
@@ -55,8 +66,7 @@ def decode(sh: Builder, ctx: Context) -> tuple[str, ...]:
     sh.derive("Weights read per decode pass", "W_dec", "W<sub>dec</sub>", "weight bytes one decode pass reads",
               weights, format_bytes, t.decode.weight_bytes_per_pass)
     sh.derive("KV cache read and written per pass", "KV_dec", "KV<sub>dec</sub>",
-              "each sequence reads its KV cache at the mean context and writes one new token's entries",
-              "{b}·{kv_layer}·({P_dec} + {L_kv})/{PP}", format_bytes, t.decode.kv_bytes_per_pass)
+              kv_meaning, kv, format_bytes, t.decode.kv_bytes_per_pass)
     activation_traffic(sh, ctx, "dec", "b", "dec")
     state = recurrent_state_traffic(sh, ctx, "dec", "2·{b}·{s_seq}", "dec")
     sh.derive("Bytes per decode pass", "Q_dec", "Q<sub>dec</sub>", "bytes one decode pass moves",

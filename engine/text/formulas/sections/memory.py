@@ -9,6 +9,7 @@ from ....core.units import format_bytes, format_factor, format_flops
 from ...context import Context
 from ..build import Builder, section
 from ..numbers import CONSTANTS_FILE, count
+from .groups import factor, has_groups, kv_cache_terms, own_layers_counted
 from .positions import positions_formula
 from .stage import fixed_weight_bytes
 
@@ -56,24 +57,45 @@ def _kv_cache(sh: Builder, ctx: Context) -> None:
         sh.leaf("h_kv_dev", "h<sub>kv,dev</sub>", f"KV heads on the busiest device: ⌈{m.n_kv_heads}/TP⌉ (KV heads "
                 "are replicated once TP exceeds them)", t.kv_heads_per_device, count(t.kv_heads_per_device), "model",
                 "tp")
-        template = "2·{h_kv_dev}·{d_h}·{p_kv}"
+        # K = V (DeepSeek-V4's shared head): one tensor per KV head.
+        template = "{h_kv_dev}·{d_h}·{p_kv}" if m.kv_shared else "2·{h_kv_dev}·{d_h}·{p_kv}"
     sh.derive("KV cache per token per layer", "kv_layer", "kv<sub>layer</sub>",
               "bytes one token keeps per layer on the busiest device (K and V)", template, format_bytes,
-              t.kv_bytes_per_token_layer if t.stored_positions > 0 else None)
+              t.kv_bytes_per_token_layer if t.stored_positions > 0 or has_groups(ctx) else None)
 
     sh.derive("Context at the end of generation", "c", "c", "tokens of context at the last step",
               "{s_in} + {s_out}", count, t.full_context)
-    if m.n_window_attention_layers == 0 and m.n_chunked_attention_layers == 0:
-        sh.derive("KV cache per token", "kv_tok", "kv<sub>tok</sub>", "bytes one token keeps on the busiest "
-                  "device, over the layers of its stage", "{kv_layer}·{L_kv}/{PP}", format_bytes,
-                  t.kv_sequence_bytes / t.full_context)
-        sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device",
-                  "{B}·{c}·{kv_tok}", format_bytes, mem.kv_cache_bytes)
-    else:
-        positions_formula(sh, m, "P_kv", "P<sub>kv</sub>", "KV entries a sequence keeps at full context, summed "
-                          "over layers", "c", stored=True, engine_value=t.stored_positions)
-        sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device",
-                  "{B}·{kv_layer}·{P_kv}/{PP}", format_bytes, mem.kv_cache_bytes)
+    plain = m.n_window_attention_layers == 0 and m.n_chunked_attention_layers == 0
+    if not has_groups(ctx):
+        if plain:
+            sh.derive("KV cache per token", "kv_tok", "kv<sub>tok</sub>", "bytes one token keeps on the busiest "
+                      "device, over the layers of its stage", "{kv_layer}·{L_kv}/{PP}", format_bytes,
+                      t.kv_sequence_bytes / t.full_context)
+            sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device",
+                      "{B}·{c}·{kv_tok}", format_bytes, mem.kv_cache_bytes)
+        else:
+            _positions_kept(sh, ctx)
+            sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device",
+                      "{B}·{kv_layer}·{P_kv}/{PP}", format_bytes, mem.kv_cache_bytes)
+        return
+    # The attention groups keep caches of their own: each is summed beside the layers of the
+    # model's own heads.
+    parts = []
+    if own_layers_counted(ctx):
+        if plain:
+            parts.append("{kv_layer}·{L_kv}·{c}")
+        else:
+            _positions_kept(sh, ctx)
+            parts.append("{kv_layer}·{P_kv}")
+    parts.extend(f"{{{key}}}" for key in kv_cache_terms(sh, ctx))
+    sh.derive("KV cache", "KV", "KV", "KV cache of the whole batch at full context, per device: the layers of "
+              "the model's own heads and each attention group", f"{{B}}·{factor(' + '.join(parts))}/{{PP}}", format_bytes,
+              mem.kv_cache_bytes)
+
+
+def _positions_kept(sh: Builder, ctx: Context) -> None:
+    positions_formula(sh, ctx.model, "P_kv", "P<sub>kv</sub>", "KV entries a sequence keeps at full context, "
+                      "summed over layers", "c", stored=True, engine_value=ctx.trace.stored_positions)
 
 
 def _recurrent_state(sh: Builder, ctx: Context) -> None:

@@ -8,6 +8,7 @@ from ...context import Context
 from ..build import Builder, section
 from ..numbers import count, large
 from .communication import communication, point_to_point
+from .groups import braced, has_groups, own_layers_counted, prefill_terms
 from .moe import expert_formulas
 from .stage import activation_traffic, memory_time, pass_time, recurrent_state_traffic
 
@@ -51,6 +52,13 @@ def _chunk(sh: Builder, ctx: Context) -> None:
     else:
         attention = "4·{B_w}·{h_dev}·{d_h}·{P_pre}/{PP}"
     meaning = "FLOPs of causal attention scores and values over every prompt, on the busiest device"
+    if has_groups(ctx):
+        group_flops = braced(prefill_terms(sh, ctx))
+        if own_layers_counted(ctx):
+            attention += f" + {{B_w}}·{group_flops}/{{PP}}"
+        else:
+            attention = f"{{B_w}}·{group_flops}/{{PP}}"
+        meaning += ", and each attention group's over the entries it attends, with its indexer's scoring"
     if t.recurrent_layers:
         attention += " + {B_w}·{s_in}·{f_rec_pre}"
         meaning += ", and the recurrent layers' chunked algorithm over every prompt token"
