@@ -40,3 +40,31 @@ def test_todays_models_keep_their_numbers(engine, model, accelerator, fields, pi
     scenario = Scenario(model, accelerator, batch=16, input_len=32768, output_len=1024, **fields)
     assert _figures(engine.predict(scenario)) == pytest.approx(pinned, rel=1e-12)
     assert _figures(engine.reference(scenario)) == pytest.approx(pinned, rel=1e-9)
+
+
+# The serving simulator's iteration cost of the same replicas, pinned from the engine before the
+# attention groups were charged per request (sparse, compressed, global): one mixed iteration of
+# 15 decode steps at contexts 33,000 + 7 i and a 2,048-token prefill chunk after 4,096 cached
+# tokens, then the 15 decode steps alone: (duration [s], energy [J]) of each. Bit for bit.
+PINNED_ITERATIONS = [
+    ("llama-3.3-70b", "h100-sxm", {"tp": 4}, (0.14417321479063733, 342.34724491977533, 0.03162078026573017, 69.94516594779513)),
+    ("deepseek-r1", "h200", {"tp": 8, "weight_precision": "fp8"}, (0.0596789287566067, 273.75469381395754, 0.02107194149599656, 93.22226917828878)),
+    ("gemma-3-27b", "h100-sxm", {}, (0.1730249145315281, 117.23789958464134, 0.03881003932572432, 21.46195174712555)),
+    ("qwen3-next-80b-a3b", "h100-sxm", {"tp": 2}, (0.03710213671033069, 41.03496320162574, 0.013635589327738847, 15.080961796479164)),
+]
+
+
+@pytest.mark.parametrize(("model", "accelerator", "fields", "pinned"), PINNED_ITERATIONS, ids=[p[0] for p in PINNED_ITERATIONS])
+def test_todays_models_keep_their_iteration_costs(engine, model, accelerator, fields, pinned):
+    from accelscope.engine.physics.kernels import iteration
+
+    scenario = engine.resolve(Scenario(model, accelerator, batch=16, input_len=32768, output_len=1024, **fields))
+    cost = engine.iteration_costs([scenario])[:, 0]
+    decodes = [(33_000 + 7 * i, 1, True) for i in range(15)]
+    mixed = [0.0, 0.0, 0.0]
+    for request in [*decodes, (4096, 2048, False)]:
+        mixed = [total + part for total, part in zip(mixed, iteration.request_positions(cost, *request), strict=True)]
+    duration, energy = iteration.iteration_cost(cost, 15.0 + 2048.0, 16.0, *mixed, 2048.0)
+    decode = [sum(iteration.request_positions(cost, *request)[k] for request in decodes) for k in (1, 2)]
+    decode_duration, decode_energy = iteration.iteration_cost(cost, 15.0, 15.0, 0.0, *decode, 0.0)
+    assert (duration, energy, decode_duration, decode_energy) == pinned

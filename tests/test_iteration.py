@@ -174,8 +174,10 @@ def decode_faces(engine, scenarios, costs):
 
 @pytest.fixture(scope="module")
 def windowed(engine, drawn):
-    """The drawn scenarios and one replica of each model with windows or attention chunks."""
-    scenarios = list(drawn[0][:40]) + [engine.resolve(Scenario(model, "h100-sxm", batch=4, tp=8))
+    """The drawn scenarios and one replica of each model with windows or attention chunks. Not
+    the models with attention groups: decode_positions is not theirs (their decode cost bends
+    and steps with the context, and the simulator runs no stretches over them)."""
+    scenarios = [s for s in drawn[0][:40] if not engine.model(s.model).attention_groups] + [engine.resolve(Scenario(model, "h100-sxm", batch=4, tp=8))
                                        for model in WINDOWED_MODELS]
     return scenarios, engine.iteration_costs(scenarios)
 
@@ -431,6 +433,78 @@ def test_a_decode_step_at_the_mean_context_costs_the_static_itl(hand_case):
         duration, energy = cost_of(*sums(positions, [(context, 1, True)] * n))
         assert close(result.itl_s, duration, 1e-12), face
         assert close(result.decode.power_per_device_W * result.itl_s * devices, energy, 1e-12), face
+
+
+# The attention groups at 128k: sparse top-k with an indexer (DeepSeek-V3.2, GLM-5), compressed and
+# compressed-sparse with a window (DeepSeek-V4-Flash), global layers of their own heads beside
+# sliding ones (Gemma 4 31B; its windows are full at this context, so the mean of the capped
+# context is the capped context of the mean). Batch 1, output 2: the static step's mean context
+# is the context I + 1 of the one decode step.
+GROUP_CASES = [
+    Scenario("deepseek-v3.2", "h200", batch=1, input_len=131_071, output_len=2, tp=8, kv_precision="bf16"),
+    Scenario("glm-5", "h200", batch=1, input_len=131_071, output_len=2, tp=8),
+    Scenario("deepseek-v4-flash", "h200", batch=1, input_len=131_071, output_len=2, tp=4),
+    Scenario("gemma-4-31b", "h200", batch=1, input_len=131_071, output_len=2),
+]
+
+
+@pytest.mark.parametrize("case", GROUP_CASES, ids=lambda s: s.model)
+def test_a_decode_step_with_attention_groups_costs_the_static_decode_step(engine, case):
+    """One request's decode iteration at 128k costs the static decode step at batch 1 and that
+    context (1e-9): the groups' reads and FLOPs (attended entries, indexer keys) are charged."""
+    scenario = engine.resolve(case)
+    assert engine.model(scenario.model).attention_groups
+    result = engine.predict(scenario)
+    cost = engine.iteration_costs([scenario])[:, 0]
+    context = scenario.input_len + scenario.output_len // 2 - 1
+    for face, positions, cost_of in _faces(cost, cost_model(engine, scenario)):
+        duration, energy = cost_of(*sums(positions, [(context, 1, True)]))
+        assert close(result.itl_s, duration), face
+        assert close(result.decode.power_per_device_W * result.itl_s * scenario.tp * scenario.pp, energy), face
+
+
+def test_deepseek_v32_decode_at_128k_reads_the_top_2048_and_every_indexer_key_by_hand(engine):
+    """DeepSeek-V3.2 (config.json): 61 layers, all sparse. A decode token at position 131,072
+    reads, per layer, the top 2,048 of MLA's latent entries (kv_lora_rank 512 + qk_rope_head_dim
+    64 = 576 elements, 1,152 B at BF16, on every TP rank) and the indexer key of every token
+    (128 FP8 elements + one FP32 scale per 128 = 132 B), and scores each key with 64 indexer
+    heads of 128 (2 x 64 x 128 = 16,384 FLOP)."""
+    layers, top_k, latent_bytes, key_bytes, key_flops, position = 61, 2048, 576 * 2, 128 + 4, 2 * 64 * 128, 131_072
+    scenario = engine.resolve(GROUP_CASES[0])
+    model = engine.model(scenario.model)
+    cost = engine.iteration_costs([scenario])[:, 0]
+    reference = cost_model(engine, scenario)
+    head_fraction = reference.setup.layout.head_fraction
+    want_bytes = layers * (top_k * latent_bytes + position * key_bytes)
+    assert want_bytes == 1_199_308_800  # 1.2 GB per token per device, 94 % of it the indexer's keys
+    want_flops = layers * (top_k * head_fraction * model.attention_flops_per_position_decode + position * key_flops)
+    for _, flop_positions, read_positions in (iteration.request_positions(cost, position - 1, 1, True),
+                                              reference.request_positions(position - 1, 1, True)):
+        assert close(want_bytes, read_positions * cost[layout.C_KV_BYTES_PER_POSITION])
+        assert close(want_flops, flop_positions * cost[layout.C_DECODE_ATTENTION_FLOPS_PER_POSITION])
+    # The sparse layers' entries count as whole positions of the model's own shape.
+    row = layout.C_G0_LAYERS + 1 * layout.N_COST_GROUP_FIELDS  # the "sparse" slot
+    assert cost[row] == cost[row + 5] == cost[row + 7] == layers
+
+
+def test_prefill_chunks_with_attention_groups_add_up_to_the_static_prefill(engine):
+    """Chunk by chunk, a 50k prompt's group FLOPs (what each token attends and scores) sum to
+    the static prompt's (closed_forms.AttentionGroups.prompt_flops), on both faces."""
+    from accelscope.engine.physics.reference.closed_forms import AttentionGroups
+
+    for case in GROUP_CASES[:3]:
+        scenario = engine.resolve(dataclasses.replace(case, input_len=50_000))
+        reference = cost_model(engine, scenario)
+        chunk = reference.prefill_chunk_tokens
+        cost = engine.iteration_costs([scenario])[:, 0]
+        chunks = [(start, min(chunk, 50_000 - start), False) for start in range(0, 50_000, chunk)]
+        setup = reference.setup
+        want = (AttentionGroups.of(setup.model).prompt_flops(50_000, setup.layout.head_fraction) / setup.layout.pp
+                + setup.attention.prompt(50_000) * setup.model.attention_flops_per_position_prefill
+                * setup.layout.head_fraction / setup.layout.pp)
+        for positions in (reference.request_positions, functools.partial(iteration.request_positions, cost)):
+            _, _, prefill, _, _, _ = sums(positions, chunks)
+            assert close(want, prefill * cost[layout.C_PREFILL_ATTENTION_FLOPS_PER_POSITION]), scenario.model
 
 
 def test_prefill_chunks_of_a_long_prompt_add_up_to_its_causal_positions(engine):

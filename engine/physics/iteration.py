@@ -16,6 +16,10 @@ the physics layer's own).
   + 1) found and tabled once (``STRETCH_TABLE_SIZE`` columns, ``ST_*``), then any of its sums
   from the table.
 
+``GROUP_LAYERS_ROW`` is the row of ``cost`` that counts the model's layers in attention groups
+(sparse, compressed, global): nonzero, its decode steps cost no line in the context and
+``decode_positions`` and the stretches do not apply (a simulator runs its iterations one by one).
+
 ``cost`` is a column of ``Engine.iteration_costs`` (``ITERATION_COST_ROWS`` rows); the reference twin of the per-iteration
 functions is ``Engine.iteration_cost_model``; a stretch's twin is the sum of its iterations.
 """
@@ -37,9 +41,10 @@ from .kernels.iteration import (
     stretch_pieces,
     stretch_sums,
 )
+from .layout import C_GROUP_LAYERS as GROUP_LAYERS_ROW
 from .layout import N_COST_ROWS as ITERATION_COST_ROWS
 
-__all__ = ["DECODE_TERMS", "ITERATION_COST_ROWS", "MAX_STRETCH_BENDS", "STRETCH_TABLE_SIZE", "ST_FIRST_DURATION", "ST_LAST_DURATION",
+__all__ = ["DECODE_TERMS", "GROUP_LAYERS_ROW", "ITERATION_COST_ROWS", "MAX_STRETCH_BENDS", "STRETCH_TABLE_SIZE", "ST_FIRST_DURATION", "ST_LAST_DURATION",
            "UNBOUNDED_STEPS", "decode_iteration_cost", "decode_iteration_terms",
            "decode_positions", "iteration_cost", "request_positions", "stretch_pieces",
            "stretch_sums"]

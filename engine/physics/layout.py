@@ -79,6 +79,9 @@ MODEL_ROWS: tuple[tuple[str, str], ...] = (
 GROUP_FIELDS: tuple[str, ...] = ("layers", "elements", "shards", "ratio", "window", "top_k", "index_stride",
                                  "index_key_bytes", "index_flops", "flops_decode", "flops_prefill")
 MAX_ATTENTION_GROUPS = 4  # len(core.model.GROUP_KINDS)
+COST_GROUP_FIELDS: tuple[str, ...] = ("layers", "ratio", "window", "top_k", "index_stride", "entry_decode_flops",
+                                      "entry_prefill_flops", "entry_bytes", "key_decode_flops", "key_prefill_flops",
+                                      "key_bytes")
 
 # The accelerator table, one column per accelerator (pack.pack_accelerators).
 ACCEL_ROWS: tuple[tuple[str, str], ...] = (
@@ -228,6 +231,26 @@ COST_ROWS: tuple[tuple[str, str], ...] = (
     ("window", "their window, tokens"),
     ("n_chunked", "chunked-attention layers"),
     ("attention_chunk", "their chunk, tokens"),
+    # the model's attention groups (core.model.AttentionGroup), for request_positions: a slot per
+    # kind of core.model.GROUP_KINDS, COST_GROUP_FIELDS each, row C_G0_LAYERS + slot x
+    # N_COST_GROUP_FIELDS + field. A group's entries and indexer keys count as positions of the
+    # model's own attention layers, weighted by what one costs beside one such position (its FLOPs
+    # over the own FLOPs per position, its bytes over the own KV bytes per position), the group's
+    # layers included: so iteration_cost charges them through the coefficients above.
+    ("group_layers", "layers in attention groups, 0: none (the simulator runs no stretches over them)"),
+    *((f"g{slot}_{name}", what) for slot in range(4) for name, what in (
+        ("layers", "layers of the slot's kind, 0: none"),
+        ("ratio", "tokens per cached entry"),
+        ("window", "tokens kept uncompressed besides, 0: none"),
+        ("top_k", "entries attended, 0: all"),
+        ("index_stride", "tokens per indexer key, 0: no indexer"),
+        ("entry_decode_flops", "an attended entry's decode FLOPs, in own positions, x layers"),
+        ("entry_prefill_flops", "its prefill FLOPs, in own prefill positions, x layers"),
+        ("entry_bytes", "an entry's KV bytes, in own positions, x layers"),
+        ("key_decode_flops", "scoring one indexer key, in own decode positions, x layers"),
+        ("key_prefill_flops", "in own prefill positions, x layers"),
+        ("key_bytes", "one indexer key's bytes, in own positions, x layers"),
+    )),
     # for the serving simulator's KV-cache and power bookkeeping
     ("kv_bytes_per_token", "KV-cache bytes one token keeps on a device, all the stage's attention layers"),
     ("state_bytes_per_sequence", "recurrent-state bytes one running sequence keeps on a device"),
@@ -258,6 +281,7 @@ globals().update(_ROW_NUMBERS)
 
 N_MODEL_ROWS = len(MODEL_ROWS)
 N_GROUP_FIELDS = len(GROUP_FIELDS)
+N_COST_GROUP_FIELDS = len(COST_GROUP_FIELDS)
 N_ACCEL_ROWS = len(ACCEL_ROWS)
 N_SCENARIO_ROWS = len(SCENARIO_ROWS)
 SCENARIO_ROW: dict[str, int] = {name: row for row, (name, _) in enumerate(SCENARIO_ROWS)}  # by field's physics_row
@@ -282,4 +306,5 @@ __all__ = [
     "N_MODEL_ROWS", "N_ACCEL_ROWS", "N_SCENARIO_ROWS", "N_CONSTANTS", "N_OUTPUT_ROWS", "N_PRECISIONS", "N_COST_ROWS",
     "BYTES", "PEAK_CODE", "UNQUANTISED_BYTES", "MAX_BATCH_REPORTED", "POWER_CAP_WARNING_RATIO", "MAX_TP_SEARCH",
     "MAX_TP_SEARCH_DOUBLINGS", "Z_REMEMBERED_GROUPS", "N_GROUP_FIELDS", "MAX_ATTENTION_GROUPS", "GROUP_FIELDS",
+    "COST_GROUP_FIELDS", "N_COST_GROUP_FIELDS",
 ]

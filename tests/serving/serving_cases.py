@@ -33,6 +33,15 @@ PHYSICS_SCENARIOS = {
 }
 
 
+# Models with attention groups, apart from the random draws: DeepSeek-V3.2's sparse layers (the
+# top 2,048 tokens, an indexer key per token) and DeepSeek-V4-Flash's compressed ones (one entry
+# per 4 or 128 tokens plus a 128-token window). Their replicas run no stretches.
+GROUP_PHYSICS_SCENARIOS = {
+    "sparse": Scenario("deepseek-v3.2", "h200", batch=8, tp=8),
+    "compressed": Scenario("deepseek-v4-flash", "h200", batch=8, tp=4),
+}
+
+
 @functools.cache
 def engine():
     return Engine()
@@ -41,7 +50,7 @@ def engine():
 @functools.cache
 def physics(name="dense"):
     """(cost coefficients, reference cost model) of one replica of a named scenario."""
-    scenario = engine().resolve(PHYSICS_SCENARIOS[name])
+    scenario = engine().resolve(PHYSICS_SCENARIOS[name] if name in PHYSICS_SCENARIOS else GROUP_PHYSICS_SCENARIOS[name])
     return engine().iteration_costs([scenario])[:, 0].copy(), engine().iteration_cost_model(scenario)
 
 

@@ -14,6 +14,7 @@ from serving_cases import Server, assert_close, assert_runs_equal, random_case
 
 from accelscope.engine.studies.serving import (
     KvLink,
+    layout,
     Lengths,
     draw_workload,
     simulate,
@@ -36,6 +37,27 @@ def test_kernel_equals_reference(seed):
     assert_runs_equal(reference, kernel, each_bin=False)
     # The case exercised something: at least one request was issued.
     assert np.isfinite(kernel.issue_s).any()
+
+
+@pytest.mark.parametrize("physics_name", ["sparse", "compressed"])
+@pytest.mark.parametrize("policy", ["vllm", "trtllm-max-util"])
+def test_kernel_equals_reference_with_attention_groups(physics_name, policy):
+    """Sparse and compressed layers: prompts around the top-2,048 and decodes across it (and
+    across compressed entries' edges), every output equal; such a replica runs no stretches
+    (their decode cost bends and steps with the context), asked for or not."""
+    from serving_cases import Server as PhysicsServer
+
+    from accelscope.engine.studies.serving import trace_workload
+
+    workload = trace_workload([0.0, 0.0, 0.001, 0.002], [2000, 2040, 300, 5000], [90, 30, 60, 20])
+    server = PhysicsServer(physics_name, policy=policy, max_num_seqs=8, max_batched_tokens=4096,
+                           kv_blocks_total=10**4, max_model_len=16384)
+    assert server.has_attention_groups and server.settings(0)[layout.SET_STRETCHES] == 0
+    reference = simulate(workload, server, engine="reference")
+    kernel = simulate(workload, server)
+    assert_runs_equal(reference, kernel)
+    assert kernel.stretches == 0 and kernel.iterations >= 89  # one per token of the longest reply
+    assert_runs_equal(kernel, simulate(workload, dataclasses.replace(server, stretches=False)))
 
 
 def test_random_cases_cover_the_features():

@@ -726,6 +726,35 @@ def evaluate_many(scenarios, model, accel, peaks, fallback, constants, out, cost
             cost[C_WINDOW, j] = window_size
             cost[C_N_CHUNKED, j] = n_chunked
             cost[C_ATTENTION_CHUNK, j] = attention_chunk_size
+            # ── reference.iteration.IterationCostModel's group weights: an attended entry and an
+            # indexer key in positions of the model's own layers (their FLOPs and bytes over one
+            # own position's), times the group's layers. The ratios are x / x = 1 exactly for a
+            # group of the model's own shape (sparse, compressed), so its entries stay whole.
+            group_layers_total = 0.0
+            for slot in range(MAX_ATTENTION_GROUPS):
+                base = M_G0_LAYERS + slot * N_GROUP_FIELDS
+                row = C_G0_LAYERS + slot * N_COST_GROUP_FIELDS
+                group_layers = model[base, mi]
+                for field in range(N_COST_GROUP_FIELDS):
+                    cost[row + field, j] = 0.0
+                if group_layers == 0.0:
+                    continue
+                group_layers_total += group_layers
+                own_decode = model[M_ATTN_FLOPS_DECODE, mi]
+                own_prefill = model[M_ATTN_FLOPS_PREFILL, mi]
+                entry = p_kv * model[base + 1, mi] * (math.ceil(model[base + 2, mi] / tp) / model[base + 2, mi])
+                cost[row, j] = group_layers
+                cost[row + 1, j] = model[base + 3, mi]
+                cost[row + 2, j] = model[base + 4, mi]
+                cost[row + 3, j] = model[base + 5, mi]
+                cost[row + 4, j] = model[base + 6, mi]
+                cost[row + 5, j] = group_layers * (model[base + 9, mi] / own_decode)
+                cost[row + 6, j] = group_layers * (model[base + 10, mi] / own_prefill)
+                cost[row + 7, j] = group_layers * (entry / kv_per_token_layer)
+                cost[row + 8, j] = group_layers * (model[base + 8, mi] / (own_decode * head_fraction))
+                cost[row + 9, j] = group_layers * (model[base + 8, mi] / (own_prefill * head_fraction))
+                cost[row + 10, j] = group_layers * (model[base + 7, mi] / kv_per_token_layer)
+            cost[C_GROUP_LAYERS, j] = group_layers_total
             cost[C_KV_BYTES_PER_TOKEN, j] = kv_write_per_token
             cost[C_STATE_BYTES_PER_SEQUENCE, j] = state_per_sequence
             cost[C_WEIGHTS_BYTES, j] = weights

@@ -30,10 +30,15 @@ from ..jit import jit
 from ..layout import *  # the cost rows, generated from their names
 from .helpers import (
     attended_positions,
+    capped_floor_sum,
     causal_positions,
     chunked_causal_positions,
     execution_time,
     experts_touched_busiest_device,
+    group_attended,
+    group_index_keys,
+    group_prompt_attended,
+    group_stored,
     point_to_point,
     power,
     stage_pass,
@@ -62,7 +67,10 @@ def request_positions(cost, context_before, new_tokens, is_decode):
     attention_chunk = cost[C_ATTENTION_CHUNK]
     if is_decode:
         attended = attended_positions(n_full, n_window, window, n_chunked, attention_chunk, context_before + 1.0)
-        return 0.0, attended, attended
+        if cost[C_GROUP_LAYERS] == 0.0:
+            return 0.0, attended, attended
+        group_flops, group_bytes = group_decode_positions(cost, context_before + 1.0)
+        return 0.0, attended + group_flops, attended + group_bytes
     end = context_before + new_tokens
     positions = n_full * (causal_positions(end, 0) - causal_positions(context_before, 0))
     if n_window != 0.0:
@@ -71,7 +79,59 @@ def request_positions(cost, context_before, new_tokens, is_decode):
         chunk = int(attention_chunk)
         positions += n_chunked * (chunked_causal_positions(end, chunk) - chunked_causal_positions(context_before, chunk))
     kv_read = stored_positions(n_full, n_window, window, n_chunked, attention_chunk, context_before)
-    return positions, 0.0, kv_read
+    if cost[C_GROUP_LAYERS] == 0.0:
+        return positions, 0.0, kv_read
+    group_flops, group_bytes = group_prefill_positions(cost, context_before, end)
+    return positions + group_flops, 0.0, kv_read + group_bytes
+
+
+@jit
+def group_decode_positions(cost, position):
+    """The attention groups' part of a decode step whose token sits at ``position``, in positions
+    of the model's own layers (layout.COST_ROWS' group weights): (FLOP positions, KV-read
+    positions). Each group's token reads group_attended entries (the top-k of the compressed ones
+    on a sparse layer, plus the window) and its indexer scores every key, as the static decode
+    (reference.closed_forms.AttentionGroups.flops, .read_bytes)."""
+    flops = 0.0
+    read = 0.0
+    for slot in range(MAX_ATTENTION_GROUPS):
+        row = C_G0_LAYERS + slot * N_COST_GROUP_FIELDS
+        if cost[row] == 0.0:
+            continue
+        entries = group_attended(position, cost[row + 1], cost[row + 2], cost[row + 3])
+        keys = group_index_keys(position, cost[row + 4])
+        flops += entries * cost[row + 5] + keys * cost[row + 8]
+        read += entries * cost[row + 7] + keys * cost[row + 10]
+    return flops, read
+
+
+@jit
+def group_prefill_positions(cost, context_before, end):
+    """The attention groups' part of a prefill chunk of the tokens after ``context_before`` up to
+    ``end``, in positions of the model's own layers: (FLOP positions, KV-read positions). Its
+    tokens attend what group_prompt_attended sums (the difference of the prompt's sums at end
+    and before) and score every indexer key before them; the chunk re-reads the entries and
+    keys the earlier tokens keep (as the static prefill's AttentionGroups.prompt_flops and
+    .reread_bytes, chunk by chunk)."""
+    flops = 0.0
+    read = 0.0
+    for slot in range(MAX_ATTENTION_GROUPS):
+        row = C_G0_LAYERS + slot * N_COST_GROUP_FIELDS
+        if cost[row] == 0.0:
+            continue
+        ratio = cost[row + 1]
+        window = cost[row + 2]
+        top_k = cost[row + 3]
+        stride = cost[row + 4]
+        attended = (group_prompt_attended(end, ratio, window, top_k)
+                    - group_prompt_attended(context_before, ratio, window, top_k))
+        scored = 0.0
+        if stride > 0.0:
+            scored = capped_floor_sum(end, stride, 0.0) - capped_floor_sum(context_before, stride, 0.0)
+        flops += attended * cost[row + 6] + scored * cost[row + 9]
+        read += (group_stored(context_before, ratio, window) * cost[row + 7]
+                 + group_index_keys(context_before, stride) * cost[row + 10])
+    return flops, read
 
 
 # decode_positions' step count when no layer's window or attention chunk lies ahead.
@@ -90,6 +150,8 @@ def decode_positions(cost, context_before):
     the window, per chunked layer while it stays within the first attention chunk (a chunked
     layer's step past the first chunk changes the half-chunk mean once, then nothing).
     ``steps`` is UNBOUNDED_STEPS when no such bound lies ahead.
+    Only for a model without attention groups (C_GROUP_LAYERS 0): theirs bend and step with
+    the context, so the simulator runs no stretches over them (studies.serving.run.Server).
     """
     n_full = cost[C_N_FULL]
     n_window = cost[C_N_WINDOW]

@@ -19,7 +19,16 @@ from __future__ import annotations
 
 import math
 
-from .closed_forms import causal_positions, chunked_causal_positions
+from ...core.precision import bytes_per_element
+from .closed_forms import (
+    capped_floor_sum,
+    causal_positions,
+    chunked_causal_positions,
+    group_attended,
+    group_index_keys,
+    group_prompt_attended,
+    group_stored,
+)
 from .phases import Setup, Step, forward_step
 
 # decode_positions' step count when no layer's window or attention chunk lies ahead.
@@ -33,6 +42,68 @@ class IterationCostModel:
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
         self.prefill_chunk_tokens = setup.fit.chunk  # most tokens per forward pass
+        self.group_weights = tuple(self._weights(group) for group in setup.groups.groups)
+
+    def _weights(self, group) -> tuple[float, float, float, float, float, float]:
+        """A group's attended entry and indexer key in positions of the model's own attention
+        layers, times its layers: (entry decode FLOPs, entry prefill FLOPs, entry bytes, key
+        decode FLOPs, key prefill FLOPs, key bytes), each over what one own position costs on the
+        busiest device. An entry's FLOPs split with the query heads as the own ones do (so the
+        head fraction cancels); the indexer's do not (closed_forms.AttentionGroups). The ratios
+        are 1 exactly for a group of the model's own shape (sparse, compressed): its entries
+        count as whole positions."""
+        setup = self.setup
+        m = setup.model
+        own_decode = m.attention_flops_per_position_decode
+        own_prefill = m.attention_flops_per_position_prefill
+        own_bytes = setup.fit.sizes.kv_per_token_layer
+        head_fraction = setup.layout.head_fraction
+        entry = setup.groups.entry_bytes(group, setup.layout.tp, bytes_per_element(setup.scenario.kv_precision))
+        layers = group.layers
+        return (layers * (group.flops_decode / own_decode), layers * (group.flops_prefill / own_prefill),
+                layers * (entry / own_bytes), layers * (group.index_flops / (own_decode * head_fraction)),
+                layers * (group.index_flops / (own_prefill * head_fraction)), layers * (group.index_key_bytes / own_bytes))
+
+    @property
+    def has_groups(self) -> bool:
+        """Whether the model has attention groups: its decode steps' cost is then no line in the
+        context (min(context, top-k) bends, a compressed layer's entries step every ratio
+        tokens, and an entry or indexer key costs FLOPs and bytes in another proportion than a
+        position of the model's own layers), so the simulator runs no stretches over it."""
+        return bool(self.group_weights)
+
+    def group_decode_positions(self, position: float) -> tuple[float, float]:
+        """The attention groups' part of a decode step whose token sits at ``position``, in
+        positions of the model's own layers: (FLOP positions, KV-read positions). A token reads
+        the entries it attends (the top-k on a sparse layer, plus the window) and its indexer
+        scores every key, as the static decode (closed_forms.AttentionGroups.flops, .read_bytes)."""
+        flops = 0.0
+        read = 0.0
+        for g, w in zip(self.setup.groups.groups, self.group_weights, strict=True):
+            entries = group_attended(position, g.ratio, g.window, g.top_k)
+            keys = group_index_keys(position, g.index_stride)
+            flops += entries * w[0] + keys * w[3]
+            read += entries * w[2] + keys * w[5]
+        return flops, read
+
+    def group_prefill_positions(self, context_before: int, end: int) -> tuple[float, float]:
+        """The attention groups' part of a prefill chunk of the tokens after ``context_before``
+        up to ``end``, in positions of the model's own layers: (FLOP positions, KV-read
+        positions). The chunk's tokens attend what group_prompt_attended sums and score every
+        indexer key before them; the chunk re-reads the entries and keys the earlier tokens keep
+        (the static prefill's AttentionGroups.prompt_flops and .reread_bytes, chunk by chunk)."""
+        flops = 0.0
+        read = 0.0
+        for g, w in zip(self.setup.groups.groups, self.group_weights, strict=True):
+            attended = (group_prompt_attended(end, g.ratio, g.window, g.top_k)
+                        - group_prompt_attended(context_before, g.ratio, g.window, g.top_k))
+            scored = 0.0
+            if g.index_stride > 0:
+                scored = capped_floor_sum(end, g.index_stride, 0) - capped_floor_sum(context_before, g.index_stride, 0)
+            flops += attended * w[1] + scored * w[4]
+            read += (group_stored(context_before, g.ratio, g.window) * w[2]
+                     + group_index_keys(context_before, g.index_stride) * w[5])
+        return flops, read
 
     # -- what the simulator's bookkeeping needs ------------------------------------------------
 
@@ -84,7 +155,10 @@ class IterationCostModel:
         c = context_before
         if is_decode:
             attended = layers.attended(c + 1)
-            return 0.0, attended, attended
+            if not self.group_weights:
+                return 0.0, attended, attended
+            group_flops, group_bytes = self.group_decode_positions(c + 1)
+            return 0.0, attended + group_flops, attended + group_bytes
         end = c + new_tokens
         positions = layers.n_full * (causal_positions(end, 0) - causal_positions(c, 0))
         if layers.n_window:
@@ -92,7 +166,10 @@ class IterationCostModel:
         if layers.n_chunked:
             chunk = layers.attention_chunk
             positions += layers.n_chunked * (chunked_causal_positions(end, chunk) - chunked_causal_positions(c, chunk))
-        return positions, 0.0, layers.stored(c)
+        if not self.group_weights:
+            return positions, 0.0, layers.stored(c)
+        group_flops, group_bytes = self.group_prefill_positions(c, end)
+        return positions + group_flops, 0.0, layers.stored(c) + group_bytes
 
     def decode_positions(self, context_before: int) -> tuple[float, float, int]:
         """A run of decode steps of one request from context c: (positions, increment, steps).
@@ -104,7 +181,9 @@ class IterationCostModel:
         window layer while the token's position stays within the window, one per chunked layer
         while it stays within the first attention chunk; a chunked layer's step past the first
         chunk drops it to the half-chunk mean once, after which it adds nothing. ``steps`` is
-        UNBOUNDED_STEPS when no such bound lies ahead."""
+        UNBOUNDED_STEPS when no such bound lies ahead.
+        Only for a model without attention groups (cost row GROUP_LAYERS 0): theirs bend and
+        step with the context, so the simulator runs no stretches over them."""
         layers = self.setup.attention
         position = context_before + 1
         increment = layers.n_full

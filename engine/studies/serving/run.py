@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.serving import MAX_SIMULATED_SEQUENCES
+from ...physics.iteration import GROUP_LAYERS_ROW
 from . import layout
 from .kernel import simulate_kernel
 from .simulator_reference import simulate_reference
@@ -52,6 +53,17 @@ class Server:
     idle_power_w: float = 100.0
     stretches: bool = True
 
+    @property
+    def has_attention_groups(self) -> bool:
+        """Whether the model has attention groups (sparse, compressed, global layers;
+        ``core.model.ModelArch.attention_groups``). Their decode steps cost no line in the
+        context (min(context, top-k) bends at top-k, a compressed layer's entries step every
+        ratio tokens, and an entry or indexer key weighs FLOPs and bytes unlike a position of the
+        model's own layers, so one position count cannot carry both), which a stretch's closed
+        form needs: such a replica runs its iterations one by one, stretches off."""
+        cost = np.asarray(self.cost)
+        return cost.shape[0] > GROUP_LAYERS_ROW and bool(cost[GROUP_LAYERS_ROW] != 0.0)
+
     def settings(self, users):
         """The int64 settings array both engines read (``layout.SET_*``)."""
         if self.policy not in layout.POLICY_NAMES:
@@ -79,7 +91,7 @@ class Server:
         settings[layout.SET_MAX_MODEL_LEN] = self.max_model_len
         settings[layout.SET_PREFIX_TOKENS] = self.prefix_tokens
         settings[layout.SET_STATIC_BATCH] = self.static_batch
-        settings[layout.SET_STRETCHES] = int(bool(self.stretches))
+        settings[layout.SET_STRETCHES] = int(bool(self.stretches) and not self.has_attention_groups)
         # SET_MAX_RECORDS and SET_MEASURED_REQUESTS belong to the run: simulate sets them.
         return settings
 
