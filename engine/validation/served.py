@@ -16,7 +16,6 @@ from ..core.serving import ServingSpec
 from ..physics.engine import Engine
 from ..physics.results import Result
 from ..studies.serving.capacity import CapacityResult
-from ..studies.serving.metrics import summarize, whole_run
 from ..studies.serving.study import ServerSetup, capacity_at_slo, server_setup, simulate_served
 
 # The served runs' requests: every one queued at t = 0, prompts of the workload's length,
@@ -84,11 +83,11 @@ def served_runs(
 def _totals(engine: Engine, instance: Scenario, spec: ServingSpec, dp: int) -> dict[str, float] | None:
     """The run-level figures of one served run of ``instance`` (one replica), for ``dp`` of them."""
     try:
-        run = simulate_served(engine, instance, spec, offered_load=False)
+        # A paper's served run is measured end to end: N requests, first issue to last completion.
+        run = simulate_served(engine, instance, spec, offered_load=False, end_to_end=True)
     except AccelscopeError:
         return None
-    # A paper's served run is measured end to end: N requests, first issue to last completion.
-    metrics = summarize(run.run, window=whole_run(run.run))
+    metrics = run.metrics
     if metrics.finished < spec.requests or not metrics.span_s > 0.0:
         return None
     time = metrics.span_s

@@ -43,7 +43,7 @@ from .deployment import (
     static_best_rate,
 )
 from .disaggregated import DisaggregatedResult, KvLink, simulate_disaggregated
-from .metrics import Metrics, steady_window, summarize
+from .metrics import Metrics, steady_window, summarize, whole_run
 from .run import RunResult, simulate
 from .steady import (
     RunPlan,
@@ -137,12 +137,14 @@ def simulate_served(
     trace: Workload | None = None,
     reference: bool = False,
     offered_load: bool = True,
+    end_to_end: bool = False,
 ) -> ServedRun:
     """One served run of ``scenario`` (resolved) under ``spec`` (validated), aggregated:
     exactly ``spec.requests`` requests when it names a count (or ``trace``), else a run sized
     for a steady state at the spec's (or ``rate_rps``) rate. ``reference`` runs the pure-Python
     twin (slow; for checking). With ``offered_load`` an open-loop run reports rho, the rate over
-    what the deployment completes saturated (one more, offline run)."""
+    what the deployment completes saturated (one more, offline run). ``end_to_end`` measures the
+    whole run, first arrival to last completion (as a paper's served run is), not a steady window."""
     setup = server_setup(engine, scenario, spec)
     physics = deployment_physics(engine, scenario, setup)
     server = server_of(setup, physics, spec.router)
@@ -171,6 +173,8 @@ def simulate_served(
     load = math.nan
     if offered_load and spec.arrival in ("poisson", "gamma") and trace is None:
         load = rate / saturated_rate_rps(engine, scenario, spec)
+    if end_to_end:
+        window = whole_run(run)
     metrics = summarize(run, ttft_limit, tpot_limit, window=window if window is not None else steady_window(run),
                         offered_load=load)
     return ServedRun(scenario, spec, setup, rate, run, metrics, setup.replicas * setup.devices_per_replica,
