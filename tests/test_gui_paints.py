@@ -412,6 +412,10 @@ def test_the_sweeps_left_axis_keeps_the_room_its_labels_needed(window, qtbot):
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
+    # GPUs alone, whose throughput range moves with the prompt (with the whole catalog, the
+    # LP30's faded points hold the top of the axis at millions whatever the prompt).
+    window.controller.set_shown(("a100-80gb", "h100-sxm", "b200", "mi300x", "rtx-4090"))
+    window.controller.throttle.flush()
     window.show_view("sweep")
     qtbot.wait(50)
     axis = window.panels["sweep"].plot.getAxis("left")
@@ -433,7 +437,7 @@ def test_the_sweeps_left_axis_keeps_the_room_its_labels_needed(window, qtbot):
     axis.setStyle(autoReduceTextSpace=True)  # pyqtgraph's own way, for the case
     axis.textWidth = 0
     given_back = widths()
-    assert any(later < earlier for earlier, later in zip(given_back, given_back[1:], strict=False))
+    assert any(later < earlier for earlier, later in zip(given_back, given_back[1:], strict=False)), (held, given_back)
 
 
 @pytest.mark.parametrize("view", ["sweep", "roofline", "latency", "memory", "energy", "tiers"])

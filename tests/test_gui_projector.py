@@ -349,7 +349,9 @@ def test_the_slowdown_curves_keep_their_height_in_the_zoomed_plots_entering_and_
 
 def test_a_long_legend_takes_a_second_column_only_when_the_plot_is_too_short(open_window, qtbot):
     window = open_window(size=(1600, 1000))
-    window.controller.set_shown(tuple(window.engine.catalog.accelerators))  # every one: a long legend
+    # A long legend that a 1000 px window still holds in one column (the whole catalog, 48 and
+    # more, needs two even there).
+    window.controller.set_shown(tuple(window.engine.catalog.accelerators)[:30])
     window.tabs.setCurrentIndex(0)
     settle(qtbot)
     legend = window.panels["roofline"].legend
