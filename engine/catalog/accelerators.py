@@ -446,9 +446,22 @@ def bundled_accelerator_files() -> list[Path]:
 
 
 def load_bundled_accelerators() -> dict[str, Accelerator]:
-    """Every bundled accelerator by id: those in BUNDLED_ORDER in that order, then any others by id."""
+    """Every bundled accelerator by id: those in BUNDLED_ORDER in that order, then any others by id
+    (a new dict each call, of the same frozen values: the files are read again only when they
+    change, so that every Engine does not parse the catalog anew)."""
+    files_now = bundled_accelerator_files()
+    key = tuple((str(path), path.stat().st_mtime_ns, path.stat().st_size) for path in files_now)
+    if _BUNDLED_CACHE.get("key") != key:
+        _BUNDLED_CACHE.update(key=key, accelerators=_read_bundled_accelerators(files_now))
+    return dict(_BUNDLED_CACHE["accelerators"])
+
+
+_BUNDLED_CACHE: dict[str, Any] = {}
+
+
+def _read_bundled_accelerators(paths: list[Path]) -> dict[str, Accelerator]:
     loaded: dict[str, Accelerator] = {}
-    for path in bundled_accelerator_files():
+    for path in paths:
         accelerator = load_accelerator_file(path)
         if accelerator.id in loaded:
             raise CatalogError(

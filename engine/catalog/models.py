@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import CatalogError
@@ -632,9 +633,22 @@ def bundled_model_files() -> list[Traversable]:
 
 
 def load_bundled_models() -> dict[str, ModelArch]:
-    """Every bundled model by id, in BUNDLED_ORDER."""
+    """Every bundled model by id, in BUNDLED_ORDER (a new dict each call, of the same frozen
+    values: the files are read again only when they change)."""
+    entries = bundled_model_files()
+    stats = [Path(str(entry)).stat() for entry in entries]
+    key = tuple((str(entry), stat.st_mtime_ns, stat.st_size) for entry, stat in zip(entries, stats, strict=True))
+    if _BUNDLED_CACHE.get("key") != key:
+        _BUNDLED_CACHE.update(key=key, models=_read_bundled_models(entries))
+    return dict(_BUNDLED_CACHE["models"])
+
+
+_BUNDLED_CACHE: dict[str, Any] = {}
+
+
+def _read_bundled_models(entries) -> dict[str, ModelArch]:
     models: dict[str, ModelArch] = {}
-    for entry in bundled_model_files():
+    for entry in entries:
         model = load_model_file(entry)
         if model.id in models:
             raise CatalogError(entry, "id", f"{model.id!r} is already used by {models[model.id].source_file}")
