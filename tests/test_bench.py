@@ -49,6 +49,7 @@ def test_bench_quick_prints_every_figure(capsys):
     assert figures["analysis_compute_ms_p50"] <= figures["analysis_compute_ms_p95"]
 
 
+@pytest.mark.slow  # a bench run (~15 s)
 def test_a_study_made_due_is_timed_apart_from_the_update(qtbot):
     # Starting on the Scaling tab, a batch change leaves its study due: the update is timed to
     # the repaint of what the tab shows, and the study (run as if the hand rested) on its own.

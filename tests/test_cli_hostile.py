@@ -184,7 +184,9 @@ def hostile_user_folder(tmp_path, monkeypatch, files):
     "args",
     [
         ["catalog"], ["catalog", "--json"], ["presets"], ["presets", "--json"],
-        predict(), predict("--json"), ["validate"],
+        predict(), predict("--json"),
+        # A whole validation (~20 s): the long run of the set.
+        pytest.param(["validate"], marks=pytest.mark.slow),
     ],
     ids=["catalog", "catalog-json", "presets", "presets-json", "predict", "predict-json", "validate"],
 )

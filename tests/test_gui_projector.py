@@ -492,6 +492,7 @@ def check_probe(report: dict) -> None:
     assert places(report["reset"]) == places(normal)
 
 
+@pytest.mark.slow  # two whole app starts in subprocesses, one touring every mode (~20 s)
 def test_a_layout_saved_on_a_small_screen_is_fitted_to_a_large_one(tmp_path):
     environment = dict(os.environ, ACCELSCOPE_DATA_DIR=str(tmp_path / "data"))
     small = run_probe(dict(environment, QT_QPA_PLATFORM=offscreen_screen(tmp_path, (1024, 768))),

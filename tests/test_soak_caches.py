@@ -98,6 +98,7 @@ def census(window) -> dict[str, object]:
     }
 
 
+@pytest.mark.slow  # a soak: hundreds of replayed changes (~30 s)
 def test_replaying_changes_adds_no_symbols_items_or_objects(window):
     every_accelerator = tuple(window.engine.catalog.accelerators)
     window.controller.set_shown(every_accelerator)

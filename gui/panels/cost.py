@@ -26,6 +26,7 @@ from ..look.style import LINE_WIDTH, plot_colour, plot_font, plot_pen, style_plo
 from ..plotkit.axes import ROW_LABEL_MAX_PX, log_axes
 from ..plotkit.bars import LogBarPlot, canvas
 from ..plotkit.picking import RowPicker, SpotRefs, select_on_click, spot_tip
+from ..plotkit.plot import add_plot
 from ..plotkit.points import LineSet, SpotRef, Spots
 from ..plotkit.text import WrappedLabel, subtitle_label, swatch, tooltip_html
 from .base import Panel
@@ -70,7 +71,7 @@ class CostPage(Panel):
         self.bars = LogBarPlot(self.canvas, 0, title="$ per million output tokens",
                                x_label="USD, log scale", x_unit=None, row_labels=True, series=BAR_SERIES)
         self.plots = (self.bars,)
-        self.frontier = self.canvas.ci.addPlot(row=0, col=1, axisItems=log_axes())
+        self.frontier = add_plot(self.canvas.ci, row=0, col=1, axisItems=log_axes())
         self.frontier.setLogMode(True, True)
         style_plot(self.frontier, title="Rented, batch 1 → 1024",
                    x_label="End-to-end latency of the batch", x_unit="s", y_label="USD per million output tokens",

@@ -39,6 +39,7 @@ from ..look.style import (
 from ..look.theme import contrast_ratio
 from ..plotkit.axes import LogValueAxis, RowAxis
 from ..plotkit.bars import Bars, canvas, drawn_solid, hatched, set_bars
+from ..plotkit.plot import add_plot
 from ..plotkit.text import PlotTitle, TextPool, subtitle_label, swatch, tooltip_html
 from .analysis import AnalysisPanel
 
@@ -145,7 +146,7 @@ class ParallelismPanel(AnalysisPanel):
         self.canvas.resized.connect(lambda: self._mark_batch(self.frame.workspace.scenario.batch)
                                     if self.frame is not None else None)
         layout_ci = self.canvas.ci
-        self.heat_plot = layout_ci.addPlot(row=0, col=0, rowspan=2,
+        self.heat_plot = add_plot(layout_ci, row=0, col=0, rowspan=2,
                                            axisItems={"left": RowAxis("left"), "bottom": pg.AxisItem("bottom")})
         # Titles that break onto two lines: one-line titles kept each plot as wide as its title,
         # and the page scrolled sideways on a 1024 x 768 projector with both docks open.
@@ -172,7 +173,7 @@ class ParallelismPanel(AnalysisPanel):
 
         # Curves are drawn at log10 of their values on axes that label the values (1, 2, 5 × 10^k):
         # pyqtgraph's own log mode labels minor ticks as powers and crowds them.
-        self.ep_plot = layout_ci.addPlot(row=0, col=1, axisItems={"bottom": LogValueAxis("bottom"),
+        self.ep_plot = add_plot(layout_ci, row=0, col=1, axisItems={"bottom": LogValueAxis("bottom"),
                                                                   "left": LogValueAxis("left")})
         PlotTitle(self.ep_plot)
         style_plot(self.ep_plot, title="EP vs TP", x_label="batch, log scale", x_unit="sequences",
@@ -185,7 +186,7 @@ class ParallelismPanel(AnalysisPanel):
         self.ep_curve = self.ep_plot.plot([], [], pen=pen(EP_COLOUR), symbol="s", symbolSize=SYMBOL_PX,
                                           symbolBrush=self.ep_brush, symbolPen=plot_pen(EP_COLOUR),
                                           name="EP (experts whole)")
-        self.ratio_plot = layout_ci.addPlot(row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
+        self.ratio_plot = add_plot(layout_ci, row=1, col=1, axisItems={"bottom": LogValueAxis("bottom")})
         PlotTitle(self.ratio_plot)
         # What the ratio means in its title: a label on the parity line lay over the curve
         # wherever the ratio neared 1.

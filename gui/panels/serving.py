@@ -86,6 +86,7 @@ from ..look.style import (
 from ..plotkit.axes import ROW_LABEL_MAX_PX, GridAxis, RowAxis, log_axes
 from ..plotkit.bars import RowCanvas, hold_least_width
 from ..plotkit.picking import RowPicker, SpotRefs, spot_tip
+from ..plotkit.plot import add_plot
 from ..plotkit.points import LineSet, SpotRef, Spots
 from ..plotkit.text import WrappedLabel, tooltip_html
 from .analysis import AnalysisPanel
@@ -388,7 +389,7 @@ class ServingPanel(AnalysisPanel):
         self.tpot_plot = self._log_plot(layout, 1, 1, "p99 TPOT", "TPOT (ms)")
         # One rate range for the three, set from the curves (an x link would align them by their
         # place on screen, which offsets plots side by side).
-        self.capacity_plot = layout.addPlot(row=0, col=2, rowspan=2, axisItems={"left": RowAxis("left"),
+        self.capacity_plot = add_plot(layout, row=0, col=2, rowspan=2, axisItems={"left": RowAxis("left"),
                                                                                "bottom": GridAxis("bottom")})
         style_plot(self.capacity_plot, title="Capacity", x_label="req/s at the SLO", x_unit=None,
                    y_label="", y_unit=None)
@@ -458,7 +459,7 @@ class ServingPanel(AnalysisPanel):
 
     def _log_plot(self, layout: pg.GraphicsLayout, row: int, col: int, title: str, y_label: str,
                   colspan: int = 1) -> pg.PlotItem:
-        plot = layout.addPlot(row=row, col=col, colspan=colspan, axisItems=log_axes())
+        plot = add_plot(layout, row=row, col=col, colspan=colspan, axisItems=log_axes())
         plot.setLogMode(True, True)
         style_plot(plot, title=title, x_label="request rate", x_unit="req/s", y_label=y_label, y_unit=None)
         return plot
@@ -466,17 +467,17 @@ class ServingPanel(AnalysisPanel):
     def _build_run_page(self) -> QWidget:
         self.run_canvas = pg.GraphicsLayoutWidget()
         layout = self.run_canvas.ci
-        self.timeline_plot = layout.addPlot(row=0, col=0, colspan=2,
+        self.timeline_plot = add_plot(layout, row=0, col=0, colspan=2,
                                             axisItems={"left": GridAxis("left"), "bottom": GridAxis("bottom")})
         style_plot(self.timeline_plot, title="Requests running and waiting", x_label="time", x_unit="s",
                    y_label="requests", y_unit=None)
-        self.kv_plot = layout.addPlot(row=1, col=0, colspan=2,
+        self.kv_plot = add_plot(layout, row=1, col=0, colspan=2,
                                       axisItems={"left": GridAxis("left"), "bottom": GridAxis("bottom")})
         style_plot(self.kv_plot, title=None, x_label="time", x_unit="s", y_label="KV cache in use", y_unit="%")
         self.kv_plot.setXLink(self.timeline_plot)
         self.kv_plot.setYRange(0, 100, padding=0.02)
-        self.ttft_hist = layout.addPlot(row=2, col=0, axisItems=log_axes())
-        self.itl_hist = layout.addPlot(row=2, col=1, axisItems=log_axes())
+        self.ttft_hist = add_plot(layout, row=2, col=0, axisItems=log_axes())
+        self.itl_hist = add_plot(layout, row=2, col=1, axisItems=log_axes())
         for plot, title, x_label in ((self.ttft_hist, "Time to first token", "TTFT"),
                                      (self.itl_hist, "Inter-token latency", "ITL")):
             plot.setLogMode(True, False)

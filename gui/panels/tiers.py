@@ -50,6 +50,7 @@ from ..plotkit.bars import (
     set_range,
     set_row_range,
 )
+from ..plotkit.plot import add_plot
 from ..plotkit.text import TextPool, WrappedLabel, subtitle_label, swatch
 from .analysis import AnalysisPanel
 
@@ -147,7 +148,7 @@ class TiersPanel(AnalysisPanel):
     # ---- building ------------------------------------------------------------------------
 
     def _build_slowdown_plot(self) -> None:
-        plot = self.canvas.addPlot(row=0, col=0, axisItems={"left": LogValueAxis("left"),
+        plot = add_plot(self.canvas, row=0, col=0, axisItems={"left": LogValueAxis("left"),
                                                             "bottom": GridAxis("bottom")})
         style_plot(plot, title="Decode slowdown against everything in device memory",
                    x_label="share kept in the far tier", x_unit="%", y_label="slowdown",

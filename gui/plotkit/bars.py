@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QGraphicsView, QLabel, QVBoxLayout, QWidget
 from ..look import theme
 from ..look.style import plot_brush, plot_colour, plot_pen, style_plot
 from .axes import GridAxis, LogValueAxis, RowAxis, opaque_over
+from .plot import add_plot
 from .text import TextPool, swatch
 
 BAR_HEIGHT = 0.7  # of a row
@@ -190,7 +191,7 @@ def row_plot(layout: pg.GraphicsLayout, row: int, col: int, *, title: str | None
     axes["bottom"] = LogValueAxis("bottom") if log_x else GridAxis("bottom")
     if status_axis:
         axes["right"] = RowAxis("right")
-    plot = layout.addPlot(row=row, col=col, axisItems=axes)
+    plot = add_plot(layout, row=row, col=col, axisItems=axes)
     style_plot(plot, title=title, x_label=x_label, x_unit=x_unit, y_label="", y_unit=None)
     plot.getAxis("bottom").enableAutoSIPrefix(False)
     left = plot.getAxis("left")

@@ -22,6 +22,7 @@ except ImportError:  # an older pyqtgraph: every line is drawn as a path
 from ..look.style import style_plot
 from .axes import log_axes
 from .legend import AcceleratorLegend
+from .plot import add_plot
 from .text import PlotTitle
 
 
@@ -692,7 +693,7 @@ def log_log_plot(*, title: str, x_label: str, x_unit: str, y_label: str, y_unit:
     """A log-log plot with plain-number axes and, beside it, a legend whose rows select
     (``describe`` and ``on_select`` as :class:`AcceleratorLegend` takes them)."""
     graphics = pg.GraphicsLayoutWidget()
-    plot: pg.PlotItem = graphics.addPlot(row=0, col=0, axisItems=log_axes())
+    plot: pg.PlotItem = add_plot(graphics, row=0, col=0, axisItems=log_axes())
     plot.setLogMode(True, True)
     PlotTitle(plot)  # a title that breaks onto two lines, so the plot can narrow for its legend
     style_plot(plot, title=title, x_label=x_label, x_unit=x_unit, y_label=y_label, y_unit=y_unit)
