@@ -87,6 +87,9 @@ def _numba_settings_left_as_found():
     assert after == before, f"the test left numba's settings changed: {before} -> {after}"
 
 
+_FROZEN = False
+
+
 @pytest.fixture(autouse=True)
 def _collect_on_the_gui_thread(request):
     """In a test with Qt, Python's collector runs on the GUI thread only, as in the app
@@ -100,6 +103,16 @@ def _collect_on_the_gui_thread(request):
 
     from accelscope.gui.app import collect_on_gui_thread, stop_collecting_on_gui_thread
 
+    global _FROZEN
+    if not _FROZEN:
+        # What lives for the whole run (modules, classes, the session's engine) is set aside from
+        # the collector once, as the app does once drawn (gui.app.freeze_when_drawn): each test's
+        # collection below then walks what the tests made, not the ~200,000 objects of the code.
+        import accelscope.gui.main_window  # noqa: F401  (its modules among what is set aside)
+
+        gc.collect()
+        gc.freeze()
+        _FROZEN = True
     collector = collect_on_gui_thread()
     yield
     gc.collect()
