@@ -252,7 +252,7 @@ def lean_specs_apply(axis: pg.AxisItem) -> bool:
 
 
 def lean_draw_specs(axis: pg.AxisItem, painter, opaque: Callable[[QPen], QPen]):
-    """pyqtgraph's ``AxisItem.generateDrawSpecs`` (0.13) for the axes here, step for step with
+    """pyqtgraph's ``AxisItem.generateDrawSpecs`` (0.13-0.14) for the axes here, step for step with
     the same arithmetic, with less Python round it: the pen of a level is made once (and made
     opaque by ``opaque`` for a grid) instead of once a tick, points are plain ``QPointF``, and
     the axis' bounding rectangle is asked for once. A log axis lays out ~60 ticks and grid
