@@ -41,6 +41,7 @@ from .catalog import Catalog, user_data_dir
 from .far_tiers import load_far_tiers
 from .models import load_bundled_models, model_from_table, model_to_table
 from .reading import TableReader, decode_text, describe, read_limited
+from .writing import sync_folder
 
 SCHEMA_PREFIX = "accelscope.preset/"
 SCHEMA_VERSION = 1
@@ -623,19 +624,7 @@ def write_atomically(path: Path, write: Callable[[TextIO], None]) -> None:
         with suppress(OSError):
             os.unlink(temporary)
         raise
-    _sync_folder(path.parent)
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make the rename itself durable (POSIX); not possible, nor needed, everywhere."""
-    if not hasattr(os, "O_DIRECTORY"):
-        return
-    with suppress(OSError):
-        handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(handle)
-        finally:
-            os.close(handle)
+    sync_folder(path.parent)
 
 
 # ---- where presets live --------------------------------------------------------------

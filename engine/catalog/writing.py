@@ -165,7 +165,7 @@ class OutputFolder:
                     path.unlink()
         with suppress(OSError):
             self._write_manifest(set(names))
-        _sync_folder(self.folder)
+        sync_folder(self.folder)
         return [self.folder / name for name in names]
 
     def _write_manifest(self, names: set[str]) -> None:
@@ -246,11 +246,11 @@ def write_file_atomically(path: Path, data: bytes | str) -> Path:
             raise
     except OSError as error:
         raise OutputError(f"cannot write {path}: {_strerror(error)}") from None
-    _sync_folder(path.parent)
+    sync_folder(path.parent)
     return path
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
     """Make the renames themselves durable (POSIX); not possible, nor needed, everywhere."""
     if not hasattr(os, "O_DIRECTORY"):
         return
