@@ -1,7 +1,7 @@
-"""Hand-worked KV and decode figures of the attention kinds of 2026 (issue 40, item 5), by the
+"""Hand-worked KV and decode figures of the attention kinds of 2026, by the
 closed forms and by both faces of the engine. Every figure is worked out below from the model's
-config.json (research/models/hf-configs) and the notes in research/models/README.md, never
-read back from the engine.
+config.json (bundled in tests/fixtures/hf/) and the attention papers' rules the model files
+cite, never read back from the engine.
 """
 
 from __future__ import annotations
