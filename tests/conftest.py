@@ -132,12 +132,30 @@ def catalog(engine):
 
 
 @pytest.fixture(scope="session")
-def validation_report(engine):
+def validation_report(engine, request):
     """The catalog run against every published figure (``validate``), once for the run: a whole
-    validation takes ~8 s, and the validation tests and the Model vs paper window read the same."""
+    validation takes ~20 CPU s, and the validation tests and the Model vs paper window read the
+    same. Over xdist workers the first to need it validates and leaves it in a file of this run's
+    own; another waits for it there rather than validating again."""
+    import fcntl
+    import pickle
+
     from accelscope.engine.validation.report import validate
 
-    return validate(engine)
+    workerinput = getattr(request.config, "workerinput", None)
+    if workerinput is None:
+        return validate(engine)
+    path = Path(tempfile.gettempdir()) / f"accelscope-validation-{workerinput['testrunuid']}.pickle"
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+        if path.exists():
+            with open(path, "rb") as stream:
+                return pickle.load(stream)
+        report = validate(engine)
+        with open(f"{path}.part", "wb") as stream:
+            pickle.dump(report, stream)
+        os.replace(f"{path}.part", path)
+        return report
 
 
 @pytest.fixture
