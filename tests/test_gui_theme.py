@@ -99,6 +99,7 @@ def _same(first: dict, second: dict) -> None:
             assert a == b, key
 
 
+@pytest.mark.slow  # every tab's study of every accelerator, three times (~17 s); the other dark tests stay
 def test_the_dark_theme_darkens_every_canvas_and_keeps_every_number(window):
     # Runs of 100 requests rather than the default 1,000: the Serving study of every accelerator
     # is computed three times here (~2 s each at 1,000), and a theme keeps its numbers whatever they are.

@@ -6,19 +6,20 @@ Every bundled preset gets the checks that need no drawing, on the files of ``rep
 --tables-only`` (``cli.tables.write_tables``): the CSVs, the explanation and the sidecar
 preset are there and not empty, the CSVs hold the engine's numbers, and the sidecar loads
 back. Drawing a report (every tab as PNG and SVG) takes 3 to 8 s a preset, so the default
-suite draws those of ``DRAWN``, which between them have every kind of page the others have,
-and checks their pages and that the report's CSVs are the headless ones byte for byte:
+suite draws those of ``DRAWN`` and checks their pages and that the report's CSVs are the
+headless ones byte for byte; with ``-m slow`` the others too, among them two that have pages
+of their own kinds (the last two below):
 
 - ``teach-hybrid-long-context``: a hybrid model (12 of its 48 layers attention with a KV cache,
   the others linear attention with a state) at a 128K context, the workload the long-context
   preset gives a dense model;
 - ``serving-aggregated-vs-disaggregated``: the Serving tab's run page of a disaggregated
   deployment (prefill and decode replicas, the KV cache carried between them);
-- ``sharma-scaling-1t-moe``: a preset's own synthetic model, a 1T mixture of experts on TP,
-  PP and EP;
-- ``sharma-heterogeneous-memory``: half the weights in a far memory tier of the preset's own
-  choosing (its view options);
-- ``sharma-fig8-regimes``: nine accelerators of every kind (GPUs, TPU, wafer-scale, dataflow).
+- ``sharma-fig8-regimes``: nine accelerators of every kind (GPUs, TPU, wafer-scale, dataflow);
+- ``sharma-scaling-1t-moe`` (slow): a preset's own synthetic model, a 1T mixture of experts on
+  TP, PP and EP;
+- ``sharma-heterogeneous-memory`` (slow): half the weights in a far memory tier of the preset's
+  own choosing (its view options).
 
 No bundled preset compares two scenarios or asks for the dark theme (tests/test_gui_theme.py
 draws a report in it). The other presets' reports are drawn and checked the same way under
@@ -80,8 +81,7 @@ def preset_name(preset_file) -> str:
 
 
 # Presets whose report the default suite draws (the module's notes say why these).
-DRAWN = ("teach-hybrid-long-context", "serving-aggregated-vs-disaggregated", "sharma-scaling-1t-moe",
-         "sharma-heterogeneous-memory", "sharma-fig8-regimes")
+DRAWN = ("teach-hybrid-long-context", "serving-aggregated-vs-disaggregated", "sharma-fig8-regimes")
 REGIMES_PRESET = "sharma-fig8-regimes"
 BUNDLED = bundled_preset_files()
 assert set(DRAWN) <= {preset_name(preset_file) for preset_file in BUNDLED}
