@@ -173,13 +173,7 @@ class OutputFolder:
         path = self.folder / MANIFEST_NAME
         if path.is_symlink():
             raise OSError(f"{MANIFEST_NAME} is a symbolic link")
-        temporary = _write_temporary(self.folder, MANIFEST_NAME, (json.dumps(document, indent=2) + "\n").encode())
-        try:
-            os.replace(temporary, path)
-        except OSError:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise
+        _replace(_write_temporary(self.folder, MANIFEST_NAME, (json.dumps(document, indent=2) + "\n").encode()), path)
 
     def abort(self) -> None:
         for temporary in self._staged.values():
@@ -237,17 +231,21 @@ def write_file_atomically(path: Path, data: bytes | str) -> Path:
     if status is not None and not stat.S_ISREG(status.st_mode):
         raise OutputError(f"{path.name} is not a regular file ({_kind(status.st_mode)})")
     try:
-        temporary = _write_temporary(path.parent, path.name, data)
-        try:
-            os.replace(temporary, path)
-        except OSError:
-            with suppress(OSError):
-                os.unlink(temporary)
-            raise
+        _replace(_write_temporary(path.parent, path.name, data), path)
     except OSError as error:
         raise OutputError(f"cannot write {path}: {_strerror(error)}") from None
     sync_folder(path.parent)
     return path
+
+
+def _replace(temporary: str, path: Path) -> None:
+    """Rename a written temporary file over ``path``; on failure the temporary goes and the error stays."""
+    try:
+        os.replace(temporary, path)
+    except OSError:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def sync_folder(folder: Path) -> None:
